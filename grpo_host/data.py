@@ -1,0 +1,276 @@
+"""Loading rows, normalising them, and checking them against the chosen rewards.
+
+Datasets arrive in many shapes (chat ``messages``, ``prompt`` strings or
+message lists, Alpaca's ``instruction``/``input``/``output``, GSM8K's
+``question``) and formats (JSONL, JSON, CSV, Parquet, a ``datasets`` folder).
+Everything downstream sees one shape: a dict with ``prompt`` (string or
+message list), ``answer`` when the data implies one, and every other column
+as it was.  Rows are streamed, so checking a large file keeps memory flat.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .rewards import Reward
+
+__all__ = ["CheckReport", "DataError", "Problem", "check_rows", "iter_rows", "normalize", "read_rows"]
+
+PROMPT_KEYS = ("messages", "prompt", "instruction", "question")
+MAX_EXAMPLE_ROWS = 5
+MAX_ROW_CHECK_KINDS = 50
+
+
+class DataError(ValueError):
+    """A row could not be read or has no prompt; the message starts with its line or row number."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.where = where
+
+
+try:
+    from orjson import loads as _loads
+except ImportError:  # orjson is a dependency, but a stdlib fallback keeps vendored installs working
+    _loads = json.loads
+
+
+def _messages_ok(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(m, dict) and "role" in m and "content" in m for m in value)
+
+
+def normalize(raw: Mapping[str, Any], where: str = "row") -> dict[str, Any]:
+    """Return the row in the common shape, or raise :class:`DataError` naming ``where``.
+
+    * ``messages``: a final assistant turn is dropped from the prompt and
+      becomes ``answer`` when the row has none; earlier turns stay.
+    * ``prompt``: a string or a message list, kept.
+    * ``instruction`` (+ ``input``): joined by a blank line; ``output`` becomes
+      ``answer`` when the row has none.
+    * ``question``: becomes the prompt.
+    """
+    if not isinstance(raw, Mapping):
+        raise DataError(where, f"expected an object with named columns, got {type(raw).__name__}")
+    row = dict(raw)
+    if "prompt" in row and row["prompt"] is not None:
+        prompt = row["prompt"]
+        if not (isinstance(prompt, str) or _messages_ok(prompt)):
+            raise DataError(where, "'prompt' must be a string or a list of {role, content} messages")
+    elif row.get("messages") is not None:
+        messages = row["messages"]
+        if not _messages_ok(messages):
+            raise DataError(where, "'messages' must be a list of {role, content} messages")
+        if messages and messages[-1]["role"] == "assistant":
+            if row.get("answer") in (None, ""):
+                row["answer"] = messages[-1]["content"]
+            messages = messages[:-1]
+        row["prompt"] = messages
+    elif row.get("instruction") is not None:
+        extra = row.get("input")
+        row["prompt"] = f"{row['instruction']}\n\n{extra}" if extra else str(row["instruction"])
+        if row.get("answer") in (None, "") and row.get("output") is not None:
+            row["answer"] = row["output"]
+    elif row.get("question") is not None:
+        row["prompt"] = row["question"]
+    else:
+        has = ", ".join(sorted(row)) or "no columns"
+        raise DataError(where, f"no prompt: expected one of {', '.join(PROMPT_KEYS)} (row has: {has})")
+    if not row["prompt"]:
+        raise DataError(where, "the prompt is empty")
+    return row
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
+    with path.open("rb") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield f"line {lineno}", _loads(line)
+            except ValueError as exc:
+                yield f"line {lineno}", DataError(f"line {lineno}", f"invalid JSON: {exc}")
+
+
+def _read_json(path: Path) -> Iterator[tuple[str, Any]]:
+    try:
+        data = _loads(path.read_bytes())
+    except ValueError as exc:
+        raise DataError(str(path), f"invalid JSON: {exc}") from None
+    if isinstance(data, Mapping) and isinstance(data.get("data"), list):
+        data = data["data"]
+    if not isinstance(data, list):
+        raise DataError(str(path), "a .json dataset must be a list of row objects (or {\"data\": [...]})")
+    for i, row in enumerate(data, 1):
+        yield f"row {i}", row
+
+
+def _read_csv(path: Path) -> Iterator[tuple[str, Any]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        for i, row in enumerate(csv.DictReader(f), 1):
+            if None in row:
+                yield f"row {i}", DataError(f"row {i}", "more cells than header columns")
+            else:
+                yield f"row {i}", row
+
+
+def _read_parquet(path: Path) -> Iterator[tuple[str, Any]]:
+    import pyarrow.parquet as pq
+
+    i = 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+        for row in batch.to_pylist():
+            i += 1
+            yield f"row {i}", row
+
+
+def _read_datasets_folder(path: Path, split: str | None) -> Iterator[tuple[str, Any]]:
+    from datasets import DatasetDict, load_from_disk
+
+    ds = load_from_disk(str(path))
+    if isinstance(ds, DatasetDict):
+        name = split or ("train" if "train" in ds else next(iter(ds)))
+        if name not in ds:
+            raise DataError(str(path), f"no split {name!r}; splits: {', '.join(ds)}")
+        ds = ds[name]
+    for i, row in enumerate(ds, 1):
+        yield f"row {i}", row
+
+
+READERS: dict[str, Callable[[Path], Iterator[tuple[str, Any]]]] = {
+    ".jsonl": _read_jsonl,
+    ".ndjson": _read_jsonl,
+    ".json": _read_json,
+    ".csv": _read_csv,
+    ".parquet": _read_parquet,
+}
+
+
+def read_rows(path: str | Path, *, split: str | None = None) -> Iterator[tuple[str, Any]]:
+    """Yield ``(where, raw_row)`` pairs; a row that could not be read is a :class:`DataError` in place of the row."""
+    path = Path(path)
+    if path.is_dir():
+        return _read_datasets_folder(path, split)
+    if not path.exists():
+        raise FileNotFoundError(f"no such dataset: {path}")
+    reader = READERS.get(path.suffix.lower())
+    if reader is None:
+        raise DataError(str(path), f"unknown format {path.suffix!r}; use one of {', '.join(READERS)} or a datasets folder")
+    return reader(path)
+
+
+def iter_rows(path: str | Path, *, split: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(where, normalised_row)``; raise :class:`DataError` at the first bad row."""
+    for where, raw in read_rows(path, split=split):
+        if isinstance(raw, DataError):
+            raise raw
+        yield where, normalize(raw, where)
+
+
+@dataclass
+class Problem:
+    """One kind of problem, aggregated over rows."""
+
+    reward: str
+    column: str
+    problem: str
+    count: int = 0
+    rows: list[str] = field(default_factory=list)
+
+    def add(self, where: str) -> None:
+        self.count += 1
+        if len(self.rows) < MAX_EXAMPLE_ROWS:
+            self.rows.append(where)
+
+
+@dataclass
+class CheckReport:
+    """The result of :func:`check_rows`: rows seen, problems found, seconds spent."""
+
+    rows: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "rows": self.rows,
+            "seconds": round(self.seconds, 3),
+            "problems": [p.__dict__ for p in self.problems],
+        }
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"{self.rows} rows: ok"
+        lines = [f"{self.rows} rows: {sum(p.count for p in self.problems)} problems"]
+        lines += [
+            f"  reward {p.reward!r}, column {p.column!r}: {p.problem} in {p.count} rows (first: {', '.join(p.rows)})"
+            for p in self.problems
+        ]
+        return "\n".join(lines)
+
+
+def check_rows(
+    rows: Iterable[tuple[str, Any]], rewards: Iterable[Reward], *, extra_columns: Iterable[str] = ()
+) -> CheckReport:
+    """Check every row against every reward's required columns and row check.
+
+    ``rows`` are ``(where, raw_row)`` pairs as :func:`read_rows` yields them;
+    unreadable and prompt-less rows are problems of the pseudo-reward ``-``.
+    ``extra_columns`` must be present too (``completion`` when scoring).
+    Only counts and the first few row labels are kept, so memory stays flat.
+    """
+    from .rewards import Column
+
+    start = time.perf_counter()
+    rewards = list(rewards)
+    checks = [(r.name, col) for r in rewards for col in r.requires]
+    checks += [("-", Column((name,), Any)) for name in extra_columns]
+    row_checks = [(r.name, r.check_row) for r in rewards if r.check_row is not None]
+    found: dict[tuple[str, str, str], Problem] = {}
+
+    def note(reward: str, column: str, problem: str, where: str) -> None:
+        key = (reward, column, problem)
+        entry = found.get(key)
+        if entry is None:
+            if sum(k[0] == reward and k[1] == "(row check)" for k in found) >= MAX_ROW_CHECK_KINDS:
+                key = (reward, column, "other row check failures")
+                entry = found.get(key)
+            if entry is None:
+                entry = found[key] = Problem(*key)
+        entry.add(where)
+
+    report = CheckReport()
+    for where, raw in rows:
+        report.rows += 1
+        if isinstance(raw, DataError):
+            note("-", "(row)", str(raw).removeprefix(f"{raw.where}: ").split(":")[0], where)
+            continue
+        try:
+            row = normalize(raw, where)
+        except DataError as exc:
+            note("-", "(row)", str(exc).removeprefix(f"{where}: ").split(" (row has")[0], where)
+            continue
+        for name, col in checks:
+            bad = col.problem(row)
+            if bad is not None:
+                note(name, bad[0], bad[1], where)
+        for name, check in row_checks:
+            try:
+                problem = check(row)
+            except Exception as exc:
+                problem = f"row check raised {type(exc).__name__}: {exc}"
+            if problem:
+                note(name, "(row check)", problem, where)
+    report.problems = list(found.values())
+    report.seconds = time.perf_counter() - start
+    return report

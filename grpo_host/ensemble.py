@@ -1,0 +1,227 @@
+"""A weighted ensemble of rewards: scores, totals, metrics and the error policy.
+
+The total follows TRL: the weighted sum over the rewards that applied to a
+row (``nansum``), weight 0 meaning "log it, do not train on it".  What TRL
+leaves implicit is made explicit here: per-reward coverage, error and timeout
+counts, and the rows no reward scored, which get no total (None) and can be
+made an error with ``strict``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .rewards import Reward, RewardError, _coerce, completion_text
+from .spec import SpecItem, parse_spec
+from .workers import InlineRunner, Outcome, WorkerPool
+
+__all__ = ["DEFAULT_TIMEOUT", "Ensemble", "Member", "RewardMetrics", "ScoreResult", "UnscoredRowsError"]
+
+DEFAULT_TIMEOUT = 30.0
+"""Per-item seconds when neither the spec nor the reward sets a timeout."""
+
+
+class UnscoredRowsError(RewardError):
+    """``strict`` is on and some rows were scored by no (weighted) reward."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """One reward of an ensemble, with its weight and policies."""
+
+    reward: Reward
+    weight: float = 1.0
+    on_error: str = "raise"
+    timeout: float | None = DEFAULT_TIMEOUT
+
+    @property
+    def name(self) -> str:
+        return self.reward.name
+
+
+@dataclass
+class RewardMetrics:
+    """Per-reward figures for one call of :meth:`Ensemble.score`."""
+
+    mean: float | None
+    std: float | None
+    coverage: float
+    errors: int
+    timeouts: int
+    seconds: float
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class ScoreResult:
+    """What :meth:`Ensemble.score` returns."""
+
+    values: dict[str, list[float | None]]
+    total: list[float | None]
+    metrics: dict[str, RewardMetrics]
+    unscored: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _metrics(values: list[float | None], errors: int, timeouts: int, seconds: float) -> RewardMetrics:
+    got = [v for v in values if v is not None]
+    return RewardMetrics(
+        mean=statistics.fmean(got) if got else None,
+        std=statistics.stdev(got) if len(got) > 1 else (0.0 if got else None),
+        coverage=len(got) / len(values) if values else 0.0,
+        errors=errors,
+        timeouts=timeouts,
+        seconds=seconds,
+    )
+
+
+class Ensemble:
+    """Rewards with weights, scored together.
+
+    Build one with :meth:`from_spec`; call :meth:`score` per batch.  Process
+    workers and the inline thread are created on first use and reused; call
+    :meth:`close` (or use ``with``) to stop the workers early.
+    """
+
+    def __init__(self, members: Sequence[Member], *, strict: bool = False, workers: int | None = None) -> None:
+        if not members:
+            raise ValueError("an ensemble needs at least one reward")
+        self.members = list(members)
+        self.strict = strict
+        self._workers = workers
+        self._pool: WorkerPool | None = None
+        self._inline = InlineRunner()
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: str | Sequence[Mapping[str, Any] | str] | Sequence[SpecItem],
+        *,
+        plugins: Any = None,
+        strict: bool = False,
+        workers: int | None = None,
+    ) -> Ensemble:
+        """Build an ensemble from a spec string or YAML-style list.
+
+        :param plugins: a :class:`grpo_host.plugins.Plugins` to look names up
+            in; defaults to the installed plugins.
+        Unknown names raise with the available names; bad parameters raise with
+        the reward's parameter schema.
+        """
+        from .plugins import default_plugins
+
+        registry = (plugins or default_plugins()).registry
+        items = spec if spec and all(isinstance(s, SpecItem) for s in spec) else parse_spec(spec)  # type: ignore[arg-type]
+        members = []
+        for item in items:
+            base = registry.reward(item.name)
+            timeout = item.timeout if item.timeout is not None else (base.timeout or DEFAULT_TIMEOUT)
+            members.append(Member(base.bind(item.params), item.weight, item.on_error, timeout))
+        return cls(members, strict=strict, workers=workers)
+
+    @property
+    def names(self) -> list[str]:
+        return [m.name for m in self.members]
+
+    @property
+    def weights(self) -> list[float]:
+        return [m.weight for m in self.members]
+
+    @property
+    def rewards(self) -> list[Reward]:
+        return [m.reward for m in self.members]
+
+    def score(
+        self,
+        completions: Sequence[Any],
+        prompts: Sequence[Any] | None = None,
+        *,
+        row_ids: Sequence[Any] | None = None,
+        **columns: Sequence[Any],
+    ) -> ScoreResult:
+        """Score a batch of completions with every member.
+
+        :param completions: strings or chat message lists, one per row.
+        :param prompts: the prompts, one per row (optional).
+        :param row_ids: labels used in error messages (default: 0-based index).
+        :param columns: dataset columns, one list entry per row.
+        """
+        n = len(completions)
+        for key, col in columns.items():
+            if len(col) != n:
+                raise ValueError(f"column {key!r} has {len(col)} values for {n} completions")
+        texts = [completion_text(c) for c in completions]
+        prompts = list(prompts) if prompts is not None else [None] * n
+        row_ids = list(row_ids) if row_ids is not None else list(range(n))
+        values: dict[str, list[float | None]] = {}
+        metrics: dict[str, RewardMetrics] = {}
+        skipped: list[str] = []
+        for member in self.members:
+            start = time.perf_counter()
+            outcomes = self._run(member, texts, prompts, columns)
+            vals, errors, timeouts = [], 0, 0
+            for i, out in enumerate(outcomes):
+                if out.status == "ok":
+                    try:
+                        vals.append(_coerce(out.value))
+                        continue
+                    except ValueError as exc:
+                        out = Outcome("error", error=str(exc))
+                vals.append(None)
+                if out.status == "timeout":
+                    timeouts += 1
+                    continue
+                errors += 1
+                where = f"rows {row_ids[0]}..{row_ids[-1]}" if member.reward.batch else f"row {row_ids[i]}"
+                message = f"reward {member.name!r} ({member.reward.origin}) failed on {where}: {out.error}"
+                if member.on_error == "raise":
+                    cause = out.error if isinstance(out.error, BaseException) else None
+                    raise RewardError(message) from cause
+                skipped.append(message)
+            values[member.name] = vals
+            metrics[member.name] = _metrics(vals, errors, timeouts, time.perf_counter() - start)
+        total, unscored = self._total(values, n)
+        if unscored and self.strict:
+            rows = [row_ids[i] for i in range(n) if total[i] is None]
+            raise UnscoredRowsError(f"{unscored} rows were scored by no reward (strict): rows {rows[:10]}")
+        return ScoreResult(values, total, metrics, unscored, skipped)
+
+    def _run(self, member: Member, texts: list[str], prompts: list[Any], columns: Mapping[str, Sequence[Any]]):
+        reward, n = member.reward, len(texts)
+        if reward.batch:
+            task = (reward.score_batch, (texts, prompts, columns), {})
+            out = self._inline.call(task, member.timeout)
+            if out.status != "ok":
+                return [out] * n
+            return [Outcome("ok", v) for v in out.value]
+        tasks = [(reward.score_one, (texts[i], prompts[i]), {k: v[i] for k, v in columns.items()}) for i in range(n)]
+        if reward.executor == "process":
+            if self._pool is None:
+                self._pool = WorkerPool(self._workers)
+            return self._pool.run(tasks, member.timeout)
+        return [self._inline.call(task, member.timeout) for task in tasks]
+
+    def _total(self, values: dict[str, list[float | None]], n: int) -> tuple[list[float | None], int]:
+        total: list[float | None] = []
+        for i in range(n):
+            got = [(m.weight, values[m.name][i]) for m in self.members if m.weight != 0]
+            applied = [w * v for w, v in got if v is not None]
+            total.append(sum(applied) if applied else None)
+        return total, sum(t is None for t in total)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def __enter__(self) -> Ensemble:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,51 @@
+"""The hooks a grpo-host plugin may implement.
+
+A plugin is a module named by an entry point in the ``grpo_host`` group.  It
+implements one or more of the hooks below, decorated with
+:data:`grpo_host.hookimpl`.  The hooks are few on purpose: a plugin hands the
+host finished objects through a registrar, and the host does the rest
+(validation, bookkeeping of which pack registered what, listing).
+
+Every hook here must be documented and tested; ``tests/test_hookspecs.py``
+fails when one is added without either.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT = "grpo_host"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def register_rewards(register):
+    """Register the reward functions this plugin provides.
+
+    Called once per plugin when the host loads plugins.  Implementations call
+    ``register(reward)`` for each :class:`grpo_host.Reward` (usually a
+    function decorated with :func:`grpo_host.reward`) and return nothing.
+
+    :param register: a :class:`grpo_host.registry.Registrar` bound to this
+        plugin.  Calling it records the reward together with the plugin's
+        distribution name and version, so ``grpo-host rewards list`` can say
+        which pack each reward came from.  Registering a name that another
+        plugin already registered is recorded as an error naming both packs.
+    """
+
+
+@hookspec
+def register_hosts(register):
+    """Register training hosts (engines that run GRPO with an ensemble).
+
+    A host is a callable ``run(config) -> summary`` that trains according to a
+    :class:`grpo_host.config.RunConfig`; the built-in ones are ``trl`` and
+    ``mlx``.  A third party adds another engine by implementing this hook.
+
+    :param register: a :class:`grpo_host.registry.Registrar` bound to this
+        plugin; ``register(name, run)`` records the host under ``name`` (the
+        value of ``backend`` in a run configuration) with this plugin's
+        distribution name and version.
+    """

@@ -1,0 +1,156 @@
+"""Finding and loading plugins: a manager per call, each pack loaded on its own.
+
+``load_plugins()`` is the factory: it builds a fresh pluggy manager, loads
+every entry point of the ``grpo_host`` group one at a time (so one broken pack
+is recorded, with its distribution and version, and the rest still load),
+runs ``check_pending()`` so a misspelled hook is an error, and calls each
+plugin's hooks with a registrar bound to it.  Nothing happens at import time;
+the CLI and the module-level API share one lazily built default.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from types import ModuleType
+from typing import Literal
+
+import pluggy
+
+from . import hookspecs
+from .registry import Registrar, Registry
+
+__all__ = ["PluginRecord", "Plugins", "default_plugins", "load_plugins"]
+
+GROUP = "grpo_host"
+DIST = "grpo-host"
+HOOKS = ("register_rewards", "register_hosts")
+
+
+@dataclass
+class PluginRecord:
+    """One plugin as ``grpo-host plugins list`` shows it."""
+
+    name: str
+    dist: str
+    version: str
+    source: Literal["built-in", "entry point", "direct"]
+    status: Literal["loaded", "failed", "disabled"] = "loaded"
+    error: str | None = None
+    hooks: list[str] = field(default_factory=list)
+    rewards: list[str] = field(default_factory=list)
+
+    def fail(self, exc: BaseException) -> None:
+        self.status, self.error = "failed", f"{type(exc).__name__}: {exc}"
+
+
+@dataclass
+class Plugins:
+    """A loaded plugin set: the pluggy manager, what it registered, and per-plugin records."""
+
+    pm: pluggy.PluginManager
+    registry: Registry
+    records: list[PluginRecord]
+
+
+def _names(value: str | None) -> set[str] | None:
+    if value is None:
+        return None
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+def load_plugins(
+    *,
+    entry_points_group: str | None = GROUP,
+    plugins: Iterable[ModuleType | object] = (),
+    strict: bool | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Plugins:
+    """Build a plugin manager, load plugins and collect what they register.
+
+    :param entry_points_group: the entry-point group to discover (None: none).
+    :param plugins: extra plugin objects (modules) registered directly, as
+        tests and embedding applications do.
+    :param strict: re-raise the first plugin failure instead of recording it;
+        defaults to ``GRPO_HOST_STRICT_PLUGINS=1``.
+    :param env: where to read ``GRPO_HOST_LOAD_PLUGINS`` (unset: all; empty:
+        none; ``a,b``: only these) and ``GRPO_HOST_DISABLE_PLUGINS`` (a block
+        list); both match entry-point or distribution names.
+    """
+    env = os.environ if env is None else env
+    if strict is None:
+        strict = env.get("GRPO_HOST_STRICT_PLUGINS", "") not in ("", "0")
+    allow = _names(env.get("GRPO_HOST_LOAD_PLUGINS"))
+    block = _names(env.get("GRPO_HOST_DISABLE_PLUGINS")) or set()
+
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    records: dict[str, PluginRecord] = {}
+
+    def failed(record: PluginRecord, exc: BaseException) -> None:
+        record.fail(exc)
+        if strict:
+            exc.add_note(f"while loading grpo_host plugin {record.name!r} ({record.dist} {record.version})")
+            raise exc
+
+    candidates: list[tuple[PluginRecord, object]] = []
+    for ep in entry_points(group=entry_points_group) if entry_points_group else ():
+        dist, version = (ep.dist.name, ep.dist.version) if ep.dist else ("?", "?")
+        record = PluginRecord(ep.name, dist, version, "built-in" if dist == DIST else "entry point")
+        if allow is not None and not {ep.name, dist} & allow:
+            continue
+        records[ep.name] = record
+        if {ep.name, dist} & block:
+            record.status = "disabled"
+            pm.set_blocked(ep.name)
+            continue
+        try:
+            candidates.append((record, ep.load()))
+        except Exception as exc:  # an ImportError, or anything the pack's import raises
+            failed(record, exc)
+    for obj in plugins:
+        name = getattr(obj, "__name__", type(obj).__name__)
+        version = str(getattr(obj, "__version__", "0"))
+        records[name] = record = PluginRecord(name, name, version, "direct")
+        candidates.append((record, obj))
+
+    for record, obj in candidates:
+        try:
+            pm.register(obj, name=record.name)
+        except Exception as exc:  # PluginValidationError: hookimpl arguments not in the spec
+            failed(record, exc)
+    while True:  # check_pending raises for the first bad plugin; drop it and look again
+        try:
+            pm.check_pending()
+            break
+        except pluggy.PluginValidationError as exc:
+            record = records[pm.get_name(exc.plugin)]
+            pm.unregister(exc.plugin)
+            failed(record, exc)
+
+    registry = Registry()
+    for hook in HOOKS:
+        for impl in getattr(pm.hook, hook).get_hookimpls():
+            record = records[impl.plugin_name]
+            if record.status != "loaded":
+                continue
+            record.hooks.append(hook)
+            before = set(registry.rewards)
+            try:
+                impl.function(register=Registrar(registry, record.dist, record.version))
+            except Exception as exc:
+                for name in set(registry.rewards) - before:  # a half-registered pack is not used
+                    del registry.rewards[name]
+                failed(record, exc)
+            else:
+                record.rewards += sorted(set(registry.rewards) - before)
+    return Plugins(pm, registry, list(records.values()))
+
+
+@functools.cache
+def default_plugins() -> Plugins:
+    """The plugin set of this process, loaded on first use from the installed entry points."""
+    return load_plugins()

@@ -1,0 +1,344 @@
+"""The reward contract: the :class:`Reward` record and the :func:`reward` decorator.
+
+A reward is a plain function plus a declaration of what it needs (dataset
+columns and their types, a pydantic parameter model) so the host can check a
+dataset before anything is generated.  The declaration travels with the
+function, which is why ``@reward`` returns a :class:`Reward` object instead of
+the bare function: the object is what a pack registers, what the CLI lists,
+and (through ``__call__``) a ready-made TRL reward function.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # pydantic is imported where it is used: listing rewards stays cheap
+    from pydantic import BaseModel
+
+__all__ = [
+    "Column",
+    "Reward",
+    "RewardError",
+    "completion_text",
+    "reward",
+]
+
+Executor = Literal["inline", "process"]
+
+
+class RewardError(Exception):
+    """A reward misbehaved: it raised, returned a bad value or a bad count.
+
+    The message always names the reward, its pack and version, and the row.
+    """
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str | list | dict | tuple) and len(value) == 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One required column, or an any-of group of columns sharing one type.
+
+    ``names`` has one entry for a plain column and several for a group such as
+    ("expected", "answer"), satisfied when any one is present and non-empty.
+    """
+
+    names: tuple[str, ...]
+    type: Any = str
+
+    @property
+    def label(self) -> str:
+        return " or ".join(self.names)
+
+    def problem(self, row: Mapping[str, Any]) -> tuple[str, str] | None:
+        """Return ``(column, problem)`` for the first thing wrong in ``row``, or None.
+
+        Problems are ``missing`` (no such key), ``empty`` (None, "", [], {}) and
+        ``wrong type``; a plain class is checked with ``isinstance`` (fast path
+        for the common ``str``), anything else through a pydantic TypeAdapter.
+        """
+        present = [n for n in self.names if n in row]
+        if not present:
+            return self.label, "missing"
+        filled = [n for n in present if not _is_empty(row[n])]
+        if not filled:
+            return self.label, "empty"
+        for name in filled:
+            if self._type_ok(row[name]):
+                return None
+        return filled[0], f"wrong type: expected {_type_name(self.type)}, got {type(row[filled[0]]).__name__}"
+
+    def _type_ok(self, value: Any) -> bool:
+        if self.type is Any:
+            return True
+        if self.type is float:
+            return isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if isinstance(self.type, type) and not hasattr(self.type, "model_validate"):
+            return isinstance(value, self.type)
+        return _validates(self.type, value)
+
+
+def _validates(tp: Any, value: Any) -> bool:
+    from pydantic import TypeAdapter, ValidationError
+
+    adapter = _ADAPTERS.get(id(tp))
+    if adapter is None:
+        adapter = _ADAPTERS[id(tp)] = TypeAdapter(tp)
+    try:
+        adapter.validate_python(value, strict=False)
+    except ValidationError:
+        return False
+    return True
+
+
+_ADAPTERS: dict[int, Any] = {}
+
+
+def _type_name(tp: Any) -> str:
+    return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
+
+
+def _columns(requires: Mapping[str | tuple[str, ...], Any]) -> tuple[Column, ...]:
+    cols = []
+    for key, tp in requires.items():
+        names = (key,) if isinstance(key, str) else tuple(key)
+        if not names or not all(isinstance(n, str) and n for n in names):
+            raise TypeError(f"requires key {key!r}: expected a column name or a tuple of names")
+        cols.append(Column(names, tp))
+    return tuple(cols)
+
+
+def completion_text(completion: Any) -> str:
+    """Reduce a completion to text.
+
+    Strings pass through; a chat completion (a list of ``{"role", "content"}``
+    messages, as TRL hands conversational completions to reward functions) is
+    reduced to the content of its last assistant message.
+    """
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence):
+        for message in reversed(completion):
+            if isinstance(message, Mapping) and message.get("role", "assistant") == "assistant":
+                content = message.get("content", "")
+                if isinstance(content, list):  # multimodal content parts
+                    return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+                return "" if content is None else str(content)
+        return ""
+    raise TypeError(f"completion must be a string or a list of chat messages, got {type(completion).__name__}")
+
+
+def _coerce(value: Any) -> float | None:
+    """Turn a reward's return value into a float or None, or raise ValueError."""
+    if value is None:
+        return None
+    if isinstance(value, bool | numbers.Real):
+        out = float(value)
+        if math.isnan(out):
+            return None
+        if math.isinf(out):
+            raise ValueError(f"returned {out} (rewards must be finite)")
+        return out
+    raise ValueError(f"returned {type(value).__name__} {value!r:.60} (expected a float or None)")
+
+
+@dataclass(frozen=True, eq=False)
+class Reward:
+    """A reward function with its declaration.
+
+    Instances are made by :func:`reward`; :meth:`bind` returns a copy carrying
+    validated parameters, and the registrar stamps ``plugin``/``version``.
+
+    Calling an instance follows TRL's reward-function contract
+    (``prompts=, completions=, completion_ids=, **columns`` in, one float or
+    None per completion out), so a registered reward can be passed straight to
+    ``trl.GRPOTrainer(reward_funcs=[...])``.  Columns are the keyword
+    arguments whose value is a list with one entry per completion; anything
+    else TRL passes (``trainer_state``, ``log_metric``) is not a column and is
+    not forwarded.
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    requires: tuple[Column, ...] = ()
+    params: type[BaseModel] | None = None
+    description: str = ""
+    batch: bool = False
+    executor: Executor = "inline"
+    timeout: float | None = None
+    check_row: Callable[[Mapping[str, Any]], str | None] | None = None
+    examples: tuple[Mapping[str, Any], ...] = ()
+    plugin: str = "?"
+    version: str = "?"
+    bound: BaseModel | None = field(default=None)
+
+    @property
+    def __name__(self) -> str:
+        """TRL names reward functions (and logs ``rewards/<name>/mean``) by ``__name__``."""
+        return self.name
+
+    def __reduce__(self):
+        """Pickle by reference to the module attribute (for worker processes).
+
+        A bound copy is rebuilt from the module-level reward and its params,
+        so only names and plain values cross the process boundary.
+        """
+        module, qualname = self.fn.__module__, self.fn.__qualname__
+        base = getattr(sys.modules.get(module), qualname, None)
+        if not isinstance(base, Reward) or base.fn is not self.fn:
+            raise TypeError(
+                f"reward {self.name!r} ({self.origin}) is not a module-level @reward, so it cannot run "
+                "in a worker process; use executor='inline'"
+            )
+        params = self.bound.model_dump() if self.bound is not None else None
+        return _rebuild, (module, qualname, self.plugin, self.version, params)
+
+    @property
+    def origin(self) -> str:
+        return f"pack {self.plugin} {self.version}"
+
+    def bind(self, params: Mapping[str, Any] | None = None) -> Reward:
+        """Return a copy with validated parameters (the model's defaults when None).
+
+        Raises :class:`ValueError` naming the reward and listing its parameter
+        schema when ``params`` does not fit the declared model.
+        """
+        if self.params is None:
+            if params:
+                raise ValueError(f"reward {self.name!r} ({self.origin}) takes no parameters, got {sorted(params)}")
+            return self
+        from pydantic import ValidationError
+
+        try:
+            bound = self.params.model_validate(dict(params or {}))
+        except ValidationError as exc:
+            raise ValueError(
+                f"bad parameters for reward {self.name!r} ({self.origin}):\n{exc}\n"
+                f"parameters of {self.name!r}: {self.describe_params()}"
+            ) from None
+        return replace(self, bound=bound)
+
+    def describe_params(self) -> str:
+        if self.params is None:
+            return "none"
+        schema = self.params.model_json_schema()
+        parts = []
+        for key, prop in schema.get("properties", {}).items():
+            kind = prop.get("type") or prop.get("enum") or "any"
+            parts.append(f"{key} ({kind}, default {prop.get('default')!r}): {prop.get('description', '')}".rstrip(": "))
+        return "; ".join(parts) or "none"
+
+    def _kwargs(self) -> dict[str, Any]:
+        if self.params is None:
+            return {}
+        return {"params": self.bound if self.bound is not None else self.params()}
+
+    def score_one(self, completion: Any, prompt: Any = None, **columns: Any) -> float | None:
+        """Score one completion; raise ValueError on a value that is not a float or None."""
+        if self.batch:
+            return self.score_batch([completion], [prompt], {k: [v] for k, v in columns.items()})[0]
+        return _coerce(self.fn(completion_text(completion), prompt=prompt, **columns, **self._kwargs()))
+
+    def score_batch(
+        self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
+    ) -> list[float | None]:
+        """Score a batch by calling the function once (batch) or per item (inline, no timeouts).
+
+        This is the plain path TRL takes through ``__call__``; the ensemble adds
+        executors, timeouts and the error policy on top of :meth:`score_one`.
+        """
+        n = len(completions)
+        prompts = list(prompts) if prompts is not None else [None] * n
+        texts = [completion_text(c) for c in completions]
+        if not self.batch:
+            return [
+                self.score_one(texts[i], prompts[i], **{k: v[i] for k, v in columns.items()}) for i in range(n)
+            ]
+        out = self.fn(texts, prompts=prompts, **columns, **self._kwargs())
+        if not isinstance(out, Sequence) or isinstance(out, str | bytes):
+            raise ValueError(f"returned {type(out).__name__} (a batch reward returns a list)")
+        if len(out) != n:
+            raise ValueError(f"returned {len(out)} values for {n} completions")
+        return [_coerce(v) for v in out]
+
+    def __call__(
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] = (),
+        completion_ids: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        n = len(completions)
+        columns = {k: v for k, v in kwargs.items() if isinstance(v, list | tuple) and len(v) == n}
+        try:
+            return self.score_batch(completions, prompts, columns)
+        except ValueError as exc:
+            raise RewardError(f"reward {self.name!r} ({self.origin}) {exc}") from exc
+
+
+def _rebuild(module: str, qualname: str, plugin: str, version: str, params: dict | None) -> Reward:
+    import importlib
+
+    base = getattr(importlib.import_module(module), qualname)
+    out = replace(base, plugin=plugin, version=version)
+    return out.bind(params) if params is not None else out
+
+
+def reward(
+    name: str | None = None,
+    *,
+    requires: Mapping[str | tuple[str, ...], Any] | None = None,
+    params: type[BaseModel] | None = None,
+    description: str | None = None,
+    batch: bool = False,
+    executor: Executor = "inline",
+    timeout: float | None = None,
+    check_row: Callable[[Mapping[str, Any]], str | None] | None = None,
+    examples: Sequence[Mapping[str, Any]] = (),
+) -> Callable[[Callable[..., Any]], Reward]:
+    """Declare a function as a reward.
+
+    :param name: the name used in specs; defaults to the function's name.
+    :param requires: dataset columns the reward reads, mapped to their type.
+        A tuple key is an any-of group: ``{("expected", "answer"): str}``.
+    :param params: a pydantic model of the reward's parameters; the function
+        then receives a validated instance as ``params=``.
+    :param description: one paragraph with the exact scoring rule; defaults
+        to the function's docstring.
+    :param batch: the function takes lists (``completions``, ``prompts=``, one
+        list per column) and returns one value per completion.
+    :param executor: ``"process"`` runs each item in a worker process with a
+        hard timeout (for CPU-heavy or risky work); ``"inline"`` in this one.
+    :param timeout: default per-item time bound in seconds.
+    :param check_row: ``check_row(row) -> problem or None``, run by
+        ``grpo-host data check`` on every row (e.g. "gold answer parses").
+    :param examples: rows (``completion`` plus columns) shown by
+        ``rewards show`` with the score each gets.
+    """
+
+    def wrap(fn: Callable[..., Any]) -> Reward:
+        if params is not None and not (isinstance(params, type) and hasattr(params, "model_json_schema")):
+            raise TypeError(f"@reward {name or fn.__name__!r}: params must be a pydantic BaseModel subclass")
+        if batch and executor == "process":
+            raise TypeError(f"@reward {name or fn.__name__!r}: batch rewards run inline")
+        return Reward(
+            name=name or fn.__name__,
+            fn=fn,
+            requires=_columns(requires or {}),
+            params=params,
+            description=(description or (fn.__doc__ or "")).strip(),
+            batch=batch,
+            executor=executor,
+            timeout=timeout,
+            check_row=check_row,
+            examples=tuple(examples),
+        )
+
+    return wrap

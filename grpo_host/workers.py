@@ -1,0 +1,250 @@
+"""Where reward items run, with a time bound that holds.
+
+Two executors, chosen per reward:
+
+* :class:`InlineRunner` runs items on a daemon thread of this process, so the
+  caller can stop waiting after the timeout.  Cheap, but a timed-out call
+  cannot be killed: it is abandoned (and a new thread takes over).  Fine for
+  regexes and string checks.
+* :class:`WorkerPool` runs items in worker processes.  The timeout is
+  enforced twice: inside the worker (``SIGALRM`` raises in the call) and from
+  outside (a worker that has not answered ``grace`` seconds after its
+  deadline, e.g. stuck in C code that never checks signals, is killed with
+  SIGKILL and replaced).  This is the one for sympy, code and anything that
+  can hang the interpreter.
+
+Both return :class:`Outcome` triples instead of raising, so the ensemble
+applies one error policy to both.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any, Literal, NamedTuple
+
+__all__ = ["InlineRunner", "Outcome", "WorkerPool"]
+
+Task = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+
+
+class Outcome(NamedTuple):
+    """What became of one call: ``ok`` with a value, ``error`` with a message, or ``timeout``."""
+
+    status: Literal["ok", "error", "timeout"]
+    value: Any = None
+    error: BaseException | str | None = None
+
+
+class InlineRunner:
+    """Runs calls one at a time on a daemon thread; the caller waits at most ``timeout``."""
+
+    def __init__(self) -> None:
+        self._start()
+
+    def _start(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._done: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._loop, args=(self._jobs, self._done), daemon=True, name="grpo-host-inline").start()
+
+    @staticmethod
+    def _loop(jobs: queue.SimpleQueue, done: queue.SimpleQueue) -> None:
+        while (job := jobs.get()) is not None:
+            fn, args, kwargs = job
+            try:
+                done.put(Outcome("ok", fn(*args, **kwargs)))
+            except Exception as exc:
+                done.put(Outcome("error", error=exc))
+
+    def call(self, task: Task, timeout: float | None) -> Outcome:
+        if timeout is None:
+            fn, args, kwargs = task
+            try:
+                return Outcome("ok", fn(*args, **kwargs))
+            except Exception as exc:
+                return Outcome("error", error=exc)
+        self._jobs.put(task)
+        try:
+            return self._done.get(timeout=timeout)
+        except queue.Empty:
+            self._jobs.put(None)  # the stuck thread exits if its call ever returns
+            self._start()
+            return Outcome("timeout")
+
+
+class _Timeout(BaseException):
+    """Raised by SIGALRM inside a worker; a BaseException so reward code's ``except Exception`` can't eat it."""
+
+
+def _on_alarm(signum, frame):
+    raise _Timeout
+
+
+def _worker_main(conn) -> None:
+    """Serve calls from the parent until it closes the pipe or sends None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    signal.signal(signal.SIGALRM, _on_alarm)
+    sys.path[:] = conn.recv()  # import rewards from wherever the parent can
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):  # parent gone
+            return
+        if msg is None:
+            return
+        index, fn, args, kwargs, timeout = msg
+        try:
+            if timeout:
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                value = fn(*args, **kwargs)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            reply = (index, "ok", value, None)
+        except _Timeout:
+            reply = (index, "timeout", None, None)
+        except Exception as exc:
+            tb = "".join(traceback.format_exception(exc)[-3:]).rstrip()
+            reply = (index, "error", None, f"{type(exc).__name__}: {exc}\n{tb}")
+        try:
+            conn.send(reply)
+        except Exception as exc:  # the value did not pickle
+            conn.send((index, "error", None, f"result could not be sent back: {exc}"))
+
+
+class _Worker:
+    """A plain ``python -m grpo_host.workers`` child talking pickle over its own pipe pair.
+
+    A fresh interpreter rather than fork or multiprocessing: it inherits no
+    threads or CUDA state from a training process, and it never re-imports
+    the user's ``__main__`` (a training script without a main guard works).
+    """
+
+    def __init__(self) -> None:
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "grpo_host.workers", str(down_r), str(up_w)],
+            pass_fds=(down_r, up_w),
+            stdin=subprocess.DEVNULL,
+        )
+        os.close(down_r)
+        os.close(up_w)
+        self.conn = _Duplex(Connection(up_r, writable=False), Connection(down_w, readable=False))
+        self.conn.send(list(sys.path))
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(5)
+        self.conn.close()
+
+
+class _Duplex:
+    """Two one-way connections used as one; ``fileno`` is the readable end, for ``wait``."""
+
+    def __init__(self, reader: Connection, writer: Connection) -> None:
+        self.reader, self.writer = reader, writer
+        self.recv, self.send = reader.recv, writer.send
+
+    def fileno(self) -> int:
+        return self.reader.fileno()
+
+    def close(self) -> None:
+        self.reader.close()
+        self.writer.close()
+
+
+class WorkerPool:
+    """A fixed set of worker processes with per-call timeouts and hard kills.
+
+    Workers are fresh interpreters (see :class:`_Worker`) and stay warm
+    across calls: plugin modules are imported once per worker.
+    """
+
+    def __init__(self, size: int | None = None, *, grace: float = 1.0) -> None:
+        self.size = size or os.cpu_count() or 1
+        self.grace = grace
+        self._workers: list[_Worker] = []
+        self.killed = 0
+
+    def _replace(self, worker: _Worker) -> _Worker:
+        worker.kill()
+        self.killed += 1
+        fresh = _Worker()
+        self._workers[self._workers.index(worker)] = fresh
+        return fresh
+
+    def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
+        """Run every task, at most ``size`` at a time; one :class:`Outcome` per task, in order."""
+        while len(self._workers) < min(self.size, len(tasks)):
+            self._workers.append(_Worker())
+        results: list[Outcome | None] = [None] * len(tasks)
+        pending = deque(range(len(tasks)))
+        idle = list(self._workers)
+        busy: dict[_Worker, tuple[int, float]] = {}
+        while pending or busy:
+            while pending and idle:
+                worker, index = idle.pop(), pending.popleft()
+                fn, args, kwargs = tasks[index]
+                try:
+                    worker.conn.send((index, fn, args, kwargs, timeout))
+                except (BrokenPipeError, OSError):
+                    idle.append(self._replace(worker))
+                    pending.appendleft(index)
+                    continue
+                except Exception as exc:  # the task did not pickle
+                    results[index] = Outcome("error", error=f"cannot send to a worker process: {exc}")
+                    idle.append(worker)
+                    continue
+                busy[worker] = (index, time.monotonic() + timeout + self.grace if timeout else float("inf"))
+            if not busy:
+                continue
+            wait_for = min(deadline for _, deadline in busy.values()) - time.monotonic()
+            ready = wait([w.conn for w in busy], timeout=None if wait_for == float("inf") else max(wait_for, 0))
+            for worker in [w for w in busy if w.conn in ready]:
+                index, _ = busy.pop(worker)
+                try:
+                    _, status, value, error = worker.conn.recv()
+                except (EOFError, OSError):
+                    code = worker.process.poll()
+                    results[index] = Outcome("error", error=f"worker process died (exit code {code})")
+                    idle.append(self._replace(worker))
+                    continue
+                results[index] = Outcome(status, value, error)
+                idle.append(worker)
+            now = time.monotonic()
+            for worker, (index, deadline) in list(busy.items()):
+                if now > deadline:  # did not answer its own alarm: stuck outside Python
+                    del busy[worker]
+                    results[index] = Outcome("timeout")
+                    idle.append(self._replace(worker))
+        return results  # type: ignore[return-value]
+
+    def close(self) -> None:
+        for worker in self._workers:
+            try:
+                worker.conn.send(None)
+            except OSError:
+                pass
+            worker.kill()
+        self._workers.clear()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+if __name__ == "__main__":
+    _worker_main(_Duplex(Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False)))

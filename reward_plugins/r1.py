@@ -1,0 +1,174 @@
+"""The R1 family: answer and format rewards from DeepSeek-R1-style GRPO recipes.
+
+These are the rewards of the widely copied R1 / GSM8K GRPO recipes (and
+open-r1's format rewards), normalised so each scores in [0, 1]; scale them
+with weights in the spec.  They are pure string checks: cheap, inline.
+
+The expected layout is::
+
+    <think>
+    ...reasoning...
+    </think>
+    <answer>
+    ...final answer...
+    </answer>
+
+``reasoning_tag`` switches ``think`` to another tag (``reasoning`` in the
+original GSM8K recipe).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from grpo_host import hookimpl, reward
+
+ANSWER = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.S)
+INTEGER = re.compile(r"[+-]?\d+")
+
+
+class FormatParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reasoning_tag: str = Field("think", pattern=r"^[A-Za-z_][\w-]*$", description="tag around the reasoning")
+
+
+def extract_answer(text: str) -> str | None:
+    """The content of the last ``<answer>`` block (to its close or the end), stripped; None without one."""
+    found = ANSWER.findall(text)
+    return found[-1].strip() if found else None
+
+
+@reward(
+    name="accuracy",
+    requires={"answer": str},
+    examples=[
+        {"completion": "<think>2+2</think>\n<answer>4</answer>", "answer": "4"},
+        {"completion": "<answer>5</answer>", "answer": "4"},
+        {"completion": "4", "answer": "4"},
+    ],
+)
+def accuracy(completion: str, *, answer: str, **_) -> float | None:
+    """1.0 when the last <answer>...</answer> block, stripped, equals the gold `answer` stripped; 0.0 otherwise
+    (also when there is no <answer> block).  None when the gold is empty.  Exact string match: use `math`
+    for equivalence."""
+    gold = str(answer).strip()
+    if not gold:
+        return None
+    return float(extract_answer(completion) == gold)
+
+
+@reward(
+    name="r1_int",
+    examples=[{"completion": "<answer>-12</answer>"}, {"completion": "<answer>12.5</answer>"}],
+)
+def r1_int(completion: str, **_) -> float:
+    """1.0 when the last <answer> block holds an integer (optional sign, digits only), else 0.0."""
+    found = extract_answer(completion)
+    return float(found is not None and INTEGER.fullmatch(found) is not None)
+
+
+@lru_cache(maxsize=32)
+def _strict(tag: str) -> re.Pattern[str]:
+    return re.compile(rf"^<{tag}>\n.*?\n</{tag}>\n<answer>\n.*?\n</answer>\n?$", re.S)
+
+
+@lru_cache(maxsize=32)
+def _soft(tag: str) -> re.Pattern[str]:
+    return re.compile(rf"^\s*<{tag}>.*?</{tag}>\s*<answer>.*?</answer>\s*$", re.S)
+
+
+@reward(
+    name="r1_strict_format",
+    params=FormatParams,
+    examples=[
+        {"completion": "<think>\nsteps\n</think>\n<answer>\n4\n</answer>\n"},
+        {"completion": "<think>steps</think><answer>4</answer>"},
+    ],
+)
+def r1_strict_format(completion: str, *, params: FormatParams, **_) -> float:
+    """1.0 when the whole completion is exactly `<think>\\n...\\n</think>\\n<answer>\\n...\\n</answer>` with an
+    optional final newline (each tag on its own line), else 0.0."""
+    return float(_strict(params.reasoning_tag).match(completion) is not None)
+
+
+@reward(
+    name="r1_soft_format",
+    params=FormatParams,
+    examples=[{"completion": "<think>steps</think> <answer>4</answer>"}, {"completion": "<answer>4</answer>"}],
+)
+def r1_soft_format(completion: str, *, params: FormatParams, **_) -> float:
+    """1.0 when the completion is a <think>...</think> block followed by an <answer>...</answer> block, with any
+    whitespace around and between them, else 0.0."""
+    return float(_soft(params.reasoning_tag).match(completion) is not None)
+
+
+@reward(
+    name="r1_xmlcount",
+    params=FormatParams,
+    examples=[
+        {"completion": "<think>\nsteps\n</think>\n<answer>\n4\n</answer>"},
+        {"completion": "<think>\nsteps\n</think>\n<answer>\n4\n</answer>\ntrailing text"},
+    ],
+)
+def r1_xmlcount(completion: str, *, params: FormatParams, **_) -> float:
+    """Partial credit per tag, as in the R1 GSM8K recipe (doubled to a maximum of 1.0): +0.25 for each of
+    `<think>\\n`, `\\n</think>\\n`, `\\n<answer>\\n`, `\\n</answer>` appearing exactly once; minus 0.002 per
+    character after the final `</answer>` (the recipe's penalty for trailing text).  Can go below 0."""
+    tag, score = params.reasoning_tag, 0.0
+    if completion.count(f"<{tag}>\n") == 1:
+        score += 0.25
+    if completion.count(f"\n</{tag}>\n") == 1:
+        score += 0.25
+    if completion.count("\n<answer>\n") == 1:
+        score += 0.25
+        score -= len(completion.split("\n</answer>\n")[-1]) * 0.002
+    if completion.count("\n</answer>") == 1:
+        score += 0.25
+        score -= (len(completion.split("\n</answer>")[-1]) - 1) * 0.002
+    return score
+
+
+class ThinkParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    prefilled: Literal["auto", "yes", "no"] = Field(
+        "auto",
+        description="whether the chat template already wrote <think> into the prompt: auto accepts both shapes",
+    )
+
+
+THINK_OPEN = re.compile(r"^\s*<think>(?P<body>(?:(?!<think>).)*?)</think>(?P<rest>.*)$", re.S)
+THINK_PREFILLED = re.compile(r"^(?P<body>(?:(?!<think>).)*?)</think>(?P<rest>.*)$", re.S)
+
+
+@reward(
+    name="think_format",
+    params=ThinkParams,
+    examples=[
+        {"completion": "<think>\nreasoning\n</think>\nThe answer is 4."},
+        {"completion": "reasoning\n</think>\nThe answer is 4."},
+        {"completion": "The answer is 4."},
+    ],
+)
+def think_format(completion: str, *, params: ThinkParams, **_) -> float:
+    """1.0 when the completion holds exactly one non-empty reasoning block closed by </think>, followed by
+    text with no further think tags; 0.0 otherwise.  The block opens with <think> (prefilled=no), or opens
+    in the prompt because the chat template pre-fills <think> (prefilled=yes: the completion starts inside
+    the block, so it must not contain <think>), or either (prefilled=auto)."""
+    shapes = {"no": (THINK_OPEN,), "yes": (THINK_PREFILLED,), "auto": (THINK_OPEN, THINK_PREFILLED)}
+    for pattern in shapes[params.prefilled]:
+        m = pattern.match(completion)
+        if m and m["body"].strip() and "<think>" not in m["rest"] and "</think>" not in m["rest"]:
+            return 1.0
+    return 0.0
+
+
+@hookimpl
+def register_rewards(register):
+    for item in (accuracy, r1_int, r1_strict_format, r1_soft_format, r1_xmlcount, think_format):
+        register(item)
