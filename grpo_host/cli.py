@@ -99,6 +99,8 @@ def _warn_failed() -> None:
     for rec in default_plugins().records:
         if rec.status == "failed":
             err.print(f"[yellow]warning:[/yellow] plugin {rec.name} ({rec.dist} {rec.version}) failed: {rec.error}")
+    for message in sorted(set(default_plugins().registry.conflicts.values())):
+        err.print(f"[yellow]warning:[/yellow] {message}")
 
 
 @rewards_app.command("show")
@@ -142,6 +144,8 @@ def plugins_list(as_json: JsonOpt = False) -> None:
         status = {"loaded": "[green]loaded[/green]", "disabled": "[yellow]disabled[/yellow]"}.get(
             rec.status, f"[red]failed: {rec.error}[/red]"
         )
+        if rec.warnings:
+            status += "".join(f"\n[yellow]{w}[/yellow]" for w in rec.warnings)
         table.add_row(rec.name, rec.dist, rec.version, rec.source, ", ".join(rec.hooks), ", ".join(rec.rewards), status)
     out.print(table)
 

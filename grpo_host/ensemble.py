@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .rewards import Reward, RewardError, _coerce, completion_text
+from .rewards import BadValue, Reward, RewardError, _coerce, completion_text
 from .spec import SpecItem, parse_spec
 from .workers import InlineRunner, Outcome, WorkerPool
 
@@ -171,7 +171,7 @@ class Ensemble:
                     try:
                         vals.append(_coerce(out.value))
                         continue
-                    except ValueError as exc:
+                    except BadValue as exc:
                         out = Outcome("error", error=str(exc))
                 vals.append(None)
                 if out.status == "timeout":
@@ -179,7 +179,10 @@ class Ensemble:
                     continue
                 errors += 1
                 where = f"rows {row_ids[0]}..{row_ids[-1]}" if member.reward.batch else f"row {row_ids[i]}"
-                message = f"reward {member.name!r} ({member.reward.origin}) failed on {where}: {out.error}"
+                error = out.error
+                if isinstance(error, BaseException) and not isinstance(error, BadValue):
+                    error = f"{type(error).__name__}: {error}"
+                message = f"reward {member.name!r} ({member.reward.origin}) failed on {where}: {error}"
                 if member.on_error == "raise":
                     cause = out.error if isinstance(out.error, BaseException) else None
                     raise RewardError(message) from cause

@@ -42,6 +42,7 @@ class PluginRecord:
     error: str | None = None
     hooks: list[str] = field(default_factory=list)
     rewards: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def fail(self, exc: BaseException) -> None:
         self.status, self.error = "failed", f"{type(exc).__name__}: {exc}"
@@ -132,21 +133,27 @@ def load_plugins(
             failed(record, exc)
 
     registry = Registry()
+    registrars: dict[str, Registrar] = {}
     for hook in HOOKS:
         for impl in getattr(pm.hook, hook).get_hookimpls():
             record = records[impl.plugin_name]
             if record.status != "loaded":
                 continue
             record.hooks.append(hook)
-            before = set(registry.rewards)
+            register = registrars.setdefault(record.name, Registrar(registry, record.dist, record.version))
             try:
-                impl.function(register=Registrar(registry, record.dist, record.version))
+                impl.function(register=register)
             except Exception as exc:
-                for name in set(registry.rewards) - before:  # a half-registered pack is not used
-                    del registry.rewards[name]
+                for table in (registry.rewards, registry.hosts):  # a half-registered pack is not used
+                    for name in register.names:
+                        if name in table and table[name].plugin == record.dist and name not in registry.conflicts:
+                            del table[name]
                 failed(record, exc)
-            else:
-                record.rewards += sorted(set(registry.rewards) - before)
+    for name, register in registrars.items():
+        record = records[name]
+        if record.status == "loaded":
+            record.rewards = sorted(n for n in register.names if n in registry.rewards)
+        record.warnings = [registry.conflicts[n] for n in register.names if n in registry.conflicts]
     return Plugins(pm, registry, list(records.values()))
 
 

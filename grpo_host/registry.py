@@ -2,8 +2,9 @@
 
 The registrar handed to each hook is bound to one plugin, so every reward
 and host is stamped with the distribution (name, version) it came from.  A
-name claimed twice is not silently overwritten: the second claim becomes an
-error that names both packs, and asking for that name raises it.
+name claimed twice is not silently overwritten, and neither claim wins by
+load order: the name is marked as a conflict naming both packs, asking for
+it raises that error, and every other reward of both packs keeps working.
 """
 
 from __future__ import annotations
@@ -70,13 +71,14 @@ class Registrar:
     """The ``register`` object handed to one plugin's hooks.
 
     ``register(reward)`` for ``register_rewards``; ``register(name, run)`` for
-    ``register_hosts``.  A duplicate name raises :class:`DuplicateNameError`
-    in the plugin's hook call, so the loader records it against that plugin.
+    ``register_hosts``.  A duplicate name is recorded in ``registry.conflicts``;
+    ``names`` keeps every name this plugin asked for, to attribute conflicts.
     """
 
     registry: Registry
     plugin: str
     version: str
+    names: list[str] = field(default_factory=list)
 
     def __call__(self, item: Reward | str, run: Callable[[Any], Any] | None = None) -> None:
         if isinstance(item, Reward):
@@ -90,6 +92,7 @@ class Registrar:
             )
 
     def _add(self, table: dict, name: str, value: Reward | Host) -> None:
+        self.names.append(name)
         if name in table:
             first = table[name]
             msg = (
@@ -98,5 +101,5 @@ class Registrar:
                 f"(GRPO_HOST_DISABLE_PLUGINS)"
             )
             self.registry.conflicts[name] = msg
-            raise DuplicateNameError(msg)
+            return
         table[name] = value

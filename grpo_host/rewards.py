@@ -38,6 +38,10 @@ class RewardError(Exception):
     """
 
 
+class BadValue(ValueError):
+    """A reward returned something outside the contract (inf, a non-number, a wrong count)."""
+
+
 def _is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, str | list | dict | tuple) and len(value) == 0)
 
@@ -136,7 +140,7 @@ def completion_text(completion: Any) -> str:
 
 
 def _coerce(value: Any) -> float | None:
-    """Turn a reward's return value into a float or None, or raise ValueError."""
+    """Turn a reward's return value into a float or None, or raise :class:`BadValue`."""
     if value is None:
         return None
     if isinstance(value, bool | numbers.Real):
@@ -144,9 +148,9 @@ def _coerce(value: Any) -> float | None:
         if math.isnan(out):
             return None
         if math.isinf(out):
-            raise ValueError(f"returned {out} (rewards must be finite)")
+            raise BadValue(f"returned {out} (rewards must be finite)")
         return out
-    raise ValueError(f"returned {type(value).__name__} {value!r:.60} (expected a float or None)")
+    raise BadValue(f"returned {type(value).__name__} {value!r:.60} (expected a float or None)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -241,7 +245,7 @@ class Reward:
         return {"params": self.bound if self.bound is not None else self.params()}
 
     def score_one(self, completion: Any, prompt: Any = None, **columns: Any) -> float | None:
-        """Score one completion; raise ValueError on a value that is not a float or None."""
+        """Score one completion; raise :class:`BadValue` on a value that is not a float or None."""
         if self.batch:
             return self.score_batch([completion], [prompt], {k: [v] for k, v in columns.items()})[0]
         return _coerce(self.fn(completion_text(completion), prompt=prompt, **columns, **self._kwargs()))
@@ -263,9 +267,9 @@ class Reward:
             ]
         out = self.fn(texts, prompts=prompts, **columns, **self._kwargs())
         if not isinstance(out, Sequence) or isinstance(out, str | bytes):
-            raise ValueError(f"returned {type(out).__name__} (a batch reward returns a list)")
+            raise BadValue(f"returned {type(out).__name__} (a batch reward returns a list)")
         if len(out) != n:
-            raise ValueError(f"returned {len(out)} values for {n} completions")
+            raise BadValue(f"returned {len(out)} values for {n} completions")
         return [_coerce(v) for v in out]
 
     def __call__(
@@ -279,7 +283,7 @@ class Reward:
         columns = {k: v for k, v in kwargs.items() if isinstance(v, list | tuple) and len(v) == n}
         try:
             return self.score_batch(completions, prompts, columns)
-        except ValueError as exc:
+        except BadValue as exc:
             raise RewardError(f"reward {self.name!r} ({self.origin}) {exc}") from exc
 
 
@@ -292,7 +296,7 @@ def _rebuild(module: str, qualname: str, plugin: str, version: str, params: dict
 
 
 def reward(
-    name: str | None = None,
+    name: str | Callable[..., Any] | None = None,
     *,
     requires: Mapping[str | tuple[str, ...], Any] | None = None,
     params: type[BaseModel] | None = None,
@@ -306,6 +310,7 @@ def reward(
     """Declare a function as a reward.
 
     :param name: the name used in specs; defaults to the function's name.
+        ``@reward`` without arguments works too.
     :param requires: dataset columns the reward reads, mapped to their type.
         A tuple key is an any-of group: ``{("expected", "answer"): str}``.
     :param params: a pydantic model of the reward's parameters; the function
@@ -341,4 +346,8 @@ def reward(
             examples=tuple(examples),
         )
 
+    if callable(name):  # bare @reward
+        fn, name = name, None
+        return wrap(fn)  # type: ignore[return-value]
     return wrap
+

@@ -1,0 +1,76 @@
+"""Rewards that misbehave on purpose, registered directly (not through entry points).
+
+Module-level so the process executor can pickle them by reference; the
+ensemble tests load this module with ``load_plugins(plugins=[sample_rewards])``.
+"""
+
+import math
+import os
+import signal
+import time
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from grpo_host import hookimpl, reward
+
+
+class ScaleParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    scale: float = Field(1.0, description="multiplier")
+
+
+@reward(requires={"answer": str}, params=ScaleParams)
+def echo(completion, *, answer, params, **_):
+    """The completion parsed as a float, times scale; None when it is not a number."""
+    try:
+        return float(completion) * params.scale
+    except ValueError:
+        return None
+
+
+@reward
+def misbehave(completion, **_):
+    """Does what the completion says: nan, inf, text, raise, or a number."""
+    if completion == "nan":
+        return math.nan
+    if completion == "inf":
+        return math.inf
+    if completion == "text":
+        return "1.0"
+    if completion == "raise":
+        raise ZeroDivisionError("asked to raise")
+    if completion == "sleep":
+        time.sleep(30)
+    return float(completion)
+
+
+@reward(executor="process")
+def in_worker(completion, **_):
+    """Runs in a worker: 'spin' loops in Python, 'stuck' ignores SIGALRM (only the outer kill helps),
+    'die' kills its own worker; otherwise returns the worker's pid."""
+    if completion == "spin":
+        while True:
+            pass
+    if completion == "stuck":
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(30)
+    if completion == "die":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if completion == "raise":
+        raise ValueError("bad item")
+    return float(os.getpid())
+
+
+@reward(batch=True)
+def batch_count(completions, *, prompts, **_):
+    """Number of completions in the batch equal to this one; 'short' returns one value too few."""
+    if "short" in completions:
+        return [1.0] * (len(completions) - 1)
+    return [float(completions.count(c)) for c in completions]
+
+
+@hookimpl
+def register_rewards(register):
+    for item in (echo, misbehave, in_worker, batch_count):
+        register(item)

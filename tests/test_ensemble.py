@@ -1,0 +1,128 @@
+"""Ensemble semantics: totals, weights, None/NaN, errors, timeouts, worker kills, strict."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+import sample_rewards
+
+from grpo_host import Ensemble, RewardError
+from grpo_host.ensemble import UnscoredRowsError
+from grpo_host.plugins import load_plugins
+from grpo_host.registry import UnknownNameError
+from grpo_host.spec import SpecError
+
+
+@pytest.fixture(scope="module")
+def plugins():
+    return load_plugins(entry_points_group=None, plugins=[sample_rewards])
+
+
+def ensemble(spec, plugins, **kw):
+    return Ensemble.from_spec(spec, plugins=plugins, **kw)
+
+
+def test_total_is_the_weighted_sum_of_the_rewards_that_applied(plugins):
+    with ensemble("echo:2, misbehave:0.5", plugins) as e:
+        r = e.score(["1", "nan", "3"], answer=["a", "b", "c"])
+    assert r.values["echo"] == [1.0, None, 3.0]
+    assert r.values["misbehave"] == [1.0, None, 3.0]
+    assert r.total == [2.5, None, 7.5]
+    assert r.unscored == 1
+    m = r.metrics["echo"]
+    assert (m.mean, m.coverage, m.errors, m.timeouts) == (2.0, pytest.approx(2 / 3), 0, 0)
+    assert m.std == pytest.approx(2 ** 0.5) and m.seconds >= 0
+
+
+def test_weight_zero_is_logged_but_not_trained_on(plugins):
+    with ensemble("echo:1, misbehave:0", plugins) as e:
+        r = e.score(["2", "nan"], answer=["a", "b"])
+    assert r.values["misbehave"] == [2.0, None]
+    assert r.total == [2.0, None]
+    assert r.metrics["misbehave"].mean == 2.0
+
+
+def test_params_from_the_spec_reach_the_reward(plugins):
+    with ensemble("echo(scale=10)", plugins) as e:
+        assert e.score(["1.5"], answer=["a"]).values["echo"] == [15.0]
+
+
+def test_strict_makes_unscored_rows_an_error(plugins):
+    with ensemble("echo", plugins, strict=True) as e:
+        with pytest.raises(UnscoredRowsError, match=r"rows \['r2'\]"):
+            e.score(["1", "nope"], answer=["a", "b"], row_ids=["r1", "r2"])
+
+
+@pytest.mark.parametrize("text", ["raise", "inf", "text"])
+def test_errors_raise_by_default_naming_reward_pack_and_row(plugins, text):
+    with ensemble("misbehave", plugins) as e:
+        with pytest.raises(RewardError, match=r"reward 'misbehave' \(pack sample_rewards 0\) failed on row 7"):
+            e.score(["1", text], row_ids=[6, 7])
+
+
+def test_on_error_skip_counts_and_yields_none(plugins):
+    spec = [{"name": "misbehave", "on_error": "skip"}]
+    with ensemble(spec, plugins) as e:
+        r = e.score(["1", "raise", "inf", "text"])
+    assert r.values["misbehave"] == [1.0, None, None, None]
+    assert r.metrics["misbehave"].errors == 3
+    assert "ZeroDivisionError: asked to raise" in r.errors[0]
+
+
+def test_inline_timeout_yields_none_and_is_counted(plugins):
+    spec = [{"name": "misbehave", "timeout": 0.3}]
+    with ensemble(spec, plugins) as e:
+        start = time.monotonic()
+        r = e.score(["sleep", "2", "sleep"])
+        assert time.monotonic() - start < 5
+        assert r.values["misbehave"] == [None, 2.0, None]
+        assert r.metrics["misbehave"].timeouts == 2
+        assert e.score(["3"]).values["misbehave"] == [3.0]  # a fresh thread took over
+
+
+def test_batch_reward_wrong_count_follows_the_error_policy(plugins):
+    with ensemble("batch_count", plugins) as e:
+        assert e.score(["a", "b", "a"]).values["batch_count"] == [2.0, 1.0, 2.0]
+        with pytest.raises(RewardError, match=r"failed on rows 0..1: returned 1 values for 2 completions"):
+            e.score(["short", "x"])
+
+
+def test_process_rewards_run_in_warm_workers(plugins):
+    with ensemble("in_worker", plugins, workers=2) as e:
+        first = e.score(["a"] * 8).values["in_worker"]
+        second = e.score(["b"] * 8).values["in_worker"]
+    pids = set(first) | set(second)
+    assert os.getpid() not in pids and 1 <= len(pids) <= 2  # two workers, reused across calls
+
+
+@pytest.mark.timeout(60)
+def test_worker_timeouts_kills_and_deaths(plugins):
+    spec = [{"name": "in_worker", "timeout": 0.5, "on_error": "skip"}]
+    with ensemble(spec, plugins, workers=2) as e:
+        start = time.monotonic()
+        r = e.score(["spin", "stuck", "die", "raise", "ok"])
+        elapsed = time.monotonic() - start
+        v, m = r.values["in_worker"], r.metrics["in_worker"]
+        assert v[:4] == [None] * 4 and v[4] is not None
+        assert (m.timeouts, m.errors) == (2, 2)
+        assert "worker process died" in r.errors[0] and "ValueError: bad item" in r.errors[1]
+        assert e._pool.killed == 2  # 'stuck' ignored SIGALRM and was killed; 'die' was replaced
+        assert elapsed < 10
+        assert all(x is not None for x in e.score(["a", "b", "c"]).values["in_worker"])  # pool recovered
+
+
+def test_unknown_names_and_bad_params_explain_themselves(plugins):
+    with pytest.raises(UnknownNameError, match="unknown reward 'eco'; available: batch_count, echo, in_worker, misbehave"):
+        ensemble("eco", plugins)
+    with pytest.raises(ValueError, match=r"parameters of 'echo': scale \(number, default 1.0\): multiplier"):
+        ensemble("echo(scale=big)", plugins)
+    with pytest.raises(SpecError):
+        ensemble("echo:heavy", plugins)
+
+
+def test_columns_must_match_the_batch(plugins):
+    with ensemble("echo", plugins) as e:
+        with pytest.raises(ValueError, match="column 'answer' has 1 values for 2 completions"):
+            e.score(["1", "2"], answer=["a"])
