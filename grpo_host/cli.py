@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -81,18 +82,30 @@ def rewards_list(as_json: JsonOpt = False) -> None:
         ]
         print(json.dumps(rows, indent=2))
         return
-    table = Table("name", "pack", "version", "requires", "params", "description")
+    table = _table("name", "pack", "requires", "params", "description")
     for r in rewards:
         table.add_row(
             r.name,
-            r.plugin,
-            r.version,
+            f"{r.plugin} {r.version}",
             ", ".join(f"{k}: {v}" for k, v in _requires(r).items()) or "-",
             ", ".join(_schema_props(r)) or "-",
-            r.description.split(". ")[0].split("\n")[0],
+            _first_sentence(r.description),
         )
     out.print(table)
     _warn_failed()
+
+
+def _table(*columns: str, title: str | None = None) -> Table:
+    """A table whose first column (a name) never wraps."""
+    table = Table(title=title)
+    for i, column in enumerate(columns):
+        table.add_column(column, no_wrap=i == 0)
+    return table
+
+
+def _first_sentence(text: str, limit: int = 90) -> str:
+    first = " ".join(text.split()).split(". ")[0]
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def _warn_failed() -> None:
@@ -110,12 +123,13 @@ def rewards_show(name: str) -> None:
         r = get_reward(name)
     out.print(f"[bold]{r.name}[/bold]  (pack {r.plugin} {r.version}; {'batch' if r.batch else 'per item'}, "
               f"executor {r.executor}{f', timeout {r.timeout}s' if r.timeout else ''})\n")
-    out.print(r.description + "\n")
+    paragraphs = re.sub(r"(?<!\n)\n(?!\n)", " ", r.description)  # rewrap to the terminal
+    out.print(paragraphs + "\n", markup=False)  # descriptions are plain text: "[prm]" is not a style tag
     req = _requires(r)
     out.print("columns: " + (", ".join(f"{k} ({v})" for k, v in req.items()) or "none"))
     props = _schema_props(r)
     if props:
-        table = Table("parameter", "type", "default", "description", title="parameters")
+        table = _table("parameter", "type", "default", "description", title="parameters")
         for key, prop in props.items():
             kind = prop.get("type") or " | ".join(map(str, prop.get("enum", []))) or json.dumps(prop.get("anyOf", ""))
             table.add_row(key, str(kind), json.dumps(prop.get("default")), prop.get("description", ""))
@@ -139,7 +153,7 @@ def plugins_list(as_json: JsonOpt = False) -> None:
     if as_json:
         print(json.dumps([rec.__dict__ for rec in records], indent=2))
         return
-    table = Table("plugin", "distribution", "version", "source", "hooks", "rewards", "status")
+    table = _table("plugin", "distribution", "version", "source", "hooks", "rewards", "status")
     for rec in records:
         status = {"loaded": "[green]loaded[/green]", "disabled": "[yellow]disabled[/yellow]"}.get(
             rec.status, f"[red]failed: {rec.error}[/red]"
@@ -169,47 +183,11 @@ def data_check(
     elif report.ok:
         out.print(f"[green]ok[/green]: {report.rows} rows carry what {', '.join(r.name for r in chosen)} need")
     else:
-        table = Table("reward", "column", "problem", "rows", "first rows", title=f"{data}: {report.rows} rows")
+        table = _table("reward", "column", "problem", "rows", "first rows", title=f"{data}: {report.rows} rows")
         for p in report.problems:
             table.add_row(p.reward, p.column, p.problem, str(p.count), ", ".join(p.rows))
         out.print(table)
     raise typer.Exit(0 if report.ok else 1)
-
-
-class _Summary:
-    """Running per-reward figures over all batches (sums, not lists: memory stays flat)."""
-
-    def __init__(self, names: list[str]) -> None:
-        self.stats = {n: {"n": 0, "scored": 0, "sum": 0.0, "sumsq": 0.0, "errors": 0, "timeouts": 0, "seconds": 0.0}
-                      for n in names}
-
-    def add(self, result) -> None:
-        for name, values in result.values.items():
-            s, m = self.stats[name], result.metrics[name]
-            got = [v for v in values if v is not None]
-            s["n"] += len(values)
-            s["scored"] += len(got)
-            s["sum"] += sum(got)
-            s["sumsq"] += sum(v * v for v in got)
-            s["errors"] += m.errors
-            s["timeouts"] += m.timeouts
-            s["seconds"] += m.seconds
-
-    def rows(self) -> dict[str, dict[str, float | int | None]]:
-        res = {}
-        for name, s in self.stats.items():
-            k = s["scored"]
-            mean = s["sum"] / k if k else None
-            var = (s["sumsq"] - k * mean * mean) / (k - 1) if k > 1 else 0.0
-            res[name] = {
-                "mean": mean,
-                "std": math.sqrt(max(var, 0.0)) if k else None,
-                "coverage": k / s["n"] if s["n"] else 0.0,
-                "errors": s["errors"],
-                "timeouts": s["timeouts"],
-                "seconds": round(s["seconds"], 4),
-            }
-        return res
 
 
 def _count_lines(path: Path) -> int | None:
@@ -232,91 +210,108 @@ def score(
     """Score completions offline and summarise per reward. Exit 1 when rows were bad."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from .data import DataError, normalize, read_rows
+    from .data import read_rows
     from .ensemble import Ensemble
+    from .scoring import Summary, score_rows
 
     with _errors():
         ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers)
         rows = read_rows(data)
+    summary = Summary(ensemble.names)
     sink = sys.stdout if out_path == Path("-") else (out_path.open("w") if out_path else None)
-    table_console = err if sink is sys.stdout else out
-    summary, bad, unscored, scored = _Summary(ensemble.names), [], 0, 0
-    checks = [(r.name, col) for r in ensemble.rewards for col in r.requires]
-    batch: list[tuple[str, dict[str, Any]]] = []
-
-    def flush() -> None:
-        nonlocal unscored, scored
-        if not batch:
-            return
-        keys = sorted({k for _, row in batch for k in row} - {"completion", "prompt"})
-        columns = {k: [row.get(k) for _, row in batch] for k in keys}
-        result = ensemble.score(
-            [row["completion"] for _, row in batch],
-            [row["prompt"] for _, row in batch],
-            row_ids=[where for where, _ in batch],
-            **columns,
-        )
-        summary.add(result)
-        unscored += result.unscored
-        scored += len(batch)
-        for message in result.errors[:5]:
-            err.print(f"[yellow]skipped:[/yellow] {message}", soft_wrap=True)
-        if sink is not None:
-            for i, (where, _) in enumerate(batch):
-                line = {"row": where, "rewards": {n: result.values[n][i] for n in ensemble.names},
-                        "total": result.total[i]}
-                sink.write(json.dumps(line) + "\n")
-        batch.clear()
-
+    bad: list[str] = []
     progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                         console=err, transient=True, disable=not err.is_terminal)
     try:
         with _errors(), ensemble, progress:
             task = progress.add_task("score", total=_count_lines(data))
-            for where, raw in rows:
+            for line in score_rows(rows, ensemble, summary, batch_size=batch_size):
                 progress.advance(task)
-                try:
-                    if isinstance(raw, DataError):
-                        raise raw
-                    row = normalize(raw, where)
-                    if row.get("completion") in (None, "", []):
-                        raise DataError(where, "no 'completion' to score")
-                    for name, col in checks:
-                        problem = col.problem(row)
-                        if problem:
-                            raise DataError(where, f"reward {name!r} needs column {problem[0]!r}: {problem[1]}")
-                except DataError as exc:
-                    bad.append(str(exc))
-                    if sink is not None:
-                        sink.write(json.dumps({"row": where, "error": str(exc).removeprefix(f"{where}: ")}) + "\n")
-                    continue
-                batch.append((where, row))
-                if len(batch) >= batch_size:
-                    flush()
-            flush()
+                if "error" in line:
+                    bad.append(f"{line['row']}: {line['error']}")
+                if sink is not None:
+                    sink.write(json.dumps(line) + "\n")
     finally:
         if sink is not None and sink is not sys.stdout:
             sink.close()
 
-    stats = summary.rows()
+    stats = summary.per_reward()
     if as_json:
-        print(json.dumps({"rows": scored + len(bad), "scored": scored, "bad_rows": len(bad), "unscored": unscored,
-                          "rewards": stats, "weights": dict(zip(ensemble.names, ensemble.weights))}, indent=2))
+        print(json.dumps({"rows": summary.rows, "scored": summary.rows - summary.bad, "bad_rows": summary.bad,
+                          "unscored": summary.unscored, "rewards": stats,
+                          "weights": dict(zip(ensemble.names, ensemble.weights))}, indent=2))
     else:
-        table = Table("reward", "weight", "mean", "std", "coverage", "errors", "timeouts", "seconds",
-                      title=f"{data}: {scored} rows scored, {len(bad)} bad, {unscored} unscored")
+        title = f"{data}: {summary.rows - summary.bad} rows scored, {summary.bad} bad, {summary.unscored} unscored"
+        table = _table("reward", "weight", "mean", "std", "coverage", "errors", "timeouts", "seconds", title=title)
         fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
         for name, weight in zip(ensemble.names, ensemble.weights):
             s = stats[name]
             table.add_row(name, fmt(weight), fmt(s["mean"]), fmt(s["std"]), f"{s['coverage']:.0%}",
                           str(s["errors"]), str(s["timeouts"]), fmt(s["seconds"]))
-        table_console.print(table)
+        (err if sink is sys.stdout else out).print(table)
+    for message in summary.skipped:
+        err.print(f"skipped: {message}", soft_wrap=True, markup=False, style="yellow")
     for message in bad[:10]:
-        err.print(f"[red]bad row:[/red] {message}", soft_wrap=True)
+        err.print(f"bad row: {message}", soft_wrap=True, markup=False, style="red")
     if len(bad) > 10:
-        err.print(f"[red]... and {len(bad) - 10} more bad rows[/red]")
+        err.print(f"... and {len(bad) - 10} more bad rows", style="red")
     raise typer.Exit(1 if bad else 0)
 
 
 def main() -> None:
     app()
+
+
+@app.command("new-plugin")
+def new_plugin(
+    name: Annotated[str, typer.Argument(help="distribution name of the new pack, e.g. grpo-rewards-chess")],
+    directory: Annotated[
+        Path | None, typer.Option("--dir", help="directory to create (default: ./NAME); must not exist or be empty")
+    ] = None,
+    reward_name: Annotated[
+        str | None, typer.Option("--reward", help="name of the example reward (default: <module>_contains_answer)")
+    ] = None,
+    no_input: Annotated[bool, typer.Option("--no-input", help="ask nothing: default description, no author")] = False,
+) -> None:
+    """Render plugin_template into a new reward pack: entry point, example reward, tests, CI workflow."""
+    from .scaffold import render_pack
+
+    with _errors():
+        target = render_pack(name, directory, reward=reward_name, interactive=not no_input)
+    out.print(f"[green]created[/green] {target}")
+    out.print(f"next:\n  cd {target}\n  pip install -e '.[test]'\n  grpo-host rewards list\n  pytest", markup=False)
+
+
+@app.command()
+def train(
+    config: Annotated[Path, typer.Argument(help="run configuration (YAML); see docs/training.md")],
+    backend: Annotated[str | None, typer.Option(help="training host: trl or mlx (overrides the config)")] = None,
+    overrides: Annotated[
+        list[str] | None, typer.Option("--set", help="override a config key: --set learning_rate=1e-5 --set lora.r=8")
+    ] = None,
+) -> None:
+    """Train with GRPO: check the data, run the chosen backend, save the model and a summary.
+
+    Exit 0 trained, 1 the data check failed (before any model was loaded), 2 the run could not start or stopped.
+    """
+    from .config import load_config
+    from .train import DataCheckFailed, train as run_training
+
+    try:
+        with _errors():
+            run_config = load_config(config, overrides or [], backend=backend)
+            summary = run_training(run_config)
+    except DataCheckFailed as exc:
+        table = _table("reward", "column", "problem", "rows", "first rows",
+                       title=f"data check failed: {exc.path}: {exc.report.rows} rows")
+        for p in exc.report.problems:
+            table.add_row(p.reward, p.column, p.problem, str(p.count), ", ".join(p.rows))
+        err.print(table)
+        err.print("[red]error:[/red] the data check failed; nothing was trained", markup=True)
+        raise typer.Exit(1) from None
+    table = _table("reward", "first mean", "last mean",
+                   title=f"{summary.steps} steps in {summary.seconds:.1f}s ({summary.backend}) -> {summary.output_dir}")
+    fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
+    for name, values in summary.rewards.items():
+        table.add_row(name, fmt(values["first"]), fmt(values["last"]))
+    out.print(table)

@@ -10,6 +10,7 @@ and (through ``__call__``) a ready-made TRL reward function.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import sys
@@ -338,7 +339,7 @@ def reward(
             fn=fn,
             requires=_columns(requires or {}),
             params=params,
-            description=(description or (fn.__doc__ or "")).strip(),
+            description=inspect.cleandoc(description or fn.__doc__ or ""),
             batch=batch,
             executor=executor,
             timeout=timeout,
