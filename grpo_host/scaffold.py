@@ -1,0 +1,124 @@
+"""Rendering a new reward pack from ``plugin_template/`` (``grpo-host new-plugin``).
+
+The template itself is a copier template.  What lives here is what a template
+cannot do well: check the names before anything is written, derive the
+distribution, module and reward names in one place, refuse to render over
+existing work, and render into a scratch directory first, so that a failure
+leaves nothing behind in the target.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["TEMPLATE", "PackNames", "ScaffoldError", "pack_names", "render_pack"]
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "plugin_template"
+"""The template: next to ``grpo_host/`` in a source checkout and in an installed wheel alike."""
+
+# PEP 508 distribution names: letters, digits, and . _ - inside.
+_DIST_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
+_TAKEN = {"grpo_host", "reward_plugins", "plugin_template", "tests", "test"}
+
+
+class ScaffoldError(ValueError):
+    """The pack cannot be rendered (a bad name, an occupied target); nothing was written."""
+
+
+@dataclass(frozen=True)
+class PackNames:
+    """The names of a new pack, all derived from the one the author typed."""
+
+    dist: str
+    """Normalised distribution name (PEP 503): what ``pip install`` takes; also the entry-point name."""
+    module: str
+    """Import name of the pack's package: the distribution name with ``-`` as ``_``."""
+    reward: str
+    """Name of the example reward, as written in specs; also its function's name."""
+
+
+def pack_names(name: str, reward: str | None = None) -> PackNames:
+    """Check ``name`` (and ``reward``) and derive the pack's names, or raise :class:`ScaffoldError`.
+
+    The distribution name is normalised (``My_Pack`` becomes ``my-pack``) so
+    that the entry-point name, the distribution name and what
+    ``GRPO_HOST_LOAD_PLUGINS`` matches are one string.  The module name must
+    be importable, and must not shadow the standard library or grpo-host.
+    The example reward defaults to ``<module>_contains_answer``: reward names
+    are global across installed packs, so the default carries the pack's name.
+    """
+    if not _DIST_NAME.match(name):
+        raise ScaffoldError(
+            f"pack name {name!r} is not a valid distribution name: use letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit (e.g. grpo-rewards-chess)"
+        )
+    dist = re.sub(r"[-_.]+", "-", name).lower()
+    module = dist.replace("-", "_")
+    if not module.isidentifier() or keyword.iskeyword(module):
+        raise ScaffoldError(
+            f"pack name {name!r} gives the module name {module!r}, which Python cannot import; "
+            "start the name with a letter"
+        )
+    if module in sys.stdlib_module_names or module in _TAKEN:
+        raise ScaffoldError(
+            f"pack name {name!r} gives the module name {module!r}, which the standard library or grpo-host "
+            "already uses; choose another"
+        )
+    reward = reward if reward is not None else f"{module}_contains_answer"
+    if not reward.isidentifier() or keyword.iskeyword(reward):
+        raise ScaffoldError(
+            f"reward name {reward!r} must be a Python identifier (letters, digits, '_'; not starting with a digit): "
+            "it names the reward in specs and its function"
+        )
+    return PackNames(dist, module, reward)
+
+
+def render_pack(
+    name: str,
+    target: str | Path | None = None,
+    *,
+    reward: str | None = None,
+    interactive: bool = False,
+    template: Path = TEMPLATE,
+) -> Path:
+    """Render the template into ``target`` (default ``./<dist name>``) and return its path.
+
+    :param name: the pack's distribution name, e.g. ``grpo-rewards-chess``.
+    :param target: the directory to create; it must not exist or be empty.
+    :param reward: the example reward's name (see :func:`pack_names`).
+    :param interactive: ask for the description and author; otherwise use
+        the template's defaults.
+    :param template: the copier template to render.
+
+    Raises :class:`ScaffoldError` for a bad name or an occupied target, in
+    both cases before anything is written.  The pack is rendered into a
+    scratch directory and copied into place only once rendering succeeded.
+    """
+    names = pack_names(name, reward)
+    target = Path(target if target is not None else names.dist)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ScaffoldError(f"target {str(target)!r} exists and is not an empty directory; choose another with --dir")
+    if not (template / "copier.yml").is_file():
+        raise ScaffoldError(f"the reward-pack template is missing: no copier.yml in {template}")
+
+    from copier import run_copy  # imported here: copier is only needed to render
+
+    from . import __version__
+
+    data = {
+        "dist_name": names.dist,
+        "module": names.module,
+        "reward_name": names.reward,
+        "grpo_host_version": __version__ if "+" not in __version__ else "0.1",
+    }
+    with tempfile.TemporaryDirectory(prefix="grpo-host-new-plugin-") as scratch:
+        rendered = Path(scratch) / "pack"
+        run_copy(str(template), rendered, data=data, defaults=not interactive, quiet=True, unsafe=False)
+        shutil.copytree(rendered, target, dirs_exist_ok=True)
+    return target

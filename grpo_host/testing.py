@@ -1,0 +1,177 @@
+"""Helpers for testing a reward pack the way the host will use it.
+
+A pack's tests should prove more than "the module imports": that the
+*installed* distribution is found through its ``grpo_host`` entry point, that
+listing it stays cheap, that its rewards score known rows as documented, and
+that sample data passes ``grpo-host data check``.  Each helper does one of
+these through the code paths the CLI itself uses (:func:`grpo_host.load_plugins`,
+:class:`grpo_host.Ensemble`, :func:`grpo_host.data.check_rows`), so a passing
+test means the host will behave the same way.
+
+This module is also a pytest plugin, registered through the ``pytest11``
+entry point: wherever grpo-host is installed, tests can ask for the
+``grpo_plugins`` and ``score_rows`` fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .plugins import GROUP, PluginRecord, Plugins, load_plugins
+
+if TYPE_CHECKING:
+    from .data import CheckReport
+
+__all__ = [
+    "HEAVY_MODULES",
+    "assert_discovered",
+    "assert_listing_is_light",
+    "data_check",
+    "load_pack",
+    "score_rows",
+]
+
+HEAVY_MODULES = ("torch", "transformers", "mlx", "sympy")
+"""Modules whose import would make ``grpo-host rewards list`` slow; packs import them inside functions."""
+
+
+def load_pack(name: str) -> Plugins:
+    """A plugin set holding only the installed pack ``name`` (its entry-point or distribution name).
+
+    Discovery goes through the installed entry points, as the host's does,
+    restricted with ``GRPO_HOST_LOAD_PLUGINS``; the process environment is
+    not read, so a ``GRPO_HOST_DISABLE_PLUGINS`` set there cannot hide the
+    pack.  Loading is strict: an import error or a misspelled hook in the
+    pack raises here with its own traceback.  Raises :class:`AssertionError`,
+    listing what is installed, when no entry point matches ``name``.
+    """
+    plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": name}, strict=True)
+    if not plugins.records:
+        installed = sorted(f"{ep.name} ({ep.dist.name if ep.dist else '?'})" for ep in entry_points(group=GROUP))
+        raise AssertionError(
+            f"no installed {GROUP!r} entry point or distribution is named {name!r}; is the pack installed "
+            f"(pip install -e .)?  installed: {', '.join(installed) or 'none'}"
+        )
+    return plugins
+
+
+def assert_discovered(name: str, rewards: Iterable[str] = ()) -> PluginRecord:
+    """Assert that the host discovers the installed pack ``name`` and that it registers ``rewards``.
+
+    Returns the pack's :class:`~grpo_host.plugins.PluginRecord` (distribution,
+    version, source, hooks, rewards) for further checks.
+    """
+    plugins = load_pack(name)
+    registered = {r for record in plugins.records for r in record.rewards}
+    record = plugins.records[0]
+    missing = sorted(set(rewards) - registered)
+    if missing:
+        raise AssertionError(
+            f"pack {name!r} ({record.dist} {record.version}) is installed but did not register {missing}; "
+            f"it registered: {', '.join(sorted(registered)) or 'nothing'}"
+        )
+    return record
+
+
+_HEAVY_PROBE = """
+import json, sys
+from grpo_host.plugins import load_plugins
+plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": sys.argv[1]}, strict=True)
+if not plugins.records:
+    sys.exit(f"no installed grpo_host entry point or distribution is named {sys.argv[1]!r}")
+print(json.dumps(sorted(m for m in sys.argv[2:] if m in sys.modules)))
+"""
+
+
+def assert_listing_is_light(name: str, heavy: Iterable[str] = HEAVY_MODULES) -> None:
+    """Assert that loading the pack ``name`` imports none of ``heavy``.
+
+    The host loads every installed pack to list rewards, so one pack with a
+    top-level ``import torch`` slows every ``grpo-host`` command.  The check
+    runs in a fresh interpreter: the test process has usually imported them.
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", _HEAVY_PROBE, name, *heavy], capture_output=True, text=True, timeout=120
+    )
+    if proc.returncode != 0:
+        raise AssertionError(f"loading pack {name!r} in a fresh interpreter failed:\n{proc.stderr}")
+    imported = json.loads(proc.stdout.strip().splitlines()[-1])
+    if imported:
+        raise AssertionError(
+            f"loading pack {name!r} imports {', '.join(imported)}; import heavy modules inside the reward "
+            "functions that use them, so listing rewards stays fast"
+        )
+
+
+def score_rows(spec: str, rows: Iterable[Mapping[str, Any]], *, plugins: Plugins | None = None) -> list[float | None]:
+    """Score ``rows`` with the one reward in ``spec`` (parameters and all), as the host's ensemble does.
+
+    Each row has a ``completion`` (text or chat messages), optionally a
+    ``prompt``, and the reward's columns.  The reward's executor, timeout and
+    error policy apply (``executor="process"`` rewards run in worker
+    processes), and a reward that raises fails the call with the reward and
+    row named.  A row missing a required column raises :class:`ValueError`
+    naming the row and column, as ``grpo-host score`` reports it.
+
+    :param plugins: where to look the reward up (e.g. ``load_pack(...)``);
+        defaults to every installed pack.
+    """
+    from .ensemble import Ensemble
+
+    rows = list(rows)
+    with Ensemble.from_spec(spec, plugins=plugins) as ensemble:
+        if len(ensemble.members) != 1:
+            raise ValueError(f"score_rows scores one reward; the spec {spec!r} names {ensemble.names}")
+        [reward] = ensemble.rewards
+        for i, row in enumerate(rows):
+            if "completion" not in row:
+                raise ValueError(f"row {i}: no 'completion' to score")
+            for col in reward.requires:
+                problem = col.problem(row)
+                if problem:
+                    raise ValueError(f"row {i}: reward {reward.name!r} needs column {problem[0]!r}: {problem[1]}")
+        keys = sorted({k for row in rows for k in row} - {"completion", "prompt"})
+        result = ensemble.score(
+            [row["completion"] for row in rows],
+            [row.get("prompt") for row in rows],
+            row_ids=[f"row {i}" for i in range(len(rows))],
+            **{k: [row.get(k) for row in rows] for k in keys},
+        )
+    return result.values[reward.name]
+
+
+def data_check(
+    spec: str, rows: str | Path | Iterable[Mapping[str, Any]], *, plugins: Plugins | None = None
+) -> CheckReport:
+    """Run ``grpo-host data check`` on sample rows and return its :class:`~grpo_host.data.CheckReport`.
+
+    ``rows`` is a file or datasets folder (any format the CLI reads) or a list
+    of row dicts, labelled ``row 1``, ``row 2``, ... in the report.
+    """
+    from . import get_reward
+    from .data import check_rows, read_rows
+    from .spec import parse_spec
+
+    chosen = [get_reward(item.name, plugins).bind(item.params) for item in parse_spec(spec)]
+    pairs = read_rows(rows) if isinstance(rows, str | Path) else ((f"row {i}", r) for i, r in enumerate(rows, 1))
+    return check_rows(pairs, chosen)
+
+
+@pytest.fixture(name="grpo_plugins")
+def grpo_plugins() -> Callable[[str], Plugins]:
+    """``grpo_plugins(name)``: the plugin set with only the installed pack ``name`` (see :func:`load_pack`)."""
+    return load_pack
+
+
+@pytest.fixture(name="score_rows")
+def score_rows_fixture() -> Callable[..., list[float | None]]:
+    """``score_rows(spec, rows, plugins=...)``: score rows with one reward (see :func:`score_rows`)."""
+    return score_rows
