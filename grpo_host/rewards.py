@@ -43,8 +43,11 @@ class BadValue(ValueError):
     """A reward returned something outside the contract (inf, a non-number, a wrong count)."""
 
 
+_SIZED = (str, list, dict, tuple)
+
+
 def _is_empty(value: Any) -> bool:
-    return value is None or (isinstance(value, str | list | dict | tuple) and len(value) == 0)
+    return value is None or (not value and isinstance(value, _SIZED))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,19 +71,32 @@ class Column:
         Problems are ``missing`` (no such key), ``empty`` (None, "", [], {}) and
         ``wrong type``; a plain class is checked with ``isinstance`` (fast path
         for the common ``str``), anything else through a pydantic TypeAdapter.
+        This runs once per row and column in ``data check``: keep it lean.
         """
+        if len(self.names) == 1:  # the common case, without the any-of bookkeeping
+            name = self.names[0]
+            if name not in row:
+                return name, "missing"
+            value = row[name]
+            if _is_empty(value):
+                return name, "empty"
+            return None if self._type_ok(value) else (name, self._wrong(value))
         present = [n for n in self.names if n in row]
         if not present:
             return self.label, "missing"
         filled = [n for n in present if not _is_empty(row[n])]
         if not filled:
             return self.label, "empty"
-        for name in filled:
-            if self._type_ok(row[name]):
-                return None
-        return filled[0], f"wrong type: expected {_type_name(self.type)}, got {type(row[filled[0]]).__name__}"
+        if any(self._type_ok(row[name]) for name in filled):
+            return None
+        return filled[0], self._wrong(row[filled[0]])
+
+    def _wrong(self, value: Any) -> str:
+        return f"wrong type: expected {_type_name(self.type)}, got {type(value).__name__}"
 
     def _type_ok(self, value: Any) -> bool:
+        if value.__class__ is self.type:  # fast path: a str column holding a str
+            return True
         if self.type is Any:
             return True
         if self.type is float:
