@@ -1,0 +1,121 @@
+"""Every hook in ``grpo_host/hookspecs.py`` is documented, called by the loader, and tested.
+
+In the spirit of datasette's plugin-documentation checks: adding a hook spec
+without a full docstring (every parameter), without a section in the
+reward-pack guide, or without an entry in :data:`HOOK_TESTS` fails here,
+naming the hook.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from grpo_host import hookimpl, hookspecs, reward
+from grpo_host.plugins import HOOKS, load_plugins
+from grpo_host.registry import DuplicateNameError
+
+GUIDE = Path(__file__).parent.parent / "docs" / "writing-a-reward-pack.md"
+
+
+def hookspec_functions() -> dict[str, object]:
+    """The hook specs as pluggy sees them: functions carrying the project's spec marker."""
+    marker = f"{hookspecs.PROJECT}_spec"
+    return {name: fn for name, fn in vars(hookspecs).items() if inspect.isfunction(fn) and hasattr(fn, marker)}
+
+
+SPECS = hookspec_functions()
+
+
+def plugin_module(name: str, version: str = "1.0", **hooks) -> ModuleType:
+    """A plugin module built in the test, registered directly as embedding applications do."""
+    module = ModuleType(name)
+    module.__version__ = version
+    for hook_name, fn in hooks.items():
+        setattr(module, hook_name, hookimpl(fn))
+    return module
+
+
+@reward(name="hookspec_test_reward", requires={"answer": str})
+def hookspec_test_reward(completion: str, *, answer: str, **_) -> float:
+    """1.0 when the completion equals the answer."""
+    return float(completion == answer)
+
+
+def test_register_rewards_records_each_reward_with_its_installed_pack(packs, monkeypatch):
+    """Through a real entry point: the test pack `good`, installed with pip."""
+    monkeypatch.syspath_prepend(str(packs["good"]))
+    plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "good"})
+    [record] = plugins.records
+    assert (record.status, record.hooks) == ("loaded", ["register_rewards"])
+    assert record.rewards == ["contains_expected", "good_agreement", "good_length"]
+    registered = plugins.registry.reward("good_length")
+    assert (registered.plugin, registered.version) == ("grpo-test-good", "1.2.3")
+
+
+def test_register_rewards_reports_a_name_two_packs_register(monkeypatch):
+    first = plugin_module("pack_one", "1.0", register_rewards=lambda register: register(hookspec_test_reward))
+    second = plugin_module("pack_two", "2.0", register_rewards=lambda register: register(hookspec_test_reward))
+    plugins = load_plugins(entry_points_group=None, plugins=[first, second], env={})
+    with pytest.raises(DuplicateNameError, match=r"pack_one 1\.0 and pack_two 2\.0"):
+        plugins.registry.reward("hookspec_test_reward")
+
+
+def test_register_hosts_records_a_host_with_its_pack():
+    def run_toy(config):
+        return {"trained_on": config}
+
+    module = plugin_module("toy_host_pack", "0.3", register_hosts=lambda register: register("toy", run_toy))
+    plugins = load_plugins(entry_points_group=None, plugins=[module], env={})
+    host = plugins.registry.host("toy")
+    assert (host.name, host.plugin, host.version) == ("toy", "toy_host_pack", "0.3")
+    assert host.run("config") == {"trained_on": "config"}
+    [record] = plugins.records
+    assert record.hooks == ["register_hosts"]
+
+
+HOOK_TESTS = {
+    "register_rewards": [
+        test_register_rewards_records_each_reward_with_its_installed_pack,
+        test_register_rewards_reports_a_name_two_packs_register,
+    ],
+    "register_hosts": [test_register_hosts_records_a_host_with_its_pack],
+}
+"""Hook name -> the tests that exercise it.  A new hook needs an entry (and its tests) here."""
+
+
+def test_there_are_hooks_to_check():
+    assert {"register_rewards", "register_hosts"} <= set(SPECS)
+
+
+def test_every_hook_has_a_test():
+    untested = sorted(set(SPECS) - set(HOOK_TESTS))
+    assert not untested, f"hooks without a test in tests/test_hookspecs.py HOOK_TESTS: {untested}"
+    assert not set(HOOK_TESTS) - set(SPECS), "HOOK_TESTS names hooks that hookspecs.py no longer has"
+    for hook, tests in HOOK_TESTS.items():
+        assert tests and all(t.__name__.startswith(f"test_{hook}") for t in tests), hook
+
+
+def test_the_loader_calls_every_hook():
+    assert set(HOOKS) == set(SPECS), "grpo_host.plugins.HOOKS must list every hook spec, or the hook is never called"
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_hook_has_a_full_docstring(name):
+    fn = SPECS[name]
+    doc = inspect.getdoc(fn) or ""
+    summary, _, body = doc.partition("\n\n")
+    assert summary.endswith("."), f"hook {name}: the docstring starts with a one-sentence summary"
+    assert body.strip(), f"hook {name}: the docstring says when the hook is called and what it should do"
+    params = list(inspect.signature(fn).parameters)
+    documented = re.findall(r":param (\w+):\s*(\S[^\n]*)", doc)
+    assert [p for p, _ in documented] == params, f"hook {name}: document every parameter ({params}) with :param:"
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_hook_is_described_in_the_reward_pack_guide(name):
+    assert f"`{name}(" in GUIDE.read_text(), f"docs/writing-a-reward-pack.md does not describe hook {name}"
