@@ -34,6 +34,9 @@ from typing import Any, Literal, NamedTuple
 
 __all__ = ["InlineRunner", "Outcome", "WorkerPool"]
 
+STARTUP_TIMEOUT = 120.0
+"""Seconds a new worker interpreter may take to import grpo_host and say it is ready."""
+
 Task = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 
 
@@ -93,7 +96,7 @@ def _worker_main(conn) -> None:
     """Serve calls from the parent until it closes the pipe or sends None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     signal.signal(signal.SIGALRM, _on_alarm)
-    sys.path[:] = conn.recv()  # import rewards from wherever the parent can
+    conn.send("ready")
     while True:
         try:
             msg = conn.recv()
@@ -132,21 +135,31 @@ class _Worker:
     def __init__(self) -> None:
         down_r, down_w = os.pipe()
         up_r, up_w = os.pipe()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # import what the parent can
         self.process = subprocess.Popen(
             [sys.executable, "-m", "grpo_host.workers", str(down_r), str(up_w)],
             pass_fds=(down_r, up_w),
             stdin=subprocess.DEVNULL,
+            stdout=_stderr_fd(),  # a reward's print() must not land in `grpo-host score --out -`
+            env=env,
         )
         os.close(down_r)
         os.close(up_w)
         self.conn = _Duplex(Connection(up_r, writable=False), Connection(down_w, readable=False))
-        self.conn.send(list(sys.path))
+        self.ready = False  # set when the child says so: its start-up is no part of any item's timeout
 
     def kill(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait(5)
         self.conn.close()
+
+
+def _stderr_fd() -> int:
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # no real stderr (e.g. captured by a notebook)
+        return subprocess.DEVNULL
 
 
 class _Duplex:
@@ -185,12 +198,17 @@ class WorkerPool:
         return fresh
 
     def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
-        """Run every task, at most ``size`` at a time; one :class:`Outcome` per task, in order."""
+        """Run every task, at most ``size`` at a time; one :class:`Outcome` per task, in order.
+
+        A task's deadline starts when it is handed to a worker that has said
+        it is ready, so interpreter start-up never eats into an item's timeout.
+        """
         while len(self._workers) < min(self.size, len(tasks)):
             self._workers.append(_Worker())
         results: list[Outcome | None] = [None] * len(tasks)
         pending = deque(range(len(tasks)))
-        idle = list(self._workers)
+        idle = [w for w in self._workers if w.ready]
+        starting = {w: time.monotonic() + STARTUP_TIMEOUT for w in self._workers if not w.ready}
         busy: dict[_Worker, tuple[int, float]] = {}
         while pending or busy:
             while pending and idle:
@@ -199,7 +217,7 @@ class WorkerPool:
                 try:
                     worker.conn.send((index, fn, args, kwargs, timeout))
                 except (BrokenPipeError, OSError):
-                    idle.append(self._replace(worker))
+                    starting[self._replace(worker)] = time.monotonic() + STARTUP_TIMEOUT
                     pending.appendleft(index)
                     continue
                 except Exception as exc:  # the task did not pickle
@@ -207,10 +225,22 @@ class WorkerPool:
                     idle.append(worker)
                     continue
                 busy[worker] = (index, time.monotonic() + timeout + self.grace if timeout else float("inf"))
-            if not busy:
+            if not busy and not starting:
                 continue
-            wait_for = min(deadline for _, deadline in busy.values()) - time.monotonic()
-            ready = wait([w.conn for w in busy], timeout=None if wait_for == float("inf") else max(wait_for, 0))
+            wait_for = min([d for _, d in busy.values()] + list(starting.values())) - time.monotonic()
+            ready = wait([w.conn for w in (*busy, *starting)],
+                         timeout=None if wait_for == float("inf") else max(wait_for, 0))
+            for worker in [w for w in starting if w.conn in ready]:
+                del starting[worker]
+                try:
+                    worker.conn.recv()  # the worker's "ready"
+                except (EOFError, OSError):
+                    raise RuntimeError(
+                        f"a grpo-host worker process failed to start (exit code {worker.process.poll()}); "
+                        "its error is on stderr above"
+                    ) from None
+                worker.ready = True
+                idle.append(worker)
             for worker in [w for w in busy if w.conn in ready]:
                 index, _ = busy.pop(worker)
                 try:
@@ -218,7 +248,7 @@ class WorkerPool:
                 except (EOFError, OSError):
                     code = worker.process.poll()
                     results[index] = Outcome("error", error=f"worker process died (exit code {code})")
-                    idle.append(self._replace(worker))
+                    starting[self._replace(worker)] = time.monotonic() + STARTUP_TIMEOUT
                     continue
                 results[index] = Outcome(status, value, error)
                 idle.append(worker)
@@ -227,7 +257,9 @@ class WorkerPool:
                 if now > deadline:  # did not answer its own alarm: stuck outside Python
                     del busy[worker]
                     results[index] = Outcome("timeout")
-                    idle.append(self._replace(worker))
+                    starting[self._replace(worker)] = now + STARTUP_TIMEOUT
+            if any(now > deadline for deadline in starting.values()):
+                raise RuntimeError(f"a grpo-host worker process did not start within {STARTUP_TIMEOUT:.0f} s")
         return results  # type: ignore[return-value]
 
     def close(self) -> None:
