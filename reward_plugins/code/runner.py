@@ -1,0 +1,457 @@
+"""The warm interpreter that runs untrusted programs: a fork server, one per sandbox.
+
+This file is executed as a script (``python -I runner.py CONFIG``) inside the
+sandbox that :mod:`reward_plugins.code.sandbox` builds; it imports nothing
+from grpo-host, only the standard library, so it starts fast and needs no
+access to the project.  It reads requests from fd 0 and answers on fd 1, both
+framed as a 4-byte big-endian length followed by UTF-8 JSON.
+
+Per request it forks a child (the program runs in a copy of this warm
+interpreter: a fork, not a ``python`` start) that:
+
+* starts a new session (``setsid``), so it has no terminal and its own group;
+* in ``root`` mode drops to uid/gid 65534 with no supplementary groups and no
+  capabilities (the server itself is root of the sandbox's user namespace
+  and keeps CAP_KILL/SETUID/SETGID only; the host maps both to unprivileged
+  host ids);
+* sets rlimits: address space, CPU seconds, processes (RLIMIT_NPROC, counted
+  per user namespace and uid), file size, open files, no core files;
+* changes into a fresh empty directory that is the only place it may write
+  (the sandbox root is read-only, ``/tmp`` is a tmpfs owned by the server);
+* gets stdin (a pipe with the case's input, or ``/dev/null``), stdout and
+  stderr pipes, and for assert tests a pipe for the success token;
+* executes the code with ``exec`` in a fresh namespace.
+
+The server enforces the wall-clock limit, reads at most ``max_output`` bytes,
+and after every program kills every process the program left behind: in a
+sandbox ``kill(-1, SIGKILL)`` hits everything in the PID namespace except the
+namespace's init and the server; without one (``none`` mode) the server is a
+child subreaper, so orphans reparent to it and it kills its whole subtree.
+It then removes the work directory and System V IPC objects, and reports
+``clean: false`` when anything survived, which makes the host tear the
+sandbox down and build a new one.
+"""
+
+import ctypes
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import struct
+import sys
+import time
+
+WORK_ROOT = "/tmp"
+NOBODY = 65534
+CHUNK = 65536
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+IPC_RMID = 0
+NPROC_BASE = 0  # processes of the program's uid that are not the program's (set in main)
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def read_exact(fd, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = os.read(fd, n - len(buf))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return buf
+
+
+def receive(fd):
+    (size,) = struct.unpack(">I", read_exact(fd, 4))
+    return json.loads(read_exact(fd, size))
+
+
+def send(fd, message):
+    data = json.dumps(message).encode()
+    view = memoryview(struct.pack(">I", len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def set_limits(req):
+    limits = [
+        (resource.RLIMIT_AS, req["memory"]),
+        (resource.RLIMIT_CPU, int(float(req["timeout"])) + 1),
+        (resource.RLIMIT_FSIZE, req["file_size"]),
+        (resource.RLIMIT_NOFILE, 64),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_MSGQUEUE, 0),
+        (resource.RLIMIT_NPROC, req["processes"] + NPROC_BASE),
+    ]
+    for which, value in limits:
+        resource.setrlimit(which, (value, value + 1 if which == resource.RLIMIT_CPU else value))
+
+
+def child(req, drop_uid, workdir, fds, nonce):
+    """Runs in the forked child; never returns."""
+    stdin_r, out_w, err_w, token_w = fds
+    try:
+        os.setsid()
+        for signum in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
+            signal.signal(signum, signal.SIG_DFL)
+        os.dup2(stdin_r, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        if token_w is not None:
+            os.dup2(token_w, 3)
+        os.closerange(3 if token_w is None else 4, 1 << 16)
+        if drop_uid:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+        os.chdir(workdir)
+        os.umask(0o077)
+        set_limits(req)
+        sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
+        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
+        sys.argv = ["solution.py"]
+        sys.path[:0] = [workdir]
+        code = compile(req["code"], "solution.py", "exec")
+        tests = compile(req["tests"], "tests.py", "exec") if req.get("tests") is not None else None
+        namespace = {"__name__": "__main__" if tests is None else "solution", "__builtins__": __builtins__}
+        del req
+    except BaseException as exc:
+        os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
+        os._exit(70)
+    status = 0
+    try:
+        exec(code, namespace)
+        if tests is not None:
+            exec(tests, namespace)
+            sys.stdout.flush()
+            os.write(3, nonce)
+    except SystemExit as exc:
+        if tests is not None:  # leaving before the asserts ran is not passing them
+            status = 1
+        elif exc.code is None or isinstance(exc.code, int):
+            status = (exc.code or 0) & 0xFF
+        else:
+            print(exc.code, file=sys.stderr)
+            status = 1
+    except BaseException:
+        import traceback  # loaded by warm_up: no cost here
+
+        traceback.print_exc()
+        status = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        status = status or 1
+    os._exit(status)
+
+
+def descendants(root):
+    """Pids in the subtree under ``root`` (the server), from /proc's parent links."""
+    children = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+            children.setdefault(ppid, []).append(int(name))
+    out, todo = [], [root]
+    while todo:
+        for pid in children.get(todo.pop(), ()):
+            out.append(pid)
+            todo.append(pid)
+    return out
+
+
+def others(mode):
+    """Processes other than the server (and the namespace's init) that are still alive."""
+    if mode == "none":
+        pids = descendants(os.getpid())
+    else:
+        me = os.getpid()
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
+    alive = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if stat[stat.rindex(b")") + 2:stat.rindex(b")") + 3] != b"Z":
+            alive.append(pid)
+    return alive
+
+
+def count_processes(uid):
+    count = 0
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and os.stat(f"/proc/{name}").st_uid == uid:
+                count += 1
+        except OSError:
+            pass
+    return count
+
+
+def reap():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def kill_all(mode):
+    """Kill everything the program started; True when nothing is left within a second."""
+    deadline = time.monotonic() + 1.0
+    while True:
+        if mode == "none":
+            for pid in descendants(os.getpid()):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        else:
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except OSError:
+                pass
+        reap()
+        if not others(mode):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.002)
+
+
+def remove_ipc():
+    """Delete System V IPC objects a program left: they would outlive it and reach the next program."""
+    for kind, remove in (("shm", _libc.shmctl), ("msg", _libc.msgctl), ("sem", _libc.semctl)):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            ident = int(row.split()[1])
+            if kind == "sem":
+                remove(ident, 0, IPC_RMID)
+            else:
+                remove(ident, IPC_RMID, None)
+
+
+def _force_remove(func, path, _exc):
+    os.chmod(os.path.dirname(path), 0o700)  # a program may have chmod-ed its directories shut
+    func(path)
+
+
+def empty(directory, keep=()):
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        if path in keep:
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, 0o700)
+            shutil.rmtree(path, onerror=_force_remove)
+        else:
+            os.unlink(path)
+
+
+def ipc_objects():
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                if len(f.read().splitlines()) > 1:
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def marks(workdir):
+    """Change times of the writable directories: a change means the program left something to delete."""
+    return os.stat(workdir).st_ctime_ns, os.stat(WORK_ROOT).st_ctime_ns
+
+
+def cleanup(workdir, drop_uid):
+    """Empty the work dir (and /tmp) and remove IPC objects; as the programs' uid when they run as another."""
+    if not drop_uid:
+        empty(WORK_ROOT, keep=(workdir,))
+        empty(workdir)
+        remove_ipc()
+        return True
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            empty(workdir)
+            remove_ipc()
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def run(req, mode, drop_uid, workdir, before):
+    assert_mode = req.get("tests") is not None
+    stdin_data = (req.get("stdin") or "").encode() if not assert_mode else b""
+    stdin_r, stdin_w = os.pipe() if not assert_mode else (os.open("/dev/null", os.O_RDONLY), None)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    token_r, token_w = os.pipe() if assert_mode else (None, None)
+    nonce = os.urandom(16)
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        child(req, drop_uid, workdir, (stdin_r, out_w, err_w, token_w), nonce)
+    for fd in (stdin_r, out_w, err_w, token_w):
+        if fd is not None:
+            os.close(fd)
+    pidfd = os.pidfd_open(pid)
+    poller = select.poll()
+    buffers = {out_r: bytearray(), err_r: bytearray()}
+    token = bytearray()
+    readers = {out_r: buffers[out_r], err_r: buffers[err_r]}
+    if token_r is not None:
+        readers[token_r] = token
+    for fd in readers:
+        poller.register(fd, select.POLLIN)
+    poller.register(pidfd, select.POLLIN)
+    if stdin_w is not None:
+        os.set_blocking(stdin_w, False)
+        if stdin_data:
+            poller.register(stdin_w, select.POLLOUT)
+        else:
+            os.close(stdin_w)
+            stdin_w = None
+    deadline = start + float(req["timeout"])
+    cap = int(req["max_output"])
+    status, exited = None, False
+    sent = 0
+    while not exited:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            status = "timeout"
+            break
+        for fd, event in poller.poll(left * 1000):
+            if fd == pidfd:
+                exited = True
+            elif fd == stdin_w:
+                try:
+                    sent += os.write(stdin_w, stdin_data[sent:sent + CHUNK])
+                except OSError:  # the program closed its stdin
+                    sent = len(stdin_data)
+                if sent >= len(stdin_data):
+                    poller.unregister(stdin_w)
+                    os.close(stdin_w)
+                    stdin_w = None
+            elif fd in readers:
+                data = os.read(fd, CHUNK)
+                if not data:
+                    poller.unregister(fd)
+                    continue
+                readers[fd] += data
+        if len(buffers[out_r]) + len(buffers[err_r]) > cap:
+            status = "output_limit"
+            break
+    seconds = time.monotonic() - start
+    if not exited:
+        os.kill(pid, signal.SIGKILL)
+    wstatus = os.waitpid(pid, 0)[1]
+    clean = kill_all(mode)
+    for fd in list(readers):  # every writer is dead now: drain to EOF, within the cap
+        os.set_blocking(fd, False)
+        while len(buffers[out_r]) + len(buffers[err_r]) <= cap:
+            try:
+                data = os.read(fd, CHUNK)
+            except BlockingIOError:
+                break
+            if not data:
+                break
+            readers[fd] += data
+        os.close(fd)
+    if stdin_w is not None:
+        os.close(stdin_w)
+    os.close(pidfd)
+    if status is None and len(buffers[out_r]) + len(buffers[err_r]) > cap:
+        status = "output_limit"
+    exit_code = os.waitstatus_to_exitcode(wstatus)
+    if status is None:
+        status = "exited"
+    try:
+        if marks(workdir) != before or ipc_objects():
+            clean = cleanup(workdir, drop_uid) and clean
+    except Exception:  # e.g. a tree too deep to remove: the host builds a new sandbox
+        clean = False
+    return {
+        "status": status,
+        "exit_code": exit_code,
+        "stdout": bytes(buffers[out_r][:cap]).decode("utf-8", "replace"),
+        "stderr": bytes(buffers[err_r][-4096:]).decode("utf-8", "replace"),
+        "passed_asserts": bool(token_r is not None and bytes(token) == nonce and exit_code == 0),
+        "seconds": seconds,
+        "clean": clean,
+    }
+
+
+def warm_up():
+    """Load here, once, what every program would otherwise pay for after its fork.
+
+    Modules most programs import; the first ``compile``/``exec``/text-file
+    set-up (they initialise lazily); then ``gc.freeze()`` so the children's
+    garbage collections do not touch, and copy, the whole inherited heap.
+    """
+    import bisect, collections, functools, gc, heapq, io, itertools, math, random, re, string, traceback, typing  # noqa: E401,F401
+
+    exec(compile("import sys\nx = [i for i in range(3)]\nassert x\n", "warm.py", "exec"), {"__builtins__": __builtins__})
+    open(os.devnull, "w", encoding="utf-8", errors="replace").close()
+    gc.collect()
+    gc.freeze()
+
+
+def main():
+    global WORK_ROOT, NPROC_BASE
+    config = json.loads(sys.argv[1])
+    mode, drop_uid = config["mode"], config["drop_uid"]
+    WORK_ROOT = config.get("work_root", WORK_ROOT)
+    inbox, outbox = os.dup(0), os.dup(1)
+    devnull = os.open("/dev/null", os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.set_inheritable(inbox, False)
+    os.set_inheritable(outbox, False)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    if not drop_uid:  # RLIMIT_NPROC counts every process of the uid (in the sandbox: init and this server)
+        NPROC_BASE = count_processes(os.getuid())
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # programs (same uid in "user" mode) cannot ptrace the server
+    if mode == "none":
+        _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    os.chmod(WORK_ROOT, 0o755)  # only the server writes here; programs get the work dir below
+    warm_up()
+
+    workdir = os.path.join(WORK_ROOT, "work")
+    os.mkdir(workdir, 0o700)
+    if drop_uid:
+        os.chown(workdir, NOBODY, NOBODY)
+    send(outbox, {"ready": True, "mode": mode, "uid": os.getuid(), "pid": os.getpid()})
+    while True:
+        try:
+            req = receive(inbox)
+        except EOFError:
+            return
+        before = marks(workdir)
+        send(outbox, run(req, mode, drop_uid, workdir, before))
+
+
+if __name__ == "__main__":
+    main()
