@@ -92,18 +92,20 @@ def render_pack(
     :param name: the pack's distribution name, e.g. ``grpo-rewards-chess``.
     :param target: the directory to create; it must not exist or be empty.
     :param reward: the example reward's name (see :func:`pack_names`).
-    :param interactive: ask for the description and author; otherwise use
-        the template's defaults.
+    :param interactive: ask for the description and author (needs a
+        terminal); otherwise use the template's defaults.
     :param template: the copier template to render.
 
-    Raises :class:`ScaffoldError` for a bad name or an occupied target, in
-    both cases before anything is written.  The pack is rendered into a
+    Raises :class:`ScaffoldError` for a bad name, an occupied target or a
+    question that cannot be asked, before anything is written.  The pack is rendered into a
     scratch directory and copied into place only once rendering succeeded.
     """
     names = pack_names(name, reward)
     target = Path(target if target is not None else names.dist)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ScaffoldError(f"target {str(target)!r} exists and is not an empty directory; choose another with --dir")
+    if interactive and not sys.stdin.isatty():
+        raise ScaffoldError("cannot ask for the description and author: input is not a terminal; pass --no-input")
     if not (template / "copier.yml").is_file():
         raise ScaffoldError(f"the reward-pack template is missing: no copier.yml in {template}")
 

@@ -115,7 +115,9 @@ def score_rows(spec: str, rows: Iterable[Mapping[str, Any]], *, plugins: Plugins
     """Score ``rows`` with the one reward in ``spec`` (parameters and all), as the host's ensemble does.
 
     Each row has a ``completion`` (text or chat messages), optionally a
-    ``prompt``, and the reward's columns.  The reward's executor, timeout and
+    ``prompt``, and the reward's columns, passed as given (not normalised
+    like dataset rows, so a test states exactly what the reward receives).
+    The reward's executor, timeout and
     error policy apply (``executor="process"`` rewards run in worker
     processes), and a reward that raises fails the call with the reward and
     row named.  A row missing a required column raises :class:`ValueError`

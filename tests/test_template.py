@@ -182,6 +182,12 @@ def test_a_non_empty_target_is_refused_and_left_as_it_was(tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
+def test_asking_without_a_terminal_is_an_error_that_points_to_no_input(tmp_path):
+    proc = run_cli("new-plugin", "grpo-rewards-x", "--dir", str(tmp_path / "x"), input="")
+    assert proc.returncode == 2 and "input is not a terminal; pass --no-input" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_empty_target_directory_is_filled(tmp_path):
     target = render_pack("grpo-rewards-x", tmp_path, interactive=False)
     assert target == tmp_path and (tmp_path / "grpo_rewards_x" / "rewards.py").is_file()
