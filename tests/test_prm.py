@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -218,6 +219,32 @@ def test_a_tokenizer_without_the_step_tag_is_refused(tmp_path):
         reward(prompts=[PROMPT], completions=[COMPLETIONS[4]])  # even a batch with no steps checks the model
     custom = reward.bind({"model": str(path), "kind": "math_shepherd", "step_tag": "!", "device": "cpu"})
     assert custom(prompts=[PROMPT], completions=COMPLETIONS[:2])[0] is not None  # a tag it does have works
+
+
+def test_a_device_that_is_not_there_is_named(models):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ValueError, match="device='cuda', but torch .* sees no CUDA GPU"):
+        prm(models["token_classification"], "token_classification", device="cuda")(prompts=[PROMPT], completions=["a"])
+
+
+def test_sequence_classification_uses_the_chat_template_for_chat_prompts(models, tmp_path):
+    path = tmp_path / "chat_rm"
+    shutil.copytree(models["sequence_classification"], path)
+    tok = tokenizer(path)
+    tok.chat_template = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+    tok.save_pretrained(path)
+    chat = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": PROMPT}]
+    completion = "3*4 = 12.\n\n12+1 = 13."
+    net = transformers.AutoModelForSequenceClassification.from_pretrained(path).eval()
+    want = []
+    for prefix in ("3*4 = 12.", completion):
+        text = f"system: Be brief.\nuser: {PROMPT}\nassistant: {prefix}\n"  # the template, rendered by hand
+        ids = tok(text, add_special_tokens=False)["input_ids"]  # a chat template writes its own special tokens
+        with torch.inference_mode():
+            want.append(torch.sigmoid(net(torch.tensor([ids])).logits[0, 0]).item())
+    got = prm(path, "sequence_classification", aggregation="product")(prompts=[chat], completions=[completion])
+    assert got == pytest.approx([want[0] * want[1]], abs=1e-6)
 
 
 def test_parameters_are_validated_with_their_names():

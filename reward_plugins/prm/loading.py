@@ -47,12 +47,19 @@ _LOCK = threading.Lock()  # a timed-out scoring thread may still be loading when
 
 
 def resolve_device(device: str) -> str:
+    """``auto`` picks cuda, then mps, then cpu; a bare ``cuda`` is this process's current GPU.
+
+    Under accelerate/torchrun every rank has set its own current device, so
+    each rank's PRM lands next to its policy instead of all on GPU 0.
+    """
     import torch
 
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"PRM device={device!r}, but torch {torch.__version__} sees no CUDA GPU; use cpu or auto")
+    if device == "cuda" or (device == "auto" and torch.cuda.is_available()):
+        return f"cuda:{torch.cuda.current_device()}"
     if device != "auto":
         return device
-    if torch.cuda.is_available():
-        return "cuda"
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
         return "mps"
     return "cpu"
