@@ -103,6 +103,10 @@ def _table(*columns: str, title: str | None = None) -> Table:
     return table
 
 
+def _clip(text: str, limit: int = 70) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _first_sentence(text: str, limit: int = 90) -> str:
     first = " ".join(text.split()).split(". ")[0]
     return first if len(first) <= limit else first[: limit - 1] + "…"
@@ -142,7 +146,7 @@ def rewards_show(name: str) -> None:
                 score = r.score_one(ex["completion"], ex.get("prompt"), **cols)
             except Exception as exc:  # show, do not crash: this is documentation
                 score = f"error: {exc}"
-            table.add_row(repr(ex["completion"]), json.dumps(cols) if cols else "", str(score))
+            table.add_row(_clip(repr(ex["completion"])), _clip(json.dumps(cols)) if cols else "", str(score))
         out.print(table)
 
 

@@ -181,9 +181,9 @@ class Reward:
     (``prompts=, completions=, completion_ids=, **columns`` in, one float or
     None per completion out), so a registered reward can be passed straight to
     ``trl.GRPOTrainer(reward_funcs=[...])``.  Columns are the keyword
-    arguments whose value is a list with one entry per completion; anything
-    else TRL passes (``trainer_state``, ``log_metric``) is not a column and is
-    not forwarded.
+    arguments whose value is a list with one entry per completion, plus
+    ``completion_ids``; anything else TRL passes (``trainer_state``,
+    ``log_metric``) is not a column and is not forwarded.
     """
 
     name: str
@@ -298,6 +298,8 @@ class Reward:
     ) -> list[float | None]:
         n = len(completions)
         columns = {k: v for k, v in kwargs.items() if isinstance(v, list | tuple) and len(v) == n}
+        if completion_ids is not None and len(completion_ids) == n:  # token counts, for length-based rewards
+            columns["completion_ids"] = completion_ids
         try:
             return self.score_batch(completions, prompts, columns)
         except BadValue as exc:
