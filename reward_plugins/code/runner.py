@@ -114,8 +114,7 @@ def child(req, drop_uid, workdir, fds, nonce):
         sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
         sys.argv = ["solution.py"]
         sys.path[:0] = [workdir]
-        code = compile(req["code"], "solution.py", "exec")
-        tests = compile(req["tests"], "tests.py", "exec") if req.get("tests") is not None else None
+        source, tests = req["code"], req.get("tests")
         namespace = {"__name__": "__main__" if tests is None else "solution", "__builtins__": __builtins__}
         del req
     except BaseException as exc:
@@ -123,6 +122,8 @@ def child(req, drop_uid, workdir, fds, nonce):
         os._exit(70)
     status = 0
     try:
+        code = compile(source, "solution.py", "exec")
+        tests = compile(tests, "tests.py", "exec") if tests is not None else None
         exec(code, namespace)
         if tests is not None:
             exec(tests, namespace)
@@ -136,10 +137,10 @@ def child(req, drop_uid, workdir, fds, nonce):
         else:
             print(exc.code, file=sys.stderr)
             status = 1
-    except BaseException:
+    except BaseException as exc:
         import traceback  # loaded by warm_up: no cost here
 
-        traceback.print_exc()
+        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)  # from the program's frame on
         status = 1
     try:
         sys.stdout.flush()

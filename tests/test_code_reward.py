@@ -1,0 +1,202 @@
+"""The ``code`` reward scores what the tests say: stdin/stdout and assert cases, partial credit, pass/fail.
+
+Scored through the installed entry point (in this process, through an
+ensemble's worker processes, and through ``grpo-host score``), with real
+programs run in the real sandbox.  The unsandboxed fallback is exercised
+only with harmless programs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import run_cli, write_jsonl
+from grpo_host import Ensemble, get_reward
+from grpo_host.data import check_rows
+from reward_plugins.code.reward import extract_code, same_output, shared_sandbox
+from reward_plugins.code.sandbox import Limits, Sandbox, isolation
+
+ADD = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
+IO_TESTS = [{"input": "1 2\n", "output": "3\n"}, {"input": "10 -4", "output": "6"}, {"input": "0 0", "output": "0"}]
+FUNC_SOURCE = "def add(a, b):\n    return a + b"
+
+
+def fenced(source: str) -> str:
+    return f"```python\n{source}\n```"
+
+
+FUNC = fenced(FUNC_SOURCE)
+
+
+@pytest.fixture(scope="module")
+def code():
+    reward = get_reward("code")
+    yield reward
+    shared_sandbox().close()
+
+
+def test_extracts_the_last_python_or_bare_block():
+    text = "```python\nfirst()\n```\ntext\n```\nsecond()\n```\n```bash\nrm -rf /\n```\n"
+    assert extract_code(text) == "second()"
+    assert extract_code("```py title=x\nthird()\n```") == "third()"
+    assert extract_code("no code here") is None
+    assert extract_code("```python\nunterminated()") is None
+
+
+def test_output_comparison_ignores_trailing_whitespace_per_line_only():
+    assert same_output("1 2  \n3\t\n\n", "1 2\n3")
+    assert not same_output(" 1", "1")
+    assert not same_output("1\n\n2", "1\n2")
+
+
+@pytest.mark.timeout(60)
+def test_stdin_stdout_cases_full_partial_and_wrong(code):
+    assert code.score_one(ADD, tests=IO_TESTS) == 1.0
+    half_right = fenced("a, b = map(int, input().split())\nprint(a + b if a > 0 else 99)")
+    assert code.score_one(half_right, tests=IO_TESTS) == pytest.approx(2 / 3)
+    assert code.score_one(fenced("print(42)"), tests=IO_TESTS) == 0.0
+
+
+@pytest.mark.timeout(60)
+def test_right_output_with_a_failing_exit_status_fails(code):
+    crash_after = fenced("a, b = map(int, input().split())\nprint(a + b)\nraise SystemExit(3)")
+    assert code.score_one(crash_after, tests=IO_TESTS[:1]) == 0.0
+    assert code.score_one(fenced("print(3)\nraise SystemExit(0)"), tests=IO_TESTS[:1]) == 1.0
+
+
+@pytest.mark.timeout(60)
+def test_assert_cases_give_partial_credit_per_assert(code):
+    tests = "import math\nassert add(1, 2) == 3\nassert add(-1, 1) == 0\nassert add(2, 2) == 5\nassert math.isfinite(add(0.5, 0.5))"
+    assert code.score_one(FUNC, tests=tests) == 0.75
+    assert code.score_one(fenced("def add(a, b):\n    return a - b"), tests=tests) == 0.25
+
+
+@pytest.mark.timeout(60)
+def test_humaneval_style_check_function_is_one_case(code):
+    tests = "def check(candidate):\n    assert candidate(1, 2) == 3\n    assert candidate(0, 0) == 0\n\ncheck(add)\n"
+    assert code.score_one(FUNC, tests=tests) == 1.0
+    assert code.score_one(fenced("def add(a, b):\n    return 3"), tests=tests) == 0.0
+
+
+@pytest.mark.timeout(60)
+def test_pass_fail_gives_no_partial_credit(code):
+    strict = code.bind({"pass_fail": True})
+    half_right = fenced("a, b = map(int, input().split())\nprint(a + b if a > 0 else 99)")
+    assert strict.score_one(half_right, tests=IO_TESTS) == 0.0
+    assert strict.score_one(ADD, tests=IO_TESTS) == 1.0
+
+
+@pytest.mark.timeout(60)
+def test_leaving_before_the_asserts_does_not_pass(code):
+    for escape in ("import sys\nsys.exit(0)", "import os\nos._exit(0)", "exit()"):
+        assert code.score_one(fenced(FUNC_SOURCE + "\n" + escape), tests="assert add(1, 2) == 4") == 0.0
+
+
+@pytest.mark.timeout(60)
+def test_no_code_block_or_broken_code_scores_zero(code):
+    assert code.score_one("a + b, obviously", tests=IO_TESTS) == 0.0
+    assert code.score_one(fenced("def add(a, b) return a + b"), tests="assert add(1, 2) == 3") == 0.0
+
+
+@pytest.mark.timeout(60)
+def test_other_languages_and_broken_tests_are_not_applicable(code):
+    assert code.score_one(ADD, tests=IO_TESTS, language="cpp") is None
+    assert code.score_one(ADD, tests=IO_TESTS, language="Python") == 1.0
+    assert code.score_one(FUNC, tests="assert add(1, 2) ==") is None
+
+
+@pytest.mark.timeout(60)
+def test_programs_do_not_see_each_other(code):
+    """A file written by one program is gone for the next (fresh work dir per program)."""
+    assert code.score_one(fenced("open('left.txt', 'w').write('secret')"), tests="assert True") == 1.0
+    assert code.score_one(fenced("import os"), tests="assert not os.path.exists('left.txt')") == 1.0
+
+
+def test_data_check_reports_missing_tests_other_languages_and_broken_asserts(code):
+    rows = [
+        ("line 1", {"prompt": "p", "tests": IO_TESTS}),
+        ("line 2", {"prompt": "p"}),
+        ("line 3", {"prompt": "p", "tests": [{"input": "1"}]}),
+        ("line 4", {"prompt": "p", "tests": "assert f(1) =="}),
+        ("line 5", {"prompt": "p", "tests": "assert f(1) == 1", "language": "rust"}),
+    ]
+    report = check_rows(rows, [code])
+    assert not report.ok
+    problems = {(p.column, p.problem): p.rows for p in report.problems}
+    text = json.dumps(report.as_dict())
+    assert any("missing" in problem for _, problem in problems), problems
+    assert "wrong type" in text and "do not compile" in text and "'rust'" in text
+
+
+@pytest.mark.timeout(120)
+def test_scoring_through_an_ensemble_of_worker_processes():
+    completions = [ADD, fenced("print(0)"), "no code", FUNC]
+    tests = [IO_TESTS, IO_TESTS, IO_TESTS, "assert add(2, 3) == 5\nassert add(2, 3) == 6"]
+    with Ensemble.from_spec("code", workers=2) as ensemble:
+        result = ensemble.score(completions, tests=tests)
+    assert result.values["code"] == [1.0, pytest.approx(1 / 3), 0.0, 0.5]
+    assert result.metrics["code"].errors == 0
+
+
+@pytest.mark.timeout(180)
+def test_grpo_host_score_on_a_jsonl_file(tmp_path):
+    data = write_jsonl(tmp_path / "code.jsonl", [
+        {"prompt": "add two numbers", "completion": ADD, "tests": IO_TESTS},
+        {"prompt": "add", "completion": FUNC, "tests": "assert add(1, 1) == 2\nassert add(1, 1) == 3"},
+        {"prompt": "add", "completion": "I don't know", "tests": IO_TESTS},
+        {"prompt": "add", "completion": ADD, "tests": IO_TESTS, "language": "cpp"},
+    ])
+    proc = run_cli("score", str(data), "--rewards", "code(pass_fail=false, timeout=3)", "--out", "-")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [line["rewards"]["code"] for line in lines] == [1.0, 0.5, 0.0, None]
+
+
+@pytest.mark.timeout(180)
+def test_without_a_sandbox_it_warns_loudly_or_refuses(tmp_path):
+    data = write_jsonl(tmp_path / "code.jsonl", [{"prompt": "add", "completion": ADD, "tests": IO_TESTS}])
+    off = {"GRPO_HOST_BWRAP": "off"}
+    proc = run_cli("score", str(data), "--rewards", "code", "--out", "-", env=off)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[0])["rewards"]["code"] == 1.0
+    assert "NO SANDBOX" in proc.stderr and "UNISOLATED" in proc.stderr
+
+    refused = run_cli("score", str(data), "--rewards", "code(require_isolation=true)", "--json", env=off)
+    assert refused.returncode != 0
+    assert "require_isolation" in refused.stderr and "GRPO_HOST_BWRAP=off" in refused.stderr
+
+
+@pytest.mark.timeout(60)
+def test_unsandboxed_fallback_still_kills_the_whole_process_tree(tmp_path):
+    """Without bubblewrap a setsid()-ed grandchild is found through the subreaper and killed."""
+    marker = f"grpo-fallback-{os.getpid()}"
+    program = (
+        "import os, sys, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(10**6)', {marker!r}])\n"
+        "    os._exit(0)\n"
+        "time.sleep(10**6)"
+    )
+    with pytest.warns(RuntimeWarning, match="NO SANDBOX"), Sandbox(mode="none") as sandbox:
+        result = sandbox.run(program, tests="assert True", limits=Limits(timeout=1.0))
+        assert result.status == "timeout" and not result.passed_asserts
+        assert sandbox.run("print('still here')").stdout == "still here\n"
+    survivors = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    survivors.append(name)
+        except OSError:
+            pass
+    assert survivors == []
+
+
+@pytest.mark.skipif(not isolation().isolated, reason="needs a sandbox")
+def test_require_isolation_binds_where_a_sandbox_exists(code):
+    assert code.bind({"require_isolation": True}).bound.require_isolation is True
