@@ -117,7 +117,7 @@ def render_pack(
         "dist_name": names.dist,
         "module": names.module,
         "reward_name": names.reward,
-        "grpo_host_version": __version__ if "+" not in __version__ else "0.1",
+        "grpo_host_version": __version__.split("+")[0],  # the lower bound the new pack depends on
     }
     with tempfile.TemporaryDirectory(prefix="grpo-host-new-plugin-") as scratch:
         rendered = Path(scratch) / "pack"

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,15 +39,18 @@ def pack(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def site(pack, tmp_path_factory) -> Path:
-    """The pack built and installed by pip into a directory of its own (removed with the test's tmp dirs)."""
+def site(pack, tmp_path_factory) -> Iterator[Path]:
+    """The pack built and installed by pip into a directory of its own; uninstalled (deleted) afterwards."""
     target = tmp_path_factory.mktemp("site")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(pack)],
-        check=True, capture_output=True, timeout=300,
-    )
-    return target
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+             "--target", str(target), str(pack)],
+            check=True, capture_output=True, timeout=300,
+        )
+        yield target
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
 
 
 def run_pack_tests(pack: Path, pythonpath: list[Path], *args: str) -> subprocess.CompletedProcess:
@@ -59,7 +63,7 @@ def run_pack_tests(pack: Path, pythonpath: list[Path], *args: str) -> subprocess
     env["PYTHONPATH"] = os.pathsep.join(map(str, pythonpath))
     return subprocess.run(
         [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-        cwd=pack, env=env, capture_output=True, text=True, timeout=300,
+        cwd=pack, env=env, capture_output=True, text=True, timeout=300, check=False,
     )
 
 
@@ -80,8 +84,8 @@ def test_new_plugin_renders_a_complete_pack(pack):
     assert project["project"]["entry-points"]["grpo_host"] == {DIST: f"{MODULE}.rewards"}
     assert any(dep.startswith("grpo-host>=") for dep in project["project"]["dependencies"])
     readme = (pack / "README.md").read_text()
-    for usage in (f"pip install {DIST}", "grpo-host rewards list", f"grpo-host data check examples/rows.jsonl "
-                  f"--rewards {REWARD}", f"- name: {REWARD}"):
+    check = f"grpo-host data check examples/rows.jsonl --rewards {REWARD}"
+    for usage in (f"pip install {DIST}", "grpo-host rewards list", check, f"- name: {REWARD}"):
         assert usage in readme
     workflow = (pack / ".github/workflows/test.yml").read_text()
     assert "${{ matrix.python-version }}" in workflow and f"--rewards {REWARD}" in workflow
