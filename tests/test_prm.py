@@ -316,3 +316,31 @@ def test_listing_and_showing_import_neither_torch_nor_transformers():
                  "softmax(logit(good_token), logit(bad_token))[0]", "min = the weakest step", "product = the product",
                  "grpo-host[prm]"):
         assert text in " ".join(show.stdout.split()), text
+
+
+# --- in a training run --------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_trl_run_trains_with_prm_in_the_ensemble(models, tmp_path):
+    """Two GRPO steps of the built-in tiny policy on the letters example, the PRM weighted next to a task reward."""
+    pytest.importorskip("trl")
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        f"model: builtin:tiny\n"
+        f"data: {examples / 'letters.jsonl'}\n"
+        f"plugins: [{examples / 'letters_rewards.py'}]\n"
+        f"rewards: \"letter_share:1, prm(model='{models['token_classification']}', kind=token_classification, "
+        f"step_separator=' ', device=cpu):0.5\"\n"
+        "backend: trl\ngroup_size: 4\nbatch_size: 2\nmax_steps: 2\nmax_completion_length: 8\nsave_every: 2\n"
+        f"output_dir: {tmp_path / 'out'}\n"
+    )
+    proc = run_cli("train", str(config))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    steps = [json.loads(line) for line in (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()]
+    steps = [s for s in steps if "rewards/prm/mean" in s]
+    assert [s["step"] for s in steps] == [1, 2]
+    for s in steps:
+        assert 0.0 <= s["rewards/prm/mean"] <= 1.0 and s["rewards/prm/errors"] == 0
+        assert s["rewards/prm/coverage"] > 0
