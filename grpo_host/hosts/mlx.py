@@ -1,0 +1,596 @@
+"""The MLX host: mlx-lm-lora's GRPO trainer over ``mlx_lm.load`` and mlx-lm's LoRA layers.
+
+No GRPO code lives here: generation, advantages, the loss, gradient
+accumulation, evaluation and the periodic adapter saves are
+``mlx_lm_lora.trainer.grpo_trainer.train_grpo``.  This module translates
+the run configuration into that trainer's arguments (every value passed
+explicitly: its defaults differ from ours) and adds what the trainer cannot
+carry by itself, through the three seams it offers:
+
+* ``reward_funcs``: one function per ensemble member, named after it.  Each
+  row's id travels as the row's fifth element (``types``), which the
+  trainer hands to reward functions unchanged; the row itself is looked up
+  by id, so metadata reaches rewards exactly as it was read.  A last,
+  host-owned function applies the unscored-row policy (see
+  :class:`MlxRewardFuncs`), since the trainer stops the run when every
+  reward of a completion is None.
+* ``iterate_batches``: a wrapper around the trainer's own batch iterator
+  that runs between iterations, to write resumable checkpoints (the
+  trainer saves only weights: no optimizer state, no step) and to skip the
+  batches a resumed run has already trained on.
+* ``training_callback``: turns the trainer's reports into the TRL-named
+  metrics every host logs (``reward``, ``rewards/<name>/mean`` ...), with
+  our per-reward coverage, errors, timeouts and seconds.
+
+Multi-machine runs come from ``mlx.launch`` of the same command: the
+trainer shards batches and averages gradients over ``mx.distributed``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import ConfigError, RunConfig
+from .reward_funcs import ROW_ID, EnsembleRewardFuncs
+
+if TYPE_CHECKING:
+    from ..train import Job, Summary
+
+__all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxRewardFuncs", "grpo_args", "run", "validate"]
+
+LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
+"""The loss normalisations mlx-lm-lora implements (``dapo`` is not among them)."""
+
+REPORTERS = ("wandb", "swanlab")
+"""The trackers mlx-lm's reporting callbacks know."""
+
+EXTRA_OPTIONS: dict[str, tuple[type, Any, str]] = {
+    "end_answer_token": (str, "", "a stop string besides EOS; '' (default) stops at EOS only, as TRL does"),
+    "max_grad_norm": (float, 1.0, "clip the gradient to this global norm before each update (TRL's default 1.0)"),
+    "reference_model_path": (str, None, "KL reference model (beta > 0); default: the trained model's own weights"),
+    "val_batches": (int, -1, "validation batches per evaluation; -1: the whole validation set"),
+}
+"""Keys of the run config's ``mlx:`` section: ``key: (type, default, description)``."""
+
+FILL_NAME = "grpo_host_unscored"
+"""Name of the host's own reward function that applies the unscored-row policy."""
+
+CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
+
+
+def _require_mlx() -> None:
+    try:
+        import mlx_lm  # noqa: F401
+        import mlx_lm_lora  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(f"backend 'mlx' needs mlx, mlx-lm and mlx-lm-lora ({exc}): "
+                          "pip install 'grpo-host[mlx]'") from None
+
+
+def _extra(config: RunConfig) -> dict[str, Any]:
+    """The ``mlx:`` section with defaults filled in; an unknown key or a wrong type is a :class:`ConfigError`."""
+    out = {}
+    for key, (kind, default, _) in EXTRA_OPTIONS.items():
+        value = config.mlx.get(key, default)
+        if value is not None and not isinstance(value, kind) and not (kind is float and isinstance(value, int)):
+            raise ConfigError(f"config key 'mlx.{key}': expected {kind.__name__}, got {value!r}")
+        out[key] = value
+    for key in config.mlx:
+        if key not in EXTRA_OPTIONS:
+            known = "; ".join(f"{k} ({d})" for k, (_, _, d) in EXTRA_OPTIONS.items())
+            raise ConfigError(f"config key 'mlx.{key}': not an option of the mlx host; options: {known}")
+    return out
+
+
+def validate(config: RunConfig) -> None:
+    """Reject, before any data is read or model loaded, what mlx-lm-lora's trainer cannot honour.
+
+    The engine must do what the config says or refuse: a loss type it does
+    not implement, a tracker it cannot report to or a reward name it would
+    log twice is a :class:`ConfigError` naming the key.
+    """
+    if config.loss_type not in LOSS_TYPES:
+        raise ConfigError(f"config key 'loss_type': {config.loss_type!r} is not implemented by mlx-lm-lora's GRPO "
+                          f"trainer (it has {', '.join(LOSS_TYPES)}); use one of those with backend mlx")
+    for tracker in config.report_to:
+        if tracker not in REPORTERS:
+            raise ConfigError(f"config key 'report_to': {tracker!r} is not a tracker mlx-lm can report to "
+                              f"(it has {', '.join(REPORTERS)})")
+    names = [item.name for item in config.rewards]
+    for name in names:
+        if names.count(name) > 1 or name == FILL_NAME:
+            raise ConfigError(f"config key 'rewards': {name!r} appears twice (or is reserved); mlx-lm-lora names "
+                              "reward functions and their metrics by name, so each reward may appear once")
+    _extra(config)
+    _require_mlx()
+
+
+def _world() -> tuple[int, int]:
+    import mlx.core as mx
+
+    group = mx.distributed.init()
+    return group.size(), group.rank()
+
+
+def grpo_args(config: RunConfig, *, adapter_file: str, max_seq_length: int, iters: int, weights: list[float],
+              world_size: int = 1) -> Any:
+    """The ``GRPOTrainingArgs`` for ``config``: every field the run config owns set explicitly.
+
+    The trainer counts iterations (micro-steps) and global prompts per
+    iteration; the run config counts optimizer steps and prompts per
+    process, so cadences are multiplied by ``gradient_accumulation_steps``
+    and the batch by the number of ``mlx.launch`` processes.
+    """
+    from mlx_lm_lora.trainer.grpo_trainer import GRPOTrainingArgs
+
+    c, ga, extra = config, config.gradient_accumulation_steps, _extra(config)
+    return GRPOTrainingArgs(
+        batch_size=c.batch_size * world_size,
+        iters=iters,
+        gradient_accumulation_steps=ga,
+        val_batches=extra["val_batches"],
+        steps_per_report=c.log_every * ga,
+        steps_per_eval=(c.eval_every or c.save_every) * ga,
+        steps_per_save=c.save_every * ga,
+        max_seq_length=max_seq_length,
+        adapter_file=adapter_file,
+        grad_checkpoint=c.gradient_checkpointing,
+        group_size=c.group_size,
+        beta=c.beta,
+        epsilon=c.epsilon,
+        epsilon_high=c.epsilon_high,
+        max_completion_length=c.max_completion_length,
+        reference_model_path=extra["reference_model_path"],
+        temperature=c.temperature,
+        top_p=c.top_p,
+        top_k=c.top_k,
+        min_p=c.min_p,
+        grpo_loss_type=c.loss_type,
+        reward_weights=list(weights),
+        importance_sampling_level=c.importance_sampling_level,
+    )
+
+
+def _schedule(config: RunConfig) -> Any:
+    """The learning rate per optimizer step, shaped like TRL's schedulers (warm-up from 0, decay to 0)."""
+    import mlx.optimizers as optim
+
+    lr, warmup, steps = config.learning_rate, config.warmup_steps, config.max_steps
+    decay = max(steps - warmup, 1)
+    main = {
+        "constant": optim.linear_schedule(lr, lr, 1),
+        "linear": optim.linear_schedule(lr, 0.0, decay),
+        "cosine": optim.cosine_decay(lr, decay, 0.0),
+    }[config.lr_scheduler]
+    if warmup == 0:
+        return main
+    return optim.join_schedules([optim.linear_schedule(0.0, lr, warmup), main], [warmup])
+
+
+def _optimizer(config: RunConfig, max_grad_norm: float) -> Any:
+    """AdamW with TRL's (torch's) settings: bias correction, no weight decay, gradient clipping at ``max_grad_norm``."""
+    import mlx.optimizers as optim
+
+    class ClippedAdamW(optim.AdamW):
+        def apply_gradients(self, gradients: dict, parameters: dict) -> dict:
+            gradients, _ = optim.clip_grad_norm(gradients, max_grad_norm)
+            return super().apply_gradients(gradients, parameters)
+
+    return ClippedAdamW(learning_rate=_schedule(config), betas=[0.9, 0.999], eps=1e-8, weight_decay=0.0,
+                        bias_correction=True)
+
+
+class RewardStats:
+    """Per-reward metrics of every scoring pass, averaged per log step and over ``mlx.launch`` processes.
+
+    Keys follow TRL (``reward``, ``reward_std``, ``rewards/<name>/mean``
+    ...), so both hosts log the same names.  Each figure is the mean over
+    the passes (and processes) that had a value for it, as TRL averages its
+    per-step figures between two log steps.
+    """
+
+    def __init__(self) -> None:
+        self._sums: dict[str, dict[str, list[float]]] = {"train": {}, "eval": {}}
+
+    def add(self, mode: str, metrics: dict[str, float | None]) -> None:
+        bucket = self._sums[mode]
+        for key, value in metrics.items():
+            total = bucket.setdefault(key, [0.0, 0.0])
+            if value is not None:
+                total[0] += value
+                total[1] += 1
+
+    def take(self, mode: str) -> dict[str, float]:
+        """The averages since the last ``take`` (summed over processes first), and a fresh start."""
+        bucket, self._sums[mode] = self._sums[mode], {}
+        keys = sorted(bucket)
+        flat = [x for key in keys for x in bucket[key]]
+        if _world()[0] > 1:  # every process reports at the same iteration, so this collective lines up
+            import mlx.core as mx
+
+            flat = mx.distributed.all_sum(mx.array(flat, dtype=mx.float32), stream=mx.cpu).tolist()
+        return {key: flat[2 * i] / flat[2 * i + 1] for i, key in enumerate(keys) if flat[2 * i + 1]}
+
+
+class _Member:
+    """One ensemble member with mlx-lm-lora's reward-function contract (``prompts, completions, answer, types``)."""
+
+    def __init__(self, owner: MlxRewardFuncs, index: int, name: str) -> None:
+        self.owner, self.index, self.__name__ = owner, index, name
+
+    def __call__(self, prompts: Sequence[Any] = (), completions: Sequence[str] = (), answer: Any = None,
+                 types: Sequence[Any] | None = None, **_: Any) -> list[float | None]:
+        return self.owner.member(self.index, prompts, completions, types)
+
+
+class _Fill:
+    """The host's last reward function: applies the unscored-row policy and records the pass's metrics."""
+
+    __name__ = FILL_NAME
+
+    def __init__(self, owner: MlxRewardFuncs) -> None:
+        self.owner = owner
+
+    def __call__(self, prompts: Sequence[Any] = (), completions: Sequence[str] = (), answer: Any = None,
+                 types: Sequence[Any] | None = None, **_: Any) -> list[float]:
+        return self.owner.fill(types or [])
+
+
+class MlxRewardFuncs:
+    """The ensemble as mlx-lm-lora reward functions, plus the host's fill-in function.
+
+    Members are scored through :class:`EnsembleRewardFuncs` (one
+    :meth:`Ensemble.score` per batch: timeouts, workers, the error policy,
+    ``strict``).  mlx-lm-lora raises when every reward of a completion is
+    None; TRL instead gives such a completion no advantage and leaves it out
+    of its group's baseline.  The fill-in function (weight 1, listed last)
+    does the same within mlx-lm-lora's arithmetic: it is 0 for scored
+    completions and, for a completion no weighted reward scored, the mean
+    total of its group's scored completions (0 when none), so that
+    completion's advantage is zero and its group's mean is unchanged.
+
+    :param train_rows: how many of the rows are training rows; higher row
+        ids are validation rows, whose passes are logged as ``eval_*``.
+    """
+
+    def __init__(self, job: Job, train_rows: int, stats: RewardStats) -> None:
+        self.ensemble, self.train_rows, self.stats = job.ensemble, train_rows, stats
+        self.scorer = EnsembleRewardFuncs(job.ensemble, job.rows + job.val_rows, job.labels + job.val_labels,
+                                          log_metric=self._log_metric)
+        names = job.ensemble.names
+        self.funcs: list[Callable[..., list]] = [_Member(self, i, n) for i, n in enumerate(names)] + [_Fill(self)]
+        self.weights = [*job.ensemble.weights, 1.0]
+        self._values: dict[int, list[float | None]] = {}
+        self._logged: dict[str, float] = {}
+
+    def _log_metric(self, key: str, value: float) -> None:
+        self._logged[key] = value
+
+    def member(self, index: int, prompts: Sequence[Any], completions: Sequence[str],
+               row_ids: Sequence[Any] | None) -> list[float | None]:
+        if row_ids is None or len(row_ids) != len(completions):
+            raise RuntimeError("mlx-lm-lora passed no row ids (types) to the reward functions")
+        values = self.scorer.funcs[index](prompts=list(prompts), completions=completions, **{ROW_ID: list(row_ids)})
+        self._values[index] = values
+        return values
+
+    def fill(self, row_ids: Sequence[Any]) -> list[float]:
+        names = self.ensemble.names
+        values = {name: self._values[i] for i, name in enumerate(names)}
+        total, unscored = self.ensemble._total(values, len(row_ids))  # the ensemble's own weighting rule
+        groups: dict[Any, list[float]] = {}
+        for row, t in zip(row_ids, total):
+            if t is not None:
+                groups.setdefault(row, []).append(t)
+        out = [0.0 if t is not None else (statistics.fmean(groups[row]) if groups.get(row) else 0.0)
+               for row, t in zip(row_ids, total)]
+        mode = "eval" if any(int(r) >= self.train_rows for r in row_ids) else "train"
+        self.stats.add(mode, self._metrics(values, total, unscored))
+        self._values, self._logged = {}, {}
+        return out
+
+    def _metrics(self, values: dict[str, list[float | None]], total: list[float | None],
+                 unscored: int) -> dict[str, float | None]:
+        """TRL's reward keys for one pass: means and stds over the completions each reward scored."""
+        out: dict[str, float | None] = {}
+        scored = [t for t in total if t is not None]
+        out["reward"] = statistics.fmean(scored) if scored else None
+        out["reward_std"] = statistics.stdev(scored) if len(scored) > 1 else None
+        for name, vals in values.items():
+            got = [v for v in vals if v is not None]
+            out[f"rewards/{name}/mean"] = statistics.fmean(got) if got else None
+            out[f"rewards/{name}/std"] = statistics.stdev(got) if len(got) > 1 else None
+        out.update(self._logged)  # coverage, errors, timeouts, seconds per reward; unscored
+        out["unscored"] = float(unscored)
+        return out
+
+
+_ENGINE_KEYS = {  # mlx-lm-lora report key -> the TRL name both hosts log
+    "train_loss": "loss",
+    "train_kl": "kl",
+    "learning_rate": "learning_rate",
+    "train_average_generated_tokens": "completions/mean_length",
+    "train_min_generated_tokens": "completions/min_length",
+    "train_max_generated_tokens": "completions/max_length",
+    "train_hit_max_tokens_ratio": "completions/clipped_ratio",
+    "train_clip_ratio_low": "clip_ratio/low_mean",
+    "train_clip_ratio_high": "clip_ratio/high_mean",
+    "train_clip_ratio_total": "clip_ratio/region_mean",
+    "tokens_per_second": "tokens_per_second",
+}
+
+
+class _Reports:
+    """mlx-lm-lora's training callback: its reports plus our reward metrics, into the run's MetricsLog.
+
+    The trainer calls it on every process; the reward metrics are summed
+    across processes there, and only the main process writes.  ``forward``
+    is a tracker callback (wandb, swanlab) that receives the same records.
+    """
+
+    def __init__(self, job: Job, stats: RewardStats, offset: int, forward: Any = None) -> None:
+        self.job, self.stats, self.offset, self.forward = job, stats, offset, forward
+        self.ga = job.config.gradient_accumulation_steps
+
+    def on_train_loss_report(self, info: dict[str, Any]) -> None:
+        record = {new: float(info[old]) for old, new in _ENGINE_KEYS.items() if old in info}
+        record.update(self.stats.take("train"))
+        self._emit(self.offset + info["iteration"] // self.ga, record)
+
+    def on_val_loss_report(self, info: dict[str, Any]) -> None:
+        """The trainer evaluates before an iteration's update: the step is the count of updates made so far."""
+        record = {"eval_loss": float(info["val_loss"])}
+        record.update({f"eval_{k}": v for k, v in self.stats.take("eval").items()})
+        self._emit(self.offset + (info["iteration"] - 1) // self.ga, record)
+
+    def _emit(self, step: int, record: dict[str, float]) -> None:
+        self.job.metrics.add(step, record)
+        if self.forward is not None:
+            self.forward.on_train_loss_report({"iteration": step, **record})
+
+
+class _Checkpoints:
+    """Resumable checkpoints (``checkpoint-<step>/``) written between the trainer's iterations.
+
+    The trainer saves the trainable weights every ``steps_per_save``
+    iterations, numbering the file by its own iteration counter, which
+    restarts at 1 on a resumed run.  After each such iteration this moves
+    that file into ``checkpoint-<global step>/`` and adds what the trainer
+    does not save: the optimizer state (moments, step, and with it the
+    learning-rate schedule), the sampling RNG key and the step.
+    """
+
+    def __init__(self, job: Job, model: Any, optimizer: Any, adapter_dir: Path, offset: int,
+                 adapter_config: dict[str, Any], main: bool) -> None:
+        self.job, self.model, self.optimizer, self.adapter_dir = job, model, optimizer, adapter_dir
+        self.offset, self.adapter_config, self.main = offset, adapter_config, main
+        self.ga = job.config.gradient_accumulation_steps
+
+    def after_iteration(self, iteration: int) -> None:
+        if iteration % (self.job.config.save_every * self.ga):
+            return
+        written = self.adapter_dir / f"{iteration:07d}_adapters.safetensors"
+        if not self.main:
+            written.unlink(missing_ok=True)
+            return
+        import mlx.core as mx
+        from mlx.utils import tree_flatten
+
+        step = self.offset + iteration // self.ga
+        folder = self.job.output_dir / f"checkpoint-{step}"
+        folder.mkdir(parents=True, exist_ok=True)
+        os.replace(written, folder / "adapters.safetensors")
+        mx.save_safetensors(str(folder / "optimizer.safetensors"), dict(tree_flatten(self.optimizer.state)))
+        (folder / "adapter_config.json").write_text(json.dumps(self.adapter_config, indent=2) + "\n")
+        key = [int(x) for x in mx.random.state[0].tolist()]
+        state = {"global_step": step, "random_key": key, "max_steps": self.job.config.max_steps}
+        (folder / "trainer_state.json").write_text(json.dumps(state, indent=2) + "\n")
+
+
+def _last_checkpoint(output_dir: Path) -> Path | None:
+    found = [(int(m.group(1)), p) for p in output_dir.glob("checkpoint-*")
+             if (m := CHECKPOINT.match(p.name)) and (p / "trainer_state.json").exists()]
+    return max(found)[1] if found else None
+
+
+def _iterate_batches(checkpoints: _Checkpoints, skip: int) -> Callable[..., Iterator]:
+    """The trainer's batch iterator, with checkpoints between training iterations and ``skip`` batches dropped.
+
+    The trainer asks for iteration ``k + 1``'s batch only after iteration
+    ``k`` has updated the model and saved, so that is where checkpoints go.
+    Dropping the batches a resumed run already trained on (with numpy
+    seeded as in the first run) continues the same data order.
+    """
+    from mlx_lm_lora.trainer.grpo_trainer import iterate_grpo_batches
+
+    def iterate(dataset: Any, batch_size: int, max_seq_length: int, train: bool = False) -> Iterator:
+        batches = iterate_grpo_batches(dataset, batch_size, max_seq_length, train)
+        if not train:
+            yield from batches
+            return
+        for _ in range(skip):
+            next(batches)
+        done = 0
+        for batch in batches:
+            if done:
+                checkpoints.after_iteration(done)
+            yield batch
+            done += 1
+
+    return iterate
+
+
+def _encode(tokenizer: Any, prompt: str | list[dict[str, Any]]) -> list[int]:
+    """Prompt tokens as TRL makes them: a message list through the chat template, a string as it is."""
+    if isinstance(prompt, list):
+        text = tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False)
+        return list(tokenizer.encode(text, add_special_tokens=False))
+    return list(tokenizer.encode(prompt))
+
+
+def _examples(job: Job, tokenizer: Any, rows: list[dict[str, Any]], labels: list[str],
+              first_id: int) -> list[tuple]:
+    """mlx-lm-lora's 5-tuples: (prompt tokens, answer tokens, prompt, answer, row id).
+
+    Every row carries its id as the fifth element (the trainer looks at row
+    0 only to decide whether rows have one).  Answer tokens are not used by
+    GRPO, so none are made.  A prompt over ``max_prompt_length`` tokens is
+    an error naming its row, as on TRL (the trainer would cut it silently).
+    """
+    limit = job.config.max_prompt_length
+    out = []
+    for i, (row, where) in enumerate(zip(rows, labels)):
+        ids = _encode(tokenizer, row["prompt"])
+        if not ids:
+            raise ConfigError(f"{where}: the prompt has no tokens")
+        if limit is not None and len(ids) > limit:
+            raise ConfigError(f"{where}: the prompt has {len(ids)} tokens, over max_prompt_length={limit}; "
+                              "shorten or drop the row, or raise max_prompt_length")
+        prompt = row["prompt"] if isinstance(row["prompt"], str) else json.dumps(row["prompt"])
+        out.append((ids, [], prompt, str(row.get("answer") or ""), first_id + i))
+    return out
+
+
+def _check_sizes(job: Job, world_size: int) -> None:
+    need = job.config.batch_size * world_size
+    for what, rows in (("data.train", job.rows), ("data.val", job.val_rows)):
+        if rows and len(rows) < need:
+            raise ConfigError(f"config key '{what}': {len(rows)} rows, but mlx-lm-lora needs at least batch_size "
+                              f"x processes = {need} (it drops incomplete batches)")
+
+
+def _add_lora(config: RunConfig, model: Any) -> dict[str, Any]:
+    """Put mlx-lm LoRA layers on the modules named by ``lora.targets``; return mlx-lm's ``adapter_config.json``."""
+    from mlx_lm.tuner.utils import linear_to_lora_layers
+
+    lora = config.lora
+    if lora is None:
+        return {"fine_tune_type": "full", "num_layers": len(model.layers)}
+    targets = set(lora.targets)
+    keys = sorted({name for layer in model.layers for name, _ in layer.named_modules()
+                   if name and name.rsplit(".", 1)[-1] in targets})
+    found = {k.rsplit(".", 1)[-1] for k in keys}
+    if targets - found:
+        raise ConfigError(f"config key 'lora.targets': no module named {sorted(targets - found)} in the model's "
+                          f"layers; these have {sorted({k.rsplit('.', 1)[-1] for layer in model.layers[:1] for k, _ in layer.named_modules() if k})}")
+    params = {"rank": lora.r, "scale": lora.alpha / lora.r, "dropout": lora.dropout, "keys": keys}
+    model.freeze()
+    linear_to_lora_layers(model, len(model.layers), params)
+    return {"fine_tune_type": "lora", "num_layers": len(model.layers), "lora_parameters": params}
+
+
+def run(job: Job) -> Summary:
+    """Train ``job`` with mlx-lm-lora's ``train_grpo``; save the adapter (or model) and tokenizer into ``output_dir``."""
+    validate(job.config)
+    import mlx.core as mx
+    import numpy as np
+    from mlx.utils import tree_unflatten
+    from mlx_lm import load
+    from mlx_lm.tuner.callbacks import get_reporting_callbacks
+    from mlx_lm_lora.trainer.grpo_trainer import train_grpo
+
+    from ..train import is_main_process
+
+    config, extra = job.config, _extra(job.config)
+    world_size, _ = _world()
+    main = is_main_process()
+    _check_sizes(job, world_size)
+    checkpoint = _last_checkpoint(job.output_dir)
+    if checkpoint is not None and not config.resume:
+        raise ConfigError(f"output_dir {str(job.output_dir)!r} already holds {checkpoint.name}: "
+                          "set resume: true to continue it, or choose another output_dir")
+    state = json.loads((checkpoint / "trainer_state.json").read_text()) if checkpoint else {}
+    offset = int(state.get("global_step", 0))
+    ga = config.gradient_accumulation_steps
+
+    mx.random.seed(config.seed)
+    np.random.seed(config.seed)  # the trainer shuffles batches with numpy's global generator
+    model, tokenizer, model_config = load(job.model_path, return_config=True)
+    adapter_config = _add_lora(config, model)
+    reference = None
+    if config.beta != 0:
+        reference, _ = load(extra["reference_model_path"] or job.model_path)
+        reference.freeze()
+    train_set = _examples(job, tokenizer, job.rows, job.labels, 0)
+    val_set = _examples(job, tokenizer, job.val_rows, job.val_labels, len(job.rows))
+    longest = max(len(example[0]) for example in train_set + val_set)
+
+    optimizer = _optimizer(config, extra["max_grad_norm"])
+    if checkpoint is not None:
+        model.load_weights(str(checkpoint / "adapters.safetensors"), strict=False)
+        optimizer.init(model.trainable_parameters())
+        optimizer.state = tree_unflatten(list(mx.load(str(checkpoint / "optimizer.safetensors")).items()))
+        hi, lo = state["random_key"]
+        mx.random.seed((hi << 32) | lo)
+        if main:
+            print(f"resuming from {checkpoint} (step {offset})", flush=True)
+
+    # Other processes of an mlx.launch run save their (identical) copies somewhere private.
+    adapter_dir = job.output_dir if main else Path(tempfile.mkdtemp(prefix="grpo-host-mlx-"))
+    adapter_dir.mkdir(parents=True, exist_ok=True)
+    stats = RewardStats()
+    rewards = MlxRewardFuncs(job, len(job.rows), stats)
+    iters = max(config.max_steps - offset, 0) * ga
+    args = grpo_args(config, adapter_file=str(adapter_dir / "adapters.safetensors"), max_seq_length=longest,
+                     iters=iters, weights=rewards.weights, world_size=world_size)
+    checkpoints = _Checkpoints(job, model, optimizer, adapter_dir, offset, adapter_config, main)
+    trackers = get_reporting_callbacks(",".join(config.report_to), "grpo-host", str(job.output_dir),
+                                       config.resolved()) if main and config.report_to else None
+    job.metrics.start(offset if checkpoint is not None else None)
+    start = time.perf_counter()
+    try:
+        if iters:
+            train_grpo(
+                model=model,
+                ref_model=reference,
+                tokenizer=tokenizer,
+                optimizer=optimizer,
+                train_dataset=train_set,
+                val_dataset=val_set or None,
+                reward_funcs=rewards.funcs,
+                args=args,
+                iterate_batches=_iterate_batches(checkpoints, offset * ga),
+                training_callback=_Reports(job, stats, offset, trackers),
+                end_answer_token=extra["end_answer_token"],
+            )
+            checkpoints.after_iteration(iters)  # the trainer's last iteration has no next batch to ask for
+        seconds = time.perf_counter() - start
+        if main:
+            _save_outputs(job, model, tokenizer, model_config, adapter_config)
+    finally:
+        if not main:
+            shutil.rmtree(adapter_dir, ignore_errors=True)
+    return job.summary(offset + iters // ga, seconds, resumed_from=offset if checkpoint is not None else None)
+
+
+def _save_outputs(job: Job, model: Any, tokenizer: Any, model_config: dict[str, Any],
+                  adapter_config: dict[str, Any]) -> None:
+    """LoRA: mlx-lm's adapter folder (``adapters.safetensors``, ``adapter_config.json``); full: a model folder.
+
+    Both get the tokenizer, so ``mlx_lm.generate --model BASE --adapter-path
+    OUT`` (LoRA) or ``--model OUT`` (full) works.
+    """
+    from mlx.utils import tree_flatten
+
+    out = job.output_dir
+    if adapter_config["fine_tune_type"] == "full":
+        from mlx_lm.utils import save
+
+        save(out, job.model_path, model, tokenizer, model_config, donate_model=False)
+        (out / "adapters.safetensors").unlink(missing_ok=True)  # the trainer's copy of the same weights
+    else:
+        import mlx.core as mx
+
+        if not (out / "adapters.safetensors").exists():  # nothing trained (resumed at max_steps)
+            mx.save_safetensors(str(out / "adapters.safetensors"), dict(tree_flatten(model.trainable_parameters())))
+        (out / "adapter_config.json").write_text(json.dumps(adapter_config, indent=2) + "\n")
+        tokenizer.save_pretrained(str(out))
