@@ -1,0 +1,232 @@
+"""The `math` reward: equivalence through math-verify, safe on hostile completions, cheap on plain numbers."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from fractions import Fraction
+
+import pytest
+
+from grpo_host import Ensemble
+from grpo_host.testing import assert_discovered, assert_listing_is_light, data_check, load_pack
+from reward_plugins import math_answer
+from tests.conftest import run_cli
+
+TOWER = r"The answer is \boxed{9^{9^{9^{9}}}}"
+
+
+@pytest.fixture(scope="module")
+def math_reward():
+    return load_pack("math").registry.reward("math")
+
+
+def score(reward, completion, answer, **params):
+    return reward.bind(params).score_one(completion, answer=answer)
+
+
+def test_installed_pack_registers_math_and_listing_stays_light():
+    record = assert_discovered("math", ["math"])
+    assert record.dist == "grpo-host"
+    assert_listing_is_light("math", ("sympy", "math_verify", "latex2sympy2_extended", "torch"))
+
+
+@pytest.mark.parametrize(
+    ("completion", "answer", "expected"),
+    [
+        (r"so $\boxed{\frac{2}{4}}$", r"\frac{1}{2}", 1.0),
+        (r"so \boxed{0.5}", "1/2", 1.0),
+        (r"\boxed{\sqrt{12}}", r"2\sqrt{3}", 1.0),  # a raw gold is wrapped: not read as 2
+        (r"\boxed{2}", r"2\sqrt{3}", 0.0),
+        (r"\boxed{[1, 3)}", "[1,3)", 1.0),
+        (r"\boxed{(1, 3)}", "[1,3)", 0.0),
+        (r"the set is $\{3, 1, 2\}$", r"\{1,2,3\}", 1.0),
+        (r"the set is $\{3, 1\}$", r"\{1,2,3\}", 0.0),
+        (r"$x^2 + 2x + 1$ ... final: \boxed{(x+1)^2}", "x^2+2x+1", 1.0),
+        ("<think>steps</think><answer>\\frac{3}{4}</answer>", "0.75", 1.0),
+        ("<answer>42</answer> and later \\boxed{41}", "42", 1.0),  # the answer tag is searched first
+        ("<answer></answer>", "42", 0.0),
+        (r"\boxed{0.3333333}", "1/3", 1.0),
+        (r"\boxed{0.333}", "1/3", 0.0),
+        (r"\boxed{-7}", "-7", 1.0),
+        (r"\boxed{7}", 7, 1.0),  # a numeric gold column
+        ("I give up", "42", 0.0),
+    ],
+)
+def test_equivalences(math_reward, completion, answer, expected):
+    assert score(math_reward, completion, answer) == expected
+
+
+def test_parameters_change_the_verdict(math_reward):
+    assert score(math_reward, r"\boxed{0.3333}", "1/3", tolerance=1e-4) == 1.0
+    assert score(math_reward, r"\boxed{0.3333}", "1/3", tolerance=1e-6) == 0.0
+    relation, interval = r"\boxed{x > 1}", r"(1, \infty)"
+    assert score(math_reward, relation, interval) == 0.0
+    assert score(math_reward, relation, interval, set_relations=True) == 1.0
+    assert score(math_reward, "The total is 1,234 apples.", "1234") == 0.0
+    assert score(math_reward, "The total is 1,234 apples.", "1234", extract=["boxed", "number"]) == 1.0
+    assert score(math_reward, "<answer>5</answer> \\boxed{6}", "6", extract=["boxed"]) == 1.0
+    with pytest.raises(ValueError, match="tolerance"):
+        math_reward.bind({"tolerance": 0.003})
+    with pytest.raises(ValueError, match="extract"):
+        math_reward.bind({"extract": ["everything"]})
+
+
+@pytest.mark.parametrize("gold", ["", "   ", r"\frac{1}{", r"\sqrt{", "$$", "x" * 30_000])
+def test_unparseable_gold_is_not_applicable(math_reward, gold):
+    assert score(math_reward, r"\boxed{1}", gold) is None
+    # the row check reports what does not parse; an empty gold is the column check's to report
+    assert (math_answer.check_gold({"answer": gold}) is None) == (not gold.strip())
+
+
+def test_completion_is_read_from_its_tail(math_reward):
+    long = "blah " * 200_000 + r"\boxed{42}"
+    start = time.perf_counter()
+    assert score(math_reward, long, "42") == 1.0
+    assert score(math_reward, r"\boxed{42}" + " blah" * 10_000, "42", max_chars=1000) == 0.0
+    assert time.perf_counter() - start < 10  # a generous bound: a 1 MB completion is not parsed whole
+
+
+def _numbers(rng: random.Random):
+    """Plain numbers written the ways models write them, some equal to each other."""
+    while True:
+        value = Fraction(rng.randrange(-60, 200), rng.choice([1, 1, 2, 3, 4, 7, 8]))
+        forms = [
+            str(round(value)),
+            f"{float(value):.{rng.randrange(1, 9)}f}",
+            ("-" if value < 0 else "") + rf"\frac{{{abs(value.numerator)}}}{{{value.denominator}}}",
+            f"{value.numerator}/{value.denominator}",
+            rng.choice(["0.5", "-0.5", "3.0", "2.50", "0.3333333", "2.0000002", "1.5000001", "007", "0.25"]),
+            f"{float(value) * rng.choice([1, 1.0000001, 1.001]):.{rng.randrange(0, 10)}f}",
+        ]
+        yield rng.choice(forms), forms
+
+
+def test_fast_path_gives_math_verify_verdicts():
+    """Plain numbers skip sympy; every verdict must equal math-verify's own parse + verify."""
+    rng, gen = random.Random(7), _numbers(random.Random(8))
+    params, fast, checked = math_answer.MathParams(), 0, 0
+    mv = math_answer._mv()
+    for _ in range(400):
+        gold_text, forms = next(gen)
+        pred_text = rng.choice(forms) if rng.random() < 0.5 else next(gen)[0]
+        completion = rf"so \boxed{{{pred_text}}}"
+        gold, pred = math_answer.parse_gold(gold_text), math_answer.parse_prediction(completion, params)
+        fast += gold.number is not None and pred.number is not None
+        reference = mv.verify(
+            mv.parse(f"${gold_text}$", [mv.LatexExtractionConfig()]), mv.parse(completion, [mv.LatexExtractionConfig()])
+        )
+        assert math_answer.equal(gold, pred, params) == reference, (gold_text, pred_text)
+        checked += 1
+    assert fast > checked * 0.8  # the fast path is the common case, not a corner
+
+
+def test_gold_is_parsed_once_per_group(math_reward):
+    math_answer.parse_gold.cache_clear()
+    gold = r"$\frac{\pi}{3}$"
+    for completion in [r"\boxed{\pi/3}", r"\boxed{60}", r"\boxed{\frac{\pi}{3}}", "no idea"] * 4:
+        score(math_reward, completion, gold)
+    info = math_answer.parse_gold.cache_info()
+    assert (info.misses, info.hits) == (1, 15)
+
+
+def test_completion_text_never_reaches_sympify_or_parse_expr(math_reward):
+    """A profiler hook sees every Python call: none may hand completion text to sympy's eval-based parsers."""
+    import sympy
+    from sympy.parsing import sympy_parser
+
+    watched = {sympy_parser.parse_expr.__code__, sympy_parser.eval_expr.__code__, sympy.sympify.__code__}
+    seen: list[str] = []
+
+    def spy(frame, event, arg):
+        if event == "call" and frame.f_code in watched:
+            first = frame.f_locals.get("a", frame.f_locals.get("s", frame.f_locals.get("code")))
+            if isinstance(first, str):
+                seen.append(first)
+        elif event == "c_call" and arg is eval:
+            seen.append("eval()")
+
+    def watch(fn):
+        seen.clear()
+        sys.setprofile(spy)
+        try:
+            fn()
+        finally:
+            sys.setprofile(None)
+        return list(seen)
+
+    mv = math_answer._mv()
+    # the spy works: math-verify's expression target does eval plain text
+    assert watch(lambda: mv.parse("The answer is 1/2 + 3", [mv.ExprExtractionConfig()]))
+    hostile = [
+        "The answer is 1/2 + 3",
+        "__import__('os').system('echo pwned')",
+        r"\boxed{x**2 + 1}",
+        "The final answer is 2*3 I hope",
+        "<answer>1/2+3</answer>",
+        r"$\boxed{\frac{1}{2}}$ and 17",
+        r"<answer>\sqrt{2}*(3+4)</answer>",
+        r"\boxed{1,000}",
+        r"the result is $1.5e3$",
+        r"\boxed{0.25} \boxed{3}",
+    ]
+    for completion in hostile:  # first pass: let sympy finish its lazy imports (they sympify constant names)
+        score(math_reward, completion, "7")
+        score(math_reward, completion, "7", extract=["number"])
+    for completion in hostile:
+        assert watch(lambda: score(math_reward, completion, "7")) == [], completion
+        assert watch(lambda: score(math_reward, completion, "7", extract=["number"])) == [], completion
+
+
+def test_hostile_tower_is_bounded_through_the_ensemble():
+    """`\\boxed{9^{9^{9^{9}}}}` hangs sympy; in the ensemble it costs one counted timeout, and scoring goes on."""
+    # 4 s: long enough for a replacement worker (the stuck one is killed) to import sympy within its first item
+    with Ensemble.from_spec([{"name": "math", "timeout": 4}], workers=2) as ensemble:
+        ensemble.score([r"\boxed{1}"], answer=["1"])  # warm the workers: the bound is on the item, not on startup
+        start = time.perf_counter()
+        result = ensemble.score([TOWER, r"\boxed{\frac{1}{2}}", r"\boxed{3}"], answer=["5", "0.5", "4"])
+        elapsed = time.perf_counter() - start
+        assert result.values["math"] == [None, 1.0, 0.0]
+        metrics = result.metrics["math"]
+        assert (metrics.timeouts, metrics.errors) == (1, 0)
+        assert elapsed < 4 + 1 + 5  # timeout + the pool's kill grace + slack for a busy 2-core machine
+        again = ensemble.score([r"\boxed{2\sqrt{3}}"], answer=[r"\sqrt{12}"])
+        assert again.values["math"] == [1.0]
+
+
+def test_data_check_reports_unparseable_golds_by_row(tmp_path):
+    rows = [
+        {"prompt": "1+1?", "answer": "2"},
+        {"prompt": "half?", "answer": r"\frac{1}{"},
+        {"prompt": "root?", "answer": r"2\sqrt{3}"},
+        {"prompt": "empty?", "answer": ""},
+    ]
+    path = tmp_path / "golds.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    report = data_check("math", path)
+    assert not report.ok
+    by_problem = {(p.column, p.problem): p.rows for p in report.problems}
+    assert by_problem[("(row check)", "gold answer does not parse as math (an unparseable gold scores None)")] == [
+        "line 2"
+    ]
+    assert by_problem[("answer", "empty")] == ["line 4"]
+
+    proc = run_cli("data", "check", str(path), "--rewards", "math")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "line 2" in proc.stdout and "does not parse as math" in proc.stdout
+    good = tmp_path / "good.jsonl"
+    good.write_text("".join(json.dumps(r) + "\n" for r in rows[:1] + rows[2:3]))
+    assert run_cli("data", "check", str(good), "--rewards", "math").returncode == 0
+
+
+def test_rewards_show_documents_scoring_with_scored_examples():
+    proc = run_cli("rewards", "show", "math")
+    assert proc.returncode == 0, proc.stderr
+    assert "not applicable" in proc.stdout and "tolerance" in proc.stdout and "extract" in proc.stdout
+    examples = [line for line in proc.stdout.splitlines() if "boxed" in line and "│" in line]
+    assert any(line.rstrip(" │").endswith("1.0") for line in examples)
+    assert any(line.rstrip(" │").endswith("None") for line in examples)
+    assert "error" not in proc.stdout.lower()
