@@ -1,0 +1,253 @@
+"""The run configuration every training host reads: one pydantic model, loaded from YAML.
+
+TRL and mlx-lm-lora disagree on most defaults (temperature, top_p, top_k,
+beta, epsilon, loss type, learning-rate schedule), so a run that relied on
+an engine's defaults would train differently depending on the backend.
+Every default therefore lives here, once, and each host passes every value
+explicitly to its engine.  Unknown keys and bad values are errors that name
+the key (and whether it came from the file or from ``--set``).
+
+Relative paths (data files, plugin files, ``output_dir``) are relative to the
+working directory, as in TRL's and mlx-lm's own YAML configs.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .spec import SpecError, SpecItem, parse_spec
+
+__all__ = ["ConfigError", "DataSettings", "LoraSettings", "RunConfig", "apply_overrides", "load_config"]
+
+
+class ConfigError(ValueError):
+    """The run configuration is wrong; the message names the key and where it was set."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class DataSettings(_Strict):
+    """Where the prompts come from (see ``grpo-host data check`` for the accepted shapes and formats)."""
+
+    train: str = Field(description="training rows: JSONL, JSON, CSV, Parquet or a datasets folder")
+    val: str | None = Field(None, description="validation rows, scored every eval_every steps; None: no evaluation")
+
+
+class LoraSettings(_Strict):
+    """LoRA adapters; leaving ``lora`` out of the config fine-tunes every weight."""
+
+    r: int = Field(16, ge=1, description="adapter rank")
+    alpha: float = Field(32.0, gt=0, description="scaling numerator (the update is scaled by alpha / r)")
+    dropout: float = Field(0.05, ge=0, lt=1, description="dropout on the adapter input")
+    targets: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        min_length=1,
+        description="names of the linear layers that get adapters (last part of the module name)",
+    )
+
+
+class RunConfig(_Strict):
+    """Everything one GRPO run needs, backend-neutral.
+
+    ``batch_size`` counts prompts per device and micro-step; each prompt gets
+    ``group_size`` completions, so one micro-step scores
+    ``batch_size * group_size`` completions.
+    """
+
+    model: str = Field(description="hub id, local folder, or builtin:tiny (built locally, no download)")
+    backend: str = Field("trl", description="training host: trl or mlx (or one a plugin registers)")
+    data: DataSettings = Field(description="train (and optional val) dataset paths; a string is the train path")
+    rewards: list[SpecItem] = Field(description='reward spec: "accuracy:2, r1_soft_format:0.5" or a list of items')
+    strict: bool = Field(False, description="a completion that no weighted reward scored stops the run")
+    workers: int | None = Field(None, ge=1, description="worker processes for process-executor rewards (None: cores)")
+    plugins: list[str] = Field(
+        default_factory=list,
+        description="extra reward modules to load besides installed packs: a .py file path or a dotted module name",
+    )
+
+    group_size: int = Field(8, ge=2, description="completions sampled per prompt")
+    batch_size: int = Field(4, ge=1, description="prompts per device per micro-step")
+    gradient_accumulation_steps: int = Field(1, ge=1, description="micro-steps per optimizer step")
+    learning_rate: float = Field(1e-6, gt=0, description="peak learning rate (AdamW)")
+    lr_scheduler: Literal["constant", "linear", "cosine"] = Field("constant", description="learning-rate schedule")
+    warmup_steps: int = Field(0, ge=0, description="linear warm-up steps")
+    max_steps: int = Field(500, ge=1, description="optimizer steps to train for")
+
+    beta: float = Field(0.0, ge=0, description="KL coefficient; 0 loads no reference model")
+    epsilon: float = Field(0.2, gt=0, description="lower clipping width of the importance ratio")
+    epsilon_high: float | None = Field(None, gt=0, description="upper clipping width; None: equal to epsilon")
+    loss_type: Literal["grpo", "bnpo", "dr_grpo", "dapo"] = Field(
+        "bnpo", description="loss normalisation; bnpo (per-token over the local batch) is the default both engines have"
+    )
+    importance_sampling_level: Literal["token", "sequence"] = Field(
+        "token", description="importance ratio per token, or one per sequence (GSPO)"
+    )
+
+    temperature: float = Field(1.0, gt=0, description="sampling temperature")
+    top_p: float = Field(1.0, gt=0, le=1, description="nucleus sampling mass; 1 disables")
+    top_k: int = Field(0, ge=0, description="sample among the k most likely tokens; 0 disables")
+    min_p: float = Field(0.0, ge=0, le=1, description="drop tokens below min_p times the top probability; 0 disables")
+    max_prompt_length: int | None = Field(None, ge=1, description="longest prompt in tokens; longer ones are an error")
+    max_completion_length: int = Field(256, ge=1, description="tokens generated per completion at most")
+
+    lora: LoraSettings | None = Field(None, description="LoRA settings; absent: full fine-tune")
+    gradient_checkpointing: bool = Field(False, description="recompute activations to save memory")
+    seed: int = Field(42, description="seed for sampling, shuffling and initialisation")
+    save_every: int = Field(100, ge=1, description="steps between checkpoints")
+    eval_every: int | None = Field(None, ge=1, description="steps between evaluations on data.val (default save_every)")
+    log_every: int = Field(1, ge=1, description="steps between logged metrics")
+    output_dir: str = Field("runs/grpo-host", description="where checkpoints, the model and run records go")
+    resume: bool = Field(False, description="continue from the last checkpoint in output_dir")
+    report_to: list[str] = Field(default_factory=list, description="trackers (wandb, tensorboard, ...); [] for none")
+
+    trl: dict[str, Any] = Field(
+        default_factory=dict, description="extra trl.GRPOConfig options, e.g. use_vllm, vllm_mode, bf16"
+    )
+    mlx: dict[str, Any] = Field(default_factory=dict, description="extra options for the mlx host")
+
+    @field_validator("data", mode="before")
+    @classmethod
+    def _data_shorthand(cls, value: Any) -> Any:
+        return {"train": value} if isinstance(value, str | Path) else value
+
+    @field_validator("rewards", mode="before")
+    @classmethod
+    def _parse_rewards(cls, value: Any) -> Any:
+        if isinstance(value, list) and value and all(isinstance(v, SpecItem) for v in value):
+            return value
+        try:
+            return parse_spec(value)
+        except SpecError as exc:
+            raise ValueError(str(exc)) from None
+        except TypeError:
+            raise ValueError("expected a spec string or a list of {name, weight, params} items") from None
+
+    @field_validator("report_to", mode="before")
+    @classmethod
+    def _report_to_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [] if value in ("none", "") else [value]
+        return value
+
+    @model_validator(mode="after")
+    def _resolve(self) -> RunConfig:
+        if self.epsilon_high is None:
+            object.__setattr__(self, "epsilon_high", self.epsilon)
+        if self.data.val is None and self.eval_every is not None:
+            raise ValueError("eval_every is set but data.val is not: name a validation set or drop eval_every")
+        if self.data.val is not None and self.eval_every is None:
+            object.__setattr__(self, "eval_every", self.save_every)
+        return self
+
+    def resolved(self) -> dict[str, Any]:
+        """Every value, defaults included, as plain YAML-ready data (what ``output_dir/config.yaml`` holds)."""
+        return self.model_dump(mode="json")
+
+
+def _key(loc: Sequence[Any]) -> str:
+    parts = [str(p) for p in loc if not (isinstance(p, str) and p.startswith("function-"))]
+    return ".".join(parts) or "(top level)"
+
+
+def _fields_at(loc: Sequence[Any]) -> list[str]:
+    """Known keys of the model that holds ``loc`` (for did-you-mean hints)."""
+    model: Any = RunConfig
+    for part in loc[:-1]:
+        field = getattr(model, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        model = next((a for a in getattr(ann, "__args__", (ann,)) if hasattr(a, "model_fields")), None)
+        if model is None:
+            return []
+    return list(getattr(model, "model_fields", {}))
+
+
+def _explain(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
+    lines = []
+    for e in exc.errors():
+        key = _key(e["loc"])
+        where = sources.get(key) or sources.get(key.split(".")[0]) or sources.get("*", "config")
+        if e["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(str(e["loc"][-1]), _fields_at(e["loc"]), n=1)
+            hint = f" (did you mean {'.'.join([*map(str, e['loc'][:-1]), close[0]])!r}?)" if close else ""
+            lines.append(f"{where}: unknown config key {key!r}{hint}")
+        elif e["type"] == "missing":
+            lines.append(f"{where}: config key {key!r} is required")
+        else:
+            got = "" if isinstance(e.get("input"), dict | list) else f" (got {e.get('input')!r})"
+            lines.append(f"{where}: config key {key!r}: {e['msg'].removeprefix('Value error, ')}{got}")
+    return ConfigError("\n".join(lines))
+
+
+def apply_overrides(raw: dict[str, Any], overrides: Sequence[str], sources: dict[str, str]) -> dict[str, Any]:
+    """Apply ``key=value`` overrides (dotted keys reach into sections; values are YAML: ``1e-5``, ``true``, ``[a, b]``)."""
+    import yaml
+
+    out = dict(raw)
+    for item in overrides:
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key or any(not part.strip() for part in key.split(".")):
+            raise ConfigError(f"--set {item!r}: expected key=value, e.g. --set learning_rate=1e-5")
+        try:
+            value = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--set {item!r}: the value is not valid YAML ({exc.problem})") from None
+        *parents, last = key.split(".")
+        node = out
+        for i, part in enumerate(parents):
+            child = node.get(part)
+            if child is None:
+                child = {}
+            elif not isinstance(child, dict):
+                raise ConfigError(f"--set {item!r}: {'.'.join(parents[: i + 1])!r} is not a section")
+            node[part] = child = dict(child)
+            node = child
+        node[last] = value
+        sources[key] = f"--set {item}"
+    return out
+
+
+def load_config(
+    path: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    *,
+    backend: str | None = None,
+    data: Mapping[str, Any] | None = None,
+) -> RunConfig:
+    """Read a YAML run configuration (or start from ``data``), apply ``--set`` overrides and ``--backend``.
+
+    Raises :class:`ConfigError` naming the key and where it was set, or
+    :class:`FileNotFoundError` for a missing file.
+    """
+    import yaml
+
+    sources: dict[str, str] = {}
+    raw: Any = dict(data or {})
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no such config file: {path}")
+        try:
+            raw = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: a run configuration is a mapping of keys, got {type(raw).__name__}")
+        sources["*"] = str(path)
+    raw = apply_overrides(raw, overrides, sources)
+    if backend is not None:
+        raw["backend"] = backend
+        sources["backend"] = f"--backend {backend}"
+    try:
+        return RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise _explain(exc, sources) from None

@@ -1,0 +1,44 @@
+"""The built-in training hosts, registered through the same ``register_hosts`` hook a third party uses.
+
+This module is the ``hosts`` entry point of grpo-host.  Listing plugins
+imports it, so it must stay light: each host's engine (torch, transformers,
+trl; mlx) is imported only when that host runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from ..train import Job, Summary
+
+
+def run_trl(job: Job) -> Summary:
+    """Train with ``trl.GRPOTrainer`` (PyTorch); see :mod:`grpo_host.hosts.trl`."""
+    from .trl import run
+
+    return run(job)
+
+
+def run_mlx(job: Job) -> Summary:
+    """Train with mlx-lm-lora's ``train_grpo`` (MLX); see :mod:`grpo_host.hosts.mlx`."""
+    from .mlx import run
+
+    return run(job)
+
+
+def _validate_mlx(config) -> None:
+    from .mlx import validate
+
+    validate(config)
+
+
+run_mlx.validate = _validate_mlx  # settings MLX cannot honour fail before any data is read
+
+
+@hookimpl
+def register_hosts(register):
+    register("trl", run_trl)
+    register("mlx", run_mlx)

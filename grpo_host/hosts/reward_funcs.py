@@ -1,0 +1,99 @@
+"""The ensemble as engine reward functions: one named function per member, one scoring pass per batch.
+
+Engines (TRL, mlx-lm-lora) want a list of reward functions, each with its
+own ``__name__`` (so they log ``rewards/<name>/mean``) and weights given
+separately.  Calling each :class:`grpo_host.Reward` directly would bypass
+what the ensemble adds: the per-reward timeout and error policy, worker
+processes, the metrics, and the unscored-row policy (``strict``), which
+needs every member's value for a row at once.  So the first member function
+called for a batch scores the whole batch through :meth:`Ensemble.score`
+and the others read their column from that result.
+
+Rows travel to the engine as an integer row id (the ``_grpo_host_row``
+column) and are looked up here, so per-row metadata reaches rewards exactly
+as it was read: an Arrow-backed dataset would merge dict keys across rows
+and fill the missing ones with None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["ROW_ID", "EnsembleRewardFuncs", "MemberRewardFunc"]
+
+ROW_ID = "_grpo_host_row"
+"""Name of the dataset column that carries each prompt's row index."""
+
+LogMetric = Callable[[str, float], None]
+
+
+class MemberRewardFunc:
+    """One ensemble member as a reward function with the engine contract (``prompts=, completions=, **columns``)."""
+
+    def __init__(self, owner: EnsembleRewardFuncs, index: int, name: str) -> None:
+        self.owner, self.index, self.__name__ = owner, index, name
+
+    def __call__(
+        self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (), **kwargs: Any
+    ) -> list[float | None]:
+        ids = kwargs.get(ROW_ID)
+        if ids is None:
+            raise ValueError(f"reward function {self.__name__!r} got no {ROW_ID!r} column from the engine")
+        return self.owner.values(self.index, completions, ids, kwargs.get("log_metric"))
+
+    def __repr__(self) -> str:
+        return f"<reward function {self.__name__!r} of an ensemble>"
+
+
+class EnsembleRewardFuncs:
+    """Per-member reward functions over one ensemble and the run's rows.
+
+    :param ensemble: the :class:`grpo_host.Ensemble` to score with.
+    :param rows: the normalised rows; row ids index this list.
+    :param labels: each row's place in its file (``line 12``), for error messages.
+    :param log_metric: where our metrics go when the engine passes no
+        ``log_metric`` of its own.
+    """
+
+    def __init__(self, ensemble: Any, rows: Sequence[dict[str, Any]], labels: Sequence[str],
+                 log_metric: LogMetric | None = None) -> None:
+        self.ensemble, self.rows, self.labels, self.log_metric = ensemble, rows, labels, log_metric
+        self.funcs = [MemberRewardFunc(self, i, m.name) for i, m in enumerate(ensemble.members)]
+        self._batch: tuple[Sequence[Any], list[int]] | None = None
+        self._values: list[list[float | None]] = []
+        self._served: set[int] = set()
+
+    @property
+    def weights(self) -> list[float]:
+        return self.ensemble.weights
+
+    def values(self, index: int, completions: Sequence[Any], row_ids: Sequence[Any],
+               log_metric: LogMetric | None = None) -> list[float | None]:
+        """Member ``index``'s scores for this batch, scoring the batch first if this member already had it."""
+        ids = [int(i) for i in row_ids]
+        same = self._batch is not None and (completions is self._batch[0] or (
+            ids == self._batch[1] and list(completions) == list(self._batch[0])))
+        if not same or index in self._served:
+            self._score(completions, ids, log_metric or self.log_metric)
+        self._served.add(index)
+        return self._values[index]
+
+    def _score(self, completions: Sequence[Any], ids: list[int], log_metric: LogMetric | None) -> None:
+        rows = [self.rows[i] for i in ids]
+        keys = sorted({k for row in rows for k in row} - {"prompt"})
+        result = self.ensemble.score(
+            completions,
+            [row["prompt"] for row in rows],
+            row_ids=[self.labels[i] for i in ids],
+            **{k: [row.get(k) for row in rows] for k in keys},
+        )
+        self._batch, self._served = (completions, ids), set()
+        self._values = [result.values[name] for name in self.ensemble.names]
+        if log_metric is not None:
+            for name, m in result.metrics.items():
+                log_metric(f"rewards/{name}/coverage", m.coverage)
+                log_metric(f"rewards/{name}/errors", float(m.errors))
+                log_metric(f"rewards/{name}/timeouts", float(m.timeouts))
+                log_metric(f"rewards/{name}/seconds", m.seconds)
+            log_metric("unscored", float(result.unscored))

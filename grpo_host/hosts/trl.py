@@ -1,0 +1,207 @@
+"""The TRL host: ``trl.GRPOTrainer`` with the run configuration passed explicitly, and peft for LoRA.
+
+No GRPO code lives here: this module only translates.  The run config
+becomes a ``GRPOConfig`` in which every value we own is set (TRL's defaults
+differ from ours); ``trl:`` in the config adds any other ``GRPOConfig``
+option (vLLM generation, bf16, DeepSpeed...), but may not override a value
+the run config owns.  The ensemble becomes one named reward function per
+member with the ensemble weights as ``reward_weights``, so TRL logs
+``rewards/<name>/mean``; our coverage/errors/timeouts/seconds metrics reach
+TRL's logs through the ``log_metric`` TRL hands to reward functions.
+
+Multi-GPU runs come from ``accelerate launch`` of the same command; TRL and
+accelerate do the rest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import ConfigError, RunConfig
+from .reward_funcs import ROW_ID, EnsembleRewardFuncs
+
+if TYPE_CHECKING:
+    from ..train import Job, Summary
+
+__all__ = ["grpo_config_kwargs", "run"]
+
+_SCHEDULERS = {"constant": "constant_with_warmup", "linear": "linear", "cosine": "cosine"}
+
+
+def _owned(config: RunConfig, weights: list[float]) -> dict[str, Any]:
+    """The GRPOConfig values that come from the run config, one for each of its fields."""
+    c = config
+    per_step = c.batch_size * c.group_size  # TRL counts completions, the run config counts prompts
+    evaluating = c.data.val is not None
+    return {
+        "output_dir": c.output_dir,
+        "seed": c.seed,
+        "learning_rate": c.learning_rate,
+        "lr_scheduler_type": _SCHEDULERS[c.lr_scheduler],
+        "warmup_steps": c.warmup_steps,
+        "max_steps": c.max_steps,
+        "per_device_train_batch_size": per_step,
+        "per_device_eval_batch_size": per_step,
+        "gradient_accumulation_steps": c.gradient_accumulation_steps,
+        "num_generations": c.group_size,
+        "beta": c.beta,
+        "epsilon": c.epsilon,
+        "epsilon_high": c.epsilon_high,
+        "loss_type": c.loss_type,
+        "importance_sampling_level": c.importance_sampling_level,
+        "temperature": c.temperature,
+        "top_p": c.top_p,
+        "top_k": c.top_k,
+        "min_p": c.min_p or None,  # None: no min-p filter at all (0.0 would add a no-op warper)
+        "max_completion_length": c.max_completion_length,
+        "reward_weights": list(weights),
+        "gradient_checkpointing": c.gradient_checkpointing,
+        "logging_steps": c.log_every,
+        "save_strategy": "steps",
+        "save_steps": c.save_every,
+        "eval_strategy": "steps" if evaluating else "no",
+        "eval_steps": c.eval_every if evaluating else None,
+        "report_to": c.report_to or "none",
+    }
+
+
+def _host_defaults() -> dict[str, Any]:
+    """Choices of this host that ``trl:`` may override: precision follows the hardware; we print progress."""
+    import torch
+
+    bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    return {"bf16": bf16, "fp16": False, "disable_tqdm": True, "logging_first_step": True}
+
+
+def grpo_config_kwargs(config: RunConfig, weights: list[float]) -> dict[str, Any]:
+    """Every keyword for ``trl.GRPOConfig``; a bad or conflicting ``trl.<key>`` is a :class:`ConfigError`."""
+    from trl import GRPOConfig
+
+    owned = _owned(config, weights)
+    known = {f.name for f in dataclasses.fields(GRPOConfig)}
+    from_run_config = {v: k for k, v in _RUN_KEYS.items()}
+    for key in config.trl:
+        if key not in known:
+            raise ConfigError(f"config key 'trl.{key}': not a trl.GRPOConfig option")
+        if key in owned or key in ("gradient_checkpointing", "activation_checkpointing"):
+            raise ConfigError(f"config key 'trl.{key}': set by the run config itself; "
+                              f"use '{from_run_config.get(key, key)}' at the top level instead")
+    if "activation_checkpointing" in known:  # transformers 5 renamed it; the old name warns
+        owned["activation_checkpointing"] = owned.pop("gradient_checkpointing")
+    return {**_host_defaults(), **config.trl, **owned}
+
+
+_RUN_KEYS = {  # run-config key -> GRPOConfig key, where the names differ (for error messages)
+    "group_size": "num_generations",
+    "batch_size": "per_device_train_batch_size",
+    "lr_scheduler": "lr_scheduler_type",
+    "save_every": "save_steps",
+    "eval_every": "eval_steps",
+    "log_every": "logging_steps",
+}
+
+
+def _check_prompt_lengths(job: Job, tokenizer: Any) -> None:
+    """TRL no longer truncates prompts: a prompt over ``max_prompt_length`` tokens is an error naming its row."""
+    limit = job.config.max_prompt_length
+    if limit is None:
+        return
+    for rows, labels in ((job.rows, job.labels), (job.val_rows, job.val_labels)):
+        for row, where in zip(rows, labels):
+            prompt = row["prompt"]
+            if isinstance(prompt, list):
+                prompt = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+            n = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+            if n > limit:
+                raise ConfigError(f"{where}: the prompt has {n} tokens, over max_prompt_length={limit}; "
+                                  "shorten or drop the row, or raise max_prompt_length")
+
+
+def _last_checkpoint(output_dir: Path) -> str | None:
+    """The ``checkpoint-N`` folder with the highest N (as transformers names them), found without importing
+    torch, so a refused run stops in a second."""
+    steps = [(int(p.name.split("-", 1)[1]), p) for p in output_dir.glob("checkpoint-*")
+             if p.is_dir() and p.name.split("-", 1)[1].isdigit()] if output_dir.is_dir() else []
+    return str(max(steps)[1]) if steps else None
+
+
+def _peft_config(config: RunConfig) -> Any:
+    if config.lora is None:
+        return None
+    from peft import LoraConfig
+
+    lora = config.lora
+    return LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=list(lora.targets),
+                      task_type="CAUSAL_LM")
+
+
+def _metrics_callback(job: Job) -> Any:
+    from transformers import TrainerCallback
+
+    class Metrics(TrainerCallback):
+        """Feeds every TRL log record (reward means, our reward metrics, loss, KL) to the run's MetricsLog."""
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs:
+                job.metrics.add(state.global_step, logs)
+
+    return Metrics()
+
+
+def run(job: Job) -> Summary:
+    """Train ``job`` with ``trl.GRPOTrainer``; save the model (or adapter) and tokenizer into ``output_dir``."""
+    config = job.config
+    checkpoint = _last_checkpoint(job.output_dir)
+    if checkpoint is not None and not config.resume:
+        raise ConfigError(f"output_dir {str(job.output_dir)!r} already holds {Path(checkpoint).name}: "
+                          "set resume: true to continue it, or choose another output_dir")
+    funcs = EnsembleRewardFuncs(job.ensemble, job.rows + job.val_rows, job.labels + job.val_labels)
+    args_kwargs = grpo_config_kwargs(config, funcs.weights)
+
+    from datasets import Dataset
+    from transformers import AutoTokenizer, PrinterCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    try:
+        args = GRPOConfig(**args_kwargs)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"trl.GRPOConfig rejected the settings: {exc}") from None
+    tokenizer = AutoTokenizer.from_pretrained(job.model_path)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    _check_prompt_lengths(job, tokenizer)
+
+    def dataset(rows: list[dict[str, Any]], offset: int) -> Dataset:
+        return Dataset.from_dict({"prompt": [r["prompt"] for r in rows], ROW_ID: list(range(offset, offset + len(rows)))})
+
+    trainer = GRPOTrainer(
+        model=job.model_path,
+        reward_funcs=funcs.funcs,
+        args=args,
+        train_dataset=dataset(job.rows, 0),
+        eval_dataset=dataset(job.val_rows, len(job.rows)) if job.val_rows else None,
+        processing_class=tokenizer,
+        peft_config=_peft_config(config),
+        callbacks=[_metrics_callback(job)],
+    )
+    trainer.remove_callback(PrinterCallback)  # our MetricsLog prints one compact line per log step instead
+    resume_step = trainer.state.global_step
+    if checkpoint is not None:
+        resume_step = _checkpoint_step(checkpoint)
+        print(f"resuming from {checkpoint} (step {resume_step})", flush=True)
+    job.metrics.start(resume_step if checkpoint is not None else None)
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=checkpoint)
+    seconds = time.perf_counter() - start
+    trainer.save_model(str(job.output_dir))  # weights or LoRA adapter, plus the tokenizer
+    return job.summary(trainer.state.global_step, seconds, resumed_from=resume_step if checkpoint else None)
+
+
+def _checkpoint_step(checkpoint: str) -> int:
+    import json
+
+    state = Path(checkpoint) / "trainer_state.json"
+    return int(json.loads(state.read_text())["global_step"]) if state.exists() else int(checkpoint.rsplit("-", 1)[1])

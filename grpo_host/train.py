@@ -1,0 +1,266 @@
+"""The run flow shared by every training host: config, data, checks, records, summary.
+
+``grpo-host train`` calls :func:`train`, which does everything that does not
+depend on the engine, in an order that fails early and cheaply:
+
+1. load the plugins (installed packs plus the config's ``plugins``), build
+   the reward ensemble and find the host for ``backend``;
+2. read and normalise the train (and val) rows and run ``data check`` for
+   the chosen rewards; a failing check stops here with its report, before
+   any model is loaded;
+3. write ``config.yaml`` (every value, defaults included) and
+   ``packs.json`` (installed reward packs with versions) into ``output_dir``;
+4. hand a :class:`Job` to the host, which trains and reports metrics through
+   :class:`MetricsLog` (``metrics.jsonl``, one progress line per log step);
+5. write ``summary.json``: steps, duration, first/last mean of each reward.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from .config import ConfigError, RunConfig
+from .data import CheckReport, DataError, check_rows, normalize, read_rows
+from .tiny import is_builtin, resolve_model
+
+if TYPE_CHECKING:
+    from .ensemble import Ensemble
+    from .plugins import Plugins
+
+__all__ = [
+    "DataCheckFailed", "Job", "MetricsLog", "Summary", "is_main_process", "prepare", "read_metrics", "tenths", "train",
+]
+
+
+class DataCheckFailed(Exception):
+    """``data check`` found problems in a dataset of the run; ``report`` says which."""
+
+    def __init__(self, path: str, report: CheckReport) -> None:
+        super().__init__(f"data check failed for {path}:\n{report}")
+        self.path, self.report = path, report
+
+
+def is_main_process() -> bool:
+    """Rank 0 of ``accelerate launch``/torchrun (``RANK``) or ``mlx.launch`` (``MLX_RANK``), or a plain run."""
+    return all(os.environ.get(var, "0") == "0" for var in ("RANK", "MLX_RANK"))
+
+
+@dataclass
+class Summary:
+    """What a run reports at the end (and writes to ``summary.json``)."""
+
+    steps: int
+    seconds: float
+    rewards: dict[str, dict[str, float | None]]
+    output_dir: str
+    backend: str = ""
+    resumed_from: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class MetricsLog:
+    """The per-step metrics of a run: appended to ``metrics.jsonl`` and printed as one progress line.
+
+    Hosts call :meth:`add` with whatever their engine logs; reward means are
+    read from ``rewards/<name>/mean`` and the weighted total from ``reward``,
+    the keys TRL uses, which the other hosts use too.
+    """
+
+    path: Path
+    names: list[str]
+    max_steps: int
+    echo: bool = True
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def start(self, resume_step: int | None = None) -> None:
+        """Begin writing: fresh, or (resuming) keeping the records up to the checkpoint's step."""
+        if resume_step is not None and self.path.exists():
+            kept = [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
+            self.records = [r for r in kept if r.get("step", 0) <= resume_step]
+        else:
+            self.records = []
+        if is_main_process():
+            self.path.write_text("".join(json.dumps(r) + "\n" for r in self.records))
+
+    def add(self, step: int, metrics: Mapping[str, Any]) -> None:
+        record = {"step": step, **{k: v for k, v in metrics.items() if isinstance(v, int | float | str)}}
+        self.records.append(record)
+        if not is_main_process():
+            return
+        with self.path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        if self.echo:
+            self._print(record)
+
+    def _print(self, record: Mapping[str, Any]) -> None:
+        for prefix, label in (("", "step"), ("eval_", "eval at step")):
+            if f"{prefix}reward" not in record:
+                continue
+            parts = [f"{label} {record['step']}/{self.max_steps}", f"reward {record[prefix + 'reward']:.4g}"]
+            parts += [f"{n} {record[key]:.4g}" for n in self.names
+                      if isinstance(record.get(key := f"{prefix}rewards/{n}/mean"), int | float)]
+            print("  ".join(parts), flush=True)
+
+    def first_last(self) -> dict[str, dict[str, float | None]]:
+        """First and last logged training mean of the total (``reward``) and of each reward."""
+        out = {}
+        for name, key in [("reward", "reward"), *((n, f"rewards/{n}/mean") for n in self.names)]:
+            values = [r[key] for r in self.records if isinstance(r.get(key), int | float) and math.isfinite(r[key])]
+            out[name] = {"first": values[0] if values else None, "last": values[-1] if values else None}
+        return out
+
+
+@dataclass
+class Job:
+    """Everything a host needs to train, already checked.
+
+    ``rows`` and ``val_rows`` are normalised rows; ``labels``/``val_labels``
+    their places in their files (``line 12``), for error messages.
+        """
+
+    config: RunConfig
+    plugins: Plugins
+    ensemble: Ensemble
+    rows: list[dict[str, Any]]
+    labels: list[str]
+    val_rows: list[dict[str, Any]]
+    val_labels: list[str]
+    output_dir: Path
+    metrics: MetricsLog
+
+    @property
+    def model_path(self) -> str:
+        """What the engine loads: ``builtin:tiny`` is built (once, cached) on first use, by the host."""
+        return resolve_model(self.config.model)
+
+    def summary(self, steps: int, seconds: float, resumed_from: int | None = None) -> Summary:
+        return Summary(steps, round(seconds, 3), self.metrics.first_last(), str(self.output_dir),
+                       self.config.backend, resumed_from)
+
+
+def _import_plugin(spec: str) -> ModuleType:
+    """A reward module named in the config: a ``.py`` file (its folder joins ``sys.path``, so worker
+    processes can import it too) or a dotted module name."""
+    try:
+        if spec.endswith(".py") or os.sep in spec:
+            path = Path(spec).resolve()
+            if not path.is_file():
+                raise ConfigError(f"config key 'plugins': no such file {spec!r}")
+            if str(path.parent) not in sys.path:
+                sys.path.insert(0, str(path.parent))
+            return importlib.import_module(path.stem)
+        return importlib.import_module(spec)
+    except ImportError as exc:
+        raise ConfigError(f"config key 'plugins': cannot import {spec!r}: {exc}") from None
+
+
+def _load_plugins(config: RunConfig) -> Plugins:
+    from .plugins import default_plugins, load_plugins
+
+    if not config.plugins:
+        return default_plugins()
+    return load_plugins(plugins=[_import_plugin(spec) for spec in config.plugins])
+
+
+def _read(path: str, ensemble: Ensemble, what: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Read, check and normalise one dataset; raise :class:`DataCheckFailed` with the report when it has problems."""
+    raw = list(read_rows(path))
+    report = check_rows(raw, ensemble.rewards)
+    if not report.ok:
+        raise DataCheckFailed(path, report)
+    if not raw:
+        raise DataError(path, f"the {what} set has no rows")
+    rows = [normalize(row, where) for where, row in raw]
+    labels = [where for where, _ in raw]
+    kinds = [isinstance(row["prompt"], str) for row in rows]
+    if any(kinds) and not all(kinds):
+        odd = labels[kinds.index(not kinds[0])]
+        raise DataError(odd, f"prompts of the {what} set mix strings and message lists; "
+                             f"{labels[0]} has a {'string' if kinds[0] else 'message list'}, this row does not")
+    return rows, labels
+
+
+def _offline_for_local_models(model: str) -> None:
+    """A built-in or local model needs no hub: make sure nothing (transformers, datasets, trl) reaches for it."""
+    if is_builtin(model) or Path(model).exists():
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+
+def prepare(config: RunConfig, *, echo: bool = True) -> Job:
+    """Steps 1 to 3 of the run flow: everything up to (not including) loading a model."""
+    from .ensemble import Ensemble
+
+    _offline_for_local_models(config.model)
+    plugins = _load_plugins(config)
+    host = plugins.registry.host(config.backend)  # an unknown backend fails before any data is read
+    validate = getattr(host.run, "validate", None)
+    if validate is not None:  # optional: a host rejects settings its engine cannot honour, before any data is read
+        validate(config)
+    ensemble = Ensemble.from_spec(config.rewards, plugins=plugins, strict=config.strict, workers=config.workers)
+    try:
+        rows, labels = _read(config.data.train, ensemble, "train")
+        val_rows, val_labels = _read(config.data.val, ensemble, "val") if config.data.val else ([], [])
+    except BaseException:
+        ensemble.close()
+        raise
+    output_dir = Path(config.output_dir)
+    if is_main_process():
+        _write_records(output_dir, config, plugins)
+    metrics = MetricsLog(output_dir / "metrics.jsonl", ensemble.names, config.max_steps, echo=echo)
+    return Job(config, plugins, ensemble, rows, labels, val_rows, val_labels, output_dir, metrics)
+
+
+def _write_records(output_dir: Path, config: RunConfig, plugins: Plugins) -> None:
+    import yaml
+
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / "config.yaml").write_text(yaml.safe_dump(config.resolved(), sort_keys=False))
+    packs = [{"name": r.name, "distribution": r.dist, "version": r.version, "source": r.source,
+              "status": r.status, "rewards": r.rewards} for r in plugins.records]
+    (output_dir / "packs.json").write_text(json.dumps(packs, indent=2) + "\n")
+
+
+def train(config: RunConfig, *, echo: bool = True) -> Summary:
+    """Run the whole flow with the host named by ``config.backend``; returns (and writes) the summary."""
+    job = prepare(config, echo=echo)
+    host = job.plugins.registry.host(config.backend)
+    start = time.perf_counter()
+    try:
+        summary = host.run(job)
+    finally:
+        job.ensemble.close()
+    if summary.seconds <= 0:
+        summary.seconds = round(time.perf_counter() - start, 3)
+    if is_main_process():
+        (job.output_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
+    return summary
+
+
+def read_metrics(output_dir: str | Path) -> list[dict[str, Any]]:
+    """The records of ``output_dir/metrics.jsonl`` (for tests, notebooks and benchmarks)."""
+    path = Path(output_dir) / "metrics.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def tenths(records: Sequence[Mapping[str, Any]], key: str = "reward") -> tuple[float, float]:
+    """Mean of ``key`` over the first and the last tenth of the logged training steps."""
+    values = [r[key] for r in records if isinstance(r.get(key), int | float)]
+    if not values:
+        raise ValueError(f"no {key!r} in the metrics")
+    n = max(1, len(values) // 10)
+    return sum(values[:n]) / n, sum(values[-n:]) / n
