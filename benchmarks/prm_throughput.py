@@ -61,7 +61,7 @@ def main() -> None:
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, torch {torch.__version__} "
           f"({torch.get_num_threads()} threads); {len(texts)} completions, {steps} steps, "
           f"{chars:.0f} characters (= tokens) per completion; model hidden {args.hidden_size}, {args.layers} layers")
-    print(f"| kind | batch size | steps/s | sequences/s | ms per completion | load s |")
+    print("| kind | batch size | steps/s | sequences/s | ms per completion | load s |")
     print("|---|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for kind in KINDS:

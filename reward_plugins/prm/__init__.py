@@ -56,13 +56,19 @@ class PRMParams(BaseModel):
     step_tag: str = Field("ки", min_length=1, description="math_shepherd: the tag token after each step")
     good_token: str = Field("+", min_length=1, description="math_shepherd: the token meaning 'this step is good'")
     bad_token: str = Field("-", min_length=1, description="math_shepherd: the token meaning 'this step is bad'")
-    aggregation: Aggregation = Field("min", description="how step probabilities become one score: min, mean, last, product")
+    aggregation: Aggregation = Field(
+        "min", description="how step probabilities become one score: min, mean, last, product"
+    )
     batch_size: int = Field(8, ge=1, description="sequences per forward pass")
     device: str = Field(
-        "auto", pattern=r"^(auto|cpu|mps|cuda(:\d+)?)$", description="cpu, cuda, cuda:N, mps, or auto (cuda > mps > cpu)"
+        "auto",
+        pattern=r"^(auto|cpu|mps|cuda(:\d+)?)$",
+        description="cpu, cuda (this process's current GPU), cuda:N, mps, or auto (cuda > mps > cpu)",
     )
     max_length: int = Field(
-        2048, ge=8, description="tokens per model input; longer inputs lose tokens from the left so the last steps survive"
+        2048,
+        ge=8,
+        description="tokens per model input; longer inputs lose tokens from the left so the last steps survive",
     )
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "auto", description="weights dtype; auto: float32 on cpu, bfloat16 on cuda when supported (else float16)"
@@ -138,6 +144,10 @@ mean = arithmetic mean, last = the final step's P(good), product = the product o
 good) under independence).  Every score is in [0, 1].  The model loads once per process on `device` and stays
 cached, keyed by (model, kind, device, dtype); a checkpoint that does not fit the kind (another head, wrong
 num_labels, a missing step tag or good/bad token) is an error when it loads that says what was expected.
+
+Inputs are sorted by length and run `batch_size` at a time, right-padded, so a score does not depend on its
+batch.  One call scores the whole batch within the reward's timeout (600 s, which covers the first load; set
+`timeout:` in a YAML spec for a large model on a slow disk).
 Needs the `prm` extra: pip install 'grpo-host[prm]'."""
 
 

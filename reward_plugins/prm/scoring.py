@@ -106,7 +106,9 @@ def _math_shepherd(owner: int, completion: str, prompt: Any, loaded: Loaded, par
     return [Input(owner, ids, positions)]
 
 
-def _sequence_classification(owner: int, completion: str, prompt: Any, loaded: Loaded, params: PRMParams) -> list[Input]:
+def _sequence_classification(
+    owner: int, completion: str, prompt: Any, loaded: Loaded, params: PRMParams
+) -> list[Input]:
     """TRL ``RewardTrainer``: prompt + prefix + EOS for a text prompt, the chat template over the prompt messages
     plus the prefix as the assistant turn for a chat prompt; one input per step prefix."""
     tok = loaded.tokenizer
