@@ -194,3 +194,41 @@ def test_hostile_batch_through_ensemble_workers():
         assert (metrics.errors, metrics.timeouts) == (0, 0)
         assert ensemble._pool.killed == 0  # no worker had to be killed from outside
     assert eventually(marked_processes) == []
+
+
+@pytest.mark.timeout(120)
+def test_item_timeout_in_a_worker_tears_the_sandbox_down():
+    """The ensemble's per-item bound (shorter than the program's own limit) fires inside the worker:
+    counted as a timeout, and the program it interrupted is killed with its sandbox."""
+    sleeper = fenced(f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])")
+    spec = [{"name": "code", "params": {"timeout": 60}, "timeout": 1.5}]
+    with Ensemble.from_spec(spec, workers=1) as ensemble:
+        result = ensemble.score([sleeper, fenced("print(7)")], tests=["assert True", [{"input": "", "output": "7"}]])
+        assert result.values["code"] == [None, 1.0]
+        assert result.metrics["code"].timeouts == 1
+        assert eventually(marked_processes) == []
+
+
+@pytest.mark.timeout(60)
+def test_a_killed_owner_takes_its_sandbox_with_it(tmp_path):
+    """What the worker pool's outer SIGKILL does to a worker: its sandbox dies too (--die-with-parent)."""
+    import signal
+    import subprocess
+    import sys
+
+    owner = subprocess.Popen(
+        [sys.executable, "-c",
+         "from reward_plugins.code.sandbox import Limits, Sandbox\n"
+         "sandbox = Sandbox()\nsandbox.start()\nprint(flush=True)\n"
+         f"sandbox.run(\"import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])\","
+         " limits=Limits(timeout=100))"],
+        stdout=subprocess.PIPE, cwd=Path(__file__).parent.parent,
+    )
+    owner.stdout.readline()
+    deadline = time.monotonic() + 10
+    while not marked_processes():
+        assert time.monotonic() < deadline, "the program never started"
+        time.sleep(0.05)
+    os.kill(owner.pid, signal.SIGKILL)
+    owner.wait()
+    assert eventually(marked_processes) == []

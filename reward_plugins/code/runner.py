@@ -151,22 +151,22 @@ def child(req, drop_uid, workdir, fds, nonce):
 
 
 def descendants(root):
-    """Pids in the subtree under ``root`` (the server), from /proc's parent links."""
-    children = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
-            children.setdefault(ppid, []).append(int(name))
+    """Pids in the subtree under ``root`` (the server), from /proc's ``children`` lists."""
     out, todo = [], [root]
     while todo:
-        for pid in children.get(todo.pop(), ()):
-            out.append(pid)
-            todo.append(pid)
+        pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except OSError:
+                continue
+            out += kids
+            todo += kids
     return out
 
 
@@ -408,11 +408,13 @@ def run(req, mode, drop_uid, workdir, before):
 def warm_up():
     """Load here, once, what every program would otherwise pay for after its fork.
 
-    Modules most programs import; the first ``compile``/``exec``/text-file
-    set-up (they initialise lazily); then ``gc.freeze()`` so the children's
-    garbage collections do not touch, and copy, the whole inherited heap.
+    Modules most programs import (not ``random``: it reseeds itself after
+    every fork, which would cost every program ~0.4 ms); the first
+    ``compile``/``exec``/text-file set-up (they initialise lazily); then
+    ``gc.freeze()`` so the children's garbage collections do not touch, and
+    copy, the whole inherited heap.
     """
-    import bisect, collections, functools, gc, heapq, io, itertools, math, random, re, string, traceback, typing  # noqa: E401,F401
+    import bisect, collections, functools, gc, heapq, io, itertools, math, re, string, traceback, typing  # noqa: E401,F401
 
     exec(compile("import sys\nx = [i for i in range(3)]\nassert x\n", "warm.py", "exec"), {"__builtins__": __builtins__})
     open(os.devnull, "w", encoding="utf-8", errors="replace").close()

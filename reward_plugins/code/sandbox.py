@@ -229,10 +229,9 @@ class _Namespace:
 
 
 def _needed_paths() -> list[str]:
-    """Directories the sandboxed interpreter must read: Python's installation, site-packages, the runner."""
+    """Directories the sandboxed interpreter must read: Python's installation (with site-packages), the runner."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
              str(RUNNER.parent)}
-    paths.update(p for p in sys.path if p and os.path.isdir(p))
     kept: list[str] = []
     for path in sorted({os.path.realpath(p) for p in paths} | {os.path.abspath(p) for p in paths}, key=len):
         if not any(_under(path, k) for k in kept):
