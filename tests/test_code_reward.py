@@ -8,6 +8,7 @@ only with harmless programs.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 
@@ -182,10 +183,18 @@ def test_unsandboxed_fallback_still_kills_the_whole_process_tree(tmp_path):
         "    os._exit(0)\n"
         "time.sleep(10**6)"
     )
-    with pytest.warns(RuntimeWarning, match="NO SANDBOX"), Sandbox(mode="none") as sandbox:
-        result = sandbox.run(program, tests="assert True", limits=Limits(timeout=1.0))
-        assert result.status == "timeout" and not result.passed_asserts
-        assert sandbox.run("print('still here')").stdout == "still here\n"
+    libc = ctypes.CDLL(None, use_errno=True)
+    segment = libc.shmget(0, 4096, 0o1600)  # the host's own System V object: cleanup must not touch it
+    assert segment >= 0
+    try:
+        with pytest.warns(RuntimeWarning, match="NO SANDBOX"), Sandbox(mode="none") as sandbox:
+            result = sandbox.run(program, tests="assert True", limits=Limits(timeout=1.0))
+            assert result.status == "timeout" and not result.passed_asserts
+            assert sandbox.run("open('file', 'w').write('x')\nprint('still here')").stdout == "still here\n"
+            assert sandbox.run("import os\nprint(os.listdir('.'))").stdout == "[]\n"
+        assert libc.shmctl(segment, 2, ctypes.create_string_buffer(256)) == 0  # IPC_STAT: still there
+    finally:
+        libc.shmctl(segment, 0, None)
     survivors = []
     for name in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -200,3 +209,28 @@ def test_unsandboxed_fallback_still_kills_the_whole_process_tree(tmp_path):
 @pytest.mark.skipif(not isolation().isolated, reason="needs a sandbox")
 def test_require_isolation_binds_where_a_sandbox_exists(code):
     assert code.bind({"require_isolation": True}).bound.require_isolation is True
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access("/usr/bin/python3", os.X_OK), reason="needs root and a system Python")
+def test_unsandboxed_root_runs_programs_as_nobody_when_it_can():
+    """Fallback as root (a container without user namespaces): a world-readable Python lets programs drop to 65534."""
+    import subprocess
+    from pathlib import Path
+
+    script = (
+        "import sys, warnings\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent.parent)!r})\n"
+        "warnings.simplefilter('ignore')\n"
+        "from reward_plugins.code.sandbox import Sandbox, _can_drop_root\n"
+        "if not _can_drop_root(): sys.exit(3)\n"
+        "with Sandbox(mode='none') as sandbox:\n"
+        "    print(sandbox.run('import os; print(os.getuid(), os.getgid())').stdout, end='')\n"
+        "    print(sandbox.run(\"open('/etc/grpo-host-fallback-probe', 'w')\").exit_code)\n"
+    )
+    done = subprocess.run(["/usr/bin/python3", "-I", "-c", script], capture_output=True, text=True, timeout=50)
+    if done.returncode == 3:
+        pytest.skip("the system Python is not readable by uid 65534 here")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["65534 65534", "1"]
+    assert not os.path.exists("/etc/grpo-host-fallback-probe")

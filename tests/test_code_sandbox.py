@@ -232,3 +232,50 @@ def test_a_killed_owner_takes_its_sandbox_with_it(tmp_path):
     os.kill(owner.pid, signal.SIGKILL)
     owner.wait()
     assert eventually(marked_processes) == []
+
+
+@pytest.mark.timeout(60)
+def test_user_mode_rebuilds_after_its_server_is_killed():
+    """In ``user`` mode (bwrap's own user namespace, as for a non-root user) programs share the server's uid,
+    so killing it works; the host notices, scores the program as failed and starts a fresh sandbox."""
+    from reward_plugins.code.sandbox import Sandbox
+
+    with Sandbox(mode="user") as sandbox:
+        assert sandbox.run("import os; print(os.getuid())").stdout == "65534\n"
+        first = sandbox.processes()
+        assert sandbox.run("import os\nos.kill(os.getppid(), 9)").status == "crashed"
+        assert eventually(lambda: [p for p in first if os.path.exists(f"/proc/{p}")]) == []
+        assert sandbox.run("print(input())", stdin="x" * 300_000).stdout == "x" * 300_000 + "\n"
+        assert sandbox.starts == 2
+
+
+LEAVE_STATE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.shmget(0x6772706F, 4096, 0o1666) >= 0, ctypes.get_errno()  # IPC_CREAT
+with open('/dev/shm/left-behind', 'w') as f:
+    f.write('answer')
+with open('left-behind', 'w') as f:
+    f.write('answer')
+"""
+FIND_STATE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.shmget(0x6772706F, 4096, 0o666) < 0, "System V segment survived"
+assert not os.path.exists('/dev/shm/left-behind'), "/dev/shm file survived"
+assert os.listdir('.') == [], os.listdir('.')
+"""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("mode", ["root", "user"])
+def test_a_program_leaves_nothing_for_the_next_one(mode):
+    """Programs share one warm sandbox: files, /dev/shm entries and System V IPC objects are removed between them."""
+    from reward_plugins.code.sandbox import Sandbox
+
+    if mode == "root" and os.geteuid() != 0:
+        pytest.skip("root mode needs root")
+    with Sandbox(mode=mode) as sandbox:
+        assert sandbox.run(LEAVE_STATE, tests="assert True").passed_asserts
+        assert sandbox.run(FIND_STATE, tests="assert True").passed_asserts
+        assert sandbox.starts == 1  # cleaned up in place, not by rebuilding the sandbox

@@ -50,6 +50,8 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 IPC_RMID = 0
 NPROC_BASE = 0  # processes of the program's uid that are not the program's (set in main)
+KEEP = set()  # paths in WORK_ROOT holding the host's read-only binds (set in main)
+OWN_IPC = True  # the IPC namespace is the sandbox's own (False without a sandbox)
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -113,6 +115,7 @@ def child(req, drop_uid, workdir, fds, nonce):
         sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
         sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
         sys.argv = ["solution.py"]
+        os.environ["TMPDIR"] = workdir  # tempfile's choice: /tmp is not the programs' to write
         sys.path[:0] = [workdir]
         source, tests = req["code"], req.get("tests")
         namespace = {"__name__": "__main__" if tests is None else "solution", "__builtins__": __builtins__}
@@ -235,6 +238,8 @@ def kill_all(mode):
 
 def remove_ipc():
     """Delete System V IPC objects a program left: they would outlive it and reach the next program."""
+    if not OWN_IPC:
+        return
     for kind, remove in (("shm", _libc.shmctl), ("msg", _libc.msgctl), ("sem", _libc.semctl)):
         try:
             with open(f"/proc/sysvipc/{kind}") as f:
@@ -267,6 +272,8 @@ def empty(directory, keep=()):
 
 
 def ipc_objects():
+    if not OWN_IPC:
+        return False
     for kind in ("shm", "msg", "sem"):
         try:
             with open(f"/proc/sysvipc/{kind}") as f:
@@ -277,16 +284,21 @@ def ipc_objects():
     return False
 
 
+SHM = "/dev/shm"  # a tmpfs of its own in the sandbox, writable by programs (POSIX semaphores need it)
+
+
 def marks(workdir):
     """Change times of the writable directories: a change means the program left something to delete."""
-    return os.stat(workdir).st_ctime_ns, os.stat(WORK_ROOT).st_ctime_ns
+    return tuple(os.stat(d).st_ctime_ns for d in (workdir, WORK_ROOT, SHM) if d)
 
 
 def cleanup(workdir, drop_uid):
     """Empty the work dir (and /tmp) and remove IPC objects; as the programs' uid when they run as another."""
     if not drop_uid:
-        empty(WORK_ROOT, keep=(workdir,))
+        empty(WORK_ROOT, keep=KEEP | {workdir})
         empty(workdir)
+        if SHM:
+            empty(SHM)
         remove_ipc()
         return True
     pid = os.fork()
@@ -296,6 +308,8 @@ def cleanup(workdir, drop_uid):
             os.setgid(NOBODY)
             os.setuid(NOBODY)
             empty(workdir)
+            if SHM:
+                empty(SHM)
             remove_ipc()
         except BaseException:
             os._exit(1)
@@ -423,10 +437,13 @@ def warm_up():
 
 
 def main():
-    global WORK_ROOT, NPROC_BASE
+    global WORK_ROOT, NPROC_BASE, SHM, KEEP, OWN_IPC
     config = json.loads(sys.argv[1])
     mode, drop_uid = config["mode"], config["drop_uid"]
     WORK_ROOT = config.get("work_root", WORK_ROOT)
+    KEEP = {os.path.join(WORK_ROOT, name) for name in config.get("keep", ())}
+    if mode == "none":
+        SHM, OWN_IPC = None, False  # the host's /dev/shm and System V IPC objects are not ours to remove
     inbox, outbox = os.dup(0), os.dup(1)
     devnull = os.open("/dev/null", os.O_RDWR)
     os.dup2(devnull, 0)
@@ -434,8 +451,8 @@ def main():
     os.set_inheritable(inbox, False)
     os.set_inheritable(outbox, False)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    if not drop_uid:  # RLIMIT_NPROC counts every process of the uid (in the sandbox: init and this server)
-        NPROC_BASE = count_processes(os.getuid())
+    if mode == "none" or not drop_uid:  # RLIMIT_NPROC counts every process of the uid, not only the program's
+        NPROC_BASE = count_processes(NOBODY if drop_uid else os.getuid())
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # programs (same uid in "user" mode) cannot ptrace the server
     if mode == "none":
         _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)

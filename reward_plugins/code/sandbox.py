@@ -45,8 +45,10 @@ Modes, picked by :func:`isolation`:
   counts per user namespace.
 * ``none``: no bubblewrap or no user namespaces (macOS, unprivileged
   containers).  The same server runs unsandboxed with rlimits, ``setsid`` and
-  a subreaper that kills the program's whole process tree; a loud warning is
-  given once per process.  ``require_isolation`` refuses this mode.
+  a subreaper that kills the program's whole process tree, in a temporary
+  directory; as root, programs still run as uid 65534 when that uid can read
+  the Python installation.  A loud warning is given once per process.
+  ``require_isolation`` refuses this mode.
 
 ``GRPO_HOST_BWRAP`` names the bwrap binary to use; ``off`` disables it (the
 ``none`` mode), e.g. to check a configuration that must refuse to run.
@@ -67,6 +69,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -79,6 +82,7 @@ log = logging.getLogger(__name__)
 
 RUNNER = Path(__file__).with_name("runner.py")
 TMPFS_BYTES = 256 << 20
+SHM_BYTES = 64 << 20
 HOST_UID_BASE = 1_000_000_000  # programs' host uids: unused, high, distinct per sandbox
 HOST_UID_SPAN = 1_000_000_000
 ANSWER_GRACE = 5.0  # seconds the host waits beyond a program's timeout for the server's answer
@@ -286,6 +290,11 @@ def _mount_args(mode: Mode) -> list[str]:
     return args
 
 
+def _bound_in_tmp() -> list[str]:
+    """Entries of the sandbox's /tmp that hold read-only binds (a venv under /tmp): the server must not empty them."""
+    return sorted({Path(p).relative_to("/tmp").parts[0] for p in _needed_paths() if _under(p, "/tmp") and p != "/tmp"})
+
+
 def _bwrap_argv(bwrap: str, mode: Mode, userns: _Namespace, command: list[str]) -> list[str]:
     if mode == "root":
         argv = [bwrap, "--userns", str(userns.fds[0]), "--unshare-pid", "--unshare-net", "--unshare-ipc",
@@ -294,7 +303,8 @@ def _bwrap_argv(bwrap: str, mode: Mode, userns: _Namespace, command: list[str]) 
     else:
         argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534"]
     argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox",
-             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+             "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     argv += _mount_args(mode)
     argv += ["--chdir", "/tmp", "--clearenv"]
     for key, value in _ENV.items():
@@ -316,6 +326,11 @@ _ENV = {
 _uids = itertools.count()
 
 
+def _can_drop_root() -> bool:
+    """Unsandboxed as root: programs can run as uid 65534 if that uid can read Python's installation."""
+    return os.geteuid() == 0 and all(_closed_ancestor(p) is None for p in _needed_paths())
+
+
 class Sandbox:
     """A warm sandbox (or, in ``none`` mode, a plain fork server) that runs programs one at a time.
 
@@ -334,12 +349,13 @@ class Sandbox:
                 f"code execution requires isolation (require_isolation=true) but none is available: {found.reason}"
             )
         self.mode: Mode = mode
-        self.reason = found.reason
+        self.reason = found.reason or ("sandbox mode 'none' was asked for" if mode == "none" else "")
         self._bwrap = found.bwrap
         self.process: subprocess.Popen | None = None
         self._workdir: str | None = None
         self.starts = 0
         self.host_uid: int | None = None
+        self._lock = threading.Lock()  # one program at a time, even if a caller's thread is abandoned
 
     @property
     def isolated(self) -> bool:
@@ -348,10 +364,10 @@ class Sandbox:
     def start(self) -> None:
         if self.process is not None:
             return
-        config = {"mode": self.mode, "drop_uid": self.mode == "root"}
+        config = {"mode": self.mode, "drop_uid": self.mode == "root" or _can_drop_root(), "keep": _bound_in_tmp()}
         command = [sys.executable, "-I", "-B", str(RUNNER)]
         if self.mode == "none":
-            _warn_not_isolated(self.reason or "disabled")
+            _warn_not_isolated(self.reason)
             self._workdir = tempfile.mkdtemp(prefix="grpo-host-code-")
             config["work_root"] = self._workdir
             argv, fds, env = command + [json.dumps(config)], (), {**_ENV, "HOME": self._workdir}
@@ -377,6 +393,10 @@ class Sandbox:
     def run(self, code: str, *, tests: str | None = None, stdin: str | None = None,
             limits: Limits = Limits()) -> Execution:
         """Run ``code`` (then ``tests``, for assert-style cases) with ``stdin`` as input; never raises for the program's sake."""
+        with self._lock:
+            return self._run(code, tests, stdin, limits)
+
+    def _run(self, code: str, tests: str | None, stdin: str | None, limits: Limits) -> Execution:
         try:
             self.start()
             request = {"code": code, "tests": tests, "stdin": stdin, "timeout": limits.timeout,
