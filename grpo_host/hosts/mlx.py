@@ -393,7 +393,9 @@ class _Checkpoints:
         (folder / "adapter_config.json").write_text(json.dumps(self.adapter_config, indent=2) + "\n")
         key = [int(x) for x in mx.random.state[0].tolist()]
         state = {"global_step": step, "random_key": key, "max_steps": self.job.config.max_steps}
-        (folder / "trainer_state.json").write_text(json.dumps(state, indent=2) + "\n")
+        partial = folder / "trainer_state.json.tmp"  # written last and atomically: its presence marks a whole checkpoint
+        partial.write_text(json.dumps(state, indent=2) + "\n")
+        os.replace(partial, folder / "trainer_state.json")
 
 
 def _last_checkpoint(output_dir: Path) -> Path | None:
