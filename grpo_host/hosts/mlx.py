@@ -470,6 +470,18 @@ def _check_sizes(job: Job, world_size: int) -> None:
                               f"x processes = {need} (it drops incomplete batches)")
 
 
+def _same_start_everywhere(step: int, world_size: int) -> None:
+    """Every ``mlx.launch`` process must resume from the same step, or they would wait on each other forever."""
+    if world_size == 1:
+        return
+    import mlx.core as mx
+
+    high, neg_low = mx.distributed.all_max(mx.array([step, -step]), stream=mx.cpu).tolist()
+    if high != -neg_low:  # every process sees the disagreement, so all of them stop
+        raise ConfigError(f"resume: the processes found checkpoints at different steps ({-neg_low} to {high}) in "
+                          "output_dir; put output_dir on storage every machine sees (rank 0 writes checkpoints)")
+
+
 def _add_lora(config: RunConfig, model: Any) -> dict[str, Any]:
     """Put mlx-lm LoRA layers on the modules named by ``lora.targets``; return mlx-lm's ``adapter_config.json``."""
     from mlx_lm.tuner.utils import linear_to_lora_layers
@@ -512,6 +524,7 @@ def run(job: Job) -> Summary:
                           "set resume: true to continue it, or choose another output_dir")
     state = json.loads((checkpoint / "trainer_state.json").read_text()) if checkpoint else {}
     offset = int(state.get("global_step", 0))
+    _same_start_everywhere(offset, world_size)
     ga = config.gradient_accumulation_steps
 
     mx.random.seed(config.seed)
