@@ -37,9 +37,7 @@ import json
 import os
 import resource
 import select
-import shutil
 import signal
-import struct
 import sys
 import time
 
@@ -55,6 +53,10 @@ OWN_IPC = True  # the IPC namespace is the sandbox's own (False without a sandbo
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
+# Only what the server needs is imported: every shared library mapped here is copied on every fork
+# (shutil alone would bring zlib, bz2 and lzma), so it costs every program.
+
+
 def read_exact(fd, n):
     buf = b""
     while len(buf) < n:
@@ -66,13 +68,13 @@ def read_exact(fd, n):
 
 
 def receive(fd):
-    (size,) = struct.unpack(">I", read_exact(fd, 4))
+    size = int.from_bytes(read_exact(fd, 4), "big")
     return json.loads(read_exact(fd, size))
 
 
 def send(fd, message):
     data = json.dumps(message).encode()
-    view = memoryview(struct.pack(">I", len(data)) + data)
+    view = memoryview(len(data).to_bytes(4, "big") + data)
     while view:
         view = view[os.write(fd, view):]
 
@@ -254,21 +256,23 @@ def remove_ipc():
                 remove(ident, IPC_RMID, None)
 
 
-def _force_remove(func, path, _exc):
-    os.chmod(os.path.dirname(path), 0o700)  # a program may have chmod-ed its directories shut
-    func(path)
+def remove_tree(path):
+    """Delete a directory tree without following links; too deep a tree raises (the sandbox is then rebuilt)."""
+    os.chmod(path, 0o700)  # a program may have chmod-ed its directories shut
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                remove_tree(entry.path)
+            else:
+                os.unlink(entry.path)
+    os.rmdir(path)
 
 
 def empty(directory, keep=()):
-    for name in os.listdir(directory):
-        path = os.path.join(directory, name)
-        if path in keep:
-            continue
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o700)
-            shutil.rmtree(path, onerror=_force_remove)
-        else:
-            os.unlink(path)
+    with os.scandir(directory) as entries:
+        doomed = [(entry.path, entry.is_dir(follow_symlinks=False)) for entry in entries if entry.path not in keep]
+    for path, is_dir in doomed:
+        remove_tree(path) if is_dir else os.unlink(path)
 
 
 def ipc_objects():

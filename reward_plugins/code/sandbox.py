@@ -233,11 +233,16 @@ class _Namespace:
 
 
 def _needed_paths() -> list[str]:
-    """Directories the sandboxed interpreter must read: Python's installation (with site-packages), the runner."""
+    """Directories the sandboxed interpreter must read: Python's installation (with site-packages), the runner.
+
+    Outermost first, without paths inside another one; never ``/`` or ``/tmp`` themselves (those stay
+    covered: only what is inside them is bound back).
+    """
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
              str(RUNNER.parent)}
+    paths = {os.path.realpath(p) for p in paths} | {os.path.abspath(p) for p in paths}
     kept: list[str] = []
-    for path in sorted({os.path.realpath(p) for p in paths} | {os.path.abspath(p) for p in paths}, key=len):
+    for path in sorted(paths - {"/", "/tmp"}, key=len):
         if not any(_under(path, k) for k in kept):
             kept.append(path)
     return kept
