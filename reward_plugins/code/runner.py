@@ -1,35 +1,35 @@
 """The warm interpreter that runs untrusted programs: a fork server, one per sandbox.
 
-This file is executed as a script (``python -I runner.py CONFIG``) inside the
-sandbox that :mod:`reward_plugins.code.sandbox` builds; it imports nothing
-from grpo-host, only the standard library, so it starts fast and needs no
-access to the project.  It reads requests from fd 0 and answers on fd 1, both
-framed as a 4-byte big-endian length followed by UTF-8 JSON.
+This file is executed as a script (``python -I -B runner.py CONFIG``) inside
+the sandbox that :mod:`reward_plugins.code.sandbox` builds; it imports
+nothing from grpo-host, only the standard library, so it starts fast and
+needs no access to the project.  It reads requests from fd 0 and answers on
+fd 1, each a 4-byte big-endian length and UTF-8 JSON.
 
 Per request it forks a child (the program runs in a copy of this warm
 interpreter: a fork, not a ``python`` start) that:
 
 * starts a new session (``setsid``), so it has no terminal and its own group;
-* in ``root`` mode drops to uid/gid 65534 with no supplementary groups and no
-  capabilities (the server itself is root of the sandbox's user namespace
-  and keeps CAP_KILL/SETUID/SETGID only; the host maps both to unprivileged
-  host ids);
-* sets rlimits: address space, CPU seconds, processes (RLIMIT_NPROC, counted
-  per user namespace and uid), file size, open files, no core files;
-* changes into a fresh empty directory that is the only place it may write
-  (the sandbox root is read-only, ``/tmp`` is a tmpfs owned by the server);
-* gets stdin (a pipe with the case's input, or ``/dev/null``), stdout and
-  stderr pipes, and for assert tests a pipe for the success token;
+* drops to uid/gid 65534 with no supplementary groups and no capabilities
+  when the server runs as another uid (``drop_uid``);
+* sets rlimits: address space, CPU seconds, processes (RLIMIT_NPROC),
+  file size, open files, no core files, no POSIX message queues;
+* changes into the work directory, empty at the start of every program
+  (the only place besides the sandbox's private ``/dev/shm`` it may write);
+* gets stdin (a pipe with the case's input, or ``/dev/null`` for assert
+  tests), stdout and stderr pipes, and for assert tests fd 3, where the
+  harness writes a per-run token once the asserts have all run;
 * executes the code with ``exec`` in a fresh namespace.
 
-The server enforces the wall-clock limit, reads at most ``max_output`` bytes,
-and after every program kills every process the program left behind: in a
-sandbox ``kill(-1, SIGKILL)`` hits everything in the PID namespace except the
-namespace's init and the server; without one (``none`` mode) the server is a
-child subreaper, so orphans reparent to it and it kills its whole subtree.
-It then removes the work directory and System V IPC objects, and reports
-``clean: false`` when anything survived, which makes the host tear the
-sandbox down and build a new one.
+The server enforces the wall-clock limit and reads at most ``max_output``
+bytes, then kills every process the program left: in a sandbox
+``kill(-1, SIGKILL)`` reaches everything in the PID namespace except its
+init and the server; without one (``none`` mode) the server is a child
+subreaper, so orphans reparent to it and it kills its whole subtree.  It
+then empties what the program wrote and removes System V IPC objects (in a
+sandbox only: the IPC namespace is its own), and answers ``clean: false``
+when anything could not be undone, which makes the host tear the sandbox
+down and build a new one.
 """
 
 import ctypes

@@ -4,40 +4,46 @@ Model output is hostile by accident (fork bombs, infinite loops, huge
 allocations, ``rm -rf``), so every program runs in a bubblewrap sandbox:
 new user, PID, network, IPC, UTS and cgroup namespaces (no network at all: a
 listener on the host's 127.0.0.1 is unreachable), the host's root bound
-read-only, a fresh ``/proc`` and ``/dev``, a size-limited tmpfs on ``/tmp``
-as the only writable place, ``--new-session`` and ``--die-with-parent``.
-Inside runs :mod:`reward_plugins.code.runner`, a fork server that gives every
-program its own fresh directory, an unprivileged uid, rlimits (address space,
-CPU time, processes, file size), closed stdin, capped output and a wall-clock
-limit, and kills whatever the program started when it ends.
+read-only, a fresh ``/proc``, a read-only ``/dev``, ``--new-session`` and
+``--die-with-parent``.  Programs may write only in their work directory (on
+a size-limited tmpfs at ``/tmp``) and in a private ``/dev/shm`` tmpfs.
+Inside runs :mod:`reward_plugins.code.runner`, a fork server that gives each
+program an empty work directory, an unprivileged uid, rlimits (address
+space, CPU time, processes, file size, open files), ``/dev/null`` or the
+case's input as stdin, capped output and a wall-clock limit, and kills
+whatever the program started when it ends.
 
 Speed comes from keeping the sandbox warm: starting bwrap and Python costs
-tens of milliseconds, a fork of the warm server well under one.
+about 0.3 s of CPU, a program run by a fork of the warm server a few
+milliseconds all told (``benchmarks/code.md``).
 
 The trade-off, stated plainly: programs run one after another in the *same*
 sandbox, so isolation between two programs rests on the server's cleanup,
 not on a fresh namespace each time.  After each program the server kills
 every process left in the PID namespace (``kill(-1, SIGKILL)``, which no
-fork race survives because a pending SIGKILL aborts ``fork``), waits until
-none is left, deletes everything under ``/tmp`` and System V IPC objects.
-Programs cannot write anywhere else (read-only root; ``/dev`` and ``/tmp``
-belong to the server), cannot signal or ptrace the server (another uid in
-``root`` mode; a non-dumpable server in ``user`` mode), and cannot reach
-another sandbox.  When anything survives cleanup, the server dies, the host
-sees no answer in time, or a program times out from the host's point of
-view, the host kills the whole sandbox (its PID namespace dies with it) and
-builds a new one for the next program.  What remains shared between
-consecutive programs is the server's own memory image, which each program
-only ever sees as a copy-on-write fork.
+fork race survives because a pending SIGKILL aborts ``fork``) and checks
+that none is left, then empties the work directory and ``/dev/shm`` and
+removes System V IPC objects whenever the program touched them (change
+times and ``/proc/sysvipc`` tell).  Programs cannot write anywhere else
+(read-only root and ``/dev``; ``/tmp`` itself belongs to the server in
+``root`` mode and is emptied in ``user`` mode), cannot signal or ptrace the
+server in ``root`` mode (another uid), and cannot reach another sandbox.
+When a program times out, anything survives cleanup, the server dies (in
+``user`` mode a program can kill it) or the host sees no answer in time, the
+host kills the whole sandbox (its PID namespace dies with it) and builds a
+new one for the next program: a rebuild costs about 0.3 s, paid after a
+program that already used its full time limit.  What consecutive programs
+still share is the server's memory image, which each only ever sees as a
+copy-on-write fork, and the read-only host files every program can read.
 
 Modes, picked by :func:`isolation`:
 
 * ``root`` (we are root): a user namespace is prepared by us with two ids,
-  sandbox root -> host root (the server: capabilities CAP_SETUID/SETGID/KILL
-  inside the namespace only) and sandbox 65534 -> an unused high host uid
-  unique to this sandbox (the programs).  A distinct real uid matters because
-  RLIMIT_NPROC counts processes per user (and is not enforced for real root
-  at all).  Directories on the way to the Python installation that this uid
+  sandbox root -> host root (the server: capabilities CAP_SETUID, SETGID,
+  KILL and CHOWN, valid inside the namespace only) and sandbox 65534 -> an
+  unused high host uid unique to this sandbox (the programs).  A distinct
+  real uid matters because RLIMIT_NPROC counts processes per user (and is
+  not enforced for real root at all).  Directories on the way to the Python installation that this uid
   may not enter (``/root`` for a pyenv install) are covered with a tmpfs and
   the installation is bound back read-only.
 * ``user`` (not root): bwrap's own unprivileged user namespace, programs and
@@ -412,7 +418,7 @@ class Sandbox:
             result = _execution(reply, limits)
             if result is None:  # the server died, lied or hung
                 return Execution("crashed", stderr=_tail(self.close()))
-            if not reply.get("clean", False):
+            if result.status == "timeout" or not reply.get("clean", False):
                 self.close()  # start afresh: nothing of this program survives into the next
             return result
         except SandboxUnavailable:
