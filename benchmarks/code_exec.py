@@ -290,7 +290,8 @@ def main() -> None:
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print(f"# {platform.node()} {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}, python {platform.python_version()}")
+    print(f"# {platform.node()}: {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}, "
+          f"python {platform.python_version()}")
     print(f"| runner | programs | passed | wall s | per wall s | CPU s | per core (programs / CPU s) |")
     print("|---|---|---|---|---|---|---|")
     fmt = lambda v, p=1: "-" if v is None else f"{v:.{p}f}"  # noqa: E731

@@ -70,7 +70,8 @@ def test_right_output_with_a_failing_exit_status_fails(code):
 
 @pytest.mark.timeout(60)
 def test_assert_cases_give_partial_credit_per_assert(code):
-    tests = "import math\nassert add(1, 2) == 3\nassert add(-1, 1) == 0\nassert add(2, 2) == 5\nassert math.isfinite(add(0.5, 0.5))"
+    tests = ("import math\nassert add(1, 2) == 3\nassert add(-1, 1) == 0\nassert add(2, 2) == 5\n"
+             "assert math.isfinite(add(0.5, 0.5))")
     assert code.score_one(FUNC, tests=tests) == 0.75
     assert code.score_one(fenced("def add(a, b):\n    return a - b"), tests=tests) == 0.25
 
@@ -212,7 +213,8 @@ def test_require_isolation_binds_where_a_sandbox_exists(code):
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.skipif(os.geteuid() != 0 or not os.access("/usr/bin/python3", os.X_OK), reason="needs root and a system Python")
+@pytest.mark.skipif(os.geteuid() != 0 or not os.access("/usr/bin/python3", os.X_OK),
+                    reason="needs root and a system Python")
 def test_unsandboxed_root_runs_programs_as_nobody_when_it_can():
     """Fallback as root (a container without user namespaces): a world-readable Python lets programs drop to 65534."""
     import subprocess

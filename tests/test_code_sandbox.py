@@ -66,13 +66,19 @@ HOSTILE = {
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         "    if os.fork() == 0:\n"
-        "        beat = 'import time\\nwhile True:\\n    open(\"heartbeat\", \"a\").write(\".\")\\n    time.sleep(0.01)'\n"
+        "        beat = ('import time\\nwhile True:\\n'\n"
+        "                '    open(\"heartbeat\", \"a\").write(\".\")\\n    time.sleep(0.01)')\n"
         f"        os.execv(sys.executable, [sys.executable, '-c', beat, {MARKER!r}])\n"
         "    os._exit(0)\n"
         "time.sleep(10**6)"
     ),
     "print_1gb": "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.write(chunk)",
 }
+
+SPAWN_SLEEPER = (
+    "import subprocess, sys\n"
+    f"subprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])"
+)
 
 
 def fenced(source: str) -> str:
@@ -200,7 +206,7 @@ def test_hostile_batch_through_ensemble_workers():
 def test_item_timeout_in_a_worker_tears_the_sandbox_down():
     """The ensemble's per-item bound (shorter than the program's own limit) fires inside the worker:
     counted as a timeout, and the program it interrupted is killed with its sandbox."""
-    sleeper = fenced(f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])")
+    sleeper = fenced(SPAWN_SLEEPER)
     spec = [{"name": "code", "params": {"timeout": 60}, "timeout": 1.5}]
     with Ensemble.from_spec(spec, workers=1) as ensemble:
         result = ensemble.score([sleeper, fenced("print(7)")], tests=["assert True", [{"input": "", "output": "7"}]])
@@ -220,8 +226,7 @@ def test_a_killed_owner_takes_its_sandbox_with_it(tmp_path):
         [sys.executable, "-c",
          "from reward_plugins.code.sandbox import Limits, Sandbox\n"
          "sandbox = Sandbox()\nsandbox.start()\nprint(flush=True)\n"
-         f"sandbox.run(\"import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])\","
-         " limits=Limits(timeout=100))"],
+         f"sandbox.run({SPAWN_SLEEPER!r}, limits=Limits(timeout=100))"],
         stdout=subprocess.PIPE, cwd=Path(__file__).parent.parent,
     )
     owner.stdout.readline()

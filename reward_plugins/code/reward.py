@@ -149,7 +149,9 @@ def _cases(tests: Any) -> tuple[_Case, ...]:
     try:
         return tuple(_Case(stdin=c["input"], output=c["output"]) for c in _CASES.validate_python(tests))
     except ValidationError as exc:
-        raise ValueError(f"column 'tests': expected a list of {{input, output}} strings or assert code: {exc}") from None
+        raise ValueError(
+            f"column 'tests': expected a list of {{input, output}} strings or assert code: {exc}"
+        ) from None
 
 
 def _language_problem(language: Any) -> str | None:

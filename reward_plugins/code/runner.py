@@ -432,9 +432,11 @@ def warm_up():
     ``gc.freeze()`` so the children's garbage collections do not touch, and
     copy, the whole inherited heap.
     """
-    import bisect, collections, functools, gc, heapq, io, itertools, math, re, string, traceback, typing  # noqa: E401,F401
+    import bisect, collections, functools, heapq, io, itertools, math, re, string, traceback, typing  # noqa: E401,F401
+    import gc
 
-    exec(compile("import sys\nx = [i for i in range(3)]\nassert x\n", "warm.py", "exec"), {"__builtins__": __builtins__})
+    warm = compile("import sys\nx = [i for i in range(3)]\nassert x\n", "warm.py", "exec")
+    exec(warm, {"__builtins__": __builtins__})
     open(os.devnull, "w", encoding="utf-8", errors="replace").close()
     gc.collect()
     gc.freeze()

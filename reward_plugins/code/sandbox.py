@@ -210,7 +210,8 @@ class _Namespace:
         helper = subprocess.Popen(
             [sys.executable, "-I", "-S", "-c",
              "import ctypes,sys\n"
-             "if ctypes.CDLL(None, use_errno=True).unshare(0x10000000): sys.exit(f'unshare: errno {ctypes.get_errno()}')\n"
+             "if ctypes.CDLL(None, use_errno=True).unshare(0x10000000):  # CLONE_NEWUSER\n"
+             "    sys.exit(f'unshare: errno {ctypes.get_errno()}')\n"
              "print(flush=True); sys.stdin.read()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
@@ -403,7 +404,10 @@ class Sandbox:
 
     def run(self, code: str, *, tests: str | None = None, stdin: str | None = None,
             limits: Limits = Limits()) -> Execution:
-        """Run ``code`` (then ``tests``, for assert-style cases) with ``stdin`` as input; never raises for the program's sake."""
+        """Run ``code`` (then ``tests``, for assert-style cases) with ``stdin`` as input.
+
+        Never raises for the program's sake; raises :class:`SandboxUnavailable` when no sandbox starts.
+        """
         with self._lock:
             return self._run(code, tests, stdin, limits)
 
