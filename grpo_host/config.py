@@ -187,6 +187,10 @@ def _explain(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
     return ConfigError("\n".join(lines))
 
 
+_SHORTHANDS = {"data": "train"}
+"""Sections that may be written as one value, and the key that value stands for."""
+
+
 def apply_overrides(raw: dict[str, Any], overrides: Sequence[str], sources: dict[str, str]) -> dict[str, Any]:
     """Apply ``key=value`` overrides (dotted keys reach into sections; values are YAML: ``1e-5``, ``true``, ``[a, b]``)."""
     import yaml
@@ -207,6 +211,8 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str], sources: dict
             child = node.get(part)
             if child is None:
                 child = {}
+            elif node is out and part in _SHORTHANDS and isinstance(child, str | Path):
+                child = {_SHORTHANDS[part]: child}  # `data: rows.jsonl` then `--set data.val=...`
             elif not isinstance(child, dict):
                 raise ConfigError(f"--set {item!r}: {'.'.join(parents[: i + 1])!r} is not a section")
             node[part] = child = dict(child)

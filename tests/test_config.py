@@ -50,6 +50,8 @@ def test_yaml_with_overrides_and_backend(tmp_path):
     assert [(r.name, r.weight) for r in config.rewards] == [("accuracy", 1.0), ("r1_int", 0.5)]
     assert config.backend == "mlx"
     assert config.eval_every == config.save_every  # a val set is evaluated at the save cadence by default
+    config = load_config(data=BASE, overrides=["data.val=v.jsonl"])  # `data: rows.jsonl` is {train: rows.jsonl}
+    assert (config.data.train, config.data.val) == ("rows.jsonl", "v.jsonl")
 
 
 def test_rewards_as_a_yaml_list():

@@ -120,12 +120,14 @@ def _check_prompt_lengths(job: Job, tokenizer: Any) -> None:
                                   "shorten or drop the row, or raise max_prompt_length")
 
 
-def _last_checkpoint(output_dir: Path) -> str | None:
-    """The ``checkpoint-N`` folder with the highest N (as transformers names them), found without importing
-    torch, so a refused run stops in a second."""
-    steps = [(int(p.name.split("-", 1)[1]), p) for p in output_dir.glob("checkpoint-*")
+def _last_checkpoint(output_dir: Path, *, complete: bool = True) -> str | None:
+    """The ``checkpoint-N`` folder with the highest N, found without importing torch (a refused run stops in
+    a second).  ``complete``: only folders with ``trainer_state.json``, which transformers writes last, so a
+    run killed while writing a checkpoint resumes from the one before."""
+    found = [(int(p.name.split("-", 1)[1]), p) for p in output_dir.glob("checkpoint-*")
              if p.is_dir() and p.name.split("-", 1)[1].isdigit()] if output_dir.is_dir() else []
-    return str(max(steps)[1]) if steps else None
+    found = [(step, p) for step, p in found if not complete or (p / "trainer_state.json").is_file()]
+    return str(max(found)[1]) if found else None
 
 
 def _peft_config(config: RunConfig) -> Any:
@@ -154,10 +156,11 @@ def _metrics_callback(job: Job) -> Any:
 def run(job: Job) -> Summary:
     """Train ``job`` with ``trl.GRPOTrainer``; save the model (or adapter) and tokenizer into ``output_dir``."""
     config = job.config
-    checkpoint = _last_checkpoint(job.output_dir)
-    if checkpoint is not None and not config.resume:
-        raise ConfigError(f"output_dir {str(job.output_dir)!r} already holds {Path(checkpoint).name}: "
+    existing = _last_checkpoint(job.output_dir, complete=False)
+    if existing is not None and not config.resume:
+        raise ConfigError(f"output_dir {str(job.output_dir)!r} already holds {Path(existing).name}: "
                           "set resume: true to continue it, or choose another output_dir")
+    checkpoint = _last_checkpoint(job.output_dir) if config.resume else None
     funcs = EnsembleRewardFuncs(job.ensemble, job.rows + job.val_rows, job.labels + job.val_labels)
     args_kwargs = grpo_config_kwargs(config, funcs.weights)
 
@@ -188,20 +191,18 @@ def run(job: Job) -> Summary:
         callbacks=[_metrics_callback(job)],
     )
     trainer.remove_callback(PrinterCallback)  # our MetricsLog prints one compact line per log step instead
-    resume_step = trainer.state.global_step
+    resume_step = _checkpoint_step(checkpoint) if checkpoint is not None else None
     if checkpoint is not None:
-        resume_step = _checkpoint_step(checkpoint)
         print(f"resuming from {checkpoint} (step {resume_step})", flush=True)
-    job.metrics.start(resume_step if checkpoint is not None else None)
+    job.metrics.start(resume_step)
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=checkpoint)
     seconds = time.perf_counter() - start
     trainer.save_model(str(job.output_dir))  # weights or LoRA adapter, plus the tokenizer
-    return job.summary(trainer.state.global_step, seconds, resumed_from=resume_step if checkpoint else None)
+    return job.summary(trainer.state.global_step, seconds, resumed_from=resume_step)
 
 
 def _checkpoint_step(checkpoint: str) -> int:
     import json
 
-    state = Path(checkpoint) / "trainer_state.json"
-    return int(json.loads(state.read_text())["global_step"]) if state.exists() else int(checkpoint.rsplit("-", 1)[1])
+    return int(json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"])
