@@ -1,12 +1,15 @@
 """Steps scored per second by the `prm` reward on CPU, per PRM kind, at batch sizes 1, 8 and 32.
 
 Run: python benchmarks/prm_throughput.py [--completions 64] [--hidden-size 32] [--layers 2] [--seconds 3]
+                                         [--threads N] [--same-length]
 
 Builds the tiny local PRMs of each kind (reward_plugins.prm.tiny: a Llama
 with a character-level tokenizer, so one token per character), generates
 GSM8K-like completions of 3-8 steps of 40-120 characters each, then times the
 bound `prm` reward (the same object `grpo-host score` and the TRL host call)
-on the whole set, repeated for at least `--seconds`.  Loading is done once,
+on the whole set, repeated for at least `--seconds`; wall-clock steps/s and
+steps per CPU-second of this process (less sensitive to other load) are both
+reported.  Loading is done once,
 before timing, as in training where the model stays cached.  A step is one
 scored reasoning step; the token kinds run one sequence per completion, the
 sequence-classification kind one sequence per step prefix, so its sequences
@@ -49,20 +52,29 @@ def main() -> None:
     parser.add_argument("--hidden-size", type=int, default=32)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=3.0, help="minimum timed seconds per measurement")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--same-length", action="store_true", help="one completion repeated: batches need no padding")
     args = parser.parse_args()
 
     import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     from grpo_host import get_reward
     from reward_plugins.prm.tiny import build_tiny_prm
 
     texts, prompts, steps = completions(args.completions)
+    if args.same_length:
+        texts, prompts = texts[:1] * len(texts), prompts[:1] * len(texts)
+        steps = len(texts) * len(texts[0].split("\n\n"))
     chars = sum(map(len, texts)) / len(texts)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, torch {torch.__version__} "
           f"({torch.get_num_threads()} threads); {len(texts)} completions, {steps} steps, "
           f"{chars:.0f} characters (= tokens) per completion; model hidden {args.hidden_size}, {args.layers} layers")
-    print("| kind | batch size | steps/s | sequences/s | ms per completion | load s |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("| kind | batch size | steps/s | steps per CPU-second | sequences/s | ms per completion | load s |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for kind in KINDS:
             path = build_tiny_prm(Path(tmp) / kind, kind, hidden_size=args.hidden_size, num_layers=args.layers)
@@ -73,14 +85,16 @@ def main() -> None:
                 start = time.perf_counter()
                 reward(prompts=prompts[:1], completions=texts[:1])  # load (cached per process) and warm up
                 load = time.perf_counter() - start
-                runs, start = 0, time.perf_counter()
+                runs, start, cpu_start = 0, time.perf_counter(), time.process_time()
                 while runs == 0 or time.perf_counter() - start < args.seconds:
                     scores = reward(prompts=prompts, completions=texts)
                     runs += 1
                 seconds = (time.perf_counter() - start) / runs
+                cpu_seconds = (time.process_time() - cpu_start) / runs
                 assert all(s is not None and 0 <= s <= 1 for s in scores)
                 sequences = steps if kind == "sequence_classification" else len(texts)
-                print(f"| {kind} | {batch_size} | {steps / seconds:,.0f} | {sequences / seconds:,.0f} | "
+                print(f"| {kind} | {batch_size} | {steps / seconds:,.0f} | {steps / cpu_seconds:,.0f} | "
+                      f"{sequences / seconds:,.0f} | "
                       f"{1000 * seconds / len(texts):.1f} | {load:.2f} |", flush=True)
 
 
