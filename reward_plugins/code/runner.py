@@ -215,8 +215,29 @@ def reap():
             return
 
 
+def alone(mode):
+    """Fast check that nothing but the server (and init) is left, from two ``children`` lists.
+
+    In a sandbox every process descends from init (pid 1): when init's only
+    child is the server and the server has none, nothing else exists.
+    """
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as f:
+            if f.read().strip():
+                return False
+        if mode == "none":
+            return True
+        with open("/proc/1/task/1/children") as f:
+            return f.read().split() == [str(me)]
+    except OSError:
+        return False
+
+
 def kill_all(mode):
     """Kill everything the program started; True when nothing is left within a second."""
+    if alone(mode):
+        return True
     deadline = time.monotonic() + 1.0
     while True:
         if mode == "none":
