@@ -174,6 +174,18 @@ def test_long_inputs_are_cut_from_the_left_so_the_last_steps_survive(models, kin
         assert got == pytest.approx([aggregate(want, how)], abs=1e-5)
 
 
+def test_inputs_never_exceed_the_model_positions(tmp_path):
+    from reward_plugins.prm.scoring import encode
+
+    path = build_tiny_prm(tmp_path / "short", "token_classification", max_positions=64)
+    reward = prm(path, "token_classification", aggregation="last")  # max_length 2048 by default
+    completion = "\n\n".join(f"Step {i}: carry the {i}." for i in range(40))
+    (item,) = encode([completion], [PROMPT], load(str(path), "token_classification", "cpu", "auto"), reward.bound)
+    assert len(item.ids) == 64 and item.positions[-1] == 63
+    want = expected_probs(path, "token_classification", PROMPT, completion, max_length=64)
+    assert reward(prompts=[PROMPT], completions=[completion]) == pytest.approx([want[-1]], abs=1e-5)
+
+
 def test_model_is_loaded_once_per_process_and_kind(models):
     path = str(models["token_classification"])
     first = load(path, "token_classification", "cpu", "auto")

@@ -68,7 +68,8 @@ class PRMParams(BaseModel):
     max_length: int = Field(
         2048,
         ge=8,
-        description="tokens per model input; longer inputs lose tokens from the left so the last steps survive",
+        description="tokens per model input (at most the model's max_position_embeddings); longer inputs lose "
+        "tokens from the left so the last steps survive",
     )
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "auto", description="weights dtype; auto: float32 on cpu, bfloat16 on cuda when supported (else float16)"
@@ -138,8 +139,8 @@ RewardTrainer) is run once per step prefix (steps 1..k joined by model_separator
 fed as RewardTrainer feeds it: prompt text + prefix + EOS, or for a chat prompt the chat template over the
 prompt messages plus the prefix as the assistant turn.  P(good) of step k is sigmoid(logit of prefix k).
 
-Inputs longer than max_length lose tokens from the left (BOS kept) so the last steps survive; a step whose
-scoring position was cut off is left out of the aggregate.  aggregation: min = the weakest step (default),
+Inputs longer than max_length (capped at the model's max_position_embeddings) lose tokens from the left (BOS
+kept) so the last steps survive; a step whose scoring position was cut off is left out of the aggregate.  aggregation: min = the weakest step (default),
 mean = arithmetic mean, last = the final step's P(good), product = the product of all P(good) (P(every step is
 good) under independence).  Every score is in [0, 1].  The model loads once per process on `device` and stays
 cached, keyed by (model, kind, device, dtype); a checkpoint that does not fit the kind (another head, wrong

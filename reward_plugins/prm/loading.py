@@ -34,12 +34,13 @@ class PRMModelError(ValueError):
 
 @dataclass(frozen=True)
 class Loaded:
-    """A model in eval mode on its device, with its tokenizer."""
+    """A model in eval mode on its device, with its tokenizer and its longest input (None: no limit)."""
 
     model: Any
     tokenizer: Any
     device: Any
     pad_id: int
+    max_positions: int | None = None
 
 
 _CACHE: dict[tuple[str, str, str, str], Loaded] = {}
@@ -119,4 +120,5 @@ def _load(model: str, kind: str, device: str, dtype) -> Loaded:
             text_config.pad_token_id = pad_id
         pad_id = text_config.pad_token_id
     net.to(device).eval()
-    return Loaded(net, tokenizer, net.device, pad_id)
+    max_positions = getattr(net.config.get_text_config(), "max_position_embeddings", None)
+    return Loaded(net, tokenizer, net.device, pad_id, max_positions)

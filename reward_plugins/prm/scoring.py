@@ -135,11 +135,12 @@ ENCODERS: dict[str, Callable[..., list[Input]]] = {
 
 
 def encode(completions: list[str], prompts: list[Any], loaded: Loaded, params: PRMParams) -> list[Input]:
-    """Every completion's inputs, truncated from the left to ``max_length``."""
+    """Every completion's inputs, truncated from the left to ``max_length`` (at most the model's positions)."""
     bos = loaded.tokenizer.bos_token_id
     encoder = ENCODERS[params.kind]
+    limit = min(params.max_length, loaded.max_positions or params.max_length)
     return [
-        _truncate_left(item, params.max_length, bos)
+        _truncate_left(item, limit, bos)
         for i, (completion, prompt) in enumerate(zip(completions, prompts))
         for item in encoder(i, completion, prompt, loaded, params)
     ]

@@ -47,6 +47,7 @@ def build_tiny_prm(
     seed: int = 0,
     hidden_size: int = 32,
     num_layers: int = 2,
+    max_positions: int = 4096,
 ) -> Path:
     """Write a tiny random PRM of ``kind`` (its head and label count) to ``path``; return the path.
 
@@ -65,7 +66,7 @@ def build_tiny_prm(
         num_hidden_layers=num_layers,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=4096,
+        max_position_embeddings=max_positions,
         initializer_range=0.2,  # wide enough that step probabilities differ visibly
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
