@@ -140,9 +140,10 @@ fed as RewardTrainer feeds it: prompt text + prefix + EOS, or for a chat prompt 
 prompt messages plus the prefix as the assistant turn.  P(good) of step k is sigmoid(logit of prefix k).
 
 Inputs longer than max_length (capped at the model's max_position_embeddings) lose tokens from the left (BOS
-kept) so the last steps survive; a step whose scoring position was cut off is left out of the aggregate.  aggregation: min = the weakest step (default),
-mean = arithmetic mean, last = the final step's P(good), product = the product of all P(good) (P(every step is
-good) under independence).  Every score is in [0, 1].  The model loads once per process on `device` and stays
+kept) so the last steps survive; a step whose scoring position was cut off is left out of the aggregate.
+
+aggregation: min = the weakest step (default), mean = arithmetic mean, last = the final step's P(good),
+product = the product of all P(good) (P(every step is good) under independence).  Every score is in [0, 1].  The model loads once per process on `device` and stays
 cached, keyed by (model, kind, device, dtype); a checkpoint that does not fit the kind (another head, wrong
 num_labels, a missing step tag or good/bad token) is an error when it loads that says what was expected.
 
