@@ -143,13 +143,13 @@ Inputs longer than max_length (capped at the model's max_position_embeddings) lo
 kept) so the last steps survive; a step whose scoring position was cut off is left out of the aggregate.
 
 aggregation: min = the weakest step (default), mean = arithmetic mean, last = the final step's P(good),
-product = the product of all P(good) (P(every step is good) under independence).  Every score is in [0, 1].  The model loads once per process on `device` and stays
-cached, keyed by (model, kind, device, dtype); a checkpoint that does not fit the kind (another head, wrong
-num_labels, a missing step tag or good/bad token) is an error when it loads that says what was expected.
+product = the product of all P(good) (P(every step is good) under independence).  Every score is in [0, 1].
 
-Inputs are sorted by length and run `batch_size` at a time, right-padded, so a score does not depend on its
-batch.  One call scores the whole batch within the reward's timeout (600 s, which covers the first load; set
-`timeout:` in a YAML spec for a large model on a slow disk).
+The model loads once per process on `device` and stays cached, keyed by (model, kind, device, dtype); a
+checkpoint that does not fit the kind (another head, wrong num_labels, a missing step tag or good/bad token) is
+an error when it loads that says what was expected.  Inputs are sorted by length and run `batch_size` at a time,
+right-padded, so a score does not depend on its batch.  One call scores the whole batch within the reward's
+timeout (600 s, which covers the first load; set `timeout:` in a YAML spec for a large model on a slow disk).
 Needs the `prm` extra: pip install 'grpo-host[prm]'."""
 
 
