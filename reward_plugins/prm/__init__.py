@@ -137,7 +137,8 @@ softmax(logit(good_token), logit(bad_token))[0], defaults "+" and "-".
 kind=sequence_classification (a reward model, AutoModelForSequenceClassification, num_labels=1, e.g. from TRL's
 RewardTrainer) is run once per step prefix (steps 1..k joined by model_separator, default step_separator),
 fed as RewardTrainer feeds it: prompt text + prefix + EOS, or for a chat prompt (when the tokenizer has a chat
-template) the template over the prompt messages plus the prefix as the assistant turn.  P(good) of step k is sigmoid(logit of prefix k).
+template) the template over the prompt messages plus the prefix as the assistant turn.  P(good) of step k is
+sigmoid(logit of prefix k).
 
 Inputs longer than max_length (capped at the model's max_position_embeddings) lose tokens from the left (BOS
 kept) so the last steps survive; a step whose scoring position was cut off is left out of the aggregate.
