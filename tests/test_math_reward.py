@@ -112,15 +112,48 @@ def test_fast_path_gives_math_verify_verdicts():
     for _ in range(400):
         gold_text, forms = next(gen)
         pred_text = rng.choice(forms) if rng.random() < 0.5 else next(gen)[0]
-        completion = rf"so \boxed{{{pred_text}}}"
+        box = rf"\boxed{{{pred_text}}}"
+        shape = rng.randrange(4)  # the first two shapes take the fast path; the others must not
+        completion = [f"so {box}", f"so ${box}$.", f"so ${box}$ percent", f"$x$ {box} $y$"][shape]
         gold, pred = math_answer.parse_gold(gold_text), math_answer.parse_prediction(completion, params)
-        fast += gold.number is not None and pred.number is not None
+        if shape < 2:
+            fast += gold.number is not None and pred.number is not None
+            checked += 1
         reference = mv.verify(
             mv.parse(f"${gold_text}$", [mv.LatexExtractionConfig()]), mv.parse(completion, [mv.LatexExtractionConfig()])
         )
-        assert math_answer.equal(gold, pred, params) == reference, (gold_text, pred_text)
-        checked += 1
+        assert math_answer.equal(gold, pred, params) == reference, (gold_text, completion)
     assert fast > checked * 0.8  # the fast path is the common case, not a corner
+
+
+LATEX_SAMPLES = [
+    r"\sqrt{12}", r"2\sqrt{3}", "(1,3]", r"\{5, 1, 2\}", "x^2 + 4x + 4", r"\frac{\pi}{3}", r"\pi/3", "(x+2)^2",
+    r"\frac{6}{8}", "[1,3]", "x = 2", r"\frac{1}{2}+\frac{1}{3}", "1,000", "0,111", "1.5e3", r"50\%", "007",
+    r"\begin{pmatrix}1&2\end{pmatrix}", "3+2i", r"x \in [1, 2)", r"\frac{1}{", "x^", r"\sin^2 x + \cos^2 x",
+]
+_PARSE_ALL = """
+import json, sys
+from latex2sympy2_extended import latex2sympy
+out = []
+for text in json.load(sys.stdin):
+    try:
+        out.append(repr(latex2sympy(text)))
+    except Exception as exc:
+        out.append(type(exc).__name__)
+print(json.dumps(out))
+"""
+
+
+def test_adapted_latex_parser_gives_the_same_values():
+    """Number tokens built without eval and SLL-then-LL parsing must not change a single parse."""
+    import subprocess
+
+    plain = subprocess.run([sys.executable, "-c", _PARSE_ALL], input=json.dumps(LATEX_SAMPLES), text=True,
+                           capture_output=True, check=True, timeout=120)
+    adapted = subprocess.run([sys.executable, "-c", "from reward_plugins.math_answer import _mv; _mv()\n" + _PARSE_ALL],
+                             input=json.dumps(LATEX_SAMPLES), text=True, capture_output=True, check=True, timeout=120)
+    assert json.loads(adapted.stdout) == json.loads(plain.stdout)
+    assert "Exception" in json.loads(plain.stdout)  # the samples include inputs that do not parse
 
 
 def test_gold_is_parsed_once_per_group(math_reward):
