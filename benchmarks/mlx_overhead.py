@@ -2,8 +2,8 @@
 
 Both train the same tiny run (examples/letters.yaml: builtin:tiny, 4 prompts
 x 8 completions, 12 tokens, full fine-tune, the same seed, optimizer and
-sampling settings), each in a fresh process, alternating, ``--repeats``
-times.  The plain script is what a user of mlx-lm-lora writes by hand: the
+sampling settings), each in a fresh process, alternating (and alternating
+which goes first), ``--repeats`` times.  The plain script is what a user of mlx-lm-lora writes by hand: the
 model from ``mlx_lm.load``, 4-tuples for the dataset, two plain reward
 functions.  The host adds the data check, the ensemble (timeouts, metrics,
 unscored-row policy), row ids as ``types`` and its metrics log.
@@ -120,9 +120,12 @@ def main() -> None:
     env = {**os.environ, "TINY_MODEL_DIR": str(tiny_model_dir()), "PYTHONWARNINGS": "ignore"}
     times: dict[str, list[float]] = {"grpo-host train --backend mlx": [], "plain train_grpo script": []}
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.repeats):
+        for i in range(args.repeats):  # alternate which goes first, so drifting machine load favours neither
+            if i % 2:
+                plain_s, plain_r = run_plain(args.steps, Path(tmp) / f"plain{i}.json", env)
             host_s, host_r = run_host(args.steps, Path(tmp) / f"host{i}", env)
-            plain_s, plain_r = run_plain(args.steps, Path(tmp) / f"plain{i}.json", env)
+            if not i % 2:
+                plain_s, plain_r = run_plain(args.steps, Path(tmp) / f"plain{i}.json", env)
             same = len(host_r) == len(plain_r) and all(abs(a - b) < 1e-5 for a, b in zip(host_r, plain_r))
             print(f"repeat {i + 1}: host {host_s / args.steps:.4f} s/it, plain {plain_s / args.steps:.4f} s/it, "
                   f"same completions (per-step rewards equal): {same}", flush=True)

@@ -134,6 +134,28 @@ def test_lora_run_killed_after_a_checkpoint_resumes_to_the_same_step(env, tmp_pa
     assert refused.returncode == 2 and "set resume: true" in refused.stderr
 
 
+def test_validation_reference_model_and_accumulation_map_onto_the_trainer(env, tmp_path):
+    """val set, beta > 0 (a frozen reference copy), 2 micro-steps per update, GSPO-style sequence ratios, dr_grpo."""
+    out = tmp_path / "mapped"
+    val = write_jsonl(tmp_path / "val.jsonl", [{"prompt": [{"role": "user", "content": f"letter {c}"}], "answer": c}
+                                              for c in "ab"])
+    proc = train(env, str(EXAMPLE), *QUICK, "--set", "max_steps=2", "--set", f"data.val={val}",
+                 "--set", "eval_every=2", "--set", "beta=0.5", "--set", "gradient_accumulation_steps=2",
+                 "--set", "importance_sampling_level=sequence", "--set", "loss_type=dr_grpo",
+                 "--set", f"output_dir={out}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = read_metrics(out)
+    train_records = _finite_reward_records(out)
+    assert [r["step"] for r in train_records] == [1, 2]
+    assert train_records[1]["kl"] > 0  # the reference model is loaded and the policy moved away from it
+    evals = [r for r in records if "eval_loss" in r]
+    assert [r["step"] for r in evals] == [0, 1]  # at iterations 1 and 4 (the last), each before its update
+    for r in evals:
+        for key in ("eval_reward", "eval_rewards/letter_share/mean", "eval_rewards/lowercase_share/coverage"):
+            assert isinstance(r[key], float) and math.isfinite(r[key]), (key, r)
+    assert "step 2/2" in proc.stdout and "eval at step 0/2" in proc.stdout
+
+
 PACK = '''
 """Rewards that check what reached them: each row's metadata must arrive exactly as written."""
 import json, os
@@ -263,6 +285,36 @@ def test_too_few_rows_for_a_batch_is_an_error_naming_the_key(env, tmp_path):
     config = _meta_config(tmp_path, batch_size=8)
     proc = _cli(env, "train", str(config), "--backend", "mlx", cwd=tmp_path)
     assert proc.returncode == 2 and "config key 'data.train': 4 rows" in proc.stderr, proc.stderr
+
+
+def test_lora_targets_that_name_no_module_are_an_error_listing_the_modules(env, tmp_path):
+    config = _meta_config(tmp_path, lora={"targets": ["q_proj", "qkv"]})
+    proc = _cli(env, "train", str(config), "--backend", "mlx", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "config key 'lora.targets': no module named ['qkv']" in proc.stderr and "'q_proj'" in proc.stderr
+
+
+@pytest.mark.parametrize(("ours", "theirs"), [("constant", "constant_with_warmup"), ("linear", "linear"),
+                                              ("cosine", "cosine")])
+def test_learning_rate_schedules_match_trl(ours, theirs):
+    """The learning rate of every optimizer step, against the transformers scheduler the TRL host uses."""
+    import torch
+    from transformers import get_scheduler
+
+    from grpo_host.config import load_config
+    from grpo_host.hosts.mlx import _schedule
+
+    config = load_config(data={"model": "builtin:tiny", "data": "x.jsonl", "rewards": "accuracy", "max_steps": 10,
+                               "warmup_steps": 3, "learning_rate": 1e-3, "lr_scheduler": ours})
+    torch_opt = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=1e-3)
+    scheduler = get_scheduler(theirs, torch_opt, num_warmup_steps=3, num_training_steps=10)
+    expected = []
+    for _ in range(10):
+        expected.append(scheduler.get_last_lr()[0])
+        torch_opt.step()
+        scheduler.step()
+    schedule = _schedule(config)
+    assert [float(schedule(step)) for step in range(10)] == pytest.approx(expected, abs=1e-9)
 
 
 def test_grpo_args_get_every_value_explicitly():

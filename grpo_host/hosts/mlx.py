@@ -107,18 +107,20 @@ def validate(config: RunConfig) -> None:
                               f"(it has {', '.join(REPORTERS)})")
     names = [item.name for item in config.rewards]
     for name in names:
-        if names.count(name) > 1 or name == FILL_NAME:
-            raise ConfigError(f"config key 'rewards': {name!r} appears twice (or is reserved); mlx-lm-lora names "
-                              "reward functions and their metrics by name, so each reward may appear once")
+        if names.count(name) > 1:
+            raise ConfigError(f"config key 'rewards': {name!r} appears twice; mlx-lm-lora names reward functions "
+                              "and their metrics by name, so each reward may appear once")
+        if name == FILL_NAME:
+            raise ConfigError(f"config key 'rewards': {name!r} is the name of the mlx host's own reward function")
     _extra(config)
     _require_mlx()
 
 
-def _world() -> tuple[int, int]:
+def _world_size() -> int:
+    """How many ``mlx.launch`` processes share the run (1 without ``mlx.launch``)."""
     import mlx.core as mx
 
-    group = mx.distributed.init()
-    return group.size(), group.rank()
+    return mx.distributed.init().size()
 
 
 def grpo_args(config: RunConfig, *, adapter_file: str, max_seq_length: int, iters: int, weights: list[float],
@@ -214,7 +216,7 @@ class RewardStats:
         bucket, self._sums[mode] = self._sums[mode], {}
         keys = sorted(bucket)
         flat = [x for key in keys for x in bucket[key]]
-        if _world()[0] > 1:  # every process reports at the same iteration, so this collective lines up
+        if _world_size() > 1:  # every process reports at the same iteration, so this collective lines up
             import mlx.core as mx
 
             flat = mx.distributed.all_sum(mx.array(flat, dtype=mx.float32), stream=mx.cpu).tolist()
@@ -489,13 +491,12 @@ def _add_lora(config: RunConfig, model: Any) -> dict[str, Any]:
     lora = config.lora
     if lora is None:
         return {"fine_tune_type": "full", "num_layers": len(model.layers)}
-    targets = set(lora.targets)
-    keys = sorted({name for layer in model.layers for name, _ in layer.named_modules()
-                   if name and name.rsplit(".", 1)[-1] in targets})
-    found = {k.rsplit(".", 1)[-1] for k in keys}
-    if targets - found:
-        raise ConfigError(f"config key 'lora.targets': no module named {sorted(targets - found)} in the model's "
-                          f"layers; these have {sorted({k.rsplit('.', 1)[-1] for layer in model.layers[:1] for k, _ in layer.named_modules() if k})}")
+    in_layer = sorted({name for layer in model.layers for name, _ in layer.named_modules() if name})
+    keys = [name for name in in_layer if name.rsplit(".", 1)[-1] in lora.targets]
+    missing = set(lora.targets) - {name.rsplit(".", 1)[-1] for name in keys}
+    if missing:
+        raise ConfigError(f"config key 'lora.targets': no module named {sorted(missing)} in the model's layers; "
+                          f"they have {sorted({name.rsplit('.', 1)[-1] for name in in_layer})}")
     params = {"rank": lora.r, "scale": lora.alpha / lora.r, "dropout": lora.dropout, "keys": keys}
     model.freeze()
     linear_to_lora_layers(model, len(model.layers), params)
@@ -515,7 +516,7 @@ def run(job: Job) -> Summary:
     from ..train import is_main_process
 
     config, extra = job.config, _extra(job.config)
-    world_size, _ = _world()
+    world_size = _world_size()
     main = is_main_process()
     _check_sizes(job, world_size)
     checkpoint = _last_checkpoint(job.output_dir)
