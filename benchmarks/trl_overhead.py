@@ -1,16 +1,26 @@
 """Seconds per step: ``grpo-host train`` versus a plain ``trl.GRPOTrainer`` script, same tiny run.
 
 Both sides train ``builtin:tiny`` on the letters example (examples/letters.yaml)
-with the same GRPOConfig values and the same two rewards.  The host side is
-the real CLI in a subprocess (config, data check, plugin loading, the
-ensemble behind per-member reward functions, metrics); the plain side is
-the script a TRL user would write: a list of rows, two plain reward
-functions, ``GRPOTrainer(...).train()``.  Each side's time is TRL's own
-``train_runtime`` divided by the steps, so start-up (imports, model
-building) counts on neither side.  Runs alternate host/plain to spread
-machine noise; the figure is the median over repeats.
+with the same GRPOConfig values, the same seed and the same two rewards.
+The host side is the real CLI in a subprocess (config, data check, plugin
+loading, the ensemble behind per-member reward functions, our metrics); the
+plain side is the script a TRL user would write: rows in a Dataset, two
+plain reward functions, ``GRPOTrainer(...).train()``.
 
-    python benchmarks/trl_overhead.py --steps 30 --repeats 3
+Two measurements:
+
+* **end to end**: TRL's own per-step ``step_time`` (generation, reward
+  scoring and the update of one optimizer step) for every step of every
+  run, host and plain runs alternating.  Start-up (imports, model loading)
+  counts on neither side.  On a shared machine single steps are noisy, so
+  the median and the 10th percentile over all steps are reported.
+* **reward path**: the part the host changes, timed directly.  One batch
+  of the run's shape (``batch_size x group_size`` completions) goes through
+  the host's per-member reward functions (ensemble, executors, metrics,
+  row lookup) and through the plain functions; the difference, divided by
+  the plain step time, is the host's overhead per step.
+
+    python benchmarks/trl_overhead.py --steps 20 --repeats 3
 """
 
 from __future__ import annotations
@@ -18,10 +28,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,71 +47,142 @@ from trl import GRPOConfig, GRPOTrainer
 from grpo_host.config import load_config
 from grpo_host.hosts.trl import grpo_config_kwargs
 from grpo_host.tiny import resolve_model
+sys.path.insert(0, sys.argv[3])
+from trl_overhead import plain_rewards
 
-config = load_config(sys.argv[1], sys.argv[3:])
+config = load_config(sys.argv[1], sys.argv[4:])
 model = resolve_model(config.model)
 rows = [json.loads(line) for line in open(config.data.train)]
-
-def letter_share(completions, answer, **kwargs):
-    out = []
-    for completion, gold in zip(completions, answer):
-        text = completion[-1]["content"]
-        out.append(text.count(gold) / len(text) if text else 0.0)
-    return out
-
-def lowercase_share(completions, **kwargs):
-    out = []
-    for completion in completions:
-        text = completion[-1]["content"]
-        out.append(sum("a" <= ch <= "z" for ch in text) / len(text) if text else 0.0)
-    return out
-
 # the same GRPOConfig values the host passes (so only the host's own work differs)
 args = GRPOConfig(**grpo_config_kwargs(config, [1.0, 0.5]))
 tokenizer = AutoTokenizer.from_pretrained(model)
-trainer = GRPOTrainer(model=model, reward_funcs=[letter_share, lowercase_share], args=args,
+trainer = GRPOTrainer(model=model, reward_funcs=list(plain_rewards()), args=args,
                       train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
-result = trainer.train()
-json.dump({"train_runtime": result.metrics["train_runtime"], "steps": trainer.state.global_step}, open(sys.argv[2], "w"))
+trainer.train()
+json.dump([r for r in trainer.state.log_history if "step_time" in r], open(sys.argv[2], "w"))
 '''
 
 
-def host_run(steps: int, out: Path, env: dict[str, str]) -> float:
+def plain_rewards():
+    """The example's two rewards as a TRL user writes them: plain functions over the batch."""
+
+    def letter_share(completions, answer, **kwargs):
+        out = []
+        for completion, gold in zip(completions, answer):
+            text = completion[-1]["content"]
+            out.append(text.count(gold) / len(text) if text else 0.0)
+        return out
+
+    def lowercase_share(completions, **kwargs):
+        out = []
+        for completion in completions:
+            text = completion[-1]["content"]
+            out.append(sum("a" <= ch <= "z" for ch in text) / len(text) if text else 0.0)
+        return out
+
+    return letter_share, lowercase_share
+
+
+def host_run(steps: int, out: Path, env: dict[str, str]) -> list[float]:
     cmd = [str(Path(sys.executable).with_name("grpo-host")), "train", str(EXAMPLE), "--set", f"max_steps={steps}",
            "--set", f"save_every={steps}", "--set", f"output_dir={out}"]
     subprocess.run(cmd, check=True, env=env, cwd=ROOT, capture_output=True)
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    runtime = next(r["train_runtime"] for r in records if "train_runtime" in r)
-    return runtime / steps
+    return [r["step_time"] for r in records if "step_time" in r]
 
 
-def plain_run(steps: int, out: Path, env: dict[str, str]) -> float:
-    script = out.with_suffix(".py")
+def plain_run(steps: int, out: Path, env: dict[str, str]) -> list[float]:
+    script, result = out.with_suffix(".py"), out.with_suffix(".json")
     script.write_text(PLAIN)
-    result = out.with_suffix(".json")
-    cmd = [sys.executable, str(script), str(EXAMPLE), str(result), f"max_steps={steps}", f"save_every={steps}",
-           f"output_dir={out}"]
+    cmd = [sys.executable, str(script), str(EXAMPLE), str(result), str(Path(__file__).parent),
+           f"max_steps={steps}", f"save_every={steps}", f"output_dir={out}"]
     subprocess.run(cmd, check=True, env=env, cwd=ROOT, capture_output=True)
-    data = json.loads(result.read_text())
-    return data["train_runtime"] / data["steps"]
+    return [r["step_time"] for r in json.loads(result.read_text())]
+
+
+def reward_path(rounds: int) -> dict[str, float]:
+    """Seconds per batch through the host's reward functions and through the plain ones (best of ``rounds``)."""
+    from grpo_host.config import load_config
+    from grpo_host.hosts.reward_funcs import ROW_ID, EnsembleRewardFuncs
+    from grpo_host.train import prepare
+
+    config = load_config(EXAMPLE)
+    with tempfile.TemporaryDirectory() as tmp:
+        job = prepare(config.model_copy(update={"output_dir": tmp}), echo=False)
+    n = config.batch_size * config.group_size
+    rng = random.Random(0)
+    ids = [i for i in rng.sample(range(len(job.rows)), config.batch_size) for _ in range(config.group_size)]
+    completions = [[{"role": "assistant", "content": "".join(rng.choice("abcde?!x ")
+                                                             for _ in range(config.max_completion_length))}]
+                   for _ in range(n)]
+    prompts = [job.rows[i]["prompt"] for i in ids]
+    answers = [job.rows[i]["answer"] for i in ids]
+    host = EnsembleRewardFuncs(job.ensemble, job.rows, job.labels)
+    metrics: list[tuple[str, float]] = []
+
+    def host_batch():
+        completions_copy = list(completions)  # a new batch object, as TRL passes each step
+        for func in host.funcs:
+            func(prompts=prompts, completions=completions_copy, completion_ids=None, **{ROW_ID: ids},
+                 log_metric=lambda k, v: metrics.append((k, v)))
+
+    def plain_batch():
+        for func in plain_rewards():
+            func(prompts=prompts, completions=completions, completion_ids=None, answer=answers)
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    host_batch()  # warm up the inline runner thread
+    out = {"completions_per_batch": n, "host_s_per_batch": best(host_batch), "plain_s_per_batch": best(plain_batch)}
+    job.ensemble.close()
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=200, help="batches timed on the reward path")
     opts = parser.parse_args()
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    host, plain = [], []
+    host: list[float] = []
+    plain: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(opts.repeats):
-            host.append(host_run(opts.steps, Path(tmp) / f"host{i}", env))
-            plain.append(plain_run(opts.steps, Path(tmp) / f"plain{i}", env))
-            print(f"repeat {i + 1}: grpo-host {host[-1]:.4f} s/step, plain TRL {plain[-1]:.4f} s/step", flush=True)
-    h, p = statistics.median(host), statistics.median(plain)
-    print(json.dumps({"steps": opts.steps, "repeats": opts.repeats, "host_s_per_step": host,
-                      "plain_s_per_step": plain, "host_median": h, "plain_median": p,
-                      "overhead_percent": 100 * (h - p) / p}, indent=2))
+            h = host_run(opts.steps, Path(tmp) / f"host{i}", env)
+            p = plain_run(opts.steps, Path(tmp) / f"plain{i}", env)
+            host += h
+            plain += p
+            print(f"repeat {i + 1}: median step grpo-host {statistics.median(h):.4f} s, "
+                  f"plain TRL {statistics.median(p):.4f} s", flush=True)
+    path = reward_path(opts.rounds)
+
+    def p10(values: list[float]) -> float:
+        return statistics.quantiles(values, n=10)[0]
+
+    result = {
+        "steps_per_run": opts.steps,
+        "repeats": opts.repeats,
+        "end_to_end": {
+            "host_median_s": statistics.median(host), "plain_median_s": statistics.median(plain),
+            "host_p10_s": p10(host), "plain_p10_s": p10(plain),
+            "overhead_median_percent": 100 * (statistics.median(host) / statistics.median(plain) - 1),
+            "overhead_p10_percent": 100 * (p10(host) / p10(plain) - 1),
+        },
+        "reward_path": {
+            **path,
+            "host_extra_s_per_step": path["host_s_per_batch"] - path["plain_s_per_batch"],
+            "overhead_percent_of_plain_p10_step": 100 * (path["host_s_per_batch"] - path["plain_s_per_batch"])
+            / p10(plain),
+        },
+    }
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

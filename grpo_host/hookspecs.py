@@ -40,8 +40,10 @@ def register_rewards(register):
 def register_hosts(register):
     """Register training hosts (engines that run GRPO with an ensemble).
 
-    A host is a callable ``run(config) -> summary`` that trains according to a
-    :class:`grpo_host.config.RunConfig`; the built-in ones are ``trl`` and
+    A host is a callable ``run(job) -> summary`` that trains a
+    :class:`grpo_host.train.Job` (a checked :class:`grpo_host.config.RunConfig`
+    with its normalised rows and reward ensemble) and returns a
+    :class:`grpo_host.train.Summary`; the built-in ones are ``trl`` and
     ``mlx``.  A third party adds another engine by implementing this hook.
 
     :param register: a :class:`grpo_host.registry.Registrar` bound to this

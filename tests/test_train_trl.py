@@ -187,10 +187,11 @@ def test_resume_after_sigkill_ends_at_the_same_step(env, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # about 2-3 minutes on an idle 2-core machine; generous for a busy CI runner
 def test_reward_rises_on_the_example(env, tmp_path):
     """The README's first command: with a fixed seed, the last tenth's mean reward is at least twice the first's."""
     out = tmp_path / "letters"
-    proc = train(env, str(EXAMPLE), "--set", f"output_dir={out}", timeout=900)
+    proc = train(env, str(EXAMPLE), "--set", f"output_dir={out}", timeout=1700)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     first, last = tenths(read_metrics(out))
     assert last >= 2 * first, (first, last)
