@@ -236,6 +236,7 @@ def test_a_killed_owner_takes_its_sandbox_with_it(tmp_path):
         time.sleep(0.05)
     os.kill(owner.pid, signal.SIGKILL)
     owner.wait()
+    owner.stdout.close()
     assert eventually(marked_processes) == []
 
 

@@ -65,7 +65,6 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import logging
 import os
 import select
 import shutil
@@ -83,8 +82,6 @@ from pathlib import Path
 from typing import Literal
 
 __all__ = ["Execution", "Isolation", "Limits", "Sandbox", "SandboxUnavailable", "isolation"]
-
-log = logging.getLogger(__name__)
 
 RUNNER = Path(__file__).with_name("runner.py")
 TMPFS_BYTES = 256 << 20
@@ -184,9 +181,8 @@ def isolation() -> Isolation:
 
 @functools.cache
 def _warn_not_isolated(reason: str) -> None:
-    message = NOT_ISOLATED.format(reason=reason)
-    log.warning(message)
-    warnings.warn(message, RuntimeWarning, stacklevel=3)
+    """Once per process (each worker process says it once)."""
+    warnings.warn(NOT_ISOLATED.format(reason=reason), RuntimeWarning, stacklevel=3)
 
 
 class _Namespace:
@@ -207,24 +203,20 @@ class _Namespace:
     def create(cls, mode: Mode, host_uid: int) -> _Namespace:
         if mode != "root":
             return cls(())
-        helper = subprocess.Popen(
+        with subprocess.Popen(
             [sys.executable, "-I", "-S", "-c",
              "import ctypes,sys\n"
              "if ctypes.CDLL(None, use_errno=True).unshare(0x10000000):  # CLONE_NEWUSER\n"
              "    sys.exit(f'unshare: errno {ctypes.get_errno()}')\n"
              "print(flush=True); sys.stdin.read()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )
-        try:
+        ) as helper:  # leaving the block closes its input, so it exits, and waits for it
             if not helper.stdout.readline():
                 raise OSError(f"cannot create a user namespace: {helper.stderr.read().decode().strip()}")
             for kind in ("uid", "gid"):
                 with open(f"/proc/{helper.pid}/{kind}_map", "w") as f:
                     f.write(f"0 0 1\n65534 {host_uid} 1\n")
             fd = os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
-        finally:
-            helper.stdin.close()
-            helper.wait()
         return cls((fd,))
 
     def __enter__(self) -> _Namespace:
@@ -399,7 +391,7 @@ class Sandbox:
         self.starts += 1
         hello = self._receive(time.monotonic() + START_TIMEOUT)
         if not isinstance(hello, dict) or not hello.get("ready"):
-            error = _tail(self.close())
+            error = self.close()
             raise SandboxUnavailable(f"the code sandbox did not start ({self.mode} mode): {error or hello!r}")
 
     def run(self, code: str, *, tests: str | None = None, stdin: str | None = None,
@@ -421,7 +413,7 @@ class Sandbox:
             reply = self._receive(time.monotonic() + limits.timeout + ANSWER_GRACE)
             result = _execution(reply, limits)
             if result is None:  # the server died, lied or hung
-                return Execution("crashed", stderr=_tail(self.close()))
+                return Execution("crashed", stderr=self.close())
             if result.status == "timeout" or not reply.get("clean", False):
                 self.close()  # start afresh: nothing of this program survives into the next
             return result
@@ -483,12 +475,13 @@ class Sandbox:
                 pass
         return found
 
-    def close(self, *, graceful: bool = False) -> subprocess.Popen | None:
+    def close(self, *, graceful: bool = False) -> str:
         """Kill the sandbox (SIGKILL to bwrap's process group; its PID namespace dies with its init).
 
         ``graceful`` first closes the server's input and gives it a second to
         exit, so its CPU time is accounted to this process (benchmarks).
-        Returns the dead process, whose stderr may still be read.
+        Returns the end of the sandbox's own stderr (bwrap's or the server's
+        complaint, if any).
         """
         process, self.process = self.process, None
         if process is not None:
@@ -515,7 +508,7 @@ class Sandbox:
         if self._workdir is not None:
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
-        return process
+        return _tail(process)
 
     def __enter__(self) -> Sandbox:
         return self
