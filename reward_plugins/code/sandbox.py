@@ -123,7 +123,10 @@ class Execution:
     ``crashed`` (the sandbox itself failed; it is rebuilt for the next run).
     ``passed_asserts`` is true only when an assert-style program ran its
     tests to the end (a per-run token the server checks, so a program that
-    calls ``os._exit(0)`` before the asserts does not pass).
+    calls ``sys.exit(0)`` or ``os._exit(0)`` before the asserts does not
+    pass).  The token lives in the program's own interpreter, so code that
+    deliberately inspects it could forge it; stdin/stdout cases are safer:
+    the expected output never enters the sandbox.
     """
 
     status: Literal["exited", "timeout", "output_limit", "crashed"]
