@@ -17,6 +17,7 @@ import pytest
 from conftest import run_cli, write_jsonl
 from grpo_host import Ensemble, get_reward
 from grpo_host.data import check_rows
+from grpo_host.testing import HEAVY_MODULES, assert_discovered, assert_listing_is_light
 from reward_plugins.code.reward import extract_code, same_output, shared_sandbox
 from reward_plugins.code.sandbox import Limits, Sandbox, isolation
 
@@ -37,6 +38,11 @@ def code():
     reward = get_reward("code")
     yield reward
     shared_sandbox().close()
+
+
+def test_installed_pack_registers_code_and_listing_stays_light():
+    assert_discovered("code", ["code"])
+    assert_listing_is_light("code", (*HEAVY_MODULES, "numpy"))
 
 
 def test_extracts_the_last_python_or_bare_block():
