@@ -207,7 +207,7 @@ def test_item_timeout_in_a_worker_tears_the_sandbox_down():
     """The ensemble's per-item bound (shorter than the program's own limit) fires inside the worker:
     counted as a timeout, and the program it interrupted is killed with its sandbox."""
     sleeper = fenced(SPAWN_SLEEPER)
-    spec = [{"name": "code", "params": {"timeout": 60}, "timeout": 1.5}]
+    spec = [{"name": "code", "params": {"timeout": 60}, "timeout": 5}]
     with Ensemble.from_spec(spec, workers=1) as ensemble:
         result = ensemble.score([sleeper, fenced("print(7)")], tests=["assert True", [{"input": "", "output": "7"}]])
         assert result.values["code"] == [None, 1.0]
