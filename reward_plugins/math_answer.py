@@ -5,8 +5,10 @@ grammar, sympy compares), wrapped for the way a GRPO run uses it:
 
 * Model output is untrusted.  Completion text only ever reaches the LaTeX
   grammar, never ``sympify``/``parse_expr`` (they ``eval``): math-verify's
-  ``ExprExtractionConfig`` (which does call ``parse_expr``) is not used, and
-  plain numbers are read by Python's :class:`fractions.Fraction`.  Input is
+  ``ExprExtractionConfig`` (which does call ``parse_expr``) is not used, the
+  LaTeX parser's own number reading is replaced by an eval-free one (see
+  :func:`_adapt_latex2sympy`), and plain numbers are read by Python's
+  :class:`fractions.Fraction`.  Input is
   capped (``max_chars``).  Each item runs in a worker process
   (``executor="process"``) whose timer interrupts a runaway sympy call and
   which is killed from outside when it does not come back, so
@@ -23,7 +25,9 @@ grammar, sympy compares), wrapped for the way a GRPO run uses it:
   integers, decimals and fractions on both sides are compared with
   :class:`~fractions.Fraction` without touching sympy, with math-verify's
   verdicts (see :func:`compare_numbers`; the few cases where sympy's binary
-  Floats decide go to sympy).
+  Floats decide go to sympy); sympy verdicts are cached per worker, so a
+  group that agrees on an answer is compared once; and the LaTeX parser
+  tries ANTLR's cheap SLL prediction before its full LL one.
 """
 
 from __future__ import annotations
@@ -402,6 +406,8 @@ def equal(gold: Parsed, pred: Parsed, params: MathParams) -> bool:
     golds, preds = gold.expressions(), pred.expressions()
     key = (tuple(map(srepr, golds)), tuple(map(srepr, preds)), params.float_rounding, params.set_relations)
     verdict = _VERDICTS.get(key)
+    if verdict is None and _clearly_unequal(golds, preds, params.float_rounding):
+        verdict = False
     if verdict is None:
         verdict = _mv().verify(
             golds,
@@ -417,6 +423,53 @@ def equal(gold: Parsed, pred: Parsed, params: MathParams) -> bool:
 
 
 _VERDICTS: dict[tuple, bool] = {}
+
+
+def _clearly_unequal(golds: list, preds: list, places: int) -> bool:
+    """True when math-verify would surely say "not equal" without needing sympy's ``simplify``.
+
+    ``verify`` compares every gold with every prediction; for two constant
+    expressions (no symbols, sets, relations, matrices, Floats or percents:
+    ``2\\sqrt{3}`` against ``3\\sqrt{2}``) it tries string, numeric and then
+    symbolic equality, and the symbolic step (``simplify``, often tens of
+    milliseconds) cannot find zero in a difference that evaluates clearly
+    away from zero.  So when every pair is either two different strings or
+    two such constants whose difference evaluates to more than a relative
+    1e-9 (and more than the rounding tolerance), the verdict is False and
+    ``verify`` is skipped.  Anything else is left to ``verify``.
+    """
+    mv = _mv()
+    try:
+        return bool(mv.utils.timeout(_own_timeout())(_all_pairs_differ)(golds, preds, places))
+    except mv.errors.TimeoutException:
+        return False
+
+
+def _all_pairs_differ(golds: list, preds: list, places: int) -> bool:
+    from sympy import Expr, Float, UnevaluatedExpr
+    from sympy.matrices.expressions import MatrixExpr
+
+    def constant(e: Any) -> bool:
+        return (isinstance(e, Expr) and not isinstance(e, MatrixExpr) and not e.is_Number
+                and not e.free_symbols and not e.has(Float, UnevaluatedExpr))
+
+    for g in golds:
+        for p in preds:
+            if isinstance(g, str) and isinstance(p, str):
+                if g.strip() and g.strip() == p.strip():
+                    return False
+                continue
+            if isinstance(g, str) or isinstance(p, str):
+                continue  # math-verify never matches a string with an expression
+            if not (constant(g) and constant(p)):
+                return False
+            try:
+                gap, scale = abs(complex((g - p).evalf(15, chop=True))), abs(complex(g.evalf(15)))
+            except (TypeError, ValueError, ArithmeticError):
+                return False
+            if not gap > max(1e-9 * (1 + scale), 2 * 10.0**-places):
+                return False
+    return True
 
 
 # -- the reward ---------------------------------------------------------------------------------------------------
