@@ -1,0 +1,242 @@
+"""Throughput of the `math` reward against the two usual ways of calling math-verify.
+
+Run:  python benchmarks/math_throughput.py [--pairs 10000] [--batch 256] [--workers N] [--json]
+
+One set of generated (gold, completion) pairs, GRPO-shaped (8 completions per
+gold, scored in batches of ``--batch``), is scored three ways:
+
+* ``grpo-host math``: ``Ensemble.score`` with the installed ``math`` reward
+  (worker processes, per-worker gold cache, sympy-free plain numbers).
+* ``trl accuracy_reward``: ``trl.rewards.accuracy_reward`` itself, called the
+  way GRPOTrainer calls it (conversational completions, ``solution`` column).
+* ``open-r1 accuracy_reward``: open-r1's calling pattern, re-implemented below
+  from ``src/open_r1/rewards.py`` (huggingface/open-r1, Apache-2.0): the gold
+  parsed with ``extraction_mode="first_match"``, the completion with a
+  LatexExtractionConfig (boxed first, no unanchored LaTeX,
+  ``NormalizationConfig(nits=False, malformed_operators=False,
+  basic_latex=True, equations=True, boxed="all", units=True)``),
+  ``verify(gold, answer)``, None when the gold does not parse or verify raises.
+
+Each scorer first scores a small warm-up set with other golds (imports, worker
+start-up), reported separately; the timed run is the 10,000 pairs, batch by
+batch with the scorers taking turns, so a change in machine load (a shared box)
+hits all of them alike.  Verdicts are compared pair by pair.  Timings depend on the machine and its load; the figures
+are for documentation, never a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import random
+import time
+from collections import Counter
+
+FILLER = [
+    "Let me work through this carefully.",
+    "First we simplify the expression $a_1 = 3$ and note that $a_2 = a_1 + 4$.",
+    "Substituting gives $y = 2x + 1$, so the slope is two.",
+    "We check the boundary cases separately: when $n = 0$ nothing changes.",
+    "Multiplying both sides by $k$ keeps the inequality since $k > 0$.",
+    "The sum telescopes, leaving only the first and last terms.",
+    "By symmetry the two halves contribute equally.",
+    "Hence the remaining factor is $\\frac{m}{2}$ for even $m$.",
+]
+
+
+def _kinds(rng: random.Random):
+    """(gold, equivalent forms, wrong forms) for one problem, in the shapes math datasets use."""
+    pick = rng.random()
+    if pick < 0.40:
+        g = rng.randrange(-50, 5000)
+        return str(g), [str(g), f"{g}.0", f"\\frac{{{2 * g}}}{{2}}"], [str(g + 1), str(g - 7)]
+    if pick < 0.50:
+        n = rng.randrange(1, 400)
+        value = n / 4 + 0.5 * (n % 2 == 0)
+        text = f"{value:.2f}"
+        return text, [text, f"{value:.3f}", f"\\frac{{{round(value * 4)}}}{{4}}"], [f"{value + 0.1:.2f}", f"{value:.1f}9"]
+    if pick < 0.65:
+        a, b = rng.randrange(1, 30), rng.randrange(31, 60)
+        return (f"\\frac{{{a}}}{{{b}}}", [f"\\frac{{{2 * a}}}{{{2 * b}}}", f"{a}/{b}", f"\\dfrac{{{a}}}{{{b}}}"],
+                [f"\\frac{{{b}}}{{{a}}}", f"\\frac{{{a + 1}}}{{{b}}}"])
+    if pick < 0.75:
+        k, r = rng.randrange(2, 9), rng.choice([2, 3, 5, 7])
+        return (f"${k}\\sqrt{{{r}}}$", [f"\\sqrt{{{k * k * r}}}", f"{k}\\sqrt{{{r}}}"],
+                [f"{k + 1}\\sqrt{{{r}}}", f"\\sqrt{{{k * r}}}"])
+    if pick < 0.80:
+        d = rng.choice([2, 3, 4, 6])
+        return f"$\\frac{{\\pi}}{{{d}}}$", [f"\\frac{{\\pi}}{{{d}}}", f"\\pi/{d}"], [f"\\frac{{\\pi}}{{{d * 2}}}"]
+    if pick < 0.90:
+        a = rng.randrange(-5, 5)
+        b = a + rng.randrange(1, 6)
+        return f"$({a}, {b}]$", [f"({a},{b}]", f"({a}, {b}]"], [f"[{a},{b}]", f"({a},{b})"]
+    if pick < 0.95:
+        items = sorted(rng.sample(range(1, 12), 3))
+        shuffled = items[:]
+        rng.shuffle(shuffled)
+        return ("$\\{" + ", ".join(map(str, items)) + "\\}$", ["\\{" + ", ".join(map(str, shuffled)) + "\\}"],
+                ["\\{" + ", ".join(map(str, items[:2])) + "\\}"])
+    c = rng.randrange(1, 6)
+    return (f"$(x+{c})^2$", [f"x^2 + {2 * c}x + {c * c}", f"(x+{c})^2"], [f"x^2 + {c * c}", f"(x-{c})^2"])
+
+
+def make_pairs(n: int, seed: int, group: int = 8) -> list[tuple[str, str]]:
+    """``n`` (gold, completion) pairs, ``group`` completions per gold: right, wrong and missing answers."""
+    rng = random.Random(seed)
+    pairs = []
+    while len(pairs) < n:
+        gold, right, wrong = _kinds(rng)
+        for _ in range(group):
+            reasoning = " ".join(rng.choices(FILLER, k=rng.randrange(3, 12)))
+            roll = rng.random()
+            if roll < 0.1:
+                completion = f"{reasoning} I could not finish the computation."
+            else:
+                form = rng.choice(right if roll < 0.6 else wrong)
+                box = f"\\boxed{{{form}}}"
+                completion = f"{reasoning} Therefore the result is {box if rng.random() < 0.5 else f'${box}$'}."
+            pairs.append((gold, completion))
+    return pairs[:n]
+
+
+def open_r1_accuracy_reward(completions, solution, **kwargs):
+    """open-r1's accuracy_reward calling pattern (src/open_r1/rewards.py, huggingface/open-r1, Apache-2.0)."""
+    from latex2sympy2_extended import NormalizationConfig
+    from math_verify import LatexExtractionConfig, parse, verify
+
+    contents = [completion[0]["content"] for completion in completions]
+    rewards = []
+    for content, sol in zip(contents, solution):
+        gold_parsed = parse(sol, extraction_mode="first_match")
+        if len(gold_parsed) != 0:
+            answer_parsed = parse(
+                content,
+                extraction_config=[
+                    LatexExtractionConfig(
+                        normalization_config=NormalizationConfig(
+                            nits=False, malformed_operators=False, basic_latex=True, equations=True, boxed="all",
+                            units=True,
+                        ),
+                        boxed_match_priority=0,
+                        try_extract_without_anchor=False,
+                    )
+                ],
+                extraction_mode="first_match",
+            )
+            try:
+                reward = float(verify(gold_parsed, answer_parsed))
+            except Exception:
+                reward = None
+        else:
+            reward = None
+        rewards.append(reward)
+    return rewards
+
+
+def _batches(pairs, size):
+    for start in range(0, len(pairs), size):
+        yield pairs[start : start + size]
+
+
+def trl_style(fn):
+    """Call a TRL-contract reward function on one batch as GRPOTrainer does (chat completions, ``solution``)."""
+
+    def call(chunk):
+        completions = [[{"role": "assistant", "content": c}] for _, c in chunk]
+        return fn(completions=completions, solution=[g for g, _ in chunk]), {}
+
+    return call
+
+
+def ensemble_style(ensemble):
+    def call(chunk):
+        result = ensemble.score([c for _, c in chunk], answer=[g for g, _ in chunk])
+        metrics = result.metrics["math"]
+        return result.values["math"], {"timeouts": metrics.timeouts, "errors": metrics.errors}
+
+    return call
+
+
+def run_interleaved(scorers, pairs, batch):
+    """Score batch by batch, each scorer in turn, so a change in machine load hits every scorer alike."""
+    values = {name: [] for name in scorers}
+    seconds = dict.fromkeys(scorers, 0.0)
+    counts = {name: Counter() for name in scorers}
+    for chunk in _batches(pairs, batch):
+        for name, call in scorers.items():
+            start = time.perf_counter()
+            out, extra = call(chunk)
+            seconds[name] += time.perf_counter() - start
+            values[name] += out
+            counts[name].update(extra)
+    return values, seconds, counts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pairs", type=int, default=10_000)
+    parser.add_argument("--batch", type=int, default=256, help="items per reward call (a GRPO step's completions)")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    logging.disable(logging.WARNING)  # math-verify warns per timeout-less call
+
+    from trl.rewards import accuracy_reward
+
+    from grpo_host import Ensemble
+
+    pairs = make_pairs(args.pairs, args.seed)
+    warmup = make_pairs(64, args.seed + 1)
+    load_before = os.getloadavg()
+    ensemble = Ensemble.from_spec("math", workers=args.workers)
+    ours = "grpo-host math (Ensemble.score)"
+    scorers = {
+        ours: ensemble_style(ensemble),
+        "trl accuracy_reward": trl_style(accuracy_reward),
+        "open-r1 accuracy_reward": trl_style(open_r1_accuracy_reward),
+    }
+    _, warmup_seconds, _ = run_interleaved(scorers, warmup, args.batch)  # imports, worker start-up
+    values, seconds, counts = run_interleaved(scorers, pairs, args.batch)
+    ensemble.close()
+    ours_rate = len(pairs) / seconds[ours]
+    report = {
+        "pairs": len(pairs),
+        "batch": args.batch,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_average_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+        "verdicts_ours": dict(Counter(map(str, values[ours]))),
+        "scorers": {},
+    }
+    for name in scorers:
+        differ = [i for i, (a, b) in enumerate(zip(values[name], values[ours])) if a != b]
+        report["scorers"][name] = {
+            "seconds": round(seconds[name], 2),
+            "items_per_s": round(len(pairs) / seconds[name], 1),
+            "speedup_of_ours": round(ours_rate / (len(pairs) / seconds[name]), 2),
+            "warmup_seconds": round(warmup_seconds[name], 2),
+            "same_verdicts": len(pairs) - len(differ),
+            "differing_examples": [{"gold": pairs[i][0], "completion": pairs[i][1][-80:], "theirs": values[name][i],
+                                    "ours": values[ours][i]} for i in differ[:5]],
+            **counts[name],
+        }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(f"{len(pairs)} pairs, batches of {args.batch}, {os.cpu_count()} cores, "
+          f"load average {report['load_average_before_after']}")
+    print(f"{'scorer':36} {'items/s':>9} {'seconds':>8} {'ours is':>8} {'same verdicts':>14}")
+    for name, row in report["scorers"].items():
+        print(f"{name:36} {row['items_per_s']:9.1f} {row['seconds']:8.2f} {row['speedup_of_ours']:7.2f}x "
+              f"{row['same_verdicts']:>8}/{len(pairs)}")
+    for name, row in report["scorers"].items():
+        for ex in row["differing_examples"]:
+            print(f"  differs from {name}: {ex}")
+
+
+if __name__ == "__main__":
+    main()
