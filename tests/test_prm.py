@@ -334,9 +334,10 @@ def test_listing_and_showing_import_neither_torch_nor_transformers():
 
 
 @pytest.mark.slow
-def test_a_trl_run_trains_with_prm_in_the_ensemble(models, tmp_path):
+@pytest.mark.parametrize(("backend", "engine"), [("trl", "trl"), ("mlx", "mlx_lm_lora")])
+def test_a_training_run_trains_with_prm_in_the_ensemble(models, tmp_path, backend, engine):
     """Two GRPO steps of the built-in tiny policy on the letters example, the PRM weighted next to a task reward."""
-    pytest.importorskip("trl")
+    pytest.importorskip(engine, reason=f"the {backend} extra is not installed")
     examples = Path(__file__).resolve().parents[1] / "examples"
     config = tmp_path / "run.yaml"
     config.write_text(
@@ -345,7 +346,7 @@ def test_a_trl_run_trains_with_prm_in_the_ensemble(models, tmp_path):
         f"plugins: [{examples / 'letters_rewards.py'}]\n"
         f"rewards: \"letter_share:1, prm(model='{models['token_classification']}', kind=token_classification, "
         f"step_separator=' ', device=cpu):0.5\"\n"
-        "backend: trl\ngroup_size: 4\nbatch_size: 2\nmax_steps: 2\nmax_completion_length: 8\nsave_every: 2\n"
+        f"backend: {backend}\ngroup_size: 4\nbatch_size: 2\nmax_steps: 2\nmax_completion_length: 8\nsave_every: 2\n"
         f"output_dir: {tmp_path / 'out'}\n"
     )
     proc = run_cli("train", str(config))
