@@ -13,6 +13,10 @@ rewards must agree: the script checks that, so the figures compare equal
 work.  Seconds are the wall time of ``train_grpo`` (the host's
 ``summary.json`` ``seconds``), divided by the steps.
 
+It then profiles one more host run and reports the time spent in the host's
+own code inside ``train_grpo`` (reward functions, fill-in, callback, batch
+wrapper) as a share of ``train_grpo``: a figure that machine load does not move.
+
 Run: python benchmarks/mlx_overhead.py [--steps 40] [--repeats 3]
 """
 
@@ -104,6 +108,31 @@ def run_plain(steps: int, out: Path, env: dict[str, str]) -> tuple[float, list[f
     return result["seconds"], result["rewards"]
 
 
+HOST_HOOKS = {"__call__", "on_train_loss_report", "on_val_loss_report", "iterate"}
+"""What the host runs inside ``train_grpo``: its reward functions (ensemble scoring, the unscored fill-in), its
+training callback and its batch-iterator wrapper (grpo_host/hosts/mlx.py)."""
+
+
+def profiled_share(steps: int, out: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Seconds of the host's own code inside ``train_grpo`` and of ``train_grpo`` itself, under cProfile.
+
+    Wall-clock figures on a busy machine move by more than the overhead being measured; this one counts the
+    work the host adds (cProfile inflates Python code more than mlx's C++, so it is an upper bound).
+    """
+    import pstats
+
+    prof = out.with_suffix(".prof")
+    subprocess.run([sys.executable, "-m", "cProfile", "-o", str(prof), GRPO_HOST, "train", str(EXAMPLE),
+                    "--backend", "mlx", "--set", f"max_steps={steps}", "--set", "save_every=100000",
+                    "--set", f"output_dir={out}"], check=True, capture_output=True, env=env, cwd=ROOT)
+    stats = pstats.Stats(str(prof)).stats  # type: ignore[attr-defined]
+    host = sum(ct for (file, _, name), (_, _, _, ct, _) in stats.items()
+               if file.endswith(os.path.join("hosts", "mlx.py")) and name in HOST_HOOKS)
+    total = sum(ct for (file, _, name), (_, _, _, ct, _) in stats.items()
+                if name == "train_grpo" and file.endswith("grpo_trainer.py"))
+    return host, total
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=40)
@@ -136,6 +165,9 @@ def main() -> None:
         print(f"{name:32} {statistics.median(values):12.4f} {min(values):10.4f}")
     host, base = (statistics.median(v) for v in times.values())
     print(f"\nhost overhead (medians): {100 * (host / base - 1):+.2f} %  ({args.steps} steps x {args.repeats} repeats)")
+    with tempfile.TemporaryDirectory() as tmp:
+        own, total = profiled_share(args.steps, Path(tmp) / "profiled", env)
+    print(f"host code inside train_grpo (cProfile): {own:.3f} s of {total:.3f} s = {100 * own / total:.2f} %")
 
 
 if __name__ == "__main__":

@@ -203,28 +203,25 @@ def _meta_run(env, tmp_path, **overrides) -> tuple[subprocess.CompletedProcess, 
     return train({**env, "SEEN_FILE": str(seen)}, str(config), cwd=tmp_path), seen
 
 
-def test_row_metadata_reaches_rewards_intact(env, tmp_path):
-    proc, seen_file = _meta_run(env, tmp_path)
+def test_row_metadata_arrives_intact_and_unscored_rows_do_not_stop_the_run(env, tmp_path):
+    """Row ids as ``types`` carry every row exactly; mlx-lm-lora alone would raise on rows no reward scored."""
+    proc, seen_file = _meta_run(env, tmp_path, rewards="meta_intact:0, never:1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = [json.loads(line) for line in seen_file.read_text().splitlines()]
     assert len(seen) == 8  # 4 rows x 2 completions, each scored once
     expected = sorted(json.dumps({"meta": r["meta"], "mixed": r.get("mixed")}, sort_keys=True) for r in ROWS) * 2
     assert sorted(json.dumps(s, sort_keys=True) for s in seen) == sorted(expected)
+    # no weighted reward scored anything: every completion is counted, none stops the run
+    record = next(r for r in read_metrics(tmp_path / "out") if "rewards/never/coverage" in r)
+    assert record["unscored"] == 8.0 and record["rewards/never/coverage"] == 0.0
+    assert record["rewards/meta_intact/coverage"] == 1.0
+    assert "reward" not in record  # like TRL: the mean reward leaves out completions no reward scored
 
 
 def test_strict_stops_on_unscored_rows(env, tmp_path):
     proc, _ = _meta_run(env, tmp_path, rewards="meta_intact:0, never:1", strict=True)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "rows were scored by no reward (strict)" in proc.stderr
-
-
-def test_unscored_rows_are_counted_and_do_not_stop_the_run(env, tmp_path):
-    """mlx-lm-lora alone raises when every reward of a completion is None; the host counts the row instead."""
-    proc, _ = _meta_run(env, tmp_path, rewards="meta_intact:0, never:1")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    record = next(r for r in read_metrics(tmp_path / "out") if "rewards/never/coverage" in r)
-    assert record["unscored"] == 8.0 and record["rewards/never/coverage"] == 0.0
-    assert "reward" not in record  # like TRL: the mean reward leaves out completions no reward scored
 
 
 def test_an_unscored_completion_gets_no_advantage_and_leaves_the_baseline_alone(tmp_path, monkeypatch):
