@@ -45,6 +45,9 @@ def register_hosts(register):
     with its normalised rows and reward ensemble) and returns a
     :class:`grpo_host.train.Summary`; the built-in ones are ``trl`` and
     ``mlx``.  A third party adds another engine by implementing this hook.
+    The callable may carry a ``validate(config)`` attribute: ``grpo-host
+    train`` calls it before any data is read or model loaded, so settings
+    the engine cannot honour fail at once (raise ``ConfigError``).
 
     :param register: a :class:`grpo_host.registry.Registrar` bound to this
         plugin; ``register(name, run)`` records the host under ``name`` (the
