@@ -20,7 +20,10 @@ gold, scored in batches of ``--batch``), is scored three ways:
 Each scorer first scores a small warm-up set with other golds (imports, worker
 start-up), reported separately; the timed run is the 10,000 pairs, batch by
 batch with the scorers taking turns, so a change in machine load (a shared box)
-hits all of them alike.  Verdicts are compared pair by pair.  Timings depend on the machine and its load; the figures
+hits all of them alike.  Wall-clock throughput is the target figure; CPU
+seconds (this process plus, for the ensemble, its workers from /proc) are
+reported too, because on a shared box other jobs decide how much of the
+cores the workers get.  Verdicts are compared pair by pair.  Timings depend on the machine and its load; the figures
 are for documentation, never a test.
 """
 
@@ -151,11 +154,25 @@ def trl_style(fn):
     return call
 
 
+def _worker_cpu(ensemble) -> float:
+    """CPU seconds used so far by the ensemble's worker processes (Linux /proc; 0 elsewhere)."""
+    pool, total = ensemble._pool, 0.0
+    for worker in pool._workers if pool is not None else ():
+        try:
+            fields = open(f"/proc/{worker.process.pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def ensemble_style(ensemble):
     def call(chunk):
+        before = _worker_cpu(ensemble)
         result = ensemble.score([c for _, c in chunk], answer=[g for g, _ in chunk])
         metrics = result.metrics["math"]
-        return result.values["math"], {"timeouts": metrics.timeouts, "errors": metrics.errors}
+        return result.values["math"], {"timeouts": metrics.timeouts, "errors": metrics.errors,
+                                        "worker_cpu_seconds": _worker_cpu(ensemble) - before}
 
     return call
 
@@ -167,9 +184,10 @@ def run_interleaved(scorers, pairs, batch):
     counts = {name: Counter() for name in scorers}
     for chunk in _batches(pairs, batch):
         for name, call in scorers.items():
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             out, extra = call(chunk)
             seconds[name] += time.perf_counter() - start
+            counts[name]["cpu_seconds"] += time.process_time() - cpu + extra.pop("worker_cpu_seconds", 0.0)
             values[name] += out
             counts[name].update(extra)
     return values, seconds, counts
@@ -203,6 +221,7 @@ def main() -> None:
     values, seconds, counts = run_interleaved(scorers, pairs, args.batch)
     ensemble.close()
     ours_rate = len(pairs) / seconds[ours]
+    ours_per_cpu = len(pairs) / counts[ours]["cpu_seconds"]
     report = {
         "pairs": len(pairs),
         "batch": args.batch,
@@ -218,21 +237,24 @@ def main() -> None:
             "seconds": round(seconds[name], 2),
             "items_per_s": round(len(pairs) / seconds[name], 1),
             "speedup_of_ours": round(ours_rate / (len(pairs) / seconds[name]), 2),
+            "items_per_cpu_s": round(len(pairs) / counts[name]["cpu_seconds"], 1),
+            "cpu_efficiency_of_ours": round(ours_per_cpu / (len(pairs) / counts[name]["cpu_seconds"]), 2),
             "warmup_seconds": round(warmup_seconds[name], 2),
             "same_verdicts": len(pairs) - len(differ),
             "differing_examples": [{"gold": pairs[i][0], "completion": pairs[i][1][-80:], "theirs": values[name][i],
                                     "ours": values[ours][i]} for i in differ[:5]],
-            **counts[name],
+            **{k: round(v, 2) for k, v in counts[name].items()},
         }
     if args.json:
         print(json.dumps(report, indent=2))
         return
     print(f"{len(pairs)} pairs, batches of {args.batch}, {os.cpu_count()} cores, "
           f"load average {report['load_average_before_after']}")
-    print(f"{'scorer':36} {'items/s':>9} {'seconds':>8} {'ours is':>8} {'same verdicts':>14}")
+    print(f"{'scorer':36} {'items/s':>9} {'seconds':>8} {'ours is':>8} {'items/cpu-s':>12} {'ours is':>8} "
+          f"{'same verdicts':>14}")
     for name, row in report["scorers"].items():
         print(f"{name:36} {row['items_per_s']:9.1f} {row['seconds']:8.2f} {row['speedup_of_ours']:7.2f}x "
-              f"{row['same_verdicts']:>8}/{len(pairs)}")
+              f"{row['items_per_cpu_s']:12.1f} {row['cpu_efficiency_of_ours']:7.2f}x {row['same_verdicts']:>8}/{len(pairs)}")
     for name, row in report["scorers"].items():
         for ex in row["differing_examples"]:
             print(f"  differs from {name}: {ex}")
