@@ -428,15 +428,17 @@ _VERDICTS: dict[tuple, bool] = {}
 def _clearly_unequal(golds: list, preds: list, places: int) -> bool:
     """True when math-verify would surely say "not equal" without needing sympy's ``simplify``.
 
-    ``verify`` compares every gold with every prediction; for two constant
-    expressions (no symbols, sets, relations, matrices, Floats or percents:
-    ``2\\sqrt{3}`` against ``3\\sqrt{2}``) it tries string, numeric and then
-    symbolic equality, and the symbolic step (``simplify``, often tens of
-    milliseconds) cannot find zero in a difference that evaluates clearly
-    away from zero.  So when every pair is either two different strings or
-    two such constants whose difference evaluates to more than a relative
-    1e-9 (and more than the rounding tolerance), the verdict is False and
-    ``verify`` is skipped.  Anything else is left to ``verify``.
+    ``verify`` compares every gold with every prediction; for two plain
+    expressions (no sets, relations, matrices, Floats, percents, bare symbols
+    or undefined functions: ``2\\sqrt{3}`` against ``3\\sqrt{2}``, ``(x+1)^2``
+    against ``x^2+1``) it tries structural, numeric and then symbolic equality,
+    and the symbolic step (``simplify``, often tens of milliseconds) cannot
+    prove zero a difference that evaluates clearly away from zero at some
+    point.  So when every pair is either two different strings or two such
+    expressions whose difference, with each symbol set to a fixed value in
+    (0, 1), is more than a relative 1e-9 (and more than the rounding
+    tolerance) from zero, the verdict is False and ``verify`` is skipped.
+    Anything else is left to ``verify``.
     """
     mv = _mv()
     try:
@@ -446,12 +448,13 @@ def _clearly_unequal(golds: list, preds: list, places: int) -> bool:
 
 
 def _all_pairs_differ(golds: list, preds: list, places: int) -> bool:
-    from sympy import Expr, Float, UnevaluatedExpr
+    from sympy import Expr, Float, Rational, UnevaluatedExpr
+    from sympy.core.function import AppliedUndef
     from sympy.matrices.expressions import MatrixExpr
 
-    def constant(e: Any) -> bool:
-        return (isinstance(e, Expr) and not isinstance(e, MatrixExpr) and not e.is_Number
-                and not e.free_symbols and not e.has(Float, UnevaluatedExpr))
+    def plain(e: Any) -> bool:
+        return (isinstance(e, Expr) and not isinstance(e, MatrixExpr) and not e.is_Number and not e.is_Symbol
+                and not e.has(Float, UnevaluatedExpr) and not e.atoms(AppliedUndef))
 
     for g in golds:
         for p in preds:
@@ -461,10 +464,13 @@ def _all_pairs_differ(golds: list, preds: list, places: int) -> bool:
                 continue
             if isinstance(g, str) or isinstance(p, str):
                 continue  # math-verify never matches a string with an expression
-            if not (constant(g) and constant(p)):
+            if not (plain(g) and plain(p)):
                 return False
+            symbols = sorted(g.free_symbols | p.free_symbols, key=str)
+            point = {s: Rational(7 + 3 * i, 13 + 4 * i) for i, s in enumerate(symbols)}
             try:
-                gap, scale = abs(complex((g - p).evalf(15, chop=True))), abs(complex(g.evalf(15)))
+                gap = abs(complex((g - p).evalf(15, subs=point, chop=True)))
+                scale = abs(complex(g.evalf(15, subs=point)))
             except (TypeError, ValueError, ArithmeticError):
                 return False
             if not gap > max(1e-9 * (1 + scale), 2 * 10.0**-places):
