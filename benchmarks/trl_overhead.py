@@ -7,20 +7,23 @@ loading, the ensemble behind per-member reward functions, our metrics); the
 plain side is the script a TRL user would write: rows in a Dataset, two
 plain reward functions, ``GRPOTrainer(...).train()``.
 
-Two measurements:
+Three measurements:
 
-* **end to end**: TRL's own per-step ``step_time`` (generation, reward
-  scoring and the update of one optimizer step) for every step of every
-  run, host and plain runs alternating.  Start-up (imports, model loading)
-  counts on neither side.  On a shared machine single steps are noisy, so
-  the median and the 10th percentile over all steps are reported.
+* **CPU seconds per step** (the figure for a shared machine): each side is
+  run for a short and a long number of steps; the difference in the
+  process's CPU time (user + system, from ``wait4``) divided by the
+  difference in steps is the CPU cost of one step, with start-up (imports,
+  model loading) cancelled out.  CPU time is far less sensitive than wall
+  time to other processes competing for the cores.
+* **wall seconds per step**: TRL's own ``step_time`` (generation, reward
+  scoring and the update) of every step, median over all runs.  Only
+  meaningful on an otherwise idle machine.
 * **reward path**: the part the host changes, timed directly.  One batch
   of the run's shape (``batch_size x group_size`` completions) goes through
   the host's per-member reward functions (ensemble, executors, metrics,
-  row lookup) and through the plain functions; the difference, divided by
-  the plain step time, is the host's overhead per step.
+  row lookup) and through the plain functions.
 
-    python benchmarks/trl_overhead.py --steps 20 --repeats 3
+    python benchmarks/trl_overhead.py --short 5 --long 25 --repeats 2
 """
 
 from __future__ import annotations
@@ -83,21 +86,33 @@ def plain_rewards():
     return letter_share, lowercase_share
 
 
-def host_run(steps: int, out: Path, env: dict[str, str]) -> list[float]:
+def _run(cmd: list[str], env: dict[str, str]) -> float:
+    """Run ``cmd`` to completion; its CPU seconds (user + system)."""
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            log.seek(0)
+            raise RuntimeError(f"{cmd[:3]} failed: {log.read().decode()[-2000:]}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def host_run(steps: int, out: Path, env: dict[str, str]) -> tuple[float, list[float]]:
     cmd = [str(Path(sys.executable).with_name("grpo-host")), "train", str(EXAMPLE), "--set", f"max_steps={steps}",
            "--set", f"save_every={steps}", "--set", f"output_dir={out}"]
-    subprocess.run(cmd, check=True, env=env, cwd=ROOT, capture_output=True)
+    cpu = _run(cmd, env)
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    return [r["step_time"] for r in records if "step_time" in r]
+    return cpu, [r["step_time"] for r in records if "step_time" in r]
 
 
-def plain_run(steps: int, out: Path, env: dict[str, str]) -> list[float]:
+def plain_run(steps: int, out: Path, env: dict[str, str]) -> tuple[float, list[float]]:
     script, result = out.with_suffix(".py"), out.with_suffix(".json")
     script.write_text(PLAIN)
     cmd = [sys.executable, str(script), str(EXAMPLE), str(result), str(Path(__file__).parent),
            f"max_steps={steps}", f"save_every={steps}", f"output_dir={out}"]
-    subprocess.run(cmd, check=True, env=env, cwd=ROOT, capture_output=True)
-    return [r["step_time"] for r in json.loads(result.read_text())]
+    cpu = _run(cmd, env)
+    return cpu, [r["step_time"] for r in json.loads(result.read_text())]
 
 
 def reward_path(rounds: int) -> dict[str, float]:
@@ -146,41 +161,35 @@ def reward_path(rounds: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--short", type=int, default=5, help="steps of the short runs")
+    parser.add_argument("--long", type=int, default=25, help="steps of the long runs")
+    parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=200, help="batches timed on the reward path")
     opts = parser.parse_args()
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    host: list[float] = []
-    plain: list[float] = []
+    cpu: dict[str, list[float]] = {"host": [], "plain": []}
+    wall: dict[str, list[float]] = {"host": [], "plain": []}
+    runs = {"host": host_run, "plain": plain_run}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(opts.repeats):
-            h = host_run(opts.steps, Path(tmp) / f"host{i}", env)
-            p = plain_run(opts.steps, Path(tmp) / f"plain{i}", env)
-            host += h
-            plain += p
-            print(f"repeat {i + 1}: median step grpo-host {statistics.median(h):.4f} s, "
-                  f"plain TRL {statistics.median(p):.4f} s", flush=True)
+            for side, run in runs.items():  # alternate sides so machine noise spreads over both
+                short_cpu, short_wall = run(opts.short, Path(tmp) / f"{side}{i}s", env)
+                long_cpu, long_wall = run(opts.long, Path(tmp) / f"{side}{i}l", env)
+                cpu[side].append((long_cpu - short_cpu) / (opts.long - opts.short))
+                wall[side] += short_wall + long_wall
+                print(f"repeat {i + 1} {side}: {cpu[side][-1]:.4f} CPU s/step, "
+                      f"median wall step {statistics.median(short_wall + long_wall):.4f} s", flush=True)
     path = reward_path(opts.rounds)
-
-    def p10(values: list[float]) -> float:
-        return statistics.quantiles(values, n=10)[0]
-
+    h_cpu, p_cpu = statistics.median(cpu["host"]), statistics.median(cpu["plain"])
+    h_wall, p_wall = statistics.median(wall["host"]), statistics.median(wall["plain"])
+    extra = path["host_s_per_batch"] - path["plain_s_per_batch"]
     result = {
-        "steps_per_run": opts.steps,
-        "repeats": opts.repeats,
-        "end_to_end": {
-            "host_median_s": statistics.median(host), "plain_median_s": statistics.median(plain),
-            "host_p10_s": p10(host), "plain_p10_s": p10(plain),
-            "overhead_median_percent": 100 * (statistics.median(host) / statistics.median(plain) - 1),
-            "overhead_p10_percent": 100 * (p10(host) / p10(plain) - 1),
-        },
-        "reward_path": {
-            **path,
-            "host_extra_s_per_step": path["host_s_per_batch"] - path["plain_s_per_batch"],
-            "overhead_percent_of_plain_p10_step": 100 * (path["host_s_per_batch"] - path["plain_s_per_batch"])
-            / p10(plain),
-        },
+        "short_steps": opts.short, "long_steps": opts.long, "repeats": opts.repeats,
+        "cpu_s_per_step": {"host": cpu["host"], "plain": cpu["plain"],
+                           "overhead_percent": 100 * (h_cpu / p_cpu - 1)},
+        "wall_step_time_median_s": {"host": h_wall, "plain": p_wall, "overhead_percent": 100 * (h_wall / p_wall - 1)},
+        "reward_path": {**path, "host_extra_s_per_step": extra,
+                        "overhead_percent_of_plain_cpu_step": 100 * extra / p_cpu},
     }
     print(json.dumps(result, indent=2))
 
