@@ -20,7 +20,6 @@ import yaml
 from conftest import write_jsonl
 from grpo_host.config import ConfigError, RunConfig, load_config
 
-ROOT = Path(__file__).resolve().parents[1]
 BASE = {"model": "builtin:tiny", "data": "rows.jsonl", "rewards": "accuracy:2, r1_soft_format:0.5"}
 
 
