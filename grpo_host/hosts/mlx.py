@@ -68,12 +68,13 @@ CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
 
 def _require_mlx() -> None:
-    try:
-        import mlx_lm  # noqa: F401
-        import mlx_lm_lora  # noqa: F401
-    except ImportError as exc:
-        raise ConfigError(f"backend 'mlx' needs mlx, mlx-lm and mlx-lm-lora ({exc}): "
-                          "pip install 'grpo-host[mlx]'") from None
+    """Found, not imported: importing mlx-lm (and transformers with it) takes seconds, and a config error should not."""
+    from importlib.util import find_spec
+
+    missing = [name for name in ("mlx", "mlx_lm", "mlx_lm_lora") if find_spec(name) is None]
+    if missing:
+        raise ConfigError(f"backend 'mlx' needs mlx, mlx-lm and mlx-lm-lora (missing: {', '.join(missing)}): "
+                          "pip install 'grpo-host[mlx]'")
 
 
 def _extra(config: RunConfig) -> dict[str, Any]:
@@ -508,10 +509,6 @@ def run(job: Job) -> Summary:
     validate(job.config)
     import mlx.core as mx
     import numpy as np
-    from mlx.utils import tree_unflatten
-    from mlx_lm import load
-    from mlx_lm.tuner.callbacks import get_reporting_callbacks
-    from mlx_lm_lora.trainer.grpo_trainer import train_grpo
 
     from ..train import is_main_process
 
@@ -527,6 +524,11 @@ def run(job: Job) -> Summary:
     offset = int(state.get("global_step", 0))
     _same_start_everywhere(offset, world_size)
     ga = config.gradient_accumulation_steps
+
+    from mlx.utils import tree_unflatten
+    from mlx_lm import load
+    from mlx_lm.tuner.callbacks import get_reporting_callbacks
+    from mlx_lm_lora.trainer.grpo_trainer import train_grpo
 
     mx.random.seed(config.seed)
     np.random.seed(config.seed)  # the trainer shuffles batches with numpy's global generator
