@@ -143,8 +143,9 @@ def test_row_metadata_reaches_rewards_intact_and_unscored_rows_are_counted(env, 
     assert len(seen) == 8  # 4 rows x 2 completions, each scored once (not once per reward function)
     expected = sorted(json.dumps({"meta": r["meta"], "mixed": r.get("mixed")}, sort_keys=True) for r in ROWS) * 2
     assert sorted(json.dumps(s, sort_keys=True) for s in seen) == sorted(expected)
-    # `never` (the only weighted reward) scored nothing: every completion is unscored, counted in TRL's logs
-    record = next(r for r in read_metrics(tmp_path / "out") if "reward" in r)
+    # `never` (the only weighted reward) scored nothing: every completion is unscored, counted in TRL's logs,
+    # and TRL is handed no value at all for them (not meta_intact's either), so none gets an advantage
+    record = next(r for r in read_metrics(tmp_path / "out") if "unscored" in r)
     assert record["unscored"] == 8.0 and record["rewards/never/coverage"] == 0.0
     assert record["rewards/meta_intact/coverage"] == 1.0
 

@@ -40,7 +40,7 @@ class MemberRewardFunc:
         ids = kwargs.get(ROW_ID)
         if ids is None:
             raise ValueError(f"reward function {self.__name__!r} got no {ROW_ID!r} column from the engine")
-        return self.owner.values(self.index, completions, ids, kwargs.get("log_metric"))
+        return self.owner.values(self.index, completions, ids, kwargs.get("log_metric"), kwargs.get("completion_ids"))
 
     def __repr__(self) -> str:
         return f"<reward function {self.__name__!r} of an ensemble>"
@@ -69,27 +69,35 @@ class EnsembleRewardFuncs:
         return self.ensemble.weights
 
     def values(self, index: int, completions: Sequence[Any], row_ids: Sequence[Any],
-               log_metric: LogMetric | None = None) -> list[float | None]:
+               log_metric: LogMetric | None = None, completion_ids: Sequence[Any] | None = None) -> list[float | None]:
         """Member ``index``'s scores for this batch, scoring the batch first if this member already had it."""
         ids = [int(i) for i in row_ids]
         same = self._batch is not None and (completions is self._batch[0] or (
             ids == self._batch[1] and list(completions) == list(self._batch[0])))
         if not same or index in self._served:
-            self._score(completions, ids, log_metric or self.log_metric)
+            self._score(completions, ids, log_metric or self.log_metric, completion_ids)
         self._served.add(index)
         return self._values[index]
 
-    def _score(self, completions: Sequence[Any], ids: list[int], log_metric: LogMetric | None) -> None:
+    def _score(self, completions: Sequence[Any], ids: list[int], log_metric: LogMetric | None,
+               completion_ids: Sequence[Any] | None = None) -> None:
         rows = [self.rows[i] for i in ids]
         keys = sorted({k for row in rows for k in row} - {"prompt"})
+        columns = {k: [row.get(k) for row in rows] for k in keys}
+        if completion_ids is not None and len(completion_ids) == len(completions):  # token counts (overlong)
+            columns["completion_ids"] = list(completion_ids)
         result = self.ensemble.score(
             completions,
             [row["prompt"] for row in rows],
             row_ids=[self.labels[i] for i in ids],
-            **{k: [row.get(k) for row in rows] for k in keys},
+            **columns,
         )
         self._batch, self._served = (completions, ids), set()
-        self._values = [result.values[name] for name in self.ensemble.names]
+        # A row no weighted reward scored is unscored (the ensemble's rule); engines call a completion
+        # unscorable only when every function returned None, so weight-0 members say None there too.
+        unscored = [t is None for t in result.total]
+        self._values = [[None if u else v for v, u in zip(result.values[name], unscored)]
+                        for name in self.ensemble.names]
         if log_metric is not None:
             for name, m in result.metrics.items():
                 log_metric(f"rewards/{name}/coverage", m.coverage)
