@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from conftest import write_jsonl
+from metadata_run import EXPECTED_SEEN, meta_config
 from grpo_host.train import read_metrics, tenths
 
 pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
@@ -156,49 +156,8 @@ def test_validation_reference_model_and_accumulation_map_onto_the_trainer(env, t
     assert "step 2/2" in proc.stdout and "eval at step 0/2" in proc.stdout
 
 
-PACK = '''
-"""Rewards that check what reached them: each row's metadata must arrive exactly as written."""
-import json, os
-from grpo_host import hookimpl, reward
-
-@reward(name="meta_intact", requires={"meta": dict, "expect": str})
-def meta_intact(completion, *, meta, expect, mixed=None, **_):
-    with open(os.environ["SEEN_FILE"], "a") as f:
-        f.write(json.dumps({"meta": meta, "mixed": mixed}) + "\\n")
-    if meta != json.loads(expect):
-        raise ValueError(f"metadata changed on the way: {meta!r} != {expect}")
-    return float(len(completion) % 2)
-
-@reward(name="never")
-def never(completion, **_):
-    return None
-
-@hookimpl
-def register_rewards(register):
-    register(meta_intact)
-    register(never)
-'''
-
-ROWS = [  # metadata dicts with different keys, and a column whose type varies (row 0 has all keys: not enough)
-    {"prompt": "a", "meta": {"a": 1}, "mixed": 1},
-    {"prompt": "b", "meta": {"b": [1, 2], "c": None}, "mixed": "one"},
-    {"prompt": "c", "meta": {"nested": {"d": 1.5}, "a": "x"}, "mixed": [1]},
-    {"prompt": "d", "meta": {"e": True}},
-]
-
-
-def _meta_config(tmp_path: Path, **overrides) -> Path:
-    (tmp_path / "meta_pack.py").write_text(PACK)
-    write_jsonl(tmp_path / "rows.jsonl", [{**row, "expect": json.dumps(row["meta"])} for row in ROWS])
-    config = {"model": "builtin:tiny", "data": "rows.jsonl", "plugins": ["meta_pack.py"], "rewards": "meta_intact",
-              "group_size": 2, "batch_size": 4, "max_steps": 1, "max_completion_length": 4, "output_dir": "out",
-              **overrides}
-    (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
-    return tmp_path / "run.yaml"
-
-
 def _meta_run(env, tmp_path, **overrides) -> tuple[subprocess.CompletedProcess, Path]:
-    config = _meta_config(tmp_path, **overrides)
+    config = meta_config(tmp_path, **overrides)
     seen = tmp_path / "seen.jsonl"
     return train({**env, "SEEN_FILE": str(seen)}, str(config), cwd=tmp_path), seen
 
@@ -209,8 +168,7 @@ def test_row_metadata_arrives_intact_and_unscored_rows_do_not_stop_the_run(env, 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = [json.loads(line) for line in seen_file.read_text().splitlines()]
     assert len(seen) == 8  # 4 rows x 2 completions, each scored once
-    expected = sorted(json.dumps({"meta": r["meta"], "mixed": r.get("mixed")}, sort_keys=True) for r in ROWS) * 2
-    assert sorted(json.dumps(s, sort_keys=True) for s in seen) == sorted(expected)
+    assert sorted(json.dumps(s, sort_keys=True) for s in seen) == EXPECTED_SEEN
     # no weighted reward scored anything: every completion is counted, none stops the run
     record = next(r for r in read_metrics(tmp_path / "out") if "rewards/never/coverage" in r)
     assert record["unscored"] == 8.0 and record["rewards/never/coverage"] == 0.0
@@ -233,7 +191,7 @@ def test_an_unscored_completion_gets_no_advantage_and_leaves_the_baseline_alone(
     from grpo_host.train import prepare
 
     monkeypatch.chdir(tmp_path)
-    _meta_config(tmp_path)
+    meta_config(tmp_path)
     (tmp_path / "half.py").write_text(
         "from grpo_host import hookimpl, reward\n"
         "@reward(name='half')\n"
@@ -272,20 +230,20 @@ def _cli(env, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     ("rewards=meta_intact:1, meta_intact:0.5", "'meta_intact' appears twice"),
 ])
 def test_settings_mlx_cannot_honour_fail_before_data_is_read(env, tmp_path, override, message):
-    config = _meta_config(tmp_path, data="missing.jsonl")  # the data is never reached
+    config = meta_config(tmp_path, data="missing.jsonl")  # the data is never reached
     proc = _cli(env, "train", str(config), "--backend", "mlx", "--set", override, cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert message in proc.stderr and "missing.jsonl" not in proc.stderr
 
 
 def test_too_few_rows_for_a_batch_is_an_error_naming_the_key(env, tmp_path):
-    config = _meta_config(tmp_path, batch_size=8)
+    config = meta_config(tmp_path, batch_size=8)
     proc = _cli(env, "train", str(config), "--backend", "mlx", cwd=tmp_path)
     assert proc.returncode == 2 and "config key 'data.train': 4 rows" in proc.stderr, proc.stderr
 
 
 def test_lora_targets_that_name_no_module_are_an_error_listing_the_modules(env, tmp_path):
-    config = _meta_config(tmp_path, lora={"targets": ["q_proj", "qkv"]})
+    config = meta_config(tmp_path, lora={"targets": ["q_proj", "qkv"]})
     proc = _cli(env, "train", str(config), "--backend", "mlx", cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "config key 'lora.targets': no module named ['qkv']" in proc.stderr and "'q_proj'" in proc.stderr

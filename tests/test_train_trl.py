@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from conftest import write_jsonl
+from metadata_run import EXPECTED_SEEN, meta_config
 from grpo_host.train import read_metrics, tenths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,45 +96,9 @@ def test_lora_saves_an_adapter_and_evaluates_the_val_set(env, tmp_path):
     assert "eval at step 2/2  reward " in proc.stdout
 
 
-PACK = '''
-"""Rewards that check what reached them: each row's metadata must arrive exactly as written."""
-import json, os
-from grpo_host import hookimpl, reward
-
-@reward(name="meta_intact", requires={"meta": dict, "expect": str})
-def meta_intact(completion, *, meta, expect, mixed=None, **_):
-    with open(os.environ["SEEN_FILE"], "a") as f:
-        f.write(json.dumps({"meta": meta, "mixed": mixed}) + "\\n")
-    if meta != json.loads(expect):
-        raise ValueError(f"metadata changed on the way: {meta!r} != {expect}")
-    return float(len(completion) % 2)
-
-@reward(name="never")
-def never(completion, **_):
-    return None
-
-@hookimpl
-def register_rewards(register):
-    register(meta_intact)
-    register(never)
-'''
-
-ROWS = [  # metadata dicts with different keys (Arrow would merge them), and a column whose type varies
-    {"prompt": "a", "meta": {"a": 1}, "mixed": 1},
-    {"prompt": "b", "meta": {"b": [1, 2], "c": None}, "mixed": "one"},
-    {"prompt": "c", "meta": {"nested": {"d": 1.5}, "a": "x"}, "mixed": [1]},
-    {"prompt": "d", "meta": {"e": True}},
-]
-
-
 def _meta_run(env, tmp_path, **overrides) -> tuple[subprocess.CompletedProcess, Path]:
-    (tmp_path / "meta_pack.py").write_text(PACK)
-    write_jsonl(tmp_path / "rows.jsonl", [{**row, "expect": json.dumps(row["meta"])} for row in ROWS])
-    config = {"model": "builtin:tiny", "data": "rows.jsonl", "plugins": ["meta_pack.py"], "rewards": "meta_intact",
-              "group_size": 2, "batch_size": 4, "max_steps": 1, "max_completion_length": 4, "output_dir": "out",
-              **overrides}
-    (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
-    return train({**env, "SEEN_FILE": str(tmp_path / "seen.jsonl")}, "run.yaml", cwd=tmp_path), tmp_path / "seen.jsonl"
+    config = meta_config(tmp_path, **overrides)
+    return train({**env, "SEEN_FILE": str(tmp_path / "seen.jsonl")}, str(config), cwd=tmp_path), tmp_path / "seen.jsonl"
 
 
 def test_row_metadata_reaches_rewards_intact_and_unscored_rows_are_counted(env, tmp_path):
@@ -141,8 +106,7 @@ def test_row_metadata_reaches_rewards_intact_and_unscored_rows_are_counted(env, 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     seen = [json.loads(line) for line in seen_file.read_text().splitlines()]
     assert len(seen) == 8  # 4 rows x 2 completions, each scored once (not once per reward function)
-    expected = sorted(json.dumps({"meta": r["meta"], "mixed": r.get("mixed")}, sort_keys=True) for r in ROWS) * 2
-    assert sorted(json.dumps(s, sort_keys=True) for s in seen) == sorted(expected)
+    assert sorted(json.dumps(s, sort_keys=True) for s in seen) == EXPECTED_SEEN
     # `never` (the only weighted reward) scored nothing: every completion is unscored, counted in TRL's logs,
     # and TRL is handed no value at all for them (not meta_intact's either), so none gets an advantage
     record = next(r for r in read_metrics(tmp_path / "out") if "unscored" in r)

@@ -1,0 +1,31 @@
+"""A tiny training run whose rewards check that per-row metadata arrives intact (used by both hosts' tests)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from conftest import write_jsonl
+
+PACK = Path(__file__).with_name("meta_rewards.py")
+
+ROWS = [  # metadata dicts with different keys (Arrow would merge them), and a column whose type varies
+    {"prompt": "a", "meta": {"a": 1}, "mixed": 1},
+    {"prompt": "b", "meta": {"b": [1, 2], "c": None}, "mixed": "one"},
+    {"prompt": "c", "meta": {"nested": {"d": 1.5}, "a": "x"}, "mixed": [1]},
+    {"prompt": "d", "meta": {"e": True}},
+]
+
+EXPECTED_SEEN = sorted([json.dumps({"meta": r["meta"], "mixed": r.get("mixed")}, sort_keys=True) for r in ROWS] * 2)
+"""What meta_intact records for 4 rows x 2 completions, sorted: compare with the sorted seen lines."""
+
+
+def meta_config(tmp_path: Path, **overrides) -> Path:
+    """Write the rows and a run config into ``tmp_path``; return the config's path."""
+    write_jsonl(tmp_path / "rows.jsonl", [{**row, "expect": json.dumps(row["meta"])} for row in ROWS])
+    config = {"model": "builtin:tiny", "data": "rows.jsonl", "plugins": [str(PACK)], "rewards": "meta_intact",
+              "group_size": 2, "batch_size": 4, "max_steps": 1, "max_completion_length": 4, "output_dir": "out",
+              **overrides}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
+    return tmp_path / "run.yaml"
