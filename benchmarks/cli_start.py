@@ -1,7 +1,8 @@
-"""Wall time of `grpo-host rewards list` beside `python -c pass` (the floor any Python CLI pays).
+"""Wall time of `grpo-host rewards list` beside two floors: `python -c pass`, and a one-command typer app.
 
-Run: python benchmarks/cli_start.py [--runs 20]
-Prints the median and best of each, and the ratio of medians.
+The typer app is the floor of any typer CLI: typer (0.29) imports click, rich
+and pydantic when a command runs. Run: python benchmarks/cli_start.py [--runs 20]
+Prints the median and best of each, and the ratio of medians to `python -c pass`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,16 @@ def timed(cmd: list[str], runs: int) -> list[float]:
     return times
 
 
+HELLO_TYPER = """
+import typer
+app = typer.Typer()
+@app.command()
+def hello(json: bool = False):
+    print("hello")
+app()
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
@@ -32,6 +43,7 @@ def main() -> None:
     cli = shutil.which("grpo-host") or str(Path(sys.executable).with_name("grpo-host"))
     rows = {
         "python -c pass": timed([sys.executable, "-c", "pass"], args.runs),
+        "hello-world typer app": timed([sys.executable, "-c", HELLO_TYPER], args.runs),
         "grpo-host rewards list": timed([cli, "rewards", "list"], args.runs),
         "grpo-host rewards list --json": timed([cli, "rewards", "list", "--json"], args.runs),
         "grpo-host plugins list": timed([cli, "plugins", "list"], args.runs),

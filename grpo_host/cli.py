@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from . import get_reward, list_rewards
 from .plugins import default_plugins
@@ -115,9 +116,10 @@ def _first_sentence(text: str, limit: int = 90) -> str:
 def _warn_failed() -> None:
     for rec in default_plugins().records:
         if rec.status == "failed":
-            err.print(f"[yellow]warning:[/yellow] plugin {rec.name} ({rec.dist} {rec.version}) failed: {rec.error}")
+            err.print(f"warning: plugin {rec.name} ({rec.dist} {rec.version}) failed: {rec.error}", style="yellow",
+                      markup=False)
     for message in sorted(set(default_plugins().registry.conflicts.values())):
-        err.print(f"[yellow]warning:[/yellow] {message}")
+        err.print(f"warning: {message}", style="yellow", markup=False)
 
 
 @rewards_app.command("show")
@@ -158,12 +160,11 @@ def plugins_list(as_json: JsonOpt = False) -> None:
         print(json.dumps([rec.__dict__ for rec in records], indent=2))
         return
     table = _table("plugin", "distribution", "version", "source", "hooks", "rewards", "status")
-    for rec in records:
-        status = {"loaded": "[green]loaded[/green]", "disabled": "[yellow]disabled[/yellow]"}.get(
-            rec.status, f"[red]failed: {rec.error}[/red]"
-        )
-        if rec.warnings:
-            status += "".join(f"\n[yellow]{w}[/yellow]" for w in rec.warnings)
+    styles = {"loaded": "green", "disabled": "yellow", "failed": "red"}
+    for rec in records:  # Text, not markup: an error message may hold "[...]"
+        status = Text(rec.status + (f": {rec.error}" if rec.error else ""), style=styles[rec.status])
+        for warning in rec.warnings:
+            status.append(f"\n{warning}", style="yellow")
         table.add_row(rec.name, rec.dist, rec.version, rec.source, ", ".join(rec.hooks), ", ".join(rec.rewards), status)
     out.print(table)
 
