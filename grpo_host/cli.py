@@ -8,7 +8,6 @@ parameters, unreadable file, a reward that raised).
 from __future__ import annotations
 
 import json
-import math
 import re
 import sys
 from collections.abc import Iterator

@@ -11,16 +11,14 @@ import json
 import math
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import write_jsonl
-from metadata_run import EXPECTED_SEEN, meta_config
+from train_helpers import EXPECTED_SEEN, kill_after_checkpoint, meta_config
 from grpo_host.train import read_metrics, tenths
 
 pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
@@ -91,18 +89,7 @@ def test_lora_run_killed_after_a_checkpoint_resumes_to_the_same_step(env, tmp_pa
     out = tmp_path / "lora"
     args = [str(EXAMPLE), *QUICK, "--set", "max_steps=4", "--set", "save_every=2", "--set", "lora={r: 4, alpha: 8}",
             "--set", f"output_dir={out}"]
-    proc = subprocess.Popen([GRPO_HOST, "train", *args, *MLX], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 240
-        while not (out / "checkpoint-2" / "trainer_state.json").exists():
-            assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint before the run ended"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    kill_after_checkpoint([GRPO_HOST, "train", *args, *MLX], out / "checkpoint-2", env=env, cwd=ROOT)
     assert not (out / "summary.json").exists()  # it really was cut short
 
     again = train(env, *args, "--set", "resume=true")

@@ -10,17 +10,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
 from conftest import write_jsonl
-from metadata_run import EXPECTED_SEEN, meta_config
+from train_helpers import EXPECTED_SEEN, kill_after_checkpoint, meta_config
 from grpo_host.train import read_metrics, tenths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,18 +121,7 @@ def test_strict_stops_on_unscored_rows(env, tmp_path):
 def test_resume_after_sigkill_ends_at_the_same_step(env, tmp_path):
     out = tmp_path / "resume"
     args = [str(EXAMPLE), *QUICK, "--set", "max_steps=12", "--set", "save_every=2", "--set", f"output_dir={out}"]
-    proc = subprocess.Popen([GRPO_HOST, "train", *args], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 240
-        while not (out / "checkpoint-2" / "trainer_state.json").exists():
-            assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint before the run ended"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    kill_after_checkpoint([GRPO_HOST, "train", *args], out / "checkpoint-2", env=env, cwd=ROOT)
     assert not (out / "summary.json").exists()  # it really was cut short
 
     again = train(env, *args, "--set", "resume=true")

@@ -1,8 +1,11 @@
-"""A tiny training run whose rewards check that per-row metadata arrives intact (used by both hosts' tests)."""
+"""What both training hosts' tests share: a run whose rewards check per-row metadata, and a run killed mid-way."""
 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import yaml
@@ -29,3 +32,18 @@ def meta_config(tmp_path: Path, **overrides) -> Path:
               **overrides}
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
     return tmp_path / "run.yaml"
+
+
+def kill_after_checkpoint(cmd: list[str], checkpoint: Path, **popen) -> None:
+    """Start a training run and SIGKILL it as soon as ``checkpoint`` is complete on disk."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **popen)
+    try:
+        deadline = time.monotonic() + 240
+        while not (checkpoint / "trainer_state.json").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint before the run ended"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
