@@ -189,7 +189,7 @@ class Ensemble:
                 skipped.append(message)
             values[member.name] = vals
             metrics[member.name] = _metrics(vals, errors, timeouts, time.perf_counter() - start)
-        total, unscored = self._total(values, n)
+        total, unscored = self.weighted_total(values, n)
         if unscored and self.strict:
             rows = [row_ids[i] for i in range(n) if total[i] is None]
             raise UnscoredRowsError(f"{unscored} rows were scored by no reward (strict): rows {rows[:10]}")
@@ -210,7 +210,11 @@ class Ensemble:
             return self._pool.run(tasks, member.timeout)
         return [self._inline.call(task, member.timeout) for task in tasks]
 
-    def _total(self, values: dict[str, list[float | None]], n: int) -> tuple[list[float | None], int]:
+    def weighted_total(self, values: dict[str, list[float | None]], n: int) -> tuple[list[float | None], int]:
+        """Per-row totals over the weighted members that applied (None when none did), and how many rows had none.
+
+        The one place the weighting rule lives; hosts that compute rows' totals themselves call it too.
+        """
         total: list[float | None] = []
         for i in range(n):
             got = [(m.weight, values[m.name][i]) for m in self.members if m.weight != 0]

@@ -289,7 +289,7 @@ class MlxRewardFuncs:
     def fill(self, row_ids: Sequence[Any]) -> list[float]:
         names = self.ensemble.names
         values = {name: self._values[i] for i, name in enumerate(names)}
-        total, unscored = self.ensemble._total(values, len(row_ids))  # the ensemble's own weighting rule
+        total, unscored = self.ensemble.weighted_total(values, len(row_ids))
         groups: dict[Any, list[float]] = {}
         for row, t in zip(row_ids, total):
             if t is not None:
