@@ -55,6 +55,15 @@ def packs(tmp_path_factory) -> dict[str, Path]:
     return dirs
 
 
+@pytest.fixture(scope="session")
+def env(tmp_path_factory) -> dict[str, str]:
+    """The environment for training runs in subprocesses: no inherited GRPO_HOST_* settings, one tiny-model cache."""
+    cache = tmp_path_factory.mktemp("tiny-cache")
+    out = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
+    out.update(GRPO_HOST_CACHE=str(cache), COLUMNS="200", PYTHONWARNINGS="ignore")
+    return out
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from train_helpers import EXPECTED_SEEN, kill_after_checkpoint, meta_config
+from train_helpers import EXPECTED_SEEN, QUICK, kill_after_checkpoint, meta_config
 from grpo_host.train import read_metrics, tenths
 
 pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
@@ -28,16 +28,7 @@ BIN = Path(sys.executable).parent
 GRPO_HOST = str(BIN / "grpo-host")
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 MLX = ["--backend", "mlx"]
-QUICK = ["--set", "max_completion_length=6", "--set", "group_size=4", "--set", "batch_size=2"]
 REWARD_KEYS = ("mean", "std", "coverage", "errors", "timeouts", "seconds")
-
-
-@pytest.fixture(scope="session")
-def env(tmp_path_factory) -> dict[str, str]:
-    cache = tmp_path_factory.mktemp("tiny-cache")
-    out = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
-    out.update(GRPO_HOST_CACHE=str(cache), COLUMNS="200", PYTHONWARNINGS="ignore")
-    return out
 
 
 def train(env, *args: str, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess:

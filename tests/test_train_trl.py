@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,21 +17,12 @@ import pytest
 import yaml
 
 from conftest import write_jsonl
-from train_helpers import EXPECTED_SEEN, kill_after_checkpoint, meta_config
+from train_helpers import EXPECTED_SEEN, QUICK, kill_after_checkpoint, meta_config
 from grpo_host.train import read_metrics, tenths
 
 ROOT = Path(__file__).resolve().parents[1]
 GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
 EXAMPLE = ROOT / "examples" / "letters.yaml"
-QUICK = ["--set", "max_completion_length=6", "--set", "group_size=4", "--set", "batch_size=2"]
-
-
-@pytest.fixture(scope="session")
-def env(tmp_path_factory) -> dict[str, str]:
-    cache = tmp_path_factory.mktemp("tiny-cache")
-    out = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
-    out.update(GRPO_HOST_CACHE=str(cache), COLUMNS="200", PYTHONWARNINGS="ignore")
-    return out
 
 
 def train(env, *args: str, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess:

@@ -13,6 +13,9 @@ from conftest import write_jsonl
 
 PACK = Path(__file__).with_name("meta_rewards.py")
 
+QUICK = ["--set", "max_completion_length=6", "--set", "group_size=4", "--set", "batch_size=2"]
+"""Overrides that make an example run take seconds."""
+
 ROWS = [  # metadata dicts with different keys (Arrow would merge them), and a column whose type varies
     {"prompt": "a", "meta": {"a": 1}, "mixed": 1},
     {"prompt": "b", "meta": {"b": [1, 2], "c": None}, "mixed": "one"},
