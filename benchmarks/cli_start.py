@@ -1,37 +1,64 @@
-"""Wall time of `grpo-host rewards list` beside two floors: `python -c pass`, and a one-command typer app.
+"""Wall time of `grpo-host rewards list` beside the floors under it.
 
-The typer app is the floor of any typer CLI: typer (0.29) imports click, rich
-and pydantic when a command runs. Run: python benchmarks/cli_start.py [--runs 20]
-Prints the median and best of each, and the ratio of medians to `python -c pass`.
+Floors: `python -c pass`, and a one-command typer app that prints a rich table
+(the least any typer + rich CLI costs). `rewards list` is timed twice: as it
+runs every time after the first (the catalog read from the cache), and cold
+(an empty cache folder per run, as on the first listing after an install).
+Run: python benchmarks/cli_start.py [--runs 20]
+Commands run round-robin. Prints, per command, the median and best wall time,
+the ratio of medians to `python -c pass`, and the median CPU (user + system) time.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 
-def timed(cmd: list[str], runs: int) -> list[float]:
-    subprocess.run(cmd, capture_output=True, check=True)  # warm the page cache and .pyc files
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
+def run_once(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(cmd, capture_output=True, check=True, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure(commands: dict[str, tuple[list[str], bool]], runs: int) -> dict[str, list[tuple[float, float]]]:
+    """Round-robin: run i of every command back to back, so a busy moment on the machine hits all of them alike.
+
+    A command marked cold gets an empty grpo-host cache folder on every run.
+    """
+    for cmd, _ in commands.values():  # warm the page cache, .pyc files and the catalog
         subprocess.run(cmd, capture_output=True, check=True)
-        times.append(time.perf_counter() - start)
-    return times
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    with tempfile.TemporaryDirectory() as root:
+        for i in range(runs):
+            for name, (cmd, cold) in commands.items():
+                env = {**os.environ, "GRPO_HOST_CACHE": os.path.join(root, f"{i}-{len(results[name])}")} if cold else None
+                results[name].append(run_once(cmd, env))
+    return results
 
 
 HELLO_TYPER = """
 import typer
+from rich.console import Console
+from rich.table import Table
 app = typer.Typer()
 @app.command()
 def hello(json: bool = False):
-    print("hello")
+    table = Table("name", "value")
+    table.add_row("hello", "world")
+    Console().print(table)
 app()
 """
 
@@ -41,18 +68,22 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
     cli = shutil.which("grpo-host") or str(Path(sys.executable).with_name("grpo-host"))
-    rows = {
-        "python -c pass": timed([sys.executable, "-c", "pass"], args.runs),
-        "hello-world typer app": timed([sys.executable, "-c", HELLO_TYPER], args.runs),
-        "grpo-host rewards list": timed([cli, "rewards", "list"], args.runs),
-        "grpo-host rewards list --json": timed([cli, "rewards", "list", "--json"], args.runs),
-        "grpo-host plugins list": timed([cli, "plugins", "list"], args.runs),
+    commands = {
+        "python -c pass": ([sys.executable, "-c", "pass"], False),
+        "typer + rich table app": ([sys.executable, "-c", HELLO_TYPER], False),
+        "grpo-host rewards list": ([cli, "rewards", "list"], False),
+        "grpo-host rewards list --json": ([cli, "rewards", "list", "--json"], False),
+        "grpo-host rewards list (cold)": ([cli, "rewards", "list"], True),
+        "grpo-host plugins list": ([cli, "plugins", "list"], False),
     }
-    base = statistics.median(rows["python -c pass"])
-    print(f"{'command':34} {'median s':>9} {'best s':>8} {'x python':>9}")
-    for name, times in rows.items():
-        med = statistics.median(times)
-        print(f"{name:34} {med:9.3f} {min(times):8.3f} {med / base:9.1f}")
+    results = measure(commands, args.runs)
+    base = statistics.median(wall for wall, _ in results["python -c pass"])
+    print(f"{'command':32} {'median s':>9} {'best s':>7} {'x python':>9} {'CPU s':>6}")
+    for name, times in results.items():
+        walls = [wall for wall, _ in times]
+        med = statistics.median(walls)
+        cpu = statistics.median(c for _, c in times)
+        print(f"{name:32} {med:9.3f} {min(walls):7.3f} {med / base:9.1f} {cpu:6.3f}")
 
 
 if __name__ == "__main__":

@@ -10,32 +10,41 @@ mlx or sympy; plugins are discovered on the first call that needs them.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
+import importlib
 from typing import TYPE_CHECKING
-
-from .hookspecs import hookimpl
-from .plugins import Plugins, default_plugins, load_plugins
-from .rewards import Reward, RewardError, completion_text, reward
 
 if TYPE_CHECKING:
     from .ensemble import Ensemble, Member, RewardMetrics, ScoreResult
+    from .hookspecs import hookimpl
+    from .plugins import Plugins, default_plugins, load_plugins
+    from .rewards import Reward, RewardError, completion_text, reward
 
-_LAZY = {"Ensemble", "Member", "RewardMetrics", "ScoreResult"}
+# Every name is imported on first use (PEP 562): a cached ``grpo-host rewards
+# list`` runs without pluggy, importlib.metadata or pydantic, and a pack that
+# imports ``reward`` does not pay for the ensemble's worker machinery.
+_LAZY = {
+    "hookimpl": "hookspecs",
+    "Plugins": "plugins", "default_plugins": "plugins", "load_plugins": "plugins",
+    "Reward": "rewards", "RewardError": "rewards", "completion_text": "rewards", "reward": "rewards",
+    "Ensemble": "ensemble", "Member": "ensemble", "RewardMetrics": "ensemble", "ScoreResult": "ensemble",
+}
 
 
 def __getattr__(name: str):
-    """Import the ensemble (worker processes, spec parsing) on first use, not when a plugin imports us."""
-    if name in _LAZY:
-        from . import ensemble
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
 
-        return getattr(ensemble, name)
-    raise AttributeError(f"module 'grpo_host' has no attribute {name!r}")
+        try:
+            value = version("grpo-host")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            value = "0+unknown"
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    else:
+        raise AttributeError(f"module 'grpo_host' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-try:
-    __version__ = version("grpo-host")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
 
 __all__ = [
     "Ensemble",
@@ -58,9 +67,13 @@ __all__ = [
 
 def list_rewards(plugins: Plugins | None = None) -> list[Reward]:
     """Every registered reward, sorted by name (from the installed plugins unless ``plugins`` is given)."""
+    from .plugins import default_plugins
+
     return list((plugins or default_plugins()).registry)
 
 
 def get_reward(name: str, plugins: Plugins | None = None) -> Reward:
     """The reward registered as ``name``; raises with the available names when there is none."""
+    from .plugins import default_plugins
+
     return (plugins or default_plugins()).registry.reward(name)

@@ -5,23 +5,21 @@ scoring), 2 the command itself could not run (unknown reward, bad spec or
 parameters, unreadable file, a reward that raised).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: typer would eval every annotation string of every command at each start.
 import json
 import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import get_reward, list_rewards
-from .plugins import default_plugins
+from . import get_reward
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__.split("\n")[0])
 rewards_app = typer.Typer(no_args_is_help=True, help="List and describe the installed rewards.")
@@ -31,8 +29,9 @@ app.add_typer(rewards_app, name="rewards")
 app.add_typer(plugins_app, name="plugins")
 app.add_typer(data_app, name="data")
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+# No markup: rewards, types ("list[str]"), paths and error messages hold brackets that are not style tags.
+out = Console(highlight=False, markup=False)
+err = Console(stderr=True, highlight=False, markup=False)
 
 SpecOpt = Annotated[str, typer.Option("--rewards", "-r", help='reward spec, e.g. "accuracy:2, r1_strict_format:0.5"')]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
@@ -48,51 +47,31 @@ def _errors() -> Iterator[None]:
     try:
         yield
     except (DataError, DuplicateNameError, UnknownNameError, RewardError, ValueError, FileNotFoundError) as exc:
-        err.print(f"[red]error:[/red] {exc}", markup=True, soft_wrap=True)
+        err.print(Text.assemble(("error:", "red"), f" {exc}"), soft_wrap=True)
         raise typer.Exit(2) from None
-
-
-def _schema_props(reward) -> dict[str, Any]:
-    return reward.params.model_json_schema().get("properties", {}) if reward.params else {}
-
-
-def _requires(reward) -> dict[str, str]:
-    from .rewards import _type_name
-
-    return {col.label: _type_name(col.type) for col in reward.requires}
 
 
 @rewards_app.command("list")
 def rewards_list(as_json: JsonOpt = False) -> None:
     """Every installed reward: name, pack, version, required columns, parameters."""
-    rewards = list_rewards()
+    from .catalog import reward_rows
+
+    rows, warnings = reward_rows()
     if as_json:
-        rows = [
-            {
-                "name": r.name,
-                "plugin": r.plugin,
-                "version": r.version,
-                "requires": _requires(r),
-                "params": r.params.model_json_schema() if r.params else None,
-                "description": r.description,
-                "batch": r.batch,
-                "executor": r.executor,
-            }
-            for r in rewards
-        ]
         print(json.dumps(rows, indent=2))
         return
     table = _table("name", "pack", "requires", "params", "description")
-    for r in rewards:
+    for row in rows:
         table.add_row(
-            r.name,
-            f"{r.plugin} {r.version}",
-            ", ".join(f"{k}: {v}" for k, v in _requires(r).items()) or "-",
-            ", ".join(_schema_props(r)) or "-",
-            _first_sentence(r.description),
+            row["name"],
+            f"{row['plugin']} {row['version']}",
+            ", ".join(f"{k}: {v}" for k, v in row["requires"].items()) or "-",
+            ", ".join((row["params"] or {}).get("properties", {})) or "-",
+            _first_sentence(row["description"]),
         )
     out.print(table)
-    _warn_failed()
+    for message in warnings:
+        err.print(f"warning: {message}", style="yellow")
 
 
 def _table(*columns: str, title: str | None = None) -> Table:
@@ -112,27 +91,20 @@ def _first_sentence(text: str, limit: int = 90) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
-def _warn_failed() -> None:
-    for rec in default_plugins().records:
-        if rec.status == "failed":
-            err.print(f"warning: plugin {rec.name} ({rec.dist} {rec.version}) failed: {rec.error}", style="yellow",
-                      markup=False)
-    for message in sorted(set(default_plugins().registry.conflicts.values())):
-        err.print(f"warning: {message}", style="yellow", markup=False)
-
-
 @rewards_app.command("show")
 def rewards_show(name: str) -> None:
     """A reward's exact scoring, columns, parameters and scored examples."""
+    from .catalog import reward_row
+
     with _errors():
         r = get_reward(name)
-    out.print(f"[bold]{r.name}[/bold]  (pack {r.plugin} {r.version}; {'batch' if r.batch else 'per item'}, "
-              f"executor {r.executor}{f', timeout {r.timeout}s' if r.timeout else ''})\n")
+    out.print(Text.assemble((r.name, "bold"), f"  (pack {r.plugin} {r.version}; {'batch' if r.batch else 'per item'}, "
+                            f"executor {r.executor}{f', timeout {r.timeout}s' if r.timeout else ''})\n"))
     paragraphs = re.sub(r"(?<!\n)\n(?!\n)", " ", r.description)  # rewrap to the terminal
-    out.print(paragraphs + "\n", markup=False)  # descriptions are plain text: "[prm]" is not a style tag
-    req = _requires(r)
-    out.print("columns: " + (", ".join(f"{k} ({v})" for k, v in req.items()) or "none"))
-    props = _schema_props(r)
+    out.print(paragraphs + "\n")
+    row = reward_row(r)
+    out.print("columns: " + (", ".join(f"{k} ({v})" for k, v in row["requires"].items()) or "none"))
+    props = (row["params"] or {}).get("properties", {})
     if props:
         table = _table("parameter", "type", "default", "description", title="parameters")
         for key, prop in props.items():
@@ -154,13 +126,15 @@ def rewards_show(name: str) -> None:
 @plugins_app.command("list")
 def plugins_list(as_json: JsonOpt = False) -> None:
     """Installed packs: version, source, hooks, rewards, loaded/failed/disabled."""
+    from .plugins import default_plugins
+
     records = default_plugins().records
     if as_json:
         print(json.dumps([rec.__dict__ for rec in records], indent=2))
         return
     table = _table("plugin", "distribution", "version", "source", "hooks", "rewards", "status")
     styles = {"loaded": "green", "disabled": "yellow", "failed": "red"}
-    for rec in records:  # Text, not markup: an error message may hold "[...]"
+    for rec in records:
         status = Text(rec.status + (f": {rec.error}" if rec.error else ""), style=styles[rec.status])
         for warning in rec.warnings:
             status.append(f"\n{warning}", style="yellow")
@@ -185,7 +159,7 @@ def data_check(
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     elif report.ok:
-        out.print(f"[green]ok[/green]: {report.rows} rows carry what {', '.join(r.name for r in chosen)} need")
+        out.print(Text.assemble(("ok", "green"), f": {report.rows} rows carry what {', '.join(r.name for r in chosen)} need"))
     else:
         table = _table("reward", "column", "problem", "rows", "first rows", title=f"{data}: {report.rows} rows")
         for p in report.problems:
@@ -254,9 +228,9 @@ def score(
                           str(s["errors"]), str(s["timeouts"]), fmt(s["seconds"]))
         (err if sink is sys.stdout else out).print(table)
     for message in summary.skipped:
-        err.print(f"skipped: {message}", soft_wrap=True, markup=False, style="yellow")
+        err.print(f"skipped: {message}", soft_wrap=True, style="yellow")
     for message in bad[:10]:
-        err.print(f"bad row: {message}", soft_wrap=True, markup=False, style="red")
+        err.print(f"bad row: {message}", soft_wrap=True, style="red")
     if len(bad) > 10:
         err.print(f"... and {len(bad) - 10} more bad rows", style="red")
     raise typer.Exit(1 if bad else 0)
@@ -282,8 +256,8 @@ def new_plugin(
 
     with _errors():
         target = render_pack(name, directory, reward=reward_name, interactive=not no_input)
-    out.print(f"[green]created[/green] {target}")
-    out.print(f"next:\n  cd {target}\n  pip install -e '.[test]'\n  grpo-host rewards list\n  pytest", markup=False)
+    out.print(Text.assemble(("created", "green"), f" {target}"))
+    out.print(f"next:\n  cd {target}\n  pip install -e '.[test]'\n  grpo-host rewards list\n  pytest")
 
 
 @app.command()
@@ -299,7 +273,8 @@ def train(
     Exit 0 trained, 1 the data check failed (before any model was loaded), 2 the run could not start or stopped.
     """
     from .config import load_config
-    from .train import DataCheckFailed, train as run_training
+    from .train import DataCheckFailed
+    from .train import train as run_training
 
     try:
         with _errors():
@@ -311,7 +286,7 @@ def train(
         for p in exc.report.problems:
             table.add_row(p.reward, p.column, p.problem, str(p.count), ", ".join(p.rows))
         err.print(table)
-        err.print("[red]error:[/red] the data check failed; nothing was trained", markup=True)
+        err.print(Text.assemble(("error:", "red"), " the data check failed; nothing was trained"))
         raise typer.Exit(1) from None
     table = _table("reward", "first mean", "last mean",
                    title=f"{summary.steps} steps in {summary.seconds:.1f}s ({summary.backend}) -> {summary.output_dir}")

@@ -24,10 +24,11 @@ Why these choices:
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
+
+from .cache import cache_root
 
 __all__ = ["TINY", "TINY_CONFIG", "build_tiny", "is_builtin", "resolve_model", "tiny_model_dir", "tiny_vocab"]
 
@@ -74,20 +75,12 @@ def resolve_model(model: str, cache_dir: str | Path | None = None) -> str:
     return str(tiny_model_dir(cache_dir))
 
 
-def _cache_root(cache_dir: str | Path | None) -> Path:
-    if cache_dir is not None:
-        return Path(cache_dir)
-    if os.environ.get("GRPO_HOST_CACHE"):
-        return Path(os.environ["GRPO_HOST_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "grpo-host"
-
-
 def tiny_model_dir(cache_dir: str | Path | None = None) -> Path:
     """The cached ``builtin:tiny`` folder, built the first time (atomically: concurrent runs are safe).
 
-    The cache is ``$GRPO_HOST_CACHE``, else ``$XDG_CACHE_HOME/grpo-host``, else ``~/.cache/grpo-host``.
+    The folder lies under :func:`grpo_host.cache.cache_root`.
     """
-    target = _cache_root(cache_dir) / f"tiny-llama-v{VERSION}"
+    target = cache_root(cache_dir) / f"tiny-llama-v{VERSION}"
     if (target / "config.json").exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

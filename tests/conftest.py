@@ -20,6 +20,15 @@ import pytest
 HERE = Path(__file__).parent
 PACKS = ("good", "broken", "dup", "typo", "raising")
 GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
+CLI_ENV: dict[str, str] = {}  # what every CLI run gets: the session's cache folder, never the user's
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cli_cache(tmp_path_factory) -> Path:
+    """One grpo-host cache folder for the session's CLI runs (the reward catalog lands there)."""
+    cache = tmp_path_factory.mktemp("cli-cache")
+    CLI_ENV["GRPO_HOST_CACHE"] = str(cache)
+    return cache
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, pythonpath: list[Path] = (), timeout: float = 120,
@@ -28,6 +37,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None, pythonpath: list[Path
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
     full_env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
     full_env["COLUMNS"] = "200"
+    full_env.update(CLI_ENV)
     full_env.update(env or {})
     return subprocess.run([GRPO_HOST, *args], capture_output=True, text=True, env=full_env, timeout=timeout,
                           input=input)

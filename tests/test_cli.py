@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,13 @@ def test_rewards_list_table_and_show():
     assert "0.948" in show.stdout  # the scored example: 13 trailing characters cost 2 * 13 * 0.002
     missing = run_cli("rewards", "show", "acuracy")
     assert missing.returncode == 2 and "available: accuracy" in missing.stderr
+
+
+def test_brackets_are_printed_not_taken_for_style_tags():
+    assert "tests: list[reward_plugins.code.reward.IOCase]" in run_cli("rewards", "list").stdout
+    assert "columns: tests (list[reward_plugins.code.reward.IOCase] | str)" in run_cli("rewards", "show", "code").stdout
+    missing = run_cli("rewards", "show", "accuracy[x]")
+    assert missing.returncode == 2 and "'accuracy[x]'" in missing.stderr
 
 
 def test_plugins_list_shows_status_source_and_hooks():
@@ -80,11 +88,11 @@ def test_score_stdout_rows_and_reward_errors(tmp_path):
     assert bad.returncode == 2 and "takes no parameters" in bad.stderr
 
 
-def test_cli_start_and_listing_import_no_heavy_frameworks():
+def test_cli_start_and_listing_import_no_heavy_frameworks(tmp_path):
     code = (
         "import sys\n"
         "from grpo_host.cli import app\n"
-        "for args in (['rewards', 'list', '--json'], ['plugins', 'list']):\n"
+        "for args in (['rewards', 'list', '--json'], ['plugins', 'list']):  # the catalog built, not read back\n"
         "    try:\n"
         "        app(args)\n"
         "    except SystemExit as exc:\n"
@@ -92,6 +100,7 @@ def test_cli_start_and_listing_import_no_heavy_frameworks():
         "heavy = sorted(m for m in ('torch', 'transformers', 'mlx', 'sympy', 'trl', 'datasets') if m in sys.modules)\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    env = {**os.environ, "GRPO_HOST_CACHE": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "HEAVY []" in proc.stderr, proc.stderr

@@ -1,0 +1,144 @@
+"""What ``grpo-host rewards list`` shows, kept so that a listing imports no pack.
+
+Loading the packs costs more than the rest of a listing together: it imports
+importlib.metadata, pluggy, pydantic and every pack, about 0.3 s on a 2-core
+machine (``benchmarks/README.md``).  The rows change only when installed code
+changes, so they are stored with a fingerprint of what they were built from,
+and read back while every part of it still matches:
+
+* the modification time of every ``sys.path`` folder: pip adds, renames or
+  removes a ``*.dist-info`` folder there on every install, upgrade and
+  uninstall, editable installs included;
+* the modification time and size of every non-stdlib module file the process
+  had imported when the rows were built: an edited pack (or grpo-host itself)
+  rebuilds them.
+
+The file's key holds the interpreter, ``sys.path`` and the plugin-selection
+variables, so two environments never share an entry.  Never stored: a load in
+which a plugin failed (fixing the pack changes no file the fingerprint holds)
+and a listing under ``GRPO_HOST_STRICT_PLUGINS`` (it must load to raise).
+A cache folder that cannot be written only costs the speed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .cache import cache_root
+
+if TYPE_CHECKING:
+    from .plugins import Plugins
+    from .rewards import Reward
+
+__all__ = ["plugin_warnings", "reward_row", "reward_rows"]
+
+FORMAT = 1  # bump when a row's shape changes
+SELECTION = ("GRPO_HOST_LOAD_PLUGINS", "GRPO_HOST_DISABLE_PLUGINS")
+
+
+def reward_row(reward: Reward) -> dict[str, Any]:
+    """One reward as ``rewards list --json`` prints it."""
+    from .rewards import _type_name
+
+    return {
+        "name": reward.name,
+        "plugin": reward.plugin,
+        "version": reward.version,
+        "requires": {col.label: _type_name(col.type) for col in reward.requires},
+        "params": reward.params.model_json_schema() if reward.params else None,
+        "description": reward.description,
+        "batch": reward.batch,
+        "executor": reward.executor,
+    }
+
+
+def plugin_warnings(plugins: Plugins) -> list[str]:
+    """The lines a listing prints on stderr: packs that failed to load, and reward names two packs claim."""
+    failed = [f"plugin {rec.name} ({rec.dist} {rec.version}) failed: {rec.error}"
+              for rec in plugins.records if rec.status == "failed"]
+    return failed + sorted(set(plugins.registry.conflicts.values()))
+
+
+def reward_rows() -> tuple[list[dict[str, Any]], list[str]]:
+    """Every installed reward's row, and the warnings to print beside them: stored ones while they are current."""
+    strict = os.environ.get("GRPO_HOST_STRICT_PLUGINS", "") not in ("", "0")
+    key = _key()
+    path = cache_root() / "catalog" / f"{zlib.crc32(key.encode()):08x}.json"
+    if not strict and (stored := _read(path, key)) is not None:
+        return stored["rows"], stored["warnings"]
+
+    from .plugins import default_plugins
+
+    folders = _stats(p or os.curdir for p in sys.path)  # before loading: an install meanwhile makes them stale
+    plugins = default_plugins()
+    rows = [reward_row(r) for r in plugins.registry]
+    warnings = plugin_warnings(plugins)
+    if not strict and all(rec.status != "failed" for rec in plugins.records):
+        fingerprint = {**folders, **_stats(_module_files())}
+        _write(path, {"key": key, "fingerprint": fingerprint, "rows": rows, "warnings": warnings})
+    return rows, warnings
+
+
+def _key() -> str:
+    """What must be equal for two listings to be the same; its CRC names the file, and it is compared whole."""
+    selection = [os.environ.get(name) for name in SELECTION]
+    return json.dumps([FORMAT, sys.executable, sys.version, sys.path, selection])
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def _module_files() -> list[str]:
+    files = {getattr(module, "__file__", None) for name, module in list(sys.modules.items())
+             if name.partition(".")[0] not in sys.stdlib_module_names}
+    return sorted(f for f in files if isinstance(f, str))
+
+
+def _stats(paths: Iterable[str]) -> dict[str, list[int] | None]:
+    """Path → [mtime_ns, size], None where it is missing."""
+    return {p: _stat(p) for p in paths}
+
+
+def _read(path: Path, key: str) -> dict[str, Any] | None:
+    try:
+        stored = json.loads(path.read_bytes())
+        fingerprint, rows, warnings = stored["fingerprint"], stored["rows"], stored["warnings"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if stored.get("key") != key:
+        return None
+    if not (isinstance(fingerprint, dict) and isinstance(rows, list) and isinstance(warnings, list)):
+        return None
+    if any(_stat(p) != st for p, st in fingerprint.items()):
+        return None
+    return stored
+
+
+def _write(path: Path, stored: dict[str, Any]) -> None:
+    """Write whole or not at all (a concurrent listing reads the old file or the new one)."""
+    import tempfile  # only here: a listing read from the cache does not pay for it
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".catalog-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(stored, f)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

@@ -1,0 +1,98 @@
+"""The cached reward catalog: `rewards list` reads it back while nothing installed changed, rebuilds it when anything did."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import HERE, cli_json, run_cli
+
+LISTING = """
+import sys
+from grpo_host.cli import app
+try:
+    app(['rewards', 'list', '--json'])
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+print('LOADED', sorted(m for m in ('pydantic', 'pluggy', 'importlib.metadata') if m in sys.modules), file=sys.stderr)
+"""
+
+
+def listing(cache: Path, cwd: Path, **env: str) -> tuple[list[dict], str]:
+    """`rewards list --json` in a fresh interpreter: the rows, and which loading machinery it imported."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
+    full_env.update(GRPO_HOST_CACHE=str(cache), PYTHONPATH="", **env)
+    proc = subprocess.run([sys.executable, "-c", LISTING], capture_output=True, text=True, env=full_env, cwd=cwd,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc.stderr.strip().splitlines()[-1]
+
+
+def test_a_second_listing_is_read_back_without_loading_any_pack(tmp_path):
+    cwd = tmp_path / "cwd"  # on sys.path as '': a folder of its own, which the cache folder is not created in
+    cwd.mkdir()
+    first, loaded = listing(tmp_path / "cache", cwd)
+    assert "'pluggy'" in loaded and "'pydantic'" in loaded
+    second, loaded = listing(tmp_path / "cache", cwd)
+    assert loaded == "LOADED []"
+    assert second == first and {"accuracy", "math", "code"} <= {r["name"] for r in second}
+    none, _ = listing(tmp_path / "cache", cwd, GRPO_HOST_LOAD_PLUGINS="")  # another selection, another entry
+    assert none == []
+
+
+def names(site: Path) -> dict[str, str]:
+    return {r["name"]: r["description"] for r in cli_json("rewards", "list", pythonpath=[site])}
+
+
+def pip_target(pack: str, target: Path) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--target", str(target), str(HERE / "packs" / pack)], check=True, capture_output=True, timeout=300)
+
+
+def test_installing_editing_and_removing_a_pack_each_rebuild_the_listing(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    assert "contains_expected" not in names(site)  # stored for this path
+
+    pip_target("good", site)
+    assert names(site)["contains_expected"] == "1.0 when the completion contains the expected text"
+
+    module = site / "grpo_test_good.py"  # what editing an editable pack's source does
+    module.write_text(module.read_text().replace("contains the expected text", "holds the expected text (edited)"))
+    assert names(site)["contains_expected"] == "1.0 when the completion holds the expected text (edited)"
+
+    module.unlink()  # what pip uninstall does
+    for dist_info in site.glob("grpo_test_good-*.dist-info"):
+        shutil.rmtree(dist_info)
+    assert "contains_expected" not in names(site)
+
+
+def test_a_listing_with_a_failed_pack_is_never_stored(tmp_path):
+    site = tmp_path / "site"
+    pip_target("broken", site)
+    failed = run_cli("rewards", "list", pythonpath=[site])
+    assert failed.returncode == 0 and "grpo-test-broken" in failed.stderr
+
+    module = site / "grpo_test_broken.py"  # fixed in place: the folder's mtime does not move
+    module.write_text('"""Fixed."""\n')
+    fixed = run_cli("rewards", "list", pythonpath=[site])
+    assert fixed.returncode == 0 and "grpo-test-broken" not in fixed.stderr, fixed.stderr
+
+
+def test_a_corrupt_or_unwritable_cache_costs_only_speed(tmp_path):
+    expected = cli_json("rewards", "list")
+    cache = tmp_path / "cache"
+    cli_json("rewards", "list", env={"GRPO_HOST_CACHE": str(cache)})
+    stored = list((cache / "catalog").glob("*.json"))
+    assert stored
+    for path in stored:
+        path.write_text('{"key": "truncated')
+    assert cli_json("rewards", "list", env={"GRPO_HOST_CACHE": str(cache)}) == expected
+
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    assert cli_json("rewards", "list", env={"GRPO_HOST_CACHE": str(not_a_folder)}) == expected
