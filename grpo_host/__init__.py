@@ -11,12 +11,13 @@ mlx or sympy; plugins are discovered on the first call that needs them.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .ensemble import Ensemble, Member, RewardMetrics, ScoreResult
     from .hookspecs import hookimpl
-    from .plugins import Plugins, default_plugins, load_plugins
+    from .plugins import Plugins, default_plugins, get_reward, list_rewards, load_plugins
     from .rewards import Reward, RewardError, completion_text, reward
 
 # Every name is imported on first use (PEP 562): a cached ``grpo-host rewards
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "hookimpl": "hookspecs",
     "Plugins": "plugins", "default_plugins": "plugins", "load_plugins": "plugins",
+    "list_rewards": "plugins", "get_reward": "plugins",
     "Reward": "rewards", "RewardError": "rewards", "completion_text": "rewards", "reward": "rewards",
     "Ensemble": "ensemble", "Member": "ensemble", "RewardMetrics": "ensemble", "ScoreResult": "ensemble",
 }
@@ -40,10 +42,16 @@ def __getattr__(name: str):
             value = "0+unknown"
     elif name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f".{name}", __name__)  # a submodule: grpo_host.plugins, as before
     else:
         raise AttributeError(f"module 'grpo_host' has no attribute {name!r}")
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [
@@ -64,16 +72,3 @@ __all__ = [
     "reward",
 ]
 
-
-def list_rewards(plugins: Plugins | None = None) -> list[Reward]:
-    """Every registered reward, sorted by name (from the installed plugins unless ``plugins`` is given)."""
-    from .plugins import default_plugins
-
-    return list((plugins or default_plugins()).registry)
-
-
-def get_reward(name: str, plugins: Plugins | None = None) -> Reward:
-    """The reward registered as ``name``; raises with the available names when there is none."""
-    from .plugins import default_plugins
-
-    return (plugins or default_plugins()).registry.reward(name)

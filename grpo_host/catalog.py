@@ -9,15 +9,18 @@ and read back while every part of it still matches:
 * the modification time of every ``sys.path`` folder: pip adds, renames or
   removes a ``*.dist-info`` folder there on every install, upgrade and
   uninstall, editable installs included;
-* the modification time and size of every non-stdlib module file the process
-  had imported when the rows were built: an edited pack (or grpo-host itself)
-  rebuilds them.
+* the modification time and size of every non-stdlib module file and package
+  folder the process had imported when the rows were built: an edited pack
+  (or grpo-host itself), or a module added to a pack's folder, rebuilds them.
+  Data files a pack reads while registering are not watched.
 
 The file's key holds the interpreter, ``sys.path`` and the plugin-selection
 variables, so two environments never share an entry.  Never stored: a load in
-which a plugin failed (fixing the pack changes no file the fingerprint holds)
-and a listing under ``GRPO_HOST_STRICT_PLUGINS`` (it must load to raise).
-A cache folder that cannot be written only costs the speed.
+which a plugin failed (fixing the pack changes no file the fingerprint holds),
+a load during which a watched path changed (what was read may be older than
+the mtime recorded; compared by the file system's own clock, as git does for
+racy index entries), and a listing under ``GRPO_HOST_STRICT_PLUGINS`` (it must
+load to raise).  A cache folder that cannot be written only costs the speed.
 """
 
 from __future__ import annotations
@@ -76,13 +79,16 @@ def reward_rows() -> tuple[list[dict[str, Any]], list[str]]:
 
     from .plugins import default_plugins
 
+    started = None if strict else _disk_clock(path.parent)
     folders = _stats(p or os.curdir for p in sys.path)  # before loading: an install meanwhile makes them stale
     plugins = default_plugins()
     rows = [reward_row(r) for r in plugins.registry]
     warnings = plugin_warnings(plugins)
-    if not strict and all(rec.status != "failed" for rec in plugins.records):
-        fingerprint = {**folders, **_stats(_module_files())}
-        _write(path, {"key": key, "fingerprint": fingerprint, "rows": rows, "warnings": warnings})
+    if started is not None and all(rec.status != "failed" for rec in plugins.records):
+        fingerprint = {**folders, **_stats(_watched_files())}
+        # Changed at or after the start: what was read may predate the change, and the new mtime would hide it.
+        if all(st is None or st[0] < started for st in fingerprint.values()):
+            _write(path, {"key": key, "fingerprint": fingerprint, "rows": rows, "warnings": warnings})
     return rows, warnings
 
 
@@ -100,10 +106,35 @@ def _stat(path: str) -> list[int] | None:
     return [st.st_mtime_ns, st.st_size]
 
 
-def _module_files() -> list[str]:
-    files = {getattr(module, "__file__", None) for name, module in list(sys.modules.items())
-             if name.partition(".")[0] not in sys.stdlib_module_names}
-    return sorted(f for f in files if isinstance(f, str))
+def _watched_files() -> list[str]:
+    """Every non-stdlib module file, and every package folder (a module added to a package changes its mtime)."""
+    paths: set[str] = set()
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] in sys.stdlib_module_names:
+            continue
+        if isinstance(file := getattr(module, "__file__", None), str):
+            paths.add(file)
+        paths.update(p for p in getattr(module, "__path__", ()) if isinstance(p, str))
+    return sorted(paths)
+
+
+def _disk_clock(folder: Path) -> int | None:
+    """Now, by the clock file times are stamped with (the kernel's, coarser than ``time.time_ns``).
+
+    None when the folder cannot be written, so there is nothing to store.
+    """
+    import tempfile  # only on a rebuild: a listing read from the cache does not pay for it
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".clock-")
+    except OSError:
+        return None
+    try:
+        return os.fstat(fd).st_mtime_ns
+    finally:
+        os.close(fd)
+        os.unlink(tmp)
 
 
 def _stats(paths: Iterable[str]) -> dict[str, list[int] | None]:
@@ -128,10 +159,9 @@ def _read(path: Path, key: str) -> dict[str, Any] | None:
 
 def _write(path: Path, stored: dict[str, Any]) -> None:
     """Write whole or not at all (a concurrent listing reads the old file or the new one)."""
-    import tempfile  # only here: a listing read from the cache does not pay for it
+    import tempfile
 
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".catalog-")
     except OSError:
         return

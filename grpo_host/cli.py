@@ -19,8 +19,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import get_reward
-
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__.split("\n")[0])
 rewards_app = typer.Typer(no_args_is_help=True, help="List and describe the installed rewards.")
 plugins_app = typer.Typer(no_args_is_help=True, help="List the installed reward packs.")
@@ -95,6 +93,7 @@ def _first_sentence(text: str, limit: int = 90) -> str:
 def rewards_show(name: str) -> None:
     """A reward's exact scoring, columns, parameters and scored examples."""
     from .catalog import reward_row
+    from .plugins import get_reward
 
     with _errors():
         r = get_reward(name)
@@ -151,6 +150,7 @@ def data_check(
 ) -> None:
     """Check that every row carries what each chosen reward needs. Exit 0 clean, 1 problems."""
     from .data import check_rows, read_rows
+    from .plugins import get_reward
     from .spec import parse_spec
 
     with _errors():

@@ -22,8 +22,9 @@ import pluggy
 
 from . import hookspecs
 from .registry import Registrar, Registry
+from .rewards import Reward
 
-__all__ = ["PluginRecord", "Plugins", "default_plugins", "load_plugins"]
+__all__ = ["PluginRecord", "Plugins", "default_plugins", "get_reward", "list_rewards", "load_plugins"]
 
 GROUP = "grpo_host"
 DIST = "grpo-host"
@@ -161,3 +162,13 @@ def load_plugins(
 def default_plugins() -> Plugins:
     """The plugin set of this process, loaded on first use from the installed entry points."""
     return load_plugins()
+
+
+def list_rewards(plugins: Plugins | None = None) -> list[Reward]:
+    """Every registered reward, sorted by name (from the installed plugins unless ``plugins`` is given)."""
+    return list((plugins or default_plugins()).registry)
+
+
+def get_reward(name: str, plugins: Plugins | None = None) -> Reward:
+    """The reward registered as ``name``; raises with the available names when there is none."""
+    return (plugins or default_plugins()).registry.reward(name)

@@ -22,10 +22,10 @@ print('LOADED', sorted(m for m in ('pydantic', 'pluggy', 'importlib.metadata') i
 """
 
 
-def listing(cache: Path, cwd: Path, **env: str) -> tuple[list[dict], str]:
+def listing(cache: Path, cwd: Path, pythonpath: str = "", **env: str) -> tuple[list[dict], str]:
     """`rewards list --json` in a fresh interpreter: the rows, and which loading machinery it imported."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
-    full_env.update(GRPO_HOST_CACHE=str(cache), PYTHONPATH="", **env)
+    full_env.update(GRPO_HOST_CACHE=str(cache), PYTHONPATH=pythonpath, **env)
     proc = subprocess.run([sys.executable, "-c", LISTING], capture_output=True, text=True, env=full_env, cwd=cwd,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -69,6 +69,26 @@ def test_installing_editing_and_removing_a_pack_each_rebuild_the_listing(tmp_pat
     for dist_info in site.glob("grpo_test_good-*.dist-info"):
         shutil.rmtree(dist_info)
     assert "contains_expected" not in names(site)
+
+
+def test_a_module_added_to_a_pack_folder_rebuilds_the_listing(tmp_path):
+    site = tmp_path / "site"
+    pip_target("scan", site)
+    assert "scan_first" in names(site) and "scan_second" not in names(site)
+    folder = site / "grpo_test_scan" / "rewards"
+    (folder / "scan_second.py").write_text((folder / "scan_first.py").read_text().replace("first", "second"))
+    assert {"scan_first", "scan_second"} <= set(names(site))
+
+
+def test_a_file_changed_while_the_packs_load_is_not_stored(tmp_path):
+    site, cwd = tmp_path / "site", tmp_path / "cwd"
+    pip_target("good", site)
+    cwd.mkdir()
+    module = site / "grpo_test_good.py"  # stands for an edit made while a slow pack imports
+    module.write_text("import pathlib\npathlib.Path(__file__).touch()\n" + module.read_text())
+    for _ in range(2):
+        rows, loaded = listing(tmp_path / "cache", cwd, pythonpath=str(site))
+        assert "'pluggy'" in loaded and "contains_expected" in {r["name"] for r in rows}
 
 
 def test_a_listing_with_a_failed_pack_is_never_stored(tmp_path):

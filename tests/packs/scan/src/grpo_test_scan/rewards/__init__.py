@@ -1,0 +1,1 @@
+"""One reward per module; each module's ``REWARD`` is registered."""
