@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from conftest import write_jsonl
-from train_helpers import EXPECTED_SEEN, QUICK, kill_after_checkpoint, meta_config
+from train_helpers import EXPECTED_SEEN, QUICK, kill_and_resume, meta_config
 from grpo_host.train import read_metrics, tenths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,18 +111,7 @@ def test_strict_stops_on_unscored_rows(env, tmp_path):
 def test_resume_after_sigkill_ends_at_the_same_step(env, tmp_path):
     out = tmp_path / "resume"
     args = [str(EXAMPLE), *QUICK, "--set", "max_steps=12", "--set", "save_every=2", "--set", f"output_dir={out}"]
-    kill_after_checkpoint([GRPO_HOST, "train", *args], out / "checkpoint-2", env=env, cwd=ROOT)
-    assert not (out / "summary.json").exists()  # it really was cut short
-
-    again = train(env, *args, "--set", "resume=true")
-    assert again.returncode == 0, again.stdout + again.stderr
-    assert "resuming from" in again.stdout
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["steps"] == 12 and summary["resumed_from"] >= 2
-    state = json.loads((out / "checkpoint-12" / "trainer_state.json").read_text())
-    assert state["global_step"] == 12
-    steps = [r["step"] for r in read_metrics(out) if "reward" in r]
-    assert steps == list(range(1, 13))  # records of the killed run after its checkpoint were dropped, none twice
+    kill_and_resume(env, args, out, steps=12)
 
     refused = train(env, *args)  # without resume, a folder with checkpoints is not overwritten
     assert refused.returncode == 2 and "set resume: true" in refused.stderr

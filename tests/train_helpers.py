@@ -1,16 +1,21 @@
-"""What both training hosts' tests share: a run whose rewards check per-row metadata, and a run killed mid-way."""
+"""What both training hosts' tests share: a run whose rewards check per-row metadata, and a run killed and resumed."""
 
 from __future__ import annotations
 
 import json
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import yaml
 from conftest import write_jsonl
 
+from grpo_host.train import read_metrics
+
+ROOT = Path(__file__).resolve().parents[1]
+GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
 PACK = Path(__file__).with_name("meta_rewards.py")
 
 QUICK = ["--set", "max_completion_length=6", "--set", "group_size=4", "--set", "batch_size=2"]
@@ -50,3 +55,24 @@ def kill_after_checkpoint(cmd: list[str], checkpoint: Path, **popen) -> None:
         proc.kill()
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
+
+
+def kill_and_resume(env: dict[str, str], args: list[str], out: Path, steps: int) -> dict:
+    """``grpo-host train ARGS`` killed once ``checkpoint-2`` is on disk, then resumed: it must end at ``steps``.
+
+    Returns the resumed run's summary.
+    """
+    kill_after_checkpoint([GRPO_HOST, "train", *args], out / "checkpoint-2", env=env, cwd=ROOT)
+    assert not (out / "summary.json").exists()  # it really was cut short
+
+    again = subprocess.run([GRPO_HOST, "train", *args, "--set", "resume=true"], capture_output=True, text=True,
+                           env=env, cwd=ROOT, timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "resuming from" in again.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["steps"] == steps and summary["resumed_from"] >= 2
+    state = json.loads((out / f"checkpoint-{steps}" / "trainer_state.json").read_text())
+    assert state["global_step"] == steps
+    records = [r["step"] for r in read_metrics(out) if "reward" in r]
+    assert records == list(range(1, steps + 1))  # the killed run's records after its checkpoint were dropped, none twice
+    return summary
