@@ -48,13 +48,11 @@ SELECTION = ("GRPO_HOST_LOAD_PLUGINS", "GRPO_HOST_DISABLE_PLUGINS")
 
 def reward_row(reward: Reward) -> dict[str, Any]:
     """One reward as ``rewards list --json`` prints it."""
-    from .rewards import _type_name
-
     return {
         "name": reward.name,
         "plugin": reward.plugin,
         "version": reward.version,
-        "requires": {col.label: _type_name(col.type) for col in reward.requires},
+        "requires": {col.label: col.type_label for col in reward.requires},
         "params": reward.params.model_json_schema() if reward.params else None,
         "description": reward.description,
         "batch": reward.batch,

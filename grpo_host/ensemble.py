@@ -5,6 +5,14 @@ row (``nansum``), weight 0 meaning "log it, do not train on it".  What TRL
 leaves implicit is made explicit here: per-reward coverage, error and timeout
 counts, and the rows no reward scored, which get no total (None) and can be
 made an error with ``strict``.
+
+The error policy tells two kinds of failure apart.  A reward that raises on
+one row was most likely handed a bad row or a hostile completion: under the
+default ``on_error="auto"`` that row scores None, the error is kept with the
+row it belongs to (:attr:`ScoreResult.row_errors`) and counted, and scoring
+goes on.  A reward that raises on :data:`BUG_STREAK` rows in a row is broken,
+not unlucky: training on its silence would waste the run, so the ensemble
+stops there, naming the reward, its pack and the first error.
 """
 
 from __future__ import annotations
@@ -15,14 +23,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .rewards import BadValue, Reward, RewardError, _coerce, completion_text
+from .rewards import BadValue, Reward, RewardError, Scored, completion_text
 from .spec import SpecItem, parse_spec
 from .workers import InlineRunner, Outcome, WorkerPool
 
-__all__ = ["DEFAULT_TIMEOUT", "Ensemble", "Member", "RewardMetrics", "ScoreResult", "UnscoredRowsError"]
+__all__ = [
+    "BUG_STREAK", "DEFAULT_TIMEOUT", "Ensemble", "Member", "RewardMetrics", "ScoreResult", "UnscoredRowsError",
+]
 
 DEFAULT_TIMEOUT = 30.0
 """Per-item seconds when neither the spec nor the reward sets a timeout."""
+
+BUG_STREAK = 32
+"""Consecutive failed rows after which ``on_error="auto"`` stops: a reward failing that often is broken."""
 
 
 class UnscoredRowsError(RewardError):
@@ -35,7 +48,7 @@ class Member:
 
     reward: Reward
     weight: float = 1.0
-    on_error: str = "raise"
+    on_error: str = "auto"
     timeout: float | None = DEFAULT_TIMEOUT
 
     @property
@@ -53,9 +66,8 @@ class RewardMetrics:
     errors: int
     timeouts: int
     seconds: float
-
-    def as_dict(self) -> dict[str, float | int | None]:
-        return dict(self.__dict__)
+    counts: dict[str, float] = field(default_factory=dict)
+    """The reward's own counters (see :class:`grpo_host.Scored`), summed over the batch."""
 
 
 @dataclass
@@ -67,18 +79,24 @@ class ScoreResult:
     metrics: dict[str, RewardMetrics]
     unscored: int = 0
     errors: list[str] = field(default_factory=list)
+    """Every error counted in this batch, one message each, naming reward, pack and row."""
+    row_errors: dict[int, list[str]] = field(default_factory=dict)
+    """The same messages by row index: what each row that a reward could not score carries."""
 
 
-def _metrics(values: list[float | None], errors: int, timeouts: int, seconds: float) -> RewardMetrics:
+def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
+    """Mean and sample standard deviation (0.0 for one value; None, None for none): the one rule every report uses."""
+    if not values:
+        return None, None
+    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
+
+
+def _metrics(values: list[float | None], errors: int, timeouts: int, seconds: float,
+             counts: dict[str, float]) -> RewardMetrics:
     got = [v for v in values if v is not None]
-    return RewardMetrics(
-        mean=statistics.fmean(got) if got else None,
-        std=statistics.stdev(got) if len(got) > 1 else (0.0 if got else None),
-        coverage=len(got) / len(values) if values else 0.0,
-        errors=errors,
-        timeouts=timeouts,
-        seconds=seconds,
-    )
+    mean, std = mean_std(got)
+    return RewardMetrics(mean=mean, std=std, coverage=len(got) / len(values) if values else 0.0,
+                         errors=errors, timeouts=timeouts, seconds=seconds, counts=counts)
 
 
 class Ensemble:
@@ -97,6 +115,9 @@ class Ensemble:
         self._workers = workers
         self._pool: WorkerPool | None = None
         self._inline = InlineRunner()
+        self._streaks = {m.name: 0 for m in self.members}
+        self.counts: dict[str, dict[str, float]] = {m.name: {} for m in self.members}
+        """Every member's counters summed over all batches scored so far (what ``summary.json`` records)."""
 
     @classmethod
     def from_spec(
@@ -161,49 +182,72 @@ class Ensemble:
         row_ids = list(row_ids) if row_ids is not None else list(range(n))
         values: dict[str, list[float | None]] = {}
         metrics: dict[str, RewardMetrics] = {}
-        skipped: list[str] = []
+        errors: list[str] = []
+        row_errors: dict[int, list[str]] = {}
         for member in self.members:
             start = time.perf_counter()
             outcomes = self._run(member, texts, prompts, columns)
-            vals, errors, timeouts = [], 0, 0
+            vals: list[float | None] = []
+            failed = timeouts = 0
+            counts: dict[str, float] = {}
             for i, out in enumerate(outcomes):
                 if out.status == "ok":
                     try:
-                        vals.append(_coerce(out.value))
-                        continue
+                        scored = Scored.of(out.value)  # checked again: a worker's reply crossed a process boundary
                     except BadValue as exc:
-                        out = Outcome("error", error=str(exc))
+                        out = Outcome("error", error=exc)
+                    else:
+                        vals.append(scored.value)
+                        for key, count in scored.counts.items():
+                            counts[key] = counts.get(key, 0.0) + count
+                        self._streaks[member.name] = 0
+                        continue
                 vals.append(None)
                 if out.status == "timeout":
                     timeouts += 1
                     continue
-                errors += 1
-                where = f"rows {row_ids[0]}..{row_ids[-1]}" if member.reward.batch else f"row {row_ids[i]}"
-                error = out.error
-                if isinstance(error, BaseException) and not isinstance(error, BadValue):
-                    error = f"{type(error).__name__}: {error}"
-                message = f"reward {member.name!r} ({member.reward.origin}) failed on {where}: {error}"
-                if member.on_error == "raise":
-                    cause = out.error if isinstance(out.error, BaseException) else None
-                    raise RewardError(message) from cause
-                skipped.append(message)
+                failed += 1
+                message = self._failure(member, out.error, row_ids, i)
+                errors.append(message)
+                row_errors.setdefault(i, []).append(message)
             values[member.name] = vals
-            metrics[member.name] = _metrics(vals, errors, timeouts, time.perf_counter() - start)
+            metrics[member.name] = _metrics(vals, failed, timeouts, time.perf_counter() - start, counts)
+            total_counts = self.counts[member.name]
+            for key, count in counts.items():
+                total_counts[key] = total_counts.get(key, 0.0) + count
         total, unscored = self.weighted_total(values, n)
         if unscored and self.strict:
             rows = [row_ids[i] for i in range(n) if total[i] is None]
             raise UnscoredRowsError(f"{unscored} rows were scored by no reward (strict): rows {rows[:10]}")
-        return ScoreResult(values, total, metrics, unscored, skipped)
+        return ScoreResult(values, total, metrics, unscored, errors, row_errors)
+
+    def _failure(self, member: Member, error: Any, row_ids: list[Any], i: int) -> str:
+        """The message for a failed row; raises when the member's policy says this failure stops the run."""
+        where = f"rows {row_ids[0]}..{row_ids[-1]}" if member.reward.batch else f"row {row_ids[i]}"
+        text = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) and not isinstance(
+            error, BadValue) else str(error)
+        message = f"reward {member.name!r} ({member.reward.origin}) failed on {where}: {text}"
+        cause = error if isinstance(error, BaseException) else None
+        if member.on_error == "raise":
+            raise RewardError(message) from cause
+        self._streaks[member.name] += 1
+        if member.on_error == "auto" and self._streaks[member.name] >= BUG_STREAK:
+            raise RewardError(
+                f"reward {member.name!r} ({member.reward.origin}) failed on {BUG_STREAK} rows in a row, so it is "
+                f"broken rather than handed bad rows; stopping (set on_error=skip to go on regardless). "
+                f"Last error: {message}"
+            ) from cause
+        return message
 
     def _run(self, member: Member, texts: list[str], prompts: list[Any], columns: Mapping[str, Sequence[Any]]):
         reward, n = member.reward, len(texts)
         if reward.batch:
-            task = (reward.score_batch, (texts, prompts, columns), {})
+            task = (reward.score_items, (texts, prompts, columns), {})
             out = self._inline.call(task, member.timeout)
             if out.status != "ok":
                 return [out] * n
             return [Outcome("ok", v) for v in out.value]
-        tasks = [(reward.score_one, (texts[i], prompts[i]), {k: v[i] for k, v in columns.items()}) for i in range(n)]
+        tasks = [(reward.score_item, (texts[i], prompts[i]), {k: v[i] for k, v in columns.items()}) for i in range(n)]
         if reward.executor == "process":
             if self._pool is None:
                 self._pool = WorkerPool(self._workers)
@@ -222,6 +266,11 @@ class Ensemble:
             total.append(sum(applied) if applied else None)
         return total, sum(t is None for t in total)
 
+    @property
+    def replaced_workers(self) -> int:
+        """How many worker processes were killed and replaced (timeouts the worker's own alarm could not stop)."""
+        return self._pool.killed if self._pool is not None else 0
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
@@ -232,3 +281,4 @@ class Ensemble:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+

@@ -25,6 +25,7 @@ __all__ = [
     "Column",
     "Reward",
     "RewardError",
+    "Scored",
     "completion_text",
     "reward",
 ]
@@ -65,6 +66,12 @@ class Column:
     def label(self) -> str:
         return " or ".join(self.names)
 
+    @property
+    def type_label(self) -> str:
+        """The declared type as listings print it (``str``, ``list[IOCase] | str``)."""
+        tp = self.type
+        return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
+
     def problem(self, row: Mapping[str, Any]) -> tuple[str, str] | None:
         """Return ``(column, problem)`` for the first thing wrong in ``row``, or None.
 
@@ -92,7 +99,7 @@ class Column:
         return filled[0], self._wrong(row[filled[0]])
 
     def _wrong(self, value: Any) -> str:
-        return f"wrong type: expected {_type_name(self.type)}, got {type(value).__name__}"
+        return f"wrong type: expected {self.type_label}, got {type(value).__name__}"
 
     def _type_ok(self, value: Any) -> bool:
         if value.__class__ is self.type:  # fast path: a str column holding a str
@@ -120,10 +127,6 @@ def _validates(tp: Any, value: Any) -> bool:
 
 
 _ADAPTERS: dict[int, Any] = {}
-
-
-def _type_name(tp: Any) -> str:
-    return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
 
 
 def _columns(requires: Mapping[str | tuple[str, ...], Any]) -> tuple[Column, ...]:
@@ -154,6 +157,35 @@ def completion_text(completion: Any) -> str:
                 return "" if content is None else str(content)
         return ""
     raise TypeError(f"completion must be a string or a list of chat messages, got {type(completion).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A score plus counters: what a reward returns when a row carries a fact that is not a score.
+
+    ``value`` is the score (a float or None, as a plain return value would
+    be).  ``counts`` maps counter names to numbers that the ensemble adds up
+    per reward over every row of a batch and reports beside the mean, as
+    ``<reward>/<counter>`` (``code/forgeable``: rows whose tests ran in a
+    mode the program could tamper with).  Counters are how a reward makes a
+    property of its own verdicts visible in ``score`` summaries, training
+    logs and ``summary.json`` without bending the score.
+    """
+
+    value: Any
+    counts: Mapping[str, float] = field(default_factory=dict)
+
+    @staticmethod
+    def of(value: Any) -> Scored:
+        """A reward's return value as a :class:`Scored` with a checked value and counts, or raise :class:`BadValue`."""
+        if value.__class__ is not Scored:
+            return Scored(_coerce(value))
+        counts = {}
+        for key, count in value.counts.items():
+            if not isinstance(key, str) or not isinstance(count, bool | numbers.Real) or not math.isfinite(count):
+                raise BadValue(f"returned a count {key!r}: {count!r} (counts map names to finite numbers)")
+            counts[key] = float(count)
+        return Scored(_coerce(value.value), counts)
 
 
 def _coerce(value: Any) -> float | None:
@@ -263,9 +295,13 @@ class Reward:
 
     def score_one(self, completion: Any, prompt: Any = None, **columns: Any) -> float | None:
         """Score one completion; raise :class:`BadValue` on a value that is not a float or None."""
+        return self.score_item(completion, prompt, **columns).value
+
+    def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
+        """Score one completion, keeping the counts a reward may return with its value (see :class:`Scored`)."""
         if self.batch:
-            return self.score_batch([completion], [prompt], {k: [v] for k, v in columns.items()})[0]
-        return _coerce(self.fn(completion_text(completion), prompt=prompt, **columns, **self._kwargs()))
+            return self.score_items([completion], [prompt], {k: [v] for k, v in columns.items()})[0]
+        return Scored.of(self.fn(completion_text(completion), prompt=prompt, **columns, **self._kwargs()))
 
     def score_batch(
         self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
@@ -273,21 +309,25 @@ class Reward:
         """Score a batch by calling the function once (batch) or per item (inline, no timeouts).
 
         This is the plain path TRL takes through ``__call__``; the ensemble adds
-        executors, timeouts and the error policy on top of :meth:`score_one`.
+        executors, timeouts and the error policy on top of :meth:`score_item`.
         """
+        return [s.value for s in self.score_items(completions, prompts, columns)]
+
+    def score_items(
+        self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
+    ) -> list[Scored]:
+        """:meth:`score_batch` with each row's counts kept."""
         n = len(completions)
         prompts = list(prompts) if prompts is not None else [None] * n
         texts = [completion_text(c) for c in completions]
         if not self.batch:
-            return [
-                self.score_one(texts[i], prompts[i], **{k: v[i] for k, v in columns.items()}) for i in range(n)
-            ]
+            return [self.score_item(texts[i], prompts[i], **{k: v[i] for k, v in columns.items()}) for i in range(n)]
         out = self.fn(texts, prompts=prompts, **columns, **self._kwargs())
         if not isinstance(out, Sequence) or isinstance(out, str | bytes):
             raise BadValue(f"returned {type(out).__name__} (a batch reward returns a list)")
         if len(out) != n:
             raise BadValue(f"returned {len(out)} values for {n} completions")
-        return [_coerce(v) for v in out]
+        return [Scored.of(v) for v in out]
 
     def __call__(
         self,

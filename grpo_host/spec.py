@@ -1,9 +1,12 @@
 """Reward specs: which rewards, with which weights and parameters.
 
 Two spellings of one thing.  On the command line a string,
-``"accuracy:2, r1_strict_format:0.5, math(tolerance=1e-6):1"``; in YAML a list
-of ``{name, weight, params, on_error, timeout}``.  Both parse to a list of
-:class:`SpecItem`, validated by pydantic so a bad key is named.
+``"accuracy:2, r1_strict_format:0.5, math(tolerance=1e-6):1 [timeout=10, on_error=skip]"``;
+in YAML a list of ``{name, weight, params, on_error, timeout}``.  In the
+string, parentheses hold the reward's own parameters and the bracket after
+the weight holds the host's policies for it, so the two never share a
+namespace.  Both parse to a list of :class:`SpecItem`, validated by pydantic
+so a bad key is named.
 """
 
 from __future__ import annotations
@@ -30,13 +33,23 @@ class SpecItem(BaseModel):
     name: str = Field(description="registered reward name")
     weight: float = Field(1.0, description="multiplier in the total; 0 logs the reward without training on it")
     params: dict[str, Any] = Field(default_factory=dict, description="validated against the reward's params model")
-    on_error: Literal["raise", "skip"] = Field(
-        "raise", description="raise: stop with the reward and row named; skip: count the error, score None"
+    on_error: Literal["auto", "raise", "skip"] = Field(
+        "auto",
+        description="what a reward that raises on a row does: auto (default): the row scores None and is counted "
+        "as an error, but the run stops, naming the reward and its pack, once the reward has failed on "
+        "BUG_STREAK rows in a row (a bug in the pack, not a bad row); skip: always count and go on; "
+        "raise: stop at the first error",
     )
     timeout: float | None = Field(None, gt=0, description="per-item seconds; None: the reward's own default")
 
 
-_ITEM = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.\-]*)\s*(?:\((?P<params>.*)\))?\s*(?::\s*(?P<weight>[^:()]+?))?\s*$", re.S)
+_ITEM = re.compile(
+    r"^\s*(?P<name>[A-Za-z_][\w.\-]*)\s*(?:\((?P<params>.*)\))?\s*(?::\s*(?P<weight>[^:()\[\]]+?))?"
+    r"\s*(?:\[(?P<policies>[^\[\]]*)\])?\s*$",
+    re.S,
+)
+POLICIES = ("on_error", "timeout")
+"""The keys a spec string's bracket may set (the same keys as a YAML entry's)."""
 
 
 def _split_top(text: str, sep: str = ",") -> list[str]:
@@ -81,16 +94,17 @@ def _parse_string(spec: str) -> list[dict[str, Any]]:
             continue
         m = _ITEM.match(part)
         if not m:
-            raise SpecError(f"cannot parse {part.strip()!r} in reward spec {spec!r}: expected name[(key=value, ...)][:weight]")
-        params: dict[str, Any] = {}
-        for kv in _split_top(m["params"] or ""):
-            if not kv.strip():
-                continue
-            key, eq, value = kv.partition("=")
-            if not eq or not key.strip().isidentifier():
-                raise SpecError(f"cannot parse parameter {kv.strip()!r} of {m['name']!r}: expected key=value")
-            params[key.strip()] = _value(value)
-        item: dict[str, Any] = {"name": m["name"], "params": params}
+            raise SpecError(
+                f"cannot parse {part.strip()!r} in reward spec {spec!r}: "
+                "expected name[(param=value, ...)][:weight][ [on_error=..., timeout=...]]"
+            )
+        item: dict[str, Any] = {"name": m["name"], "params": _pairs(m["params"], "parameter", m["name"])}
+        policies = _pairs(m["policies"], "policy", m["name"])
+        unknown = sorted(set(policies) - set(POLICIES))
+        if unknown:
+            raise SpecError(f"unknown policy {unknown[0]!r} for {m['name']!r} in [...]: the bracket sets "
+                            f"{' and '.join(POLICIES)}; the reward's own parameters go in (...)")
+        item.update(policies)
         if m["weight"] is not None:
             try:
                 item["weight"] = float(m["weight"])
@@ -98,6 +112,19 @@ def _parse_string(spec: str) -> list[dict[str, Any]]:
                 raise SpecError(f"weight {m['weight']!r} of {m['name']!r} is not a number") from None
         items.append(item)
     return items
+
+
+def _pairs(text: str | None, what: str, name: str) -> dict[str, Any]:
+    """``key=value, ...`` as a dict (values read by :func:`_value`)."""
+    out: dict[str, Any] = {}
+    for kv in _split_top(text or ""):
+        if not kv.strip():
+            continue
+        key, eq, value = kv.partition("=")
+        if not eq or not key.strip().isidentifier():
+            raise SpecError(f"cannot parse {what} {kv.strip()!r} of {name!r}: expected key=value")
+        out[key.strip()] = _value(value)
+    return out
 
 
 def parse_spec(spec: str | Sequence[Mapping[str, Any] | str] | Mapping[str, Any]) -> list[SpecItem]:

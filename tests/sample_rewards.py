@@ -11,7 +11,7 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grpo_host import hookimpl, reward
+from grpo_host import Scored, hookimpl, reward
 
 
 class ScaleParams(BaseModel):
@@ -70,7 +70,15 @@ def batch_count(completions, *, prompts, **_):
     return [float(completions.count(c)) for c in completions]
 
 
+@reward(executor="process")
+def counted(completion, **_):
+    """The completion's length, counting the long ones (over 3 characters); 'bad' returns a count that is not a number."""
+    if completion == "bad":
+        return Scored(1.0, counts={"long": "yes"})
+    return Scored(float(len(completion)), counts={"long": len(completion) > 3, "rows": 1})
+
+
 @hookimpl
 def register_rewards(register):
-    for item in (echo, misbehave, in_worker, batch_count):
+    for item in (echo, misbehave, in_worker, batch_count, counted):
         register(item)

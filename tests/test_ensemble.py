@@ -56,10 +56,35 @@ def test_strict_makes_unscored_rows_an_error(plugins):
 
 
 @pytest.mark.parametrize("text", ["raise", "inf", "text"])
-def test_errors_raise_by_default_naming_reward_pack_and_row(plugins, text):
-    with ensemble("misbehave", plugins) as e:
+def test_on_error_raise_stops_naming_reward_pack_and_row(plugins, text):
+    with ensemble("misbehave [on_error=raise]", plugins) as e:
         with pytest.raises(RewardError, match=r"reward 'misbehave' \(pack sample_rewards 0\) failed on row 7"):
             e.score(["1", text], row_ids=[6, 7])
+
+
+@pytest.mark.parametrize("text", ["raise", "inf", "text"])
+def test_by_default_a_failed_row_is_counted_and_kept_with_its_row(plugins, text):
+    with ensemble("misbehave", plugins) as e:
+        r = e.score(["1", text, "2"], row_ids=[6, 7, 8])
+    assert r.values["misbehave"] == [1.0, None, 2.0]
+    assert r.metrics["misbehave"].errors == 1
+    assert list(r.row_errors) == [1]
+    [message] = r.row_errors[1]
+    assert message.startswith("reward 'misbehave' (pack sample_rewards 0) failed on row 7: ")
+
+
+def test_by_default_a_reward_failing_row_after_row_stops_as_a_bug(plugins):
+    from grpo_host.ensemble import BUG_STREAK
+
+    with ensemble("misbehave", plugins) as e:
+        e.score(["raise"] * (BUG_STREAK - 1) + ["1"])  # a success resets the streak
+        r = e.score(["raise"] * (BUG_STREAK - 1))
+        assert r.metrics["misbehave"].errors == BUG_STREAK - 1
+        with pytest.raises(RewardError, match=rf"reward 'misbehave' \(pack sample_rewards 0\) failed on {BUG_STREAK} "
+                                              r"rows in a row, so it is broken"):
+            e.score(["raise"])
+    with ensemble("misbehave [on_error=skip]", plugins) as e:
+        assert e.score(["raise"] * (BUG_STREAK + 1)).metrics["misbehave"].errors == BUG_STREAK + 1
 
 
 def test_on_error_skip_counts_and_yields_none(plugins):
@@ -83,7 +108,7 @@ def test_inline_timeout_yields_none_and_is_counted(plugins):
 
 
 def test_batch_reward_wrong_count_follows_the_error_policy(plugins):
-    with ensemble("batch_count", plugins) as e:
+    with ensemble("batch_count [on_error=raise]", plugins) as e:
         assert e.score(["a", "b", "a"]).values["batch_count"] == [2.0, 1.0, 2.0]
         with pytest.raises(RewardError, match=r"failed on rows 0..1: returned 1 values for 2 completions"):
             e.score(["short", "x"])
@@ -108,13 +133,26 @@ def test_worker_timeouts_kills_and_deaths(plugins):
         assert v[:4] == [None] * 4 and v[4] is not None
         assert (m.timeouts, m.errors) == (2, 2)
         assert "worker process died" in r.errors[0] and "ValueError: bad item" in r.errors[1]
-        assert e._pool.killed == 2  # 'stuck' ignored SIGALRM and was killed; 'die' was replaced
+        assert e.replaced_workers == 2  # 'stuck' ignored SIGALRM and was killed; 'die' was replaced
         assert elapsed < 10
         assert all(x is not None for x in e.score(["a", "b", "c"]).values["in_worker"])  # pool recovered
 
 
+def test_counts_a_reward_returns_are_summed_per_batch_and_over_the_run(plugins):
+    with ensemble("counted", plugins, workers=1) as e:
+        first = e.score(["ab", "abcd", "abcdef"])
+        second = e.score(["abcde", "bad"])
+        assert e.counts == {"counted": {"long": 3.0, "rows": 4.0}}
+    assert first.values["counted"] == [2.0, 4.0, 6.0]
+    assert first.metrics["counted"].counts == {"long": 2.0, "rows": 3.0}
+    assert second.values["counted"] == [5.0, None]
+    assert "returned a count 'long': 'yes'" in second.row_errors[1][0]
+    reward = plugins.registry.reward("counted")
+    assert reward(prompts=["p"], completions=["abcd"]) == [4.0]  # TRL's contract: plain floats
+
+
 def test_unknown_names_and_bad_params_explain_themselves(plugins):
-    with pytest.raises(UnknownNameError, match="unknown reward 'eco'; available: batch_count, echo, in_worker, misbehave"):
+    with pytest.raises(UnknownNameError, match="unknown reward 'eco'; available: batch_count, counted, echo, in_worker, misbehave"):
         ensemble("eco", plugins)
     with pytest.raises(ValueError, match=r"parameters of 'echo': scale \(number, default 1.0\): multiplier"):
         ensemble("echo(scale=big)", plugins)
