@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .cache import cache_root
+from .settings import PLUGIN_SELECTION, cache_root, strict_plugins
 
 if TYPE_CHECKING:
     from .plugins import Plugins
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["plugin_warnings", "reward_row", "reward_rows"]
 
 FORMAT = 1  # bump when a row's shape changes
-SELECTION = ("GRPO_HOST_LOAD_PLUGINS", "GRPO_HOST_DISABLE_PLUGINS")
 
 
 def reward_row(reward: Reward) -> dict[str, Any]:
@@ -69,7 +68,7 @@ def plugin_warnings(plugins: Plugins) -> list[str]:
 
 def reward_rows() -> tuple[list[dict[str, Any]], list[str]]:
     """Every installed reward's row, and the warnings to print beside them: stored ones while they are current."""
-    strict = os.environ.get("GRPO_HOST_STRICT_PLUGINS", "") not in ("", "0")
+    strict = strict_plugins()
     key = _key()
     path = cache_root() / "catalog" / f"{zlib.crc32(key.encode()):08x}.json"
     if not strict and (stored := _read(path, key)) is not None:
@@ -92,7 +91,7 @@ def reward_rows() -> tuple[list[dict[str, Any]], list[str]]:
 
 def _key() -> str:
     """What must be equal for two listings to be the same; its CRC names the file, and it is compared whole."""
-    selection = [os.environ.get(name) for name in SELECTION]
+    selection = [os.environ.get(name) for name in PLUGIN_SELECTION]
     return json.dumps([FORMAT, sys.executable, sys.version, sys.path, selection])
 
 

@@ -41,10 +41,12 @@ def _errors() -> Iterator[None]:
     from .data import DataError
     from .registry import DuplicateNameError, UnknownNameError
     from .rewards import RewardError
+    from .workers import WorkerError
 
     try:
         yield
-    except (DataError, DuplicateNameError, UnknownNameError, RewardError, ValueError, FileNotFoundError) as exc:
+    except (DataError, DuplicateNameError, UnknownNameError, RewardError, ValueError, FileNotFoundError,
+            WorkerError) as exc:
         err.print(Text.assemble(("error:", "red"), f" {exc}"), soft_wrap=True)
         raise typer.Exit(2) from None
 
@@ -161,11 +163,20 @@ def data_check(
     elif report.ok:
         out.print(Text.assemble(("ok", "green"), f": {report.rows} rows carry what {', '.join(r.name for r in chosen)} need"))
     else:
-        table = _table("reward", "column", "problem", "rows", "first rows", title=f"{data}: {report.rows} rows")
-        for p in report.problems:
-            table.add_row(p.reward, p.column, p.problem, str(p.count), ", ".join(p.rows))
-        out.print(table)
+        out.print(_problems_table(report, f"{data}: {report.rows} rows"))
     raise typer.Exit(0 if report.ok else 1)
+
+
+def _problems_table(report, title: str) -> Table:
+    """A data check's problems: reward, column, problem, how many rows, the first of them."""
+    table = _table("reward", "column", "problem", "rows", "first rows", title=title)
+    for p in report.problems:
+        table.add_row(p.reward, p.column, p.problem, str(p.count), ", ".join(p.rows))
+    return table
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 def _count_lines(path: Path) -> int | None:
@@ -190,12 +201,12 @@ def score(
 
     from .data import read_rows
     from .ensemble import Ensemble
-    from .scoring import Summary, score_rows
+    from .offline import Tally, score_file_rows
 
     with _errors():
         ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers)
         rows = read_rows(data)
-    summary = Summary(ensemble.names)
+    tally = Tally(ensemble.names)
     sink = sys.stdout if out_path == Path("-") else (out_path.open("w") if out_path else None)
     bad: list[str] = []
     progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -203,9 +214,9 @@ def score(
     try:
         with _errors(), ensemble, progress:
             task = progress.add_task("score", total=_count_lines(data))
-            for line in score_rows(rows, ensemble, summary, batch_size=batch_size):
+            for line in score_file_rows(rows, ensemble, tally, batch_size=batch_size):
                 progress.advance(task)
-                if "error" in line:
+                if "rewards" not in line:
                     bad.append(f"{line['row']}: {line['error']}")
                 if sink is not None:
                     sink.write(json.dumps(line) + "\n")
@@ -213,27 +224,29 @@ def score(
         if sink is not None and sink is not sys.stdout:
             sink.close()
 
-    stats = summary.per_reward()
+    stats = tally.per_reward()
     if as_json:
-        print(json.dumps({"rows": summary.rows, "scored": summary.rows - summary.bad, "bad_rows": summary.bad,
-                          "unscored": summary.unscored, "rewards": stats,
+        print(json.dumps({"rows": tally.rows, "scored": tally.rows - tally.bad, "bad_rows": tally.bad,
+                          "failed_rows": tally.failed, "unscored": tally.unscored, "rewards": stats,
                           "weights": dict(zip(ensemble.names, ensemble.weights))}, indent=2))
     else:
-        title = f"{data}: {summary.rows - summary.bad} rows scored, {summary.bad} bad, {summary.unscored} unscored"
-        table = _table("reward", "weight", "mean", "std", "coverage", "errors", "timeouts", "seconds", title=title)
-        fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
+        title = (f"{data}: {tally.rows - tally.bad} rows scored, {tally.bad} bad, {tally.failed} failed, "
+                 f"{tally.unscored} unscored")
+        table = _table("reward", "weight", "mean", "std", "coverage", "errors", "timeouts", "seconds", "counts",
+                       title=title)
         for name, weight in zip(ensemble.names, ensemble.weights):
             s = stats[name]
-            table.add_row(name, fmt(weight), fmt(s["mean"]), fmt(s["std"]), f"{s['coverage']:.0%}",
-                          str(s["errors"]), str(s["timeouts"]), fmt(s["seconds"]))
+            counts = ", ".join(f"{k} {_fmt(v)}" for k, v in s["counts"].items()) or "-"
+            table.add_row(name, _fmt(weight), _fmt(s["mean"]), _fmt(s["std"]), f"{s['coverage']:.0%}",
+                          str(s["errors"]), str(s["timeouts"]), _fmt(s["seconds"]), counts)
         (err if sink is sys.stdout else out).print(table)
-    for message in summary.skipped:
-        err.print(f"skipped: {message}", soft_wrap=True, style="yellow")
+    for message in tally.errors:
+        err.print(f"failed: {message}", soft_wrap=True, style="yellow")
     for message in bad[:10]:
         err.print(f"bad row: {message}", soft_wrap=True, style="red")
     if len(bad) > 10:
         err.print(f"... and {len(bad) - 10} more bad rows", style="red")
-    raise typer.Exit(1 if bad else 0)
+    raise typer.Exit(1 if bad or tally.failed else 0)
 
 
 def main() -> None:
@@ -281,16 +294,11 @@ def train(
             run_config = load_config(config, overrides or [], backend=backend)
             summary = run_training(run_config)
     except DataCheckFailed as exc:
-        table = _table("reward", "column", "problem", "rows", "first rows",
-                       title=f"data check failed: {exc.path}: {exc.report.rows} rows")
-        for p in exc.report.problems:
-            table.add_row(p.reward, p.column, p.problem, str(p.count), ", ".join(p.rows))
-        err.print(table)
+        err.print(_problems_table(exc.report, f"data check failed: {exc.path}: {exc.report.rows} rows"))
         err.print(Text.assemble(("error:", "red"), " the data check failed; nothing was trained"))
         raise typer.Exit(1) from None
     table = _table("reward", "first mean", "last mean",
                    title=f"{summary.steps} steps in {summary.seconds:.1f}s ({summary.backend}) -> {summary.output_dir}")
-    fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
     for name, values in summary.rewards.items():
-        table.add_row(name, fmt(values["first"]), fmt(values["last"]))
+        table.add_row(name, _fmt(values["first"]), _fmt(values["last"]))
     out.print(table)

@@ -20,7 +20,7 @@ from typing import Any
 
 from .rewards import Reward
 
-__all__ = ["CheckReport", "DataError", "Problem", "check_rows", "iter_rows", "normalize", "read_rows"]
+__all__ = ["CheckReport", "DataError", "Problem", "check_rows", "missing_column", "normalize", "read_rows"]
 
 PROMPT_KEYS = ("messages", "prompt", "instruction", "question")
 MAX_EXAMPLE_ROWS = 5
@@ -45,8 +45,12 @@ def _messages_ok(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(m, dict) and "role" in m and "content" in m for m in value)
 
 
-def normalize(raw: Mapping[str, Any], where: str = "row") -> dict[str, Any]:
+def normalize(raw: Mapping[str, Any], where: str = "row", *, require_prompt: bool = True) -> dict[str, Any]:
     """Return the row in the common shape, or raise :class:`DataError` naming ``where``.
+
+    ``require_prompt=False`` (scoring completions offline with rewards that
+    read no prompt) lets a row without any prompt column through, with
+    ``prompt`` None.
 
     * ``messages``: a final assistant turn is dropped from the prompt and
       becomes ``answer`` when the row has none; earlier turns stay.
@@ -78,6 +82,9 @@ def normalize(raw: Mapping[str, Any], where: str = "row") -> dict[str, Any]:
             row["answer"] = row["output"]
     elif row.get("question") is not None:
         row["prompt"] = row["question"]
+    elif not require_prompt:
+        row["prompt"] = None
+        return row
     else:
         has = ", ".join(sorted(row)) or "no columns"
         raise DataError(where, f"no prompt: expected one of {', '.join(PROMPT_KEYS)} (row has: {has})")
@@ -164,12 +171,14 @@ def read_rows(path: str | Path, *, split: str | None = None) -> Iterator[tuple[s
     return reader(path)
 
 
-def iter_rows(path: str | Path, *, split: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Yield ``(where, normalised_row)``; raise :class:`DataError` at the first bad row."""
-    for where, raw in read_rows(path, split=split):
-        if isinstance(raw, DataError):
-            raise raw
-        yield where, normalize(raw, where)
+def missing_column(row: Mapping[str, Any], rewards: Iterable[Reward]) -> str | None:
+    """The first required column ``row`` lacks, as a message naming reward and column; None when it has them all."""
+    for r in rewards:
+        for col in r.requires:
+            problem = col.problem(row)
+            if problem:
+                return f"reward {r.name!r} needs column {problem[0]!r}: {problem[1]}"
+    return None
 
 
 @dataclass

@@ -17,7 +17,7 @@ stops there, naming the reward, its pack and the first error.
 
 from __future__ import annotations
 
-import statistics
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +28,8 @@ from .spec import SpecItem, parse_spec
 from .workers import InlineRunner, Outcome, WorkerPool
 
 __all__ = [
-    "BUG_STREAK", "DEFAULT_TIMEOUT", "Ensemble", "Member", "RewardMetrics", "ScoreResult", "UnscoredRowsError",
+    "BUG_STREAK", "DEFAULT_TIMEOUT", "Ensemble", "Member", "Moments", "RewardMetrics", "ScoreResult",
+    "UnscoredRowsError",
 ]
 
 DEFAULT_TIMEOUT = 30.0
@@ -84,18 +85,41 @@ class ScoreResult:
     """The same messages by row index: what each row that a reward could not score carries."""
 
 
-def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
-    """Mean and sample standard deviation (0.0 for one value; None, None for none): the one rule every report uses."""
-    if not values:
-        return None, None
-    return statistics.fmean(values), statistics.stdev(values) if len(values) > 1 else 0.0
+@dataclass
+class Moments:
+    """Count, mean and sample standard deviation of a stream of scores (Welford's update).
+
+    The one place these figures are computed: per batch here, over a whole
+    file in ``grpo-host score`` (where keeping every value would grow with
+    the file), per log step on the MLX host.  None values are skipped.
+    """
+
+    n: int = 0
+    mean: float | None = None
+    _m2: float = 0.0
+
+    def add(self, values: Sequence[float | None]) -> Moments:
+        for v in values:
+            if v is None:
+                continue
+            self.n += 1
+            delta = v - (self.mean or 0.0)
+            self.mean = (self.mean or 0.0) + delta / self.n
+            self._m2 += delta * (v - self.mean)
+        return self
+
+    @property
+    def std(self) -> float | None:
+        """Sample standard deviation; 0.0 for one value, None for none."""
+        if not self.n:
+            return None
+        return math.sqrt(max(self._m2, 0.0) / (self.n - 1)) if self.n > 1 else 0.0
 
 
 def _metrics(values: list[float | None], errors: int, timeouts: int, seconds: float,
              counts: dict[str, float]) -> RewardMetrics:
-    got = [v for v in values if v is not None]
-    mean, std = mean_std(got)
-    return RewardMetrics(mean=mean, std=std, coverage=len(got) / len(values) if values else 0.0,
+    m = Moments().add(values)
+    return RewardMetrics(mean=m.mean, std=m.std, coverage=m.n / len(values) if values else 0.0,
                          errors=errors, timeouts=timeouts, seconds=seconds, counts=counts)
 
 
@@ -238,6 +262,30 @@ class Ensemble:
                 f"Last error: {message}"
             ) from cause
         return message
+
+    def score_rows(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        completions: Sequence[Any] | None = None,
+        row_ids: Sequence[Any] | None = None,
+        completion_ids: Sequence[Any] | None = None,
+    ) -> ScoreResult:
+        """Score rows as datasets hold them: ``completion`` (unless ``completions`` is given), ``prompt``, columns.
+
+        Every key of any row other than ``completion`` and ``prompt`` becomes
+        a column (None where a row lacks it); ``completion_ids`` (token ids
+        per completion) reach length-based rewards.  This is the one way rows
+        reach :meth:`score`, for ``grpo-host score``, both training hosts and
+        the testing helpers.
+        """
+        if completions is None:
+            completions = [row["completion"] for row in rows]
+        keys = sorted({k for row in rows for k in row} - {"completion", "prompt"})
+        columns = {k: [row.get(k) for row in rows] for k in keys}
+        if completion_ids is not None and len(completion_ids) == len(completions):
+            columns["completion_ids"] = list(completion_ids)
+        return self.score(completions, [row.get("prompt") for row in rows], row_ids=row_ids, **columns)
 
     def _run(self, member: Member, texts: list[str], prompts: list[Any], columns: Mapping[str, Sequence[Any]]):
         reward, n = member.reward, len(texts)

@@ -25,14 +25,16 @@ def register_rewards(register):
     """Register the reward functions this plugin provides.
 
     Called once per plugin when the host loads plugins.  Implementations call
-    ``register(reward)`` for each :class:`grpo_host.Reward` (usually a
-    function decorated with :func:`grpo_host.reward`) and return nothing.
+    ``register.add_reward(reward)`` (or the shorthand ``register(reward)``)
+    for each :class:`grpo_host.Reward` (usually a function decorated with
+    :func:`grpo_host.reward`) and return nothing.  If the hook raises,
+    nothing it registered is kept and the pack is listed as failed.
 
     :param register: a :class:`grpo_host.registry.Registrar` bound to this
-        plugin.  Calling it records the reward together with the plugin's
+        plugin.  ``add_reward`` records the reward together with the plugin's
         distribution name and version, so ``grpo-host rewards list`` can say
-        which pack each reward came from.  Registering a name that another
-        plugin already registered is recorded as an error naming both packs.
+        which pack each reward came from.  A name that another plugin also
+        registers is an error naming both packs, whichever loaded first.
     """
 
 
@@ -45,12 +47,12 @@ def register_hosts(register):
     with its normalised rows and reward ensemble) and returns a
     :class:`grpo_host.train.Summary`; the built-in ones are ``trl`` and
     ``mlx``.  A third party adds another engine by implementing this hook.
-    The callable may carry a ``validate(config)`` attribute: ``grpo-host
-    train`` calls it before any data is read or model loaded, so settings
-    the engine cannot honour fail at once (raise ``ConfigError``).
 
     :param register: a :class:`grpo_host.registry.Registrar` bound to this
-        plugin; ``register(name, run)`` records the host under ``name`` (the
-        value of ``backend`` in a run configuration) with this plugin's
-        distribution name and version.
+        plugin; ``register.add_host(name, run, validate=None)`` records the
+        host under ``name`` (the value of ``backend`` in a run
+        configuration) with this plugin's distribution name and version.
+        ``validate(config)``, if given, is called by ``grpo-host train``
+        before any data is read or model loaded, so settings the engine
+        cannot honour fail at once (raise ``ConfigError``).
     """

@@ -23,12 +23,14 @@ import pluggy
 from . import hookspecs
 from .registry import Registrar, Registry
 from .rewards import Reward
+from .settings import plugin_names, strict_plugins
 
 __all__ = ["PluginRecord", "Plugins", "default_plugins", "get_reward", "list_rewards", "load_plugins"]
 
 GROUP = "grpo_host"
 DIST = "grpo-host"
-HOOKS = ("register_rewards", "register_hosts")
+HOOKS = tuple(name for name, spec in vars(hookspecs).items() if hasattr(spec, f"{hookspecs.PROJECT}_spec"))
+"""The hooks a plugin may implement, read off the hook specs themselves."""
 
 
 @dataclass
@@ -51,17 +53,10 @@ class PluginRecord:
 
 @dataclass
 class Plugins:
-    """A loaded plugin set: the pluggy manager, what it registered, and per-plugin records."""
+    """A loaded plugin set: what it registered, and per-plugin records."""
 
-    pm: pluggy.PluginManager
     registry: Registry
     records: list[PluginRecord]
-
-
-def _names(value: str | None) -> set[str] | None:
-    if value is None:
-        return None
-    return {part.strip() for part in value.split(",") if part.strip()}
 
 
 def load_plugins(
@@ -84,9 +79,9 @@ def load_plugins(
     """
     env = os.environ if env is None else env
     if strict is None:
-        strict = env.get("GRPO_HOST_STRICT_PLUGINS", "") not in ("", "0")
-    allow = _names(env.get("GRPO_HOST_LOAD_PLUGINS"))
-    block = _names(env.get("GRPO_HOST_DISABLE_PLUGINS")) or set()
+        strict = strict_plugins(env)
+    allow = plugin_names(env.get("GRPO_HOST_LOAD_PLUGINS"))
+    block = plugin_names(env.get("GRPO_HOST_DISABLE_PLUGINS")) or set()
 
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
@@ -141,21 +136,20 @@ def load_plugins(
             if record.status != "loaded":
                 continue
             record.hooks.append(hook)
-            register = registrars.setdefault(record.name, Registrar(registry, record.dist, record.version))
+            register = registrars.setdefault(
+                record.name, Registrar(registry, record.dist, record.version, owner=record.name))
             try:
                 impl.function(register=register)
             except Exception as exc:
-                for table in (registry.rewards, registry.hosts):  # a half-registered pack is not used
-                    for name in register.names:
-                        if name in table and table[name].plugin == record.dist and name not in registry.conflicts:
-                            del table[name]
+                registry.discard(record.name)  # a half-registered pack is not used, and claims no name
                 failed(record, exc)
+    conflicts, usable = registry.conflicts, set(registry.names("reward"))
     for name, register in registrars.items():
         record = records[name]
         if record.status == "loaded":
-            record.rewards = sorted(n for n in register.names if n in registry.rewards)
-        record.warnings = [registry.conflicts[n] for n in register.names if n in registry.conflicts]
-    return Plugins(pm, registry, list(records.values()))
+            record.rewards = sorted(n for n in set(register.names) if n in usable)
+            record.warnings = [conflicts[n] for n in dict.fromkeys(register.names) if n in conflicts]
+    return Plugins(registry, list(records.values()))
 
 
 @functools.cache

@@ -1,10 +1,16 @@
 """What plugins registered, and which plugin registered it.
 
 The registrar handed to each hook is bound to one plugin, so every reward
-and host is stamped with the distribution (name, version) it came from.  A
-name claimed twice is not silently overwritten, and neither claim wins by
-load order: the name is marked as a conflict naming both packs, asking for
-it raises that error, and every other reward of both packs keeps working.
+and host is stamped with the distribution (name, version) it came from.  It
+has one method per kind of thing (``add_reward``, ``add_host``), as tox's
+registrar does, so a hook says what it adds.
+
+The registry keeps every *claim* on a name rather than a winner: a name
+claimed by one plugin resolves to it; a name claimed by two is a conflict
+naming both packs (neither wins by load order), and every other reward of
+both packs keeps working.  Because claims are kept per plugin,
+:meth:`Registry.discard` can take back everything a pack registered, name
+claims included, when its hook fails halfway: a broken pack leaves no trace.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Any
 
 from .rewards import Reward
 
-__all__ = ["DuplicateNameError", "Registrar", "Registry", "UnknownNameError"]
+__all__ = ["DuplicateNameError", "Host", "Registrar", "Registry", "UnknownNameError"]
 
 
 class DuplicateNameError(Exception):
@@ -31,75 +37,108 @@ class UnknownNameError(KeyError):
 
 @dataclass(frozen=True)
 class Host:
-    """A training host: ``run(config)`` trains and returns a summary."""
+    """A training host: ``run(job)`` trains and returns a summary.
+
+    ``validate(config)``, when given, is called before any data is read or
+    model loaded, so settings the engine cannot honour fail at once.
+    """
 
     name: str
     run: Callable[[Any], Any]
     plugin: str
     version: str
+    validate: Callable[[Any], None] | None = None
+
+
+_KINDS = {"reward": "reward", "host": "training host"}
 
 
 @dataclass
 class Registry:
-    """Rewards and hosts by name, plus the names more than one plugin claimed."""
+    """Rewards and hosts by name, from every plugin's claims."""
 
-    rewards: dict[str, Reward] = field(default_factory=dict)
-    hosts: dict[str, Host] = field(default_factory=dict)
-    conflicts: dict[str, str] = field(default_factory=dict)
+    _claims: dict[str, dict[str, list[tuple[str, Reward | Host]]]] = field(
+        default_factory=lambda: {k: {} for k in _KINDS})
+
+    def add(self, kind: str, name: str, item: Reward | Host, owner: str) -> None:
+        """Record ``owner``'s (a plugin's) claim on ``name``; only :class:`Registrar` calls this."""
+        self._claims[kind].setdefault(name, []).append((owner, item))
+
+    def discard(self, owner: str) -> None:
+        """Forget every claim the plugin ``owner`` made: a pack that failed while loading leaves no trace."""
+        for table in self._claims.values():
+            for name in list(table):
+                table[name] = [claim for claim in table[name] if claim[0] != owner]
+                if not table[name]:
+                    del table[name]
 
     def reward(self, name: str) -> Reward:
-        return self._get(self.rewards, name, "reward")
+        return self._get("reward", name)  # type: ignore[return-value]
 
     def host(self, name: str) -> Host:
-        return self._get(self.hosts, name, "training host")
+        return self._get("host", name)  # type: ignore[return-value]
 
-    def _get(self, table: dict, name: str, kind: str):
-        if name in self.conflicts:
-            raise DuplicateNameError(self.conflicts[name])
-        try:
-            return table[name]
-        except KeyError:
-            available = ", ".join(sorted(table)) or "none (no plugin loaded)"
-            raise UnknownNameError(f"unknown {kind} {name!r}; available: {available}") from None
+    def _get(self, kind: str, name: str) -> Reward | Host:
+        claims = self._claims[kind].get(name)
+        if not claims:
+            available = ", ".join(sorted(self.names(kind))) or "none (no plugin loaded)"
+            raise UnknownNameError(f"unknown {_KINDS[kind]} {name!r}; available: {available}")
+        if len(claims) > 1:
+            raise DuplicateNameError(_conflict(name, claims))
+        return claims[0][1]
+
+    def names(self, kind: str = "reward") -> list[str]:
+        """Names that resolve (claimed by exactly one plugin), sorted."""
+        return sorted(name for name, claims in self._claims[kind].items() if len(claims) == 1)
+
+    @property
+    def conflicts(self) -> dict[str, str]:
+        """Each name more than one plugin claimed, with the message that names them all."""
+        return {name: _conflict(name, claims) for table in self._claims.values()
+                for name, claims in table.items() if len(claims) > 1}
 
     def __iter__(self) -> Iterator[Reward]:
-        return iter(sorted(self.rewards.values(), key=lambda r: r.name))
+        """The usable rewards, sorted by name."""
+        return iter([self.reward(name) for name in self.names("reward")])
+
+
+def _conflict(name: str, claims: list[tuple[str, Reward | Host]]) -> str:
+    packs = " and ".join(f"{item.plugin} {item.version}" for _, item in claims)
+    return f"name {name!r} is registered by two packs: {packs}; uninstall or disable one (GRPO_HOST_DISABLE_PLUGINS)"
 
 
 @dataclass
 class Registrar:
-    """The ``register`` object handed to one plugin's hooks.
+    """The ``register`` object handed to one plugin's hooks, with one method per kind of thing.
 
-    ``register(reward)`` for ``register_rewards``; ``register(name, run)`` for
-    ``register_hosts``.  A duplicate name is recorded in ``registry.conflicts``;
-    ``names`` keeps every name this plugin asked for, to attribute conflicts.
+    ``register(reward)`` is short for ``register.add_reward(reward)``, the
+    common case of a reward pack.  ``owner`` is the plugin's own name (its
+    entry point: one distribution may have several); ``names`` keeps every
+    name this plugin asked for, to attribute conflicts.
     """
 
     registry: Registry
     plugin: str
     version: str
+    owner: str = ""
     names: list[str] = field(default_factory=list)
 
-    def __call__(self, item: Reward | str, run: Callable[[Any], Any] | None = None) -> None:
-        if isinstance(item, Reward):
-            self._add(self.registry.rewards, item.name, replace(item, plugin=self.plugin, version=self.version))
-        elif isinstance(item, str) and callable(run):
-            self._add(self.registry.hosts, item, Host(item, run, self.plugin, self.version))
-        else:
-            raise TypeError(
-                f"register() takes a grpo_host.Reward (made with @reward) or (name, run) for a host, "
-                f"got {type(item).__name__}"
-            )
+    def add_reward(self, reward: Reward) -> None:
+        """Register a :class:`grpo_host.Reward` (made with :func:`grpo_host.reward`) under its name."""
+        if not isinstance(reward, Reward):
+            raise TypeError(f"add_reward() takes a grpo_host.Reward (made with @reward), got {type(reward).__name__}")
+        self._add("reward", reward.name, replace(reward, plugin=self.plugin, version=self.version))
 
-    def _add(self, table: dict, name: str, value: Reward | Host) -> None:
+    __call__ = add_reward
+
+    def add_host(self, name: str, run: Callable[[Any], Any], validate: Callable[[Any], None] | None = None) -> None:
+        """Register a training host: ``run(job) -> Summary``, and ``validate(config)`` run before any data is read."""
+        if not isinstance(name, str) or not name or not callable(run):
+            raise TypeError("add_host() takes a name and a callable run(job)")
+        if validate is not None and not callable(validate):
+            raise TypeError("add_host(validate=...) takes a callable validate(config)")
+        self._add("host", name, Host(name, run, self.plugin, self.version, validate))
+
+    def _add(self, kind: str, name: str, item: Reward | Host) -> None:
         self.names.append(name)
-        if name in table:
-            first = table[name]
-            msg = (
-                f"name {name!r} is registered by two packs: {first.plugin} {first.version} "
-                f"and {self.plugin} {self.version}; uninstall or disable one "
-                f"(GRPO_HOST_DISABLE_PLUGINS)"
-            )
-            self.registry.conflicts[name] = msg
-            return
-        table[name] = value
+        self.registry.add(kind, name, item, self.owner or self.plugin)

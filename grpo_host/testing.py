@@ -126,28 +126,21 @@ def score_rows(spec: str, rows: Iterable[Mapping[str, Any]], *, plugins: Plugins
     :param plugins: where to look the reward up (e.g. ``load_pack(...)``);
         defaults to every installed pack.
     """
+    from .data import missing_column
     from .ensemble import Ensemble
 
     rows = list(rows)
     with Ensemble.from_spec(spec, plugins=plugins) as ensemble:
         if len(ensemble.members) != 1:
             raise ValueError(f"score_rows scores one reward; the spec {spec!r} names {ensemble.names}")
-        [reward] = ensemble.rewards
         for i, row in enumerate(rows):
             if "completion" not in row:
                 raise ValueError(f"row {i}: no 'completion' to score")
-            for col in reward.requires:
-                problem = col.problem(row)
-                if problem:
-                    raise ValueError(f"row {i}: reward {reward.name!r} needs column {problem[0]!r}: {problem[1]}")
-        keys = sorted({k for row in rows for k in row} - {"completion", "prompt"})
-        result = ensemble.score(
-            [row["completion"] for row in rows],
-            [row.get("prompt") for row in rows],
-            row_ids=[f"row {i}" for i in range(len(rows))],
-            **{k: [row.get(k) for row in rows] for k in keys},
-        )
-    return result.values[reward.name]
+            problem = missing_column(row, ensemble.rewards)
+            if problem:
+                raise ValueError(f"row {i}: {problem}")
+        result = ensemble.score_rows(rows, row_ids=[f"row {i}" for i in range(len(rows))])
+    return result.values[ensemble.names[0]]
 
 
 def data_check(

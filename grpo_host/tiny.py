@@ -28,7 +28,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .cache import cache_root
+from .settings import cache_root
 
 __all__ = ["TINY", "TINY_CONFIG", "build_tiny", "is_builtin", "resolve_model", "tiny_model_dir", "tiny_vocab"]
 
@@ -78,7 +78,7 @@ def resolve_model(model: str, cache_dir: str | Path | None = None) -> str:
 def tiny_model_dir(cache_dir: str | Path | None = None) -> Path:
     """The cached ``builtin:tiny`` folder, built the first time (atomically: concurrent runs are safe).
 
-    The folder lies under :func:`grpo_host.cache.cache_root`.
+    The folder lies under :func:`grpo_host.settings.cache_root`.
     """
     target = cache_root(cache_dir) / f"tiny-llama-v{VERSION}"
     if (target / "config.json").exists():

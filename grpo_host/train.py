@@ -208,9 +208,8 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     _offline_for_local_models(config.model)
     plugins = _load_plugins(config)
     host = plugins.registry.host(config.backend)  # an unknown backend fails before any data is read
-    validate = getattr(host.run, "validate", None)
-    if validate is not None:  # optional: a host rejects settings its engine cannot honour, before any data is read
-        validate(config)
+    if host.validate is not None:  # a host rejects settings its engine cannot honour, before any data is read
+        host.validate(config)
     ensemble = Ensemble.from_spec(config.rewards, plugins=plugins, strict=config.strict, workers=config.workers)
     try:
         rows, labels = _read(config.data.train, ensemble, "train")

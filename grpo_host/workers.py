@@ -32,12 +32,16 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Literal, NamedTuple
 
-__all__ = ["InlineRunner", "Outcome", "WorkerPool"]
+__all__ = ["InlineRunner", "Outcome", "WorkerError", "WorkerPool"]
 
 STARTUP_TIMEOUT = 120.0
 """Seconds a new worker interpreter may take to import grpo_host and say it is ready."""
 
 Task = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+
+
+class WorkerError(RuntimeError):
+    """No worker process could be started or kept: an environment problem, reported in one message."""
 
 
 class Outcome(NamedTuple):
@@ -136,13 +140,18 @@ class _Worker:
         down_r, down_w = os.pipe()
         up_r, up_w = os.pipe()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # import what the parent can
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "grpo_host.workers", str(down_r), str(up_w)],
-            pass_fds=(down_r, up_w),
-            stdin=subprocess.DEVNULL,
-            stdout=_stderr_fd(),  # a reward's print() must not land in `grpo-host score --out -`
-            env=env,
-        )
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "grpo_host.workers", str(down_r), str(up_w)],
+                pass_fds=(down_r, up_w),
+                stdin=subprocess.DEVNULL,
+                stdout=_stderr_fd(),  # a reward's print() must not land in `grpo-host score --out -`
+                env=env,
+            )
+        except OSError as exc:  # out of processes or memory
+            for fd in (down_r, down_w, up_r, up_w):
+                os.close(fd)
+            raise WorkerError(f"cannot start a grpo-host worker process: {exc}") from None
         os.close(down_r)
         os.close(up_w)
         self.conn = _Duplex(Connection(up_r, writable=False), Connection(down_w, readable=False))
@@ -235,9 +244,10 @@ class WorkerPool:
                 try:
                     worker.conn.recv()  # the worker's "ready"
                 except (EOFError, OSError):
-                    raise RuntimeError(
-                        f"a grpo-host worker process failed to start (exit code {worker.process.poll()}); "
-                        "its error is on stderr above"
+                    raise WorkerError(
+                        f"a grpo-host worker process failed to start (exit code {worker.process.wait(5)}); "
+                        f"its error, if any, is on stderr above; it runs `{sys.executable} -m grpo_host.workers` "
+                        "with this process's environment and sys.path"
                     ) from None
                 worker.ready = True
                 idle.append(worker)
@@ -259,7 +269,8 @@ class WorkerPool:
                     results[index] = Outcome("timeout")
                     starting[self._replace(worker)] = now + STARTUP_TIMEOUT
             if any(now > deadline for deadline in starting.values()):
-                raise RuntimeError(f"a grpo-host worker process did not start within {STARTUP_TIMEOUT:.0f} s")
+                raise WorkerError(f"a grpo-host worker process did not start within {STARTUP_TIMEOUT:.0f} s "
+                                  "(is the machine out of memory or processes?)")
         return results  # type: ignore[return-value]
 
     def close(self) -> None:

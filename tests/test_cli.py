@@ -68,16 +68,72 @@ def test_score_reports_bad_rows_and_scores_the_rest(tmp_path):
         {"prompt": "p", "completion": "<answer>1</answer>", "answer": "1"},
         {"prompt": "p", "answer": "1"},  # no completion
         {"prompt": "p", "completion": "<answer>1</answer>"},  # no answer for accuracy
-        {"completion": "x", "answer": "1"},  # no prompt
+        {"completion": "<answer>1</answer>", "answer": "1"},  # no prompt, and accuracy reads none: scored
+        {"prompt": "p", "completion": "", "answer": "1"},  # EOS at once: an empty completion is scored
     ])
     out = tmp_path / "out.jsonl"
     proc = run_cli("score", str(data), "--rewards", "accuracy", "--out", str(out))
     assert proc.returncode == 1
     assert "line 2: no 'completion' to score" in proc.stderr
     assert "line 3: reward 'accuracy' needs column 'answer': missing" in proc.stderr
-    assert "line 4: no prompt" in proc.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [("error" in line) for line in lines] == [False, True, True, True]
+    assert [("error" in line) for line in lines] == [False, True, True, False, False]
+    assert [line.get("total") for line in lines] == [1.0, None, None, 1.0, 0.0]
+
+
+def test_score_needs_a_prompt_only_for_rewards_that_read_one(tmp_path, packs):
+    data = write_jsonl(tmp_path / "d.jsonl", [{"completion": "x"}, {"prompt": "p", "completion": "q"}])
+    proc = run_cli("score", str(data), "--rewards", "good_no_echo", "--out", "-", pythonpath=[packs["good"]])
+    assert proc.returncode == 1
+    first, second = (json.loads(line) for line in proc.stdout.splitlines())
+    assert first["row"] == "line 1" and first["error"].startswith("no prompt")
+    assert second == {"row": "line 2", "rewards": {"good_no_echo": 1.0}, "total": 1.0}
+
+
+def test_a_reward_failing_on_some_rows_costs_those_rows_only(tmp_path, packs):
+    data = write_jsonl(tmp_path / "d.jsonl", [{"completion": c} for c in ("1", "one", "3")])
+    out = tmp_path / "out.jsonl"
+    proc = run_cli("score", str(data), "--rewards", "good_int, good_length(target=1):0", "--out", str(out), "--json",
+                   pythonpath=[packs["good"]])
+    assert proc.returncode == 1, proc.stderr  # rows failed
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["rewards"]["good_int"] for line in lines] == [1.0, None, 3.0]
+    assert [line["rewards"]["good_length"] for line in lines] == [1.0, 0.0, 1.0]  # the other reward still scored it
+    assert "error" not in lines[0] and "error" not in lines[2]
+    assert lines[1]["error"].startswith("reward 'good_int' (pack grpo-test-good 1.2.3) failed on row line 2: "
+                                        "ValueError: invalid literal for int()")
+    summary = json.loads(proc.stdout)
+    assert (summary["failed_rows"], summary["rewards"]["good_int"]["errors"]) == (1, 1)
+    assert "Traceback" not in proc.stderr and "failed: reward 'good_int'" in proc.stderr
+
+
+def test_on_error_in_the_spec_string_and_a_broken_reward_stopping(tmp_path, packs):
+    from grpo_host.ensemble import BUG_STREAK
+
+    data = write_jsonl(tmp_path / "d.jsonl", [{"completion": "one"}] * (BUG_STREAK + 2))
+    stopped = run_cli("score", str(data), "--rewards", "good_int", pythonpath=[packs["good"]])
+    assert stopped.returncode == 2 and "Traceback" not in stopped.stderr
+    assert f"failed on {BUG_STREAK} rows in a row, so it is broken" in stopped.stderr
+    assert "grpo-test-good 1.2.3" in stopped.stderr
+    skipped = run_cli("score", str(data), "--rewards", "good_int [on_error=skip]", "--json", pythonpath=[packs["good"]])
+    assert skipped.returncode == 1 and json.loads(skipped.stdout)["rewards"]["good_int"]["errors"] == BUG_STREAK + 2
+    raised = run_cli("score", str(data), "--rewards", "good_int [on_error=raise, timeout=5]", pythonpath=[packs["good"]])
+    assert raised.returncode == 2 and "failed on row line 1" in raised.stderr and "Traceback" not in raised.stderr
+    typo = run_cli("score", str(data), "--rewards", "good_int [on_eror=skip]", pythonpath=[packs["good"]])
+    assert typo.returncode == 2 and "unknown policy 'on_eror'" in typo.stderr
+
+
+def test_a_worker_that_cannot_start_is_a_clean_error(tmp_path):
+    """An environment in which the worker interpreter dies at start-up (here: a sitecustomize that exits
+    whenever Python runs a module with -m, as the worker is started) is one message, not a traceback."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import os, sys\nif sys.argv[:1] == ['-m']:\n    os._exit(3)\n")
+    data = write_jsonl(tmp_path / "d.jsonl", [{"prompt": "p", "completion": "\\\\boxed{1}", "answer": "1"}])
+    proc = run_cli("score", str(data), "--rewards", "math", pythonpath=[site])
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "a grpo-host worker process failed to start (exit code 3)" in proc.stderr
 
 
 def test_score_stdout_rows_and_reward_errors(tmp_path):

@@ -52,7 +52,7 @@ def test_register_rewards_records_each_reward_with_its_installed_pack(packs, mon
     plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "good"})
     [record] = plugins.records
     assert (record.status, record.hooks) == ("loaded", ["register_rewards"])
-    assert record.rewards == ["contains_expected", "good_agreement", "good_length"]
+    assert record.rewards == ["contains_expected", "good_agreement", "good_int", "good_length", "good_no_echo"]
     registered = plugins.registry.reward("good_length")
     assert (registered.plugin, registered.version) == ("grpo-test-good", "1.2.3")
 
@@ -66,16 +66,30 @@ def test_register_rewards_reports_a_name_two_packs_register(monkeypatch):
 
 
 def test_register_hosts_records_a_host_with_its_pack():
-    def run_toy(config):
-        return {"trained_on": config}
+    def run_toy(job):
+        raise AssertionError("not called by registering")
 
-    module = plugin_module("toy_host_pack", "0.3", register_hosts=lambda register: register("toy", run_toy))
+    def validate_toy(config):
+        raise AssertionError("not called by registering")
+
+    module = plugin_module("toy_host_pack", "0.3",
+                           register_hosts=lambda register: register.add_host("toy", run_toy, validate=validate_toy))
     plugins = load_plugins(entry_points_group=None, plugins=[module], env={})
     host = plugins.registry.host("toy")
     assert (host.name, host.plugin, host.version) == ("toy", "toy_host_pack", "0.3")
-    assert host.run("config") == {"trained_on": "config"}
+    assert host.run is run_toy and host.validate is validate_toy
     [record] = plugins.records
     assert record.hooks == ["register_hosts"]
+
+
+def test_register_hosts_rejects_what_is_not_a_host():
+    def bad(register):
+        register.add_host("toy", "not callable")
+
+    plugins = load_plugins(entry_points_group=None, plugins=[plugin_module("bad_host_pack", register_hosts=bad)], env={})
+    [record] = plugins.records
+    assert record.status == "failed" and "add_host() takes a name and a callable run(job)" in record.error
+    assert plugins.registry.names("host") == []
 
 
 HOOK_TESTS = {
@@ -83,7 +97,7 @@ HOOK_TESTS = {
         test_register_rewards_records_each_reward_with_its_installed_pack,
         test_register_rewards_reports_a_name_two_packs_register,
     ],
-    "register_hosts": [test_register_hosts_records_a_host_with_its_pack],
+    "register_hosts": [test_register_hosts_records_a_host_with_its_pack, test_register_hosts_rejects_what_is_not_a_host],
 }
 """Hook name -> the tests that exercise it.  A new hook needs an entry (and its tests) here."""
 
@@ -101,7 +115,10 @@ def test_every_hook_has_a_test():
 
 
 def test_the_loader_calls_every_hook():
-    assert set(HOOKS) == set(SPECS), "grpo_host.plugins.HOOKS must list every hook spec, or the hook is never called"
+    called = []
+    hooks = {name: (lambda name: lambda register: called.append(name))(name) for name in SPECS}
+    load_plugins(entry_points_group=None, plugins=[plugin_module("every_hook_pack", **hooks)], env={})
+    assert sorted(called) == sorted(SPECS) == sorted(HOOKS)
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))
@@ -118,4 +135,5 @@ def test_hook_has_a_full_docstring(name):
 
 @pytest.mark.parametrize("name", sorted(SPECS))
 def test_hook_is_described_in_the_reward_pack_guide(name):
-    assert f"`{name}(" in GUIDE.read_text(), f"docs/writing-a-reward-pack.md does not describe hook {name}"
+    signature = f"`{name}({', '.join(inspect.signature(SPECS[name]).parameters)})`"
+    assert signature in GUIDE.read_text(), f"docs/writing-a-reward-pack.md does not describe hook {signature}"

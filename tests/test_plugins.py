@@ -38,7 +38,7 @@ def test_in_process_loading_records_the_registering_distribution(packs, monkeypa
     reward = plugins.registry.reward("good_length")
     assert (reward.plugin, reward.version) == ("grpo-test-good", "1.2.3")
     rec = next(r for r in plugins.records if r.name == "good")
-    assert rec.hooks == ["register_rewards"] and rec.rewards == ["contains_expected", "good_agreement", "good_length"]
+    assert rec.hooks == ["register_rewards"] and rec.rewards == ["contains_expected", "good_agreement", "good_int", "good_length", "good_no_echo"]
 
 
 def test_a_broken_pack_is_reported_and_everything_else_works(packs):
@@ -61,14 +61,21 @@ def test_strict_mode_reraises_the_broken_pack(packs):
     assert "ModuleNotFoundError" in proc.stderr and "grpo-test-broken" in proc.stderr
 
 
-def test_a_raising_hook_fails_only_its_pack_and_registers_nothing(packs, monkeypatch):
-    monkeypatch.syspath_prepend(str(packs["raising"]))
+@pytest.mark.parametrize("order", ["raising first", "good first"])
+def test_a_raising_hook_fails_only_its_pack_and_leaves_no_trace(packs, monkeypatch, order):
+    first, second = ("raising", "good") if order == "raising first" else ("good", "raising")
+    monkeypatch.syspath_prepend(str(packs[second]))
+    monkeypatch.syspath_prepend(str(packs[first]))
     plugins = load_plugins(env={})
     rec = next(r for r in plugins.records if r.name == "raising")
     assert rec.status == "failed" and "this pack's hook is broken" in rec.error
     with pytest.raises(UnknownNameError):
         plugins.registry.reward("raising_first")
+    assert plugins.registry.reward("contains_expected").plugin == "grpo-test-good"  # its claim died with it
+    assert "contains_expected" not in plugins.registry.conflicts
     assert plugins.registry.reward("accuracy")
+    good = next(r for r in plugins.records if r.name == "good")
+    assert good.warnings == [] and "contains_expected" in good.rewards
 
 
 def test_duplicate_names_are_an_error_naming_both_packs(packs, tmp_path):

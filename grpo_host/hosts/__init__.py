@@ -29,16 +29,14 @@ def run_mlx(job: Job) -> Summary:
     return run(job)
 
 
-def _validate_mlx(config) -> None:
+def validate_mlx(config) -> None:
+    """Settings mlx-lm-lora cannot honour fail before any data is read; see :func:`grpo_host.hosts.mlx.validate`."""
     from .mlx import validate
 
     validate(config)
 
 
-run_mlx.validate = _validate_mlx  # settings MLX cannot honour fail before any data is read
-
-
 @hookimpl
 def register_hosts(register):
-    register("trl", run_trl)
-    register("mlx", run_mlx)
+    register.add_host("trl", run_trl)
+    register.add_host("mlx", run_mlx, validate=validate_mlx)

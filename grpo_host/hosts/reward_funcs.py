@@ -81,17 +81,8 @@ class EnsembleRewardFuncs:
 
     def _score(self, completions: Sequence[Any], ids: list[int], log_metric: LogMetric | None,
                completion_ids: Sequence[Any] | None = None) -> None:
-        rows = [self.rows[i] for i in ids]
-        keys = sorted({k for row in rows for k in row} - {"prompt"})
-        columns = {k: [row.get(k) for row in rows] for k in keys}
-        if completion_ids is not None and len(completion_ids) == len(completions):  # token counts (overlong)
-            columns["completion_ids"] = list(completion_ids)
-        result = self.ensemble.score(
-            completions,
-            [row["prompt"] for row in rows],
-            row_ids=[self.labels[i] for i in ids],
-            **columns,
-        )
+        result = self.ensemble.score_rows([self.rows[i] for i in ids], completions=completions,
+                                          row_ids=[self.labels[i] for i in ids], completion_ids=completion_ids)
         self._batch, self._served = (completions, ids), set()
         # A row no weighted reward scored is unscored (the ensemble's rule); engines call a completion
         # unscorable only when every function returned None, so weight-0 members say None there too.
@@ -104,4 +95,6 @@ class EnsembleRewardFuncs:
                 log_metric(f"rewards/{name}/errors", float(m.errors))
                 log_metric(f"rewards/{name}/timeouts", float(m.timeouts))
                 log_metric(f"rewards/{name}/seconds", m.seconds)
+                for key, count in m.counts.items():
+                    log_metric(f"rewards/{name}/{key}", count)
             log_metric("unscored", float(result.unscored))

@@ -1,4 +1,5 @@
-"""A well-behaved third-party pack: an any-of column, parameters, a batch reward."""
+"""A well-behaved third-party pack: an any-of column, parameters, a batch reward, a prompt reader,
+and a reward that (like many real ones) raises on a completion it cannot read."""
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,8 +28,17 @@ def good_agreement(completions, **_):
     return [completions.count(c) / len(completions) for c in completions]
 
 
+@reward(description="the completion read as an integer (raises ValueError when it is not one)")
+def good_int(completion, **_):
+    return float(int(completion.strip()))
+
+
+@reward(requires={"prompt": str}, description="1.0 when the completion does not repeat the prompt")
+def good_no_echo(completion, *, prompt, **_):
+    return float(prompt.strip() not in completion)
+
+
 @hookimpl
 def register_rewards(register):
-    register(contains_expected)
-    register(good_length)
-    register(good_agreement)
+    for item in (contains_expected, good_length, good_agreement, good_int, good_no_echo):
+        register.add_reward(item)

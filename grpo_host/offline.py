@@ -1,0 +1,112 @@
+"""Scoring a file of completions offline (``grpo-host score``), streamed in batches.
+
+Rows go in as :func:`grpo_host.data.read_rows` yields them and one result
+per row comes out, in input order, so nothing is lost: a scored row carries
+every reward's value and the total; a row that could not be read or lacks
+what a chosen reward needs is ``{"row", "error"}``; a row that a reward
+failed on keeps the other rewards' values and says which reward failed and
+why under ``"error"``.  A :class:`Tally` keeps running per-reward figures
+(moments, not lists, so memory stays flat on large files).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .data import DataError, missing_column, normalize
+from .ensemble import Ensemble, Moments, ScoreResult
+
+__all__ = ["Tally", "score_file_rows"]
+
+
+class Tally:
+    """What ``grpo-host score`` reports: row counts and per-reward figures over every batch so far."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.rows = self.bad = self.failed = self.unscored = 0
+        self.errors: list[str] = []  # the first messages of rows a reward failed on
+        self._moments = {n: Moments() for n in names}
+        self._stats = {n: {"n": 0, "errors": 0, "timeouts": 0, "seconds": 0.0} for n in names}
+        self._counts: dict[str, dict[str, float]] = {n: {} for n in names}
+
+    def add(self, result: ScoreResult) -> None:
+        self.unscored += result.unscored
+        self.failed += len(result.row_errors)
+        self.errors += result.errors[: max(0, 10 - len(self.errors))]
+        for name, values in result.values.items():
+            s, m = self._stats[name], result.metrics[name]
+            self._moments[name].add(values)
+            s["n"] += len(values)
+            s["errors"] += m.errors
+            s["timeouts"] += m.timeouts
+            s["seconds"] += m.seconds
+            for key, count in m.counts.items():
+                self._counts[name][key] = self._counts[name].get(key, 0.0) + count
+
+    def per_reward(self) -> dict[str, dict[str, Any]]:
+        res = {}
+        for name, s in self._stats.items():
+            m = self._moments[name]
+            res[name] = {
+                "mean": m.mean,
+                "std": m.std,
+                "coverage": m.n / s["n"] if s["n"] else 0.0,
+                "errors": s["errors"],
+                "timeouts": s["timeouts"],
+                "seconds": round(s["seconds"], 4),
+                "counts": dict(self._counts[name]),
+            }
+        return res
+
+
+def score_file_rows(
+    rows: Iterable[tuple[str, Any]], ensemble: Ensemble, tally: Tally, *, batch_size: int = 256
+) -> Iterator[dict[str, Any]]:
+    """Yield one result per input row, in order (see the module docstring for their shapes).
+
+    A row needs a ``completion`` (an empty string is a completion: a policy
+    that emits EOS at once wrote it); a prompt only when a chosen reward
+    declares the ``prompt`` column.
+    """
+    rewards = ensemble.rewards
+    need_prompt = any("prompt" in col.names for r in rewards for col in r.requires)
+    pending: list[tuple[str, dict[str, Any] | None, DataError | None]] = []
+
+    def flush() -> Iterator[dict[str, Any]]:
+        good = [(where, row) for where, row, error in pending if error is None]
+        result = None
+        if good:
+            result = ensemble.score_rows([row for _, row in good], row_ids=[where for where, _ in good])
+            tally.add(result)
+        i = 0
+        for where, _, error in pending:
+            if error is not None:
+                yield {"row": where, "error": str(error).removeprefix(f"{where}: ")}
+                continue
+            line = {"row": where, "rewards": {n: result.values[n][i] for n in ensemble.names}, "total": result.total[i]}
+            if i in result.row_errors:
+                line["error"] = "; ".join(result.row_errors[i])
+            yield line
+            i += 1
+        pending.clear()
+
+    for where, raw in rows:
+        tally.rows += 1
+        try:
+            if isinstance(raw, DataError):
+                raise raw
+            row = normalize(raw, where, require_prompt=need_prompt)
+            if row.get("completion") is None or isinstance(row["completion"], list | dict) and not row["completion"]:
+                raise DataError(where, "no 'completion' to score")
+            problem = missing_column(row, rewards)
+            if problem:
+                raise DataError(where, problem)
+            error = None
+        except DataError as exc:
+            row, error = None, exc
+        tally.bad += error is not None
+        pending.append((where, row, error))
+        if len(pending) >= batch_size:
+            yield from flush()
+    yield from flush()
