@@ -1,24 +1,34 @@
 """json_schema: does the completion's JSON validate against the row's JSON Schema?
 
-The validator is the ``jsonschema`` library (Draft 2020-12 unless the
-schema's ``$schema`` names another draft).  Completions are untrusted, so:
+The validator is ``jsonschema-rs`` (Rust), chosen over the pure-Python
+``jsonschema`` by benchmarks/json_schema.py: both agree with the official
+JSON-Schema-Test-Suite, but ``jsonschema`` needs Python's ``re`` (no ECMA-262
+``\\p{...}``, exponential backtracking) and its ``anyOf`` check is exponential
+in recursive schemas, while jsonschema-rs runs ECMA-262 patterns on Rust's
+linear-time ``regex`` engine, falling back to ``fancy-regex`` with a
+backtracking budget only for look-around and back-references.
+
+Completions and schemas are both untrusted (an optimiser writes one, a
+dataset the other), so every failure they can cause is a scored result:
 
 * JSON is read with hard limits: ``NaN``/``Infinity`` are rejected (they are
   not JSON), as are number literals longer than ``MAX_NUMBER_CHARS`` or that
-  overflow a float, nesting deeper than ``MAX_DEPTH`` and text longer than
-  ``max_chars``; a rejected value scores 0 like a missing one.
-* ``$ref`` is resolved only inside the schema and the bundled meta-schemas:
-  the registry has no retriever, so a remote reference is never fetched
-  (jsonschema's default would download it).
-* Regular expressions (``pattern``, ``patternProperties``, the ``regex``
-  format) run on Python's backtracking ``re``, where ``^(a+)+$`` against a
-  long near-miss takes exponential time.  Rather than swap the engine under
-  jsonschema's keywords one by one (and miss ``additionalProperties``, which
-  matches ``patternProperties`` itself), every item runs in a worker process
-  (``executor="process"``): the worker's timer interrupts ``re`` (CPython's
-  matcher checks signals) and a worker that still does not answer is killed
-  and replaced.  A timed-out item scores None and is counted as a timeout.
-  The cost, a pipe round trip per item, is small next to validation.
+  overflow a float, strings with lone surrogates (not Unicode text), nesting
+  deeper than ``MAX_DEPTH`` and text longer than ``max_chars``; a rejected
+  value scores 0 like a missing one.
+* A schema is compiled once, up front, and refused (the reward returns None
+  and ``data check`` names the problem) when it is not JSON, not a schema,
+  nested deeper than ``MAX_SCHEMA_DEPTH``, names a ``$schema`` that is not a
+  known draft, has a ``$ref``/``$dynamicRef``/``$recursiveRef`` that does not
+  resolve inside it (the validator runs offline: a remote reference is never
+  fetched), or has a reference loop that never descends into the value
+  (``{"$ref": "#"}``: the specification leaves its meaning undefined).
+  jsonschema-rs resolves references while compiling, walking the schema by
+  keyword position, so a property *named* ``enum`` or ``default`` is checked
+  like any other.
+* Validation runs in a worker process (``executor="process"``) under the
+  reward's timeout; the rare schema whose error report is exponential (an
+  ``anyOf`` of recursive branches) is stopped there and counted as a timeout.
 """
 
 from __future__ import annotations
@@ -26,9 +36,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,13 +46,18 @@ from grpo_host import hookimpl, reward
 
 MAX_DEPTH = 64
 """Deepest nesting of arrays/objects accepted in a completion's JSON."""
+MAX_SCHEMA_DEPTH = 128
+"""Deepest nesting of a schema's JSON (jsonschema-rs itself refuses a little deeper)."""
 MAX_NUMBER_CHARS = 64
 """Longest number literal accepted (a 10^5-digit integer is an attack, not an answer)."""
-DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 MAX_CANDIDATES = 16
-"""How many `{`/`[` positions are tried when the JSON is embedded in prose."""
+"""How many fences, and how many `{`/`[` positions, are tried when the JSON is embedded in prose."""
+REGEX_BACKTRACK_LIMIT = 1_000_000
+"""Backtracking steps a look-around/back-reference pattern may take per match before that value fails it."""
 
-_FENCE = re.compile(r"```[ \t]*(?:json[\w-]*)?[ \t]*\n(.*?)```", re.S | re.I)
+_FENCE_OPEN = re.compile(r"```[ \t]*(?:json[\w-]*[ \t]*)?\r?\n", re.I)
+_FENCE_CLOSE = re.compile(r"\s*```")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class JsonRejected(ValueError):
@@ -83,40 +98,69 @@ def _parse_float(text: str) -> float:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int, parse_float=_parse_float)
 
 
-def _depth_ok(value: Any) -> bool:
-    """Iterative depth check: validating a 10,000-deep value would blow the recursion limit."""
+def _too_deep(value: Any, limit: int) -> bool:
+    """Iterative depth check: a recursive one would itself blow the stack on a 10,000-deep value."""
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict | list):
-            if depth > MAX_DEPTH:
-                return False
+            if depth > limit:
+                return True
             stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return True
+    return False
 
 
-def _decode(text: str, start: int = 0, *, whole: bool) -> Any:
-    """Decode one JSON value at ``start`` (the whole text when ``whole``); raise ValueError or JsonRejected."""
+def _has_surrogate(value: Any) -> bool:
+    """True when a string or key holds a lone surrogate (``"\\ud800"`` decodes to one): not UTF-8 encodable."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _decode_at(text: str, start: int) -> tuple[Any, int]:
+    """Decode one JSON value at ``start``; ``(value, end)``.  Raises ValueError, or JsonRejected for a limit."""
     try:
         value, end = _DECODER.raw_decode(text, start)
     except RecursionError:
         raise JsonRejected("nesting too deep") from None
-    if whole and text[end:].strip():
-        raise ValueError("extra data after the value")
-    if not _depth_ok(value):
+    if _too_deep(value, MAX_DEPTH):
         raise JsonRejected(f"nesting deeper than {MAX_DEPTH}")
-    return value
+    if _has_surrogate(value):
+        raise JsonRejected("a string holds a lone surrogate")
+    return value, end
 
 
-def _candidates(text: str) -> Iterator[tuple[str, int, bool]]:
-    """Where the JSON may be, best first: the whole text, fenced blocks (last first), then `{`/`[` positions."""
-    stripped = text.strip()
-    yield stripped, 0, True
-    for block in reversed(_FENCE.findall(text)):
-        yield block.strip(), 0, True
+def _skip_space(text: str, start: int) -> int:
+    while start < len(text) and text[start] in " \t\r\n":
+        start += 1
+    return start
+
+
+def _candidates(text: str) -> Iterator[tuple[int, str]]:
+    """Where the JSON may start, best first, with what must follow it.
+
+    ``"end"``: the whole text is the value.  ``"fence"``: a value right after
+    an opening fence, followed by the closing fence; found by decoding rather
+    than by searching for the next fence, so a JSON string containing ```
+    is read whole.  Fences are tried last first (a final answer after a
+    draft); then ``"any"``: the first `{`/`[` positions, whatever follows.
+    """
+    yield _skip_space(text, 0), "end"
+    fences = [m.end() for m in _FENCE_OPEN.finditer(text)]
+    for end in reversed(fences[-MAX_CANDIDATES:]):
+        yield _skip_space(text, end), "fence"
     starts = (m.start() for m in re.finditer(r"[\[{]", text))
     for _, start in zip(range(MAX_CANDIDATES), starts):
-        yield text, start, False
+        yield start, "any"
 
 
 def extract_json(text: str) -> tuple[bool, Any]:
@@ -125,15 +169,20 @@ def extract_json(text: str) -> tuple[bool, Any]:
     Raises :class:`JsonRejected` when the best candidate breaks a limit, so
     a NaN-laden or 10,000-deep answer is not rescued by a smaller fragment.
     """
-    for candidate, start, whole in _candidates(text):
-        if not candidate:
+    for start, follows in _candidates(text):
+        if start >= len(text):
             continue
         try:
-            return True, _decode(candidate, start, whole=whole)
+            value, end = _decode_at(text, start)
         except JsonRejected:
             raise
         except ValueError:
             continue
+        if follows == "end" and _skip_space(text, end) != len(text):
+            continue
+        if follows == "fence" and not _FENCE_CLOSE.match(text, end):
+            continue
+        return True, value
     return False, None
 
 
@@ -141,7 +190,201 @@ def extract_json(text: str) -> tuple[bool, Any]:
 
 
 class SchemaProblem(ValueError):
-    """The row's schema is unusable: not JSON, not a schema, or a ``$ref`` that would need a download."""
+    """The row's schema is unusable; the message says why (for ``data check``)."""
+
+
+class Compiled(NamedTuple):
+    """A row's schema, checked and compiled: the parsed schema and its jsonschema-rs validator."""
+
+    schema: dict | bool
+    validator: Any
+
+
+def compile_schema(schema: Any, *, registry: Any = None) -> Compiled:
+    """Check and compile ``schema`` (an object, a boolean, or JSON text); raise :class:`SchemaProblem`.
+
+    ``registry`` (a ``jsonschema_rs.Registry``) supplies extra documents that
+    ``$ref`` and ``$schema`` may name, from memory; the reward passes none.
+    Nothing is ever fetched: the validator is built with ``offline=True``.
+    """
+    import jsonschema_rs
+
+    if isinstance(schema, str):
+        try:
+            schema = json.loads(schema, parse_constant=_reject_constant)
+        except RecursionError:
+            raise SchemaProblem(f"schema nesting deeper than {MAX_SCHEMA_DEPTH}") from None
+        except ValueError as exc:
+            raise SchemaProblem(f"schema is not valid JSON: {exc}") from None
+    if not isinstance(schema, dict | bool):
+        raise SchemaProblem(f"a schema is a JSON object or boolean, not {type(schema).__name__}")
+    if _too_deep(schema, MAX_SCHEMA_DEPTH):
+        raise SchemaProblem(f"schema nesting deeper than {MAX_SCHEMA_DEPTH}")
+    options = {
+        "registry": registry,
+        "offline": True,
+        "pattern_options": jsonschema_rs.FancyRegexOptions(backtrack_limit=REGEX_BACKTRACK_LIMIT),
+    }
+    if isinstance(schema, dict) and "$schema" in schema:
+        dialect = schema["$schema"]
+        try:
+            jsonschema_rs.validator_for({"$schema": dialect}, **options)
+        except ValueError:
+            raise SchemaProblem(
+                f"unknown $schema {dialect!r}: known drafts are 4, 6, 7, 2019-09 and 2020-12 "
+                "(a custom meta-schema is never fetched)"
+            ) from None
+    try:
+        validator = jsonschema_rs.validator_for(schema, **options)
+    except jsonschema_rs.ValidationError as exc:
+        raise SchemaProblem(_describe(exc)) from None
+    except ValueError as exc:  # the schema is nested too deep for the compiler, or holds a lone surrogate
+        raise SchemaProblem(f"schema cannot be compiled: {exc}") from None
+    loop = _reference_loop(schema)
+    if loop:
+        raise SchemaProblem(f"reference loop that never descends into the value: {' -> '.join(loop)}")
+    return Compiled(schema, validator)
+
+
+def _describe(exc: Any) -> str:
+    import jsonschema_rs
+
+    message = exc.message.split("\n", 1)[0]
+    if isinstance(exc.kind, jsonschema_rs.ValidationErrorKind.Referencing):
+        return f"a reference does not resolve inside the schema (remote references are never fetched): {message}"
+    where = "/".join(map(str, exc.instance_path)) or "(root)"
+    return f"invalid schema at {where}: {message}"
+
+
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+_IN_PLACE_MANY = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_MAP = ("dependentSchemas", "dependencies")
+_REFS = ("$ref", "$dynamicRef", "$recursiveRef")
+_DESCEND_ONE = ("additionalProperties", "additionalItems", "items", "contains", "propertyNames",
+                "unevaluatedItems", "unevaluatedProperties")
+_DESCEND_MANY = ("items", "prefixItems")
+_DESCEND_MAP = ("properties", "patternProperties")
+_LEGACY = {"draft3", "draft4", "draft6", "draft7"}  # drafts where "$ref" makes its siblings ignored
+
+
+def _reference_loop(schema: Any) -> list[str] | None:
+    """A cycle of subschemas applied to one and the same value (so evaluation never ends), as JSON pointers.
+
+    Edges are followed by keyword position, as the specification applies
+    them: ``allOf``/``anyOf``/``oneOf``/``not``/``if``/``then``/``else``/
+    ``dependentSchemas`` and references stay on the same value; ``items``,
+    ``properties`` and the like descend into a part of it, which bounds them
+    by the value's depth.  References are resolved statically (a
+    ``$dynamicRef`` by its initial target) with ``referencing`` and followed
+    only inside the row's own document.  Iterative, so a deep schema cannot
+    exhaust the stack.
+    """
+    if not isinstance(schema, dict):
+        return None
+    import referencing
+    import referencing.jsonschema
+
+    spec = referencing.jsonschema.specification_with(
+        schema.get("$schema", ""), default=referencing.jsonschema.DRAFT202012
+    )
+    legacy = spec.name in _LEGACY
+    pointers = _pointers(schema)
+
+    def edges(node: dict, resolver: Any) -> Iterator[tuple[bool, dict, Any]]:
+        """``(in_place, child, resolver)`` for each subschema ``node`` applies."""
+        if "$id" in node or "id" in node:
+            resolver = resolver.in_subresource(spec.create_resource(node))
+        for key in _REFS:
+            ref = node.get(key)
+            if isinstance(ref, str):
+                try:
+                    resolved = resolver.lookup(ref)
+                except Exception:  # noqa: BLE001 - jsonschema-rs already resolved it; a gap here only skips an edge
+                    continue
+                if id(resolved.contents) in pointers:
+                    yield True, resolved.contents, resolved.resolver
+        if legacy and "$ref" in node:
+            return
+        for key in _IN_PLACE_ONE:
+            yield from _children(True, [node.get(key)], resolver)
+        for key in _IN_PLACE_MANY:
+            yield from _children(True, node.get(key) if isinstance(node.get(key), list) else [], resolver)
+        for key in _IN_PLACE_MAP:
+            yield from _children(True, _values(node.get(key)), resolver)
+        for key in _DESCEND_ONE:
+            yield from _children(False, [node.get(key)], resolver)
+        for key in _DESCEND_MANY:
+            yield from _children(False, node.get(key) if isinstance(node.get(key), list) else [], resolver)
+        for key in _DESCEND_MAP:
+            yield from _children(False, _values(node.get(key)), resolver)
+
+    root = referencing.Registry().resolver_with_root(spec.create_resource(schema))
+    # Reachable subschemas and their in-place successors.
+    in_place: dict[int, list[int]] = {}
+    seen = {id(schema)}
+    stack = [(schema, root)]
+    while stack:
+        node, resolver = stack.pop()
+        successors = in_place.setdefault(id(node), [])
+        for same_value, child, child_resolver in edges(node, resolver):
+            if same_value:
+                successors.append(id(child))
+            if id(child) not in seen:
+                seen.add(id(child))
+                stack.append((child, child_resolver))
+    return _find_cycle(in_place, pointers)
+
+
+def _children(in_place: bool, items: Iterable[Any], resolver: Any) -> Iterator[tuple[bool, dict, Any]]:
+    for item in items:
+        if isinstance(item, dict):
+            yield in_place, item, resolver
+
+
+def _values(mapping: Any) -> Iterable[Any]:
+    return mapping.values() if isinstance(mapping, dict) else ()
+
+
+def _pointers(schema: Any) -> dict[int, str]:
+    """JSON pointer of every object in the document, keyed by ``id`` (identity: equal objects are distinct)."""
+    out: dict[int, str] = {}
+    stack = [(schema, "#")]
+    while stack:
+        node, pointer = stack.pop()
+        if isinstance(node, dict):
+            out[id(node)] = pointer
+            items = node.items()
+        elif isinstance(node, list):
+            items = enumerate(node)
+        else:
+            continue
+        for key, child in items:
+            stack.append((child, f"{pointer}/{str(key).replace('~', '~0').replace('/', '~1')}"))
+    return out
+
+
+def _find_cycle(graph: dict[int, list[int]], pointers: dict[int, str]) -> list[str] | None:
+    """The first cycle in ``graph`` (iterative three-colour DFS), as pointers, or None."""
+    state: dict[int, int] = {}  # 1: on the current path, 2: done
+    for start in graph:
+        if start in state:
+            continue
+        path = [start]
+        state[start] = 1
+        iterators = [iter(graph.get(start, ()))]
+        while iterators:
+            child = next(iterators[-1], None)
+            if child is None:
+                state[path.pop()] = 2
+                iterators.pop()
+            elif state.get(child) == 1:
+                cycle = path[path.index(child):] + [child]
+                return [pointers.get(n, "?") for n in cycle]
+            elif child not in state:
+                state[child] = 1
+                path.append(child)
+                iterators.append(iter(graph.get(child, ())))
+    return None
 
 
 def _schema_key(schema: Any) -> str:
@@ -149,69 +392,28 @@ def _schema_key(schema: Any) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _validator(key: str) -> Any:
-    """A checked validator for one schema, cached per worker (a group shares its schema)."""
-    import jsonschema
-    import referencing
+def _compiled(key: str) -> Compiled:
+    """The compiled schema for one cache key, per worker (a group of completions shares its schema)."""
+    return compile_schema(key)
 
-    try:
-        schema = json.loads(key)
-    except ValueError as exc:
-        raise SchemaProblem(f"schema is not valid JSON: {exc}") from None
-    if not isinstance(schema, dict | bool):
+
+def _compile_row_schema(schema: Any) -> Compiled:
+    """Compile a row's schema through the cache; deep objects are refused before ``json.dumps`` recurses."""
+    if isinstance(schema, dict) and _too_deep(schema, MAX_SCHEMA_DEPTH):
+        raise SchemaProblem(f"schema nesting deeper than {MAX_SCHEMA_DEPTH}")
+    if not isinstance(schema, dict | bool | str):
         raise SchemaProblem(f"a schema is a JSON object or boolean, not {type(schema).__name__}")
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        where = "/".join(map(str, exc.absolute_path)) or "(root)"
-        raise SchemaProblem(f"invalid schema at {where}: {exc.message}") from None
-    # An empty registry has no retriever: only the schema itself and the meta-schemas resolve.
-    _check_refs(schema)
-    return cls(schema, registry=referencing.Registry())
-
-
-def _check_refs(schema: Any) -> None:
-    """Resolve every ``$ref`` now, so one that would need a download is reported instead of failing later."""
-    if not isinstance(schema, dict):
-        return
-    import referencing.exceptions
-    import referencing.jsonschema
-    from jsonschema_specifications import REGISTRY as META_SCHEMAS
-
-    def resource(node: dict) -> Any:
-        spec = referencing.jsonschema.specification_with(
-            node.get("$schema", DRAFT_2020_12), default=referencing.jsonschema.DRAFT202012
-        )
-        return spec.create_resource(node)
-
-    def walk(node: Any, resolver: Any) -> None:
-        if isinstance(node, list):
-            for item in node:
-                walk(item, resolver)
-        if not isinstance(node, dict):
-            return
-        if "$id" in node and node is not schema:
-            resolver = resolver.in_subresource(resource(node))
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            try:
-                resolver.lookup(ref)
-            except referencing.exceptions.Unresolvable:
-                raise SchemaProblem(
-                    f"$ref {ref!r} does not resolve inside the schema (remote references are never fetched)"
-                ) from None
-        for key, child in node.items():
-            if key not in ("const", "enum", "examples", "default"):
-                walk(child, resolver)
-
-    walk(schema, META_SCHEMAS.resolver_with_root(resource(schema)))
+        key = _schema_key(schema)
+    except (TypeError, ValueError) as exc:  # a value JSON cannot hold (a row read from Python, not from a file)
+        raise SchemaProblem(f"schema is not JSON data: {exc}") from None
+    return _compiled(key)
 
 
 def schema_problem(schema: Any) -> str | None:
-    """Why ``schema`` (an object or a JSON string) cannot be used, or None."""
+    """Why ``schema`` (an object, a boolean or JSON text) cannot be used, or None."""
     try:
-        _validator(_schema_key(schema))
+        _compile_row_schema(schema)
     except SchemaProblem as exc:
         return str(exc)
     return None
@@ -220,41 +422,74 @@ def schema_problem(schema: Any) -> str | None:
 # -- scoring --------------------------------------------------------------------------------------------------------
 
 
-def partial_credit(schema: Any, value: Any, errors: list) -> float:
-    """0.5 x the share of fields that pass (the rule in the reward's description)."""
-    root_errors = [e for e in errors if not e.absolute_path]
-    if any(e.validator == "type" for e in root_errors):
+def partial_credit(schema: Any, value: Any, errors: Iterable[Any]) -> float:
+    """The documented partial credit for an invalid ``value``, from its jsonschema-rs errors.
+
+    Fields are the names in the root's ``properties`` and ``required`` (for an
+    object) or the items (for an array).  An error inside a field fails that
+    field; the root's own ``required`` failing for a name fails that field;
+    every other error, a nested ``required`` (under ``allOf``, ``$ref``...)
+    included, fails the ``rest``.  The root's own ``type`` failing gives 0.0.
+    """
+    if not isinstance(schema, dict) or not isinstance(value, dict | list):
         return 0.0
-    if isinstance(value, dict) and isinstance(schema, dict):
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    if isinstance(value, dict):
+        required = [r for r in schema.get("required", ()) if isinstance(r, str)] \
+            if isinstance(schema.get("required"), list) else []
         properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        fields = sorted(set(properties) | {r for r in required if isinstance(r, str)})
-        passes = [(name in value) if name in required else True for name in fields]
-    elif isinstance(value, list):
-        fields, passes = list(range(len(value))), [True] * len(value)
+        fields: list[Any] = sorted(set(properties) | set(required))
     else:
-        return 0.0
-    index = {name: i for i, name in enumerate(fields)}
+        fields = list(range(len(value)))
+    field_set = set(fields)
+    failed: set[Any] = set()
     rest_ok = True
     for error in errors:
-        if error.absolute_path and error.absolute_path[0] in index:
-            passes[index[error.absolute_path[0]]] = False
-        elif error.absolute_path or error.validator != "required":
-            rest_ok = False  # e.g. additionalProperties, minItems, an extra property's own error
-    return 0.5 * (sum(passes) + rest_ok) / (len(fields) + 1)
+        path, at = error.instance_path, error.schema_path
+        if not path and at == ["type"]:
+            return 0.0
+        if path and path[0] in field_set:
+            failed.add(path[0])
+        elif not path and at == ["required"] and isinstance(value, dict):
+            failed.add(error.kind.property)
+        else:
+            rest_ok = False  # additionalProperties, minItems, a nested required, an extra property's own error...
+    passing = sum(1 for name in fields if name not in failed)
+    return 0.5 * (passing + rest_ok) / (len(fields) + 1)
+
+
+def score_value(compiled: Compiled, value: Any, *, strict: bool) -> float:
+    """1.0 when ``value`` is valid, else 0.0 (strict) or its partial credit."""
+    if compiled.validator.is_valid(value):
+        return 1.0
+    if strict:
+        return 0.0
+    return partial_credit(compiled.schema, value, compiled.validator.iter_errors(value))
+
+
+def score_completion(compiled: Compiled, completion: str, params: JsonSchemaParams) -> float:
+    """The reward's score of one completion against an already compiled schema (see the reward's description)."""
+    if len(completion) > params.max_chars:
+        return 0.0
+    try:
+        found, value = extract_json(completion)
+    except JsonRejected:
+        return 0.0
+    if not found:
+        return 0.0
+    return score_value(compiled, value, strict=params.strict)
 
 
 def check_schema_row(row: Mapping[str, Any]) -> str | None:
-    """Row check for ``data check``: the row's schema is valid and needs no download."""
+    """Row check for ``data check``: every schema the reward would refuse, with the reason."""
     schema = row.get("schema")
-    if not isinstance(schema, dict | str) or not schema:
-        return None  # the column check reports it
+    if schema is None or schema == "" or schema == {}:
+        return None  # the column check reports it as empty or missing
     return schema_problem(schema)
 
 
 @reward(
     name="json_schema",
-    requires={"schema": dict | str},
+    requires={"schema": dict | str | bool},
     params=JsonSchemaParams,
     executor="process",
     timeout=5.0,
@@ -269,41 +504,40 @@ def check_schema_row(row: Mapping[str, Any]) -> str | None:
         {"completion": 'Sure: {"name": "Ada"} hope that helps',
          "schema": {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
                     "required": ["name", "age"], "additionalProperties": False}},
+        {"completion": '{"bar": 1}',
+         "schema": {"allOf": [{"properties": {"bar": {"type": "integer"}}, "required": ["bar"]},
+                              {"properties": {"foo": {"type": "string"}}, "required": ["foo"]}]}},
         {"completion": "[1, 2, \"three\"]", "schema": {"type": "array", "items": {"type": "integer"}}},
         {"completion": '{"x": NaN}', "schema": {"type": "object"}},
         {"completion": "no JSON here", "schema": '{"type": "object"}'},
+        {"completion": "anything", "schema": {"$ref": "#"}},
     ],
 )
 def json_schema(completion: str, *, schema: Any, params: JsonSchemaParams, **_) -> float | None:
-    """1.0 when the completion's JSON value validates against the row's `schema` (jsonschema; Draft 2020-12
-    unless `$schema` says otherwise), else partial credit or 0.0; None (not applicable) when the schema is not
-    valid JSON, not a valid schema, or has a $ref that does not resolve inside it (remote refs are never
-    fetched).  The JSON value is the whole completion, else the last ```json (or plain ```) fenced block, else
-    the first {...} or [...] in the text that parses.  0.0 when there is none, or when it contains NaN or
-    Infinity, a number literal over 64 characters or overflowing a float, nesting deeper than 64, or the
-    completion is longer than max_chars.  Partial credit for an invalid value (strict=false): 0.0 when its
-    top-level type is wrong; for an object, 0.5 x (passing fields + rest) / (fields + 1), where the fields are the
-    names in the schema's top-level `properties` and `required` (a field passes when present and valid, or
-    absent and not required) and `rest` is 1 when no error lies outside those fields (e.g. additionalProperties,
-    minProperties); for an array, the same with its items as the fields; any other invalid value 0.0.  With
-    strict=true an invalid value scores 0.0.  Each item runs in a worker process under the timeout (default
-    5 s), which bounds catastrophic regex `pattern`s; a timed-out item scores None and is counted."""
+    """1.0 when the completion's JSON value validates against the row's `schema` (an object, true/false, or
+    JSON text; jsonschema-rs, offline; Draft 2020-12 unless `$schema` names draft 4, 6, 7 or 2019-09; ECMA-262
+    regexes), else partial credit or 0.0.  None (not applicable) when the schema is refused: not JSON, not a
+    valid schema, nested deeper than 128, an unknown `$schema`, a $ref/$dynamicRef/$recursiveRef that does not
+    resolve inside the schema (remote references are never fetched), or a reference loop that never descends
+    into the value such as {"$ref": "#"}; `data check` names each of these.  The JSON value is the whole
+    completion, else the last ```json (or plain ```) fenced block, else the first {...} or [...] in the text that
+    parses.  0.0 when there is none, or when it contains NaN or Infinity, a number literal over 64 characters or
+    overflowing a float, a lone surrogate, nesting deeper than 64, or the completion is longer than max_chars.
+    Partial credit for an invalid value (strict=false): 0.0 when the schema is a boolean, the value is neither
+    an object nor an array, or the root schema's own `type` fails; otherwise 0.5 x (passing fields + rest) /
+    (fields + 1).  For an object the fields are the names in the root schema's `properties` and `required`; a
+    field fails when an error lies inside it, or when it is absent and named by the root's own `required`.
+    For an array the fields are its items, failing when an error lies inside them.  `rest` is 1 when no other
+    error exists: additionalProperties, minItems, and any error from a nested subschema about the whole
+    value (a `required` under allOf or $ref included) make it 0.  With strict=true an invalid value scores 0.0.
+    A pattern needing look-around or back-references that exceeds 1,000,000 backtracking steps fails the
+    value.  Each item runs in a worker process under the timeout (default 5 s); a timed-out item scores None
+    and is counted."""
     try:
-        validator = _validator(_schema_key(schema))
+        compiled = _compile_row_schema(schema)
     except SchemaProblem:
         return None
-    if len(completion) > params.max_chars:
-        return 0.0
-    try:
-        found, value = extract_json(completion)
-    except JsonRejected:
-        return 0.0
-    if not found:
-        return 0.0
-    errors = list(validator.iter_errors(value))
-    if not errors:
-        return 1.0
-    return 0.0 if params.strict else partial_credit(validator.schema, value, errors)
+    return score_completion(compiled, completion, params)
 
 
 @hookimpl
