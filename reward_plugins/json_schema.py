@@ -240,9 +240,9 @@ def compile_schema(schema: Any, *, registry: Any = None) -> Compiled:
         raise SchemaProblem(_describe(exc)) from None
     except ValueError as exc:  # the schema is nested too deep for the compiler, or holds a lone surrogate
         raise SchemaProblem(f"schema cannot be compiled: {exc}") from None
-    loop = _reference_loop(schema)
-    if loop:
-        raise SchemaProblem(f"reference loop that never descends into the value: {' -> '.join(loop)}")
+    problem = _walk_problem(schema)
+    if problem:
+        raise SchemaProblem(problem)
     return Compiled(schema, validator)
 
 
@@ -256,28 +256,33 @@ def _describe(exc: Any) -> str:
     return f"invalid schema at {where}: {message}"
 
 
-_IN_PLACE_ONE = ("not", "if", "then", "else")
-_IN_PLACE_MANY = ("allOf", "anyOf", "oneOf")
-_IN_PLACE_MAP = ("dependentSchemas", "dependencies")
-_REFS = ("$ref", "$dynamicRef", "$recursiveRef")
-_DESCEND_ONE = ("additionalProperties", "additionalItems", "items", "contains", "propertyNames",
-                "unevaluatedItems", "unevaluatedProperties")
-_DESCEND_MANY = ("items", "prefixItems")
-_DESCEND_MAP = ("properties", "patternProperties")
-_LEGACY = {"draft3", "draft4", "draft6", "draft7"}  # drafts where "$ref" makes its siblings ignored
+# Where subschemas sit, by keyword: those applied to the value itself (a cycle of them never ends), and those
+# applied to a part of it or kept for references ($defs), which the walk visits but which cannot loop.  A
+# keyword's value is one subschema (an object), a list of them, or, for the map keywords, an object of them.
+_SAME_VALUE = ("allOf", "anyOf", "oneOf", "not", "if", "then", "else")
+_SAME_VALUE_MAPS = {"legacy": ("dependencies",), "modern": ("dependentSchemas",)}
+_PARTS = ("items", "additionalItems", "prefixItems", "additionalProperties", "contains", "propertyNames",
+          "unevaluatedItems", "unevaluatedProperties")
+_PART_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+_REFS = {"draft2020-12": ("$ref", "$dynamicRef"), "draft2019-09": ("$ref", "$recursiveRef")}
+_LEGACY = {"draft-03", "draft-04", "draft-06", "draft-07"}  # drafts where "$ref" makes its siblings ignored
 
 
-def _reference_loop(schema: Any) -> list[str] | None:
-    """A cycle of subschemas applied to one and the same value (so evaluation never ends), as JSON pointers.
+def _walk_problem(schema: Any) -> str | None:
+    """What jsonschema-rs would get wrong or never finish, found by walking the schema by keyword position.
 
-    Edges are followed by keyword position, as the specification applies
-    them: ``allOf``/``anyOf``/``oneOf``/``not``/``if``/``then``/``else``/
-    ``dependentSchemas`` and references stay on the same value; ``items``,
-    ``properties`` and the like descend into a part of it, which bounds them
-    by the value's depth.  References are resolved statically (a
-    ``$dynamicRef`` by its initial target) with ``referencing`` and followed
-    only inside the row's own document.  Iterative, so a deep schema cannot
-    exhaust the stack.
+    * A cycle of subschemas applied to one and the same value (``{"$ref": "#"}``,
+      a -> b -> a, ``{"allOf": [{"$ref": "#"}]}``): evaluation never ends, and
+      the specification leaves its meaning undefined.  References are
+      resolved statically (a ``$dynamicRef`` by its initial target) with
+      ``referencing`` and followed only inside the row's own document;
+      ``items``, ``properties`` and the like descend into a part of the
+      value, which bounds them by the value's depth, so they end a cycle.
+    * A draft 2019-09 ``$recursiveRef`` other than ``"#"``: jsonschema-rs
+      reads every ``$recursiveRef`` as ``"#"``, so another target (remote or
+      missing included) would be validated against the wrong schema.
+
+    Iterative, so a deep schema cannot exhaust the stack.
     """
     if not isinstance(schema, dict):
         return None
@@ -288,61 +293,58 @@ def _reference_loop(schema: Any) -> list[str] | None:
         schema.get("$schema", ""), default=referencing.jsonschema.DRAFT202012
     )
     legacy = spec.name in _LEGACY
+    same_value_maps = _SAME_VALUE_MAPS["legacy" if legacy else "modern"]
+    refs = _REFS.get(spec.name, ("$ref",))
     pointers = _pointers(schema)
-
-    def edges(node: dict, resolver: Any) -> Iterator[tuple[bool, dict, Any]]:
-        """``(in_place, child, resolver)`` for each subschema ``node`` applies."""
-        if "$id" in node or "id" in node:
-            resolver = resolver.in_subresource(spec.create_resource(node))
-        for key in _REFS:
-            ref = node.get(key)
-            if isinstance(ref, str):
-                try:
-                    resolved = resolver.lookup(ref)
-                except Exception:  # noqa: BLE001 - jsonschema-rs already resolved it; a gap here only skips an edge
-                    continue
-                if id(resolved.contents) in pointers:
-                    yield True, resolved.contents, resolved.resolver
-        if legacy and "$ref" in node:
-            return
-        for key in _IN_PLACE_ONE:
-            yield from _children(True, [node.get(key)], resolver)
-        for key in _IN_PLACE_MANY:
-            yield from _children(True, node.get(key) if isinstance(node.get(key), list) else [], resolver)
-        for key in _IN_PLACE_MAP:
-            yield from _children(True, _values(node.get(key)), resolver)
-        for key in _DESCEND_ONE:
-            yield from _children(False, [node.get(key)], resolver)
-        for key in _DESCEND_MANY:
-            yield from _children(False, node.get(key) if isinstance(node.get(key), list) else [], resolver)
-        for key in _DESCEND_MAP:
-            yield from _children(False, _values(node.get(key)), resolver)
-
     root = referencing.Registry().resolver_with_root(spec.create_resource(schema))
-    # Reachable subschemas and their in-place successors.
-    in_place: dict[int, list[int]] = {}
+    in_place: dict[int, list[int]] = {}  # reachable subschema -> the subschemas it applies to the same value
     seen = {id(schema)}
     stack = [(schema, root)]
     while stack:
         node, resolver = stack.pop()
-        successors = in_place.setdefault(id(node), [])
-        for same_value, child, child_resolver in edges(node, resolver):
-            if same_value:
-                successors.append(id(child))
+        if node is not schema and ("$id" in node or "id" in node):
+            resolver = resolver.in_subresource(spec.create_resource(node))
+        if spec.name == "draft2019-09" and node.get("$recursiveRef", "#") != "#":
+            return (f"$recursiveRef {node['$recursiveRef']!r} at {pointers[id(node)]}: only '#' is supported "
+                    "(the validator reads every $recursiveRef as '#')")
+        same: list[dict] = []
+        for key in refs:
+            ref = node.get(key)
+            if isinstance(ref, str):
+                try:
+                    resolved = resolver.lookup(ref)
+                except Exception:  # noqa: BLE001 - jsonschema-rs resolved it already; a gap here only skips an edge
+                    continue
+                if id(resolved.contents) in pointers and isinstance(resolved.contents, dict):
+                    same.append(resolved.contents)
+                    if id(resolved.contents) not in seen:
+                        seen.add(id(resolved.contents))
+                        stack.append((resolved.contents, resolved.resolver))
+        parts: list[dict] = []
+        if not (legacy and "$ref" in node):
+            same += _subschemas(node, _SAME_VALUE, same_value_maps)
+            parts = _subschemas(node, _PARTS, _PART_MAPS)
+        in_place[id(node)] = [id(child) for child in same]
+        for child in same + parts:
             if id(child) not in seen:
                 seen.add(id(child))
-                stack.append((child, child_resolver))
-    return _find_cycle(in_place, pointers)
+                stack.append((child, resolver))
+    loop = _find_cycle(in_place, pointers)
+    return f"reference loop that never descends into the value: {' -> '.join(loop)}" if loop else None
 
 
-def _children(in_place: bool, items: Iterable[Any], resolver: Any) -> Iterator[tuple[bool, dict, Any]]:
-    for item in items:
-        if isinstance(item, dict):
-            yield in_place, item, resolver
-
-
-def _values(mapping: Any) -> Iterable[Any]:
-    return mapping.values() if isinstance(mapping, dict) else ()
+def _subschemas(node: dict, keywords: Iterable[str], map_keywords: Iterable[str]) -> list[dict]:
+    """The object subschemas under ``keywords`` (one, or a list) and ``map_keywords`` (an object of them)."""
+    out = []
+    for key in keywords:
+        value = node.get(key)
+        out += [value] if isinstance(value, dict) else [v for v in value if isinstance(v, dict)] \
+            if isinstance(value, list) else []
+    for key in map_keywords:
+        value = node.get(key)
+        if isinstance(value, dict):
+            out += [v for v in value.values() if isinstance(v, dict)]
+    return out
 
 
 def _pointers(schema: Any) -> dict[int, str]:

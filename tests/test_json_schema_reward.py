@@ -1,11 +1,18 @@
-"""The `json_schema` reward: extraction, validation with jsonschema, partial credit, hostile input."""
+"""The `json_schema` reward: extraction, validation with jsonschema-rs, partial credit, hostile rows.
+
+The findings of issue 13 are regression tests here, in the reward and at the
+CLI (`grpo-host score` and `grpo-host data check`), where a user meets them.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import selectors
 import socket
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -31,9 +38,44 @@ def score(reward, completion, schema, **params):
     return reward.bind(params).score_one(completion, schema=schema)
 
 
+@contextlib.contextmanager
+def listener() -> Iterator[tuple[int, list[bytes]]]:
+    """A real HTTP-ish listener on 127.0.0.1 standing in for a remote schema host: ``(port, requests seen)``.
+
+    It accepts for as long as the block runs and records what each connection
+    sends, so a test can assert that nothing ever asked it for a schema.
+    """
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.setblocking(False)
+    seen: list[bytes] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(server, selectors.EVENT_READ)
+            while not stop.is_set():
+                if selector.select(timeout=0.05):
+                    conn, _ = server.accept()
+                    with conn:
+                        conn.settimeout(1)
+                        with contextlib.suppress(OSError):
+                            seen.append(conn.recv(4096) or b"(connected, sent nothing)")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], seen
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+
+
 def test_installed_pack_registers_json_schema_and_listing_stays_light():
     assert_discovered("json_schema", ["json_schema"])
-    assert_listing_is_light("json_schema", ("jsonschema", "referencing", "sympy", "torch"))
+    assert_listing_is_light("json_schema", ("jsonschema_rs", "jsonschema", "referencing", "sympy", "torch"))
 
 
 @pytest.mark.parametrize(
@@ -115,32 +157,28 @@ def test_local_refs_resolve(reward):
     assert score(reward, "[1, 0]", schema) == pytest.approx(0.5 * 2 / 3)
 
 
-def test_remote_ref_is_never_fetched(reward):
-    """A listener on 127.0.0.1 stands in for a remote host: it must see no connection."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    server.settimeout(0.5)
-    port = server.getsockname()[1]
-    connections = []
+def remote_schemas(port: int) -> list[dict]:
+    """Schemas that name the listener: under properties *named* like keywords, $dynamicRef, $schema, $id-relative."""
+    url = f"http://127.0.0.1:{port}"
+    named = [{"type": "object", "properties": {name: {"$ref": f"{url}/int.json"}}}
+             for name in ("default", "enum", "const", "examples")]
+    return named + [
+        {"$dynamicRef": f"{url}/meta.json#meta"},
+        {"$schema": f"{url}/meta.json", "type": "object"},
+        {"$id": f"{url}/root.json", "properties": {"a": {"$ref": "other.json"}}},
+        {"$schema": "https://json-schema.org/draft/2019-09/schema", "$recursiveRef": f"{url}/tree.json"},
+        {"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"a": {"$ref": f"{url}/a.json"}}},
+    ]
 
-    def accept():
-        try:
-            connections.append(server.accept())
-        except OSError:
-            pass
 
-    listener = threading.Thread(target=accept)
-    listener.start()
-    schema = {"type": "object", "properties": {"a": {"$ref": f"http://127.0.0.1:{port}/schema.json"}}}
-    try:
-        assert score(reward, '{"a": 1}', schema) is None
-        problem = pack.check_schema_row({"schema": schema})
-        assert problem is not None and "never fetched" in problem
-    finally:
-        listener.join()
-        server.close()
-    assert connections == []
+def test_remote_references_are_never_fetched_and_are_reported(reward):
+    with listener() as (port, requests):
+        for schema in remote_schemas(port):
+            assert score(reward, '{"default": 1, "enum": 1, "const": 1, "examples": 1}', schema) is None, schema
+            problem = pack.check_schema_row({"schema": schema})
+            assert problem is not None and ("never fetched" in problem or "only '#'" in problem), (schema, problem)
+        time.sleep(0.2)
+    assert requests == []
 
 
 @pytest.mark.parametrize(
@@ -151,6 +189,27 @@ def test_remote_ref_is_never_fetched(reward):
         ('{"type": "object"', "not valid JSON"),
         ('["not", "a", "schema"]', "JSON object or boolean"),
         ({"$ref": "#/$defs/missing"}, "does not resolve"),
+        # the up-front check walks keyword positions: a property *named* enum/default/... is a subschema
+        *[({"properties": {name: {"$ref": "#/nope"}}}, "does not resolve") for name in
+          ("enum", "default", "const", "examples")],
+        ({"$dynamicRef": "#/nope"}, "does not resolve"),
+        ({"properties": {"a": {"$dynamicRef": "#/$defs/nope"}}}, "does not resolve"),
+        ({"$schema": "https://json-schema.org/draft/2019-09/schema", "properties": {"a": {"$recursiveRef": "#/no"}}},
+         "only '#'"),
+        # reference loops: evaluation would never end
+        ({"$ref": "#"}, "reference loop that never descends into the value: # -> #"),
+        ({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+         "#/$defs/a -> #/$defs/b -> #/$defs/a"),
+        ({"anyOf": [{"type": "string"}, {"allOf": [{"$ref": "#"}]}]}, "reference loop"),
+        ({"$dynamicAnchor": "a", "allOf": [{"$dynamicRef": "#a"}]}, "reference loop"),
+        ({"$schema": "http://json-schema.org/draft-07/schema#", "dependencies": {"a": {"$ref": "#"}}},
+         "reference loop"),
+        # a $schema that is no known draft is refused, not silently read as 2020-12
+        ({"$schema": "https://example.com/my-dialect", "type": "integer"}, "unknown $schema"),
+        ({"$schema": "http://json-schema.org/draft-03/schema#"}, "unknown $schema"),
+        ({"pattern": "\ud800"}, "cannot be compiled"),
+        (5, "JSON object or boolean"),
+        ('"a string"', "JSON object or boolean"),
     ],
 )
 def test_invalid_schemas_are_reported_and_not_applicable(reward, schema, needle):
@@ -205,3 +264,155 @@ def test_rewards_show_documents_scoring_with_scored_examples():
     assert "Partial credit" in out and "strict" in out and "NaN" in out
     scores = [line.rstrip(" │").rsplit("│", 1)[-1].strip() for line in out.splitlines() if line.startswith("│")]
     assert {"1.0", "0.0", "0.3333333333333333"} <= set(scores)
+
+
+def nested(depth: int, leaf="[]") -> str:
+    return "[" * (depth - 1) + leaf + "]" * (depth - 1)
+
+
+def recursive_allof_schema(layers: int = 6) -> dict:
+    """The issue's schema: ``layers`` nested allOf around ``{"type": "array", "items": {"$ref": "#"}}``."""
+    schema: dict = {"type": "array", "items": {"$ref": "#"}}
+    for _ in range(layers):
+        schema = {"allOf": [schema]}
+    return schema
+
+
+@pytest.mark.parametrize("schema", ["[" * 100_000 + "]" * 100_000, '{"not": ' * 100_000 + "{}" + "}" * 100_000])
+def test_deep_schema_text_is_refused(reward, schema):
+    assert "nesting deeper than 128" in pack.check_schema_row({"schema": schema})
+    assert score(reward, "{}", schema) is None
+
+
+def test_deep_schema_object_is_refused(reward):
+    schema: dict = {"type": "integer"}
+    for _ in range(10_000):
+        schema = {"not": schema}
+    assert "nesting deeper than 128" in pack.check_schema_row({"schema": schema})
+    assert score(reward, "1", schema) is None
+
+
+def test_recursion_driven_by_the_completion_is_a_score(reward):
+    """6 nested allOf per level and a 64-deep array (the deepest accepted): a score, not a RecursionError."""
+    schema = recursive_allof_schema()
+    assert score(reward, nested(64), schema) == 1.0
+    # invalid deep inside: the one item (field) fails, the rest passes: 0.5 x 1 / 2
+    assert score(reward, nested(64, "[1]"), schema) == 0.25
+    assert score(reward, nested(65), schema) == 0.0  # deeper than MAX_DEPTH: rejected as no JSON
+    assert score(reward, nested(64), recursive_allof_schema(60)) == 1.0
+
+
+def test_exponential_error_report_is_a_counted_timeout_and_the_worker_recovers():
+    """An anyOf of two recursive branches makes the error report exponential in the depth: the timeout bounds it."""
+    schema = {"anyOf": [{"type": "array", "items": {"$ref": "#"}}, {"type": "array", "items": {"$ref": "#"}}]}
+    with Ensemble.from_spec([{"name": "json_schema", "timeout": 1}], workers=1) as ensemble:
+        ensemble.score(["[]"], schema=[schema])  # warm the worker
+        start = time.perf_counter()
+        result = ensemble.score([nested(40, '["x"]'), nested(40), '{"name": "Ada", "age": 36}'],
+                                schema=[schema, schema, PERSON])
+        elapsed = time.perf_counter() - start
+    assert result.values["json_schema"] == [None, 1.0, 1.0]
+    assert (result.metrics["json_schema"].timeouts, result.metrics["json_schema"].errors) == (1, 0)
+    assert elapsed < 1 + 1 + 8  # the timeout + the pool's kill grace + a fresh worker's start on a busy machine
+
+
+@pytest.mark.parametrize(
+    ("completion", "schema", "expected"),
+    [
+        ('{"any": "thing"}', True, 1.0),
+        ("[1, 2]", True, 1.0),
+        ('{"any": "thing"}', False, 0.0),
+        ('{"a": 1}', "true", 1.0),
+        ('{"a": 1}', "false", 0.0),
+        ('{"a": 1}', {"properties": {"a": False}}, 0.5 * (0 + 1) / 2),  # field a fails, nothing else does
+        ("no JSON", True, 0.0),
+    ],
+)
+def test_boolean_schemas(reward, completion, schema, expected):
+    assert score(reward, completion, schema) == pytest.approx(expected)
+    assert pack.check_schema_row({"schema": schema}) is None
+
+
+ALL_OF_REQUIRED = {"allOf": [{"properties": {"bar": {"type": "integer"}}, "required": ["bar"]},
+                             {"properties": {"foo": {"type": "string"}}, "required": ["foo"]}]}
+
+
+@pytest.mark.parametrize(
+    ("completion", "schema", "expected"),
+    [
+        # no top-level fields; the nested `required` failing is an error outside them: rest fails
+        ('{"foo": "baz"}', ALL_OF_REQUIRED, 0.0),
+        # field foo passes; the nested `required` (under allOf) fails the rest: 0.5 x (1 + 0) / 2
+        ('{"foo": "baz"}', {"properties": {"foo": {"type": "string"}}, "required": ["foo"],
+                            "allOf": [{"required": ["bar"]}]}, 0.25),
+        # a `$ref` to the real schema: the root has no fields of its own
+        ('{"name": "Ada"}', {"$ref": "#/$defs/p", "$defs": {"p": PERSON}}, 0.0),
+        # the root's own `required` fails the missing field only
+        ('{"name": "Ada"}', {"properties": {"name": {"type": "string"}}, "required": ["name", "age"]},
+         0.5 * (1 + 1) / 3),
+        # the root's own `type` failing gives 0.0 even where fields would pass
+        ('{"name": "Ada"}', {"type": "array", "properties": {"name": {"type": "string"}}}, 0.0),
+        # a nested `type` failing about the whole value is an error outside the fields
+        ('{"name": "Ada"}', {"properties": {"name": {"type": "string"}}, "allOf": [{"type": "array"}]}, 0.25),
+        # an error inside a property that is not a field (additionalProperties' schema) fails the rest
+        ('{"name": "Ada", "x": "y"}', {"properties": {"name": {"type": "string"}},
+                                       "additionalProperties": {"type": "integer"}}, 0.25),
+        # arrays: the items are the fields; uniqueItems is the rest
+        ("[1, 1, 2]", {"items": {"type": "integer"}, "uniqueItems": True}, 0.5 * 3 / 4),
+        ("[1, 1, 2]", {"prefixItems": [{"type": "string"}]}, 0.5 * (2 + 1) / 4),
+        # neither an object nor an array
+        ('"text"', {"type": "string", "minLength": 10}, 0.0),
+    ],
+)
+def test_partial_credit_follows_the_documented_rule(reward, completion, schema, expected):
+    assert score(reward, completion, schema) == pytest.approx(expected)
+    assert score(reward, completion, schema, strict=True) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("completion", "schema"),
+    [
+        ('Here:\n```json\n"fence with ``` inside"\n```', {"type": "string", "pattern": "```"}),
+        ('```\n{"code": "```python\\nprint(1)\\n```"}\n```\nthat is all', {"required": ["code"]}),
+        ('Draft:\n```json\n"no"\n```\nFinal:\n```JSON\n"a ``` b"\n```', {"const": "a ``` b"}),
+        ('```json   \n  {"name": "Ada", "age": 36}  \n```', PERSON),
+    ],
+)
+def test_fenced_json_holding_a_fence_is_found(reward, completion, schema):
+    assert score(reward, completion, schema) == 1.0
+
+
+def test_hostile_fences_are_read_in_linear_time(reward):
+    start = time.perf_counter()
+    for completion in ["```json\n" * 12_000, "```" + " " * 90_000, "```json\n{" * 9_000, "{" * 90_000]:
+        assert score(reward, completion, {"type": "object"}) == 0.0
+    assert time.perf_counter() - start < 2
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "matches"),
+    [
+        ("^\\p{Letter}+$", "héllo", True),
+        ("^\\p{Letter}+$", "123", False),
+        ("^\\d+$", "\u0661\u0662", False),  # ECMA-262 \d is ASCII only
+        ("^\\w+$", "é", False),  # so is \w
+        ("^a$", "a\n", False),  # $ does not match before a final newline
+        ("(?<=a)b", "ab", True),  # look-behind, which Rust's regex crate lacks, runs on fancy-regex
+        ("^(a)\\1$", "aa", True),
+    ],
+)
+def test_patterns_are_ecma_262(reward, pattern, text, matches):
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}}}
+    assert score(reward, json.dumps({"s": text}), schema) == (1.0 if matches else 0.25)
+    keyed = {"type": "object", "patternProperties": {pattern: {"type": "integer"}}}
+    assert score(reward, json.dumps({text: "not an integer"}), keyed) == (0.0 if matches else 1.0)
+
+
+def test_unknown_dollar_schema_is_refused_the_same_way_every_time(reward):
+    schema = {"$schema": "https://example.com/my-dialect", "type": "integer"}
+    assert [score(reward, completion, schema) for completion in ("1", '"x"', "no JSON")] == [None, None, None]
+    assert "unknown $schema 'https://example.com/my-dialect'" in pack.check_schema_row({"schema": schema})
+    for draft in ("http://json-schema.org/draft-04/schema#", "http://json-schema.org/draft-06/schema#",
+                  "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema",
+                  "https://json-schema.org/draft/2020-12/schema"):
+        assert score(reward, "1", {"$schema": draft, "type": "integer"}) == 1.0
