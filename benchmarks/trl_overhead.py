@@ -130,9 +130,9 @@ def reward_path(rounds: int) -> dict[str, float]:
     completions = [[{"role": "assistant", "content": "".join(rng.choice("abcde?!x ")
                                                              for _ in range(config.max_completion_length))}]
                    for _ in range(n)]
-    prompts = [job.rows[i]["prompt"] for i in ids]
-    answers = [job.rows[i]["answer"] for i in ids]
-    host = EnsembleRewardFuncs(job.ensemble, job.rows, job.labels)
+    prompts = [job.rows[i].data["prompt"] for i in ids]
+    answers = [job.rows[i].data["answer"] for i in ids]
+    host = EnsembleRewardFuncs(job.ensemble, job.rows)
     metrics: list[tuple[str, float]] = []
 
     def host_batch():

@@ -283,16 +283,22 @@ def train(
 ) -> None:
     """Train with GRPO: check the data, run the chosen backend, save the model and a summary.
 
-    Exit 0 trained, 1 the data check failed (before any model was loaded), 2 the run could not start or stopped.
+    Exit 0 trained, 1 the data has problems (the check failed before any model was loaded, or a prompt is too
+    long), 2 the run could not start or stopped.
     """
     from .config import load_config
+    from .data import DataError
     from .train import DataCheckFailed
     from .train import train as run_training
 
     try:
         with _errors():
             run_config = load_config(config, overrides or [], backend=backend)
-            summary = run_training(run_config)
+            try:
+                summary = run_training(run_config)
+            except DataError as exc:  # a data problem found past the column checks (a prompt too long)
+                err.print(Text.assemble(("error:", "red"), f" {exc}"), soft_wrap=True)
+                raise typer.Exit(1) from None
     except DataCheckFailed as exc:
         err.print(_problems_table(exc.report, f"data check failed: {exc.path}: {exc.report.rows} rows"))
         err.print(Text.assemble(("error:", "red"), " the data check failed; nothing was trained"))

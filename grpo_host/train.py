@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import ConfigError, RunConfig
 from .data import CheckReport, DataError, check_rows, normalize, read_rows
@@ -37,9 +37,7 @@ if TYPE_CHECKING:
     from .ensemble import Ensemble
     from .plugins import Plugins
 
-__all__ = [
-    "DataCheckFailed", "Job", "MetricsLog", "Summary", "is_main_process", "prepare", "read_metrics", "tenths", "train",
-]
+__all__ = ["DataCheckFailed", "Job", "MetricsLog", "Row", "Summary", "is_main_process", "prepare", "train"]
 
 
 class DataCheckFailed(Exception):
@@ -65,6 +63,8 @@ class Summary:
     output_dir: str
     backend: str = ""
     resumed_from: int | None = None
+    counts: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Each reward's own counters (:class:`grpo_host.Scored`) summed over this process's scoring passes."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -123,23 +123,34 @@ class MetricsLog:
         return out
 
 
+class Row(NamedTuple):
+    """A normalised dataset row and its place in its file (``line 12``), which error messages name."""
+
+    where: str
+    data: dict[str, Any]
+
+
 @dataclass
 class Job:
     """Everything a host needs to train, already checked.
 
-    ``rows`` and ``val_rows`` are normalised rows; ``labels``/``val_labels``
-    their places in their files (``line 12``), for error messages.
-        """
+    ``train`` and ``val`` are the normalised rows.  Hosts give each row an
+    integer id, its index in :attr:`rows` (the training rows, then the
+    validation rows), which travels through the engine to the rewards.
+    """
 
     config: RunConfig
     plugins: Plugins
     ensemble: Ensemble
-    rows: list[dict[str, Any]]
-    labels: list[str]
-    val_rows: list[dict[str, Any]]
-    val_labels: list[str]
+    train: list[Row]
+    val: list[Row]
     output_dir: Path
     metrics: MetricsLog
+
+    @property
+    def rows(self) -> list[Row]:
+        """Training rows, then validation rows: a row's id is its index here."""
+        return self.train + self.val
 
     @property
     def model_path(self) -> str:
@@ -148,7 +159,7 @@ class Job:
 
     def summary(self, steps: int, seconds: float, resumed_from: int | None = None) -> Summary:
         return Summary(steps, round(seconds, 3), self.metrics.first_last(), str(self.output_dir),
-                       self.config.backend, resumed_from)
+                       self.config.backend, resumed_from, counts=self.ensemble.counts)
 
 
 def _import_plugin(spec: str) -> ModuleType:
@@ -175,7 +186,7 @@ def _load_plugins(config: RunConfig) -> Plugins:
     return load_plugins(plugins=[_import_plugin(spec) for spec in config.plugins])
 
 
-def _read(path: str, ensemble: Ensemble, what: str) -> tuple[list[dict[str, Any]], list[str]]:
+def _read(path: str, ensemble: Ensemble, what: str) -> list[Row]:
     """Read, check and normalise one dataset; raise :class:`DataCheckFailed` with the report when it has problems."""
     raw = list(read_rows(path))
     report = check_rows(raw, ensemble.rewards)
@@ -183,14 +194,13 @@ def _read(path: str, ensemble: Ensemble, what: str) -> tuple[list[dict[str, Any]
         raise DataCheckFailed(path, report)
     if not raw:
         raise DataError(path, f"the {what} set has no rows")
-    rows = [normalize(row, where) for where, row in raw]
-    labels = [where for where, _ in raw]
-    kinds = [isinstance(row["prompt"], str) for row in rows]
+    rows = [Row(where, normalize(row, where)) for where, row in raw]
+    kinds = [isinstance(row.data["prompt"], str) for row in rows]
     if any(kinds) and not all(kinds):
-        odd = labels[kinds.index(not kinds[0])]
+        odd = rows[kinds.index(not kinds[0])].where
         raise DataError(odd, f"prompts of the {what} set mix strings and message lists; "
-                             f"{labels[0]} has a {'string' if kinds[0] else 'message list'}, this row does not")
-    return rows, labels
+                             f"{rows[0].where} has a {'string' if kinds[0] else 'message list'}, this row does not")
+    return rows
 
 
 def _offline_for_local_models(model: str) -> None:
@@ -212,8 +222,8 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
         host.validate(config)
     ensemble = Ensemble.from_spec(config.rewards, plugins=plugins, strict=config.strict, workers=config.workers)
     try:
-        rows, labels = _read(config.data.train, ensemble, "train")
-        val_rows, val_labels = _read(config.data.val, ensemble, "val") if config.data.val else ([], [])
+        rows = _read(config.data.train, ensemble, "train")
+        val = _read(config.data.val, ensemble, "val") if config.data.val else []
     except BaseException:
         ensemble.close()
         raise
@@ -221,7 +231,7 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     if is_main_process():
         _write_records(output_dir, config, plugins)
     metrics = MetricsLog(output_dir / "metrics.jsonl", ensemble.names, config.max_steps, echo=echo)
-    return Job(config, plugins, ensemble, rows, labels, val_rows, val_labels, output_dir, metrics)
+    return Job(config, plugins, ensemble, rows, val, output_dir, metrics)
 
 
 def _write_records(output_dir: Path, config: RunConfig, plugins: Plugins) -> None:
@@ -249,17 +259,3 @@ def train(config: RunConfig, *, echo: bool = True) -> Summary:
         (job.output_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
     return summary
 
-
-def read_metrics(output_dir: str | Path) -> list[dict[str, Any]]:
-    """The records of ``output_dir/metrics.jsonl`` (for tests, notebooks and benchmarks)."""
-    path = Path(output_dir) / "metrics.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def tenths(records: Sequence[Mapping[str, Any]], key: str = "reward") -> tuple[float, float]:
-    """Mean of ``key`` over the first and the last tenth of the logged training steps."""
-    values = [r[key] for r in records if isinstance(r.get(key), int | float)]
-    if not values:
-        raise ValueError(f"no {key!r} in the metrics")
-    n = max(1, len(values) // 10)
-    return sum(values[:n]) / n, sum(values[-n:]) / n

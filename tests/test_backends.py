@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from grpo_host.train import read_metrics
+from train_helpers import read_metrics
 
 pytest.importorskip("trl", reason="the trl extra is not installed")
 pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")

@@ -33,8 +33,8 @@ def test_defaults_are_ours_and_explicit():
     assert config.backend == "trl" and config.report_to == []
     resolved = config.resolved()
     assert resolved["rewards"] == [
-        {"name": "accuracy", "weight": 2.0, "params": {}, "on_error": "raise", "timeout": None},
-        {"name": "r1_soft_format", "weight": 0.5, "params": {}, "on_error": "raise", "timeout": None},
+        {"name": "accuracy", "weight": 2.0, "params": {}, "on_error": "auto", "timeout": None},
+        {"name": "r1_soft_format", "weight": 0.5, "params": {}, "on_error": "auto", "timeout": None},
     ]
     assert RunConfig.model_validate(resolved) == config  # the resolved config is itself a valid config
 
@@ -210,7 +210,7 @@ def test_cli_mixed_prompt_shapes_name_the_row(tmp_path):
     write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "2+2?", "answer": "4"},
                                           {"prompt": [{"role": "user", "content": "3+3?"}], "answer": "6"}])
     code, output, heavy = _train(tmp_path, BASE)
-    assert code == 2 and "line 2: prompts of the train set mix strings and message lists" in output, output
+    assert code == 1 and "line 2: prompts of the train set mix strings and message lists" in output, output
     assert heavy == "[]"
 
 

@@ -5,13 +5,14 @@ import sample_rewards
 from grpo_host import Ensemble
 from grpo_host.hosts.reward_funcs import ROW_ID, EnsembleRewardFuncs
 from grpo_host.plugins import load_plugins
+from grpo_host.train import Row
 from reward_plugins import shaping
 
 
 def funcs_for(spec, rows):
     plugins = load_plugins(entry_points_group=None, plugins=[sample_rewards, shaping])
     ensemble = Ensemble.from_spec(spec, plugins=plugins)
-    return EnsembleRewardFuncs(ensemble, rows, [f"line {i + 1}" for i in range(len(rows))])
+    return EnsembleRewardFuncs(ensemble, [Row(f"line {i + 1}", row) for i, row in enumerate(rows)])
 
 
 def test_weight_zero_members_do_not_make_an_unscored_row_scorable():
@@ -45,7 +46,7 @@ def test_rows_come_from_the_run_not_from_the_engine():
         return 1.0
 
     ensemble = Ensemble.from_spec("spy", plugins=load_plugins(entry_points_group=None, plugins=[_module(spy)]))
-    funcs = EnsembleRewardFuncs(ensemble, rows, ["line 1", "line 2"])
+    funcs = EnsembleRewardFuncs(ensemble, [Row("line 1", rows[0]), Row("line 2", rows[1])])
     assert funcs.funcs[0](prompts=["p", "q"], completions=["c", "d"], **{ROW_ID: [1, 0]}) == [1.0, 1.0]
     assert seen == [{"b": [2]}, {"a": 1}]
 

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_jsonl
-from train_helpers import EXPECTED_SEEN, QUICK, kill_and_resume, meta_config
-from grpo_host.train import read_metrics, tenths
+from train_helpers import EXPECTED_SEEN, QUICK, kill_and_resume, meta_config, read_metrics, tenths
 
 pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
 
@@ -172,7 +171,7 @@ def test_an_unscored_completion_gets_no_advantage_and_leaves_the_baseline_alone(
     config = load_config(tmp_path / "run.yaml", ["plugins=[half.py]", "rewards=half:2"], backend="mlx")
     job = prepare(config, echo=False)
     stats = RewardStats()
-    rewards = MlxRewardFuncs(job, len(job.rows), stats)
+    rewards = MlxRewardFuncs(job, len(job.train), stats)
     completions = ["a", "abc", "skip", "ab", "skip", "skip"]  # row 0: three completions, one unscored; row 1: none
     row_ids = [0, 0, 0, 1, 1, 1]
     advantages, _ = calculate_rewards_and_advantages(

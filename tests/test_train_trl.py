@@ -17,8 +17,7 @@ import pytest
 import yaml
 
 from conftest import write_jsonl
-from train_helpers import EXPECTED_SEEN, QUICK, kill_and_resume, meta_config
-from grpo_host.train import read_metrics, tenths
+from train_helpers import EXPECTED_SEEN, QUICK, kill_and_resume, meta_config, read_metrics, tenths
 
 ROOT = Path(__file__).resolve().parents[1]
 GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
@@ -154,3 +153,12 @@ def test_grpo_config_gets_every_value_explicitly():
         grpo_config_kwargs(config.model_copy(update={"trl": {"num_generations": 4}}), [1.0, 1.0])
     with pytest.raises(ConfigError, match=r"'trl.use_vlm': not a trl.GRPOConfig option"):
         grpo_config_kwargs(config.model_copy(update={"trl": {"use_vlm": True}}), [1.0, 1.0])
+
+
+@pytest.mark.parametrize("backend", ["trl", "mlx"])
+def test_a_prompt_over_max_prompt_length_is_a_data_error_naming_the_row(env, tmp_path, backend):
+    out = tmp_path / "long"
+    proc = train(env, str(EXAMPLE), "--backend", backend, "--set", "max_prompt_length=3", "--set", f"output_dir={out}")
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # a data problem, not a config one
+    assert "line 1: the prompt has " in proc.stderr and "tokens, over max_prompt_length=3" in proc.stderr
+    assert "Traceback" not in proc.stderr and not list(out.glob("checkpoint-*"))

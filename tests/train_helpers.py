@@ -12,11 +12,23 @@ from pathlib import Path
 import yaml
 from conftest import write_jsonl
 
-from grpo_host.train import read_metrics
-
 ROOT = Path(__file__).resolve().parents[1]
 GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
 PACK = Path(__file__).with_name("meta_rewards.py")
+
+def read_metrics(output_dir: str | Path) -> list[dict]:
+    """The records of a run's ``metrics.jsonl``."""
+    path = Path(output_dir) / "metrics.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def tenths(records: list[dict], key: str = "reward") -> tuple[float, float]:
+    """Mean of ``key`` over the first and the last tenth of the logged training steps."""
+    values = [r[key] for r in records if isinstance(r.get(key), int | float)]
+    assert values, f"no {key!r} in the metrics"
+    n = max(1, len(values) // 10)
+    return sum(values[:n]) / n, sum(values[-n:]) / n
+
 
 QUICK = ["--set", "max_completion_length=6", "--set", "group_size=4", "--set", "batch_size=2"]
 """Overrides that make an example run take seconds."""

@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -40,7 +38,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
+from ..ensemble import Moments
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
+from .steps import check_prompt_length, last_checkpoint, refuse_unasked_overwrite
 
 if TYPE_CHECKING:
     from ..train import Job, Summary
@@ -64,7 +64,6 @@ EXTRA_OPTIONS: dict[str, tuple[type, Any, str]] = {
 FILL_NAME = "grpo_host_unscored"
 """Name of the host's own reward function that applies the unscored-row policy."""
 
-CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
 
 def _require_mlx() -> None:
@@ -125,7 +124,7 @@ def _world_size() -> int:
 
 
 def grpo_args(config: RunConfig, *, adapter_file: str, max_seq_length: int, iters: int, weights: list[float],
-              world_size: int = 1) -> Any:
+              world_size: int = 1, extra: dict[str, Any] | None = None) -> Any:
     """The ``GRPOTrainingArgs`` for ``config``: every field the run config owns set explicitly.
 
     The trainer counts iterations (micro-steps) and global prompts per
@@ -135,7 +134,8 @@ def grpo_args(config: RunConfig, *, adapter_file: str, max_seq_length: int, iter
     """
     from mlx_lm_lora.trainer.grpo_trainer import GRPOTrainingArgs
 
-    c, ga, extra = config, config.gradient_accumulation_steps, _extra(config)
+    c, ga = config, config.gradient_accumulation_steps
+    extra = extra if extra is not None else _extra(config)
     return GRPOTrainingArgs(
         batch_size=c.batch_size * world_size,
         iters=iters,
@@ -267,8 +267,7 @@ class MlxRewardFuncs:
 
     def __init__(self, job: Job, train_rows: int, stats: RewardStats) -> None:
         self.ensemble, self.train_rows, self.stats = job.ensemble, train_rows, stats
-        self.scorer = EnsembleRewardFuncs(job.ensemble, job.rows + job.val_rows, job.labels + job.val_labels,
-                                          log_metric=self._log_metric)
+        self.scorer = EnsembleRewardFuncs(job.ensemble, job.rows, log_metric=self._log_metric)
         names = job.ensemble.names
         self.funcs: list[Callable[..., list]] = [_Member(self, i, n) for i, n in enumerate(names)] + [_Fill(self)]
         self.weights = [*job.ensemble.weights, 1.0]
@@ -281,7 +280,8 @@ class MlxRewardFuncs:
     def member(self, index: int, prompts: Sequence[Any], completions: Sequence[str],
                row_ids: Sequence[Any] | None) -> list[float | None]:
         if row_ids is None or len(row_ids) != len(completions):
-            raise RuntimeError("mlx-lm-lora passed no row ids (types) to the reward functions")
+            raise ConfigError("this mlx-lm-lora passed no row ids (the rows' `types`) to the reward functions, so "
+                              "rewards cannot see their rows; install the mlx-lm-lora version grpo-host[mlx] names")
         values = self.scorer.funcs[index](prompts=list(prompts), completions=completions, **{ROW_ID: list(row_ids)})
         self._values[index] = values
         return values
@@ -294,7 +294,7 @@ class MlxRewardFuncs:
         for row, t in zip(row_ids, total):
             if t is not None:
                 groups.setdefault(row, []).append(t)
-        out = [0.0 if t is not None else (statistics.fmean(groups[row]) if groups.get(row) else 0.0)
+        out = [0.0 if t is not None else (Moments().add(groups[row]).mean if groups.get(row) else 0.0)
                for row, t in zip(row_ids, total)]
         mode = "eval" if any(int(r) >= self.train_rows for r in row_ids) else "train"
         self.stats.add(mode, self._metrics(values, total, unscored))
@@ -305,13 +305,11 @@ class MlxRewardFuncs:
                  unscored: int) -> dict[str, float | None]:
         """TRL's reward keys for one pass: means and stds over the completions each reward scored."""
         out: dict[str, float | None] = {}
-        scored = [t for t in total if t is not None]
-        out["reward"] = statistics.fmean(scored) if scored else None
-        out["reward_std"] = statistics.stdev(scored) if len(scored) > 1 else None
+        m = Moments().add(total)
+        out["reward"], out["reward_std"] = m.mean, m.std if m.n > 1 else None
         for name, vals in values.items():
-            got = [v for v in vals if v is not None]
-            out[f"rewards/{name}/mean"] = statistics.fmean(got) if got else None
-            out[f"rewards/{name}/std"] = statistics.stdev(got) if len(got) > 1 else None
+            m = Moments().add(vals)
+            out[f"rewards/{name}/mean"], out[f"rewards/{name}/std"] = m.mean, m.std if m.n > 1 else None
         out.update(self._logged)  # coverage, errors, timeouts, seconds per reward; unscored
         out["unscored"] = float(unscored)
         return out
@@ -401,12 +399,6 @@ class _Checkpoints:
         os.replace(partial, folder / "trainer_state.json")
 
 
-def _last_checkpoint(output_dir: Path) -> Path | None:
-    found = [(int(m.group(1)), p) for p in output_dir.glob("checkpoint-*")
-             if (m := CHECKPOINT.match(p.name)) and (p / "trainer_state.json").exists()]
-    return max(found)[1] if found else None
-
-
 def _iterate_batches(checkpoints: _Checkpoints, skip: int) -> Callable[..., Iterator]:
     """The trainer's batch iterator, with checkpoints between training iterations and ``skip`` batches dropped.
 
@@ -442,8 +434,7 @@ def _encode(tokenizer: Any, prompt: str | list[dict[str, Any]]) -> list[int]:
     return list(tokenizer.encode(prompt))
 
 
-def _examples(job: Job, tokenizer: Any, rows: list[dict[str, Any]], labels: list[str],
-              first_id: int) -> list[tuple]:
+def _examples(job: Job, tokenizer: Any, rows: list[Any], first_id: int) -> list[tuple]:
     """mlx-lm-lora's 5-tuples: (prompt tokens, answer tokens, prompt, answer, row id).
 
     Every row carries its id as the fifth element (the trainer looks at row
@@ -451,15 +442,10 @@ def _examples(job: Job, tokenizer: Any, rows: list[dict[str, Any]], labels: list
     GRPO, so none are made.  A prompt over ``max_prompt_length`` tokens is
     an error naming its row, as on TRL (the trainer would cut it silently).
     """
-    limit = job.config.max_prompt_length
     out = []
-    for i, (row, where) in enumerate(zip(rows, labels)):
+    for i, (where, row) in enumerate(rows):
         ids = _encode(tokenizer, row["prompt"])
-        if not ids:
-            raise ConfigError(f"{where}: the prompt has no tokens")
-        if limit is not None and len(ids) > limit:
-            raise ConfigError(f"{where}: the prompt has {len(ids)} tokens, over max_prompt_length={limit}; "
-                              "shorten or drop the row, or raise max_prompt_length")
+        check_prompt_length(job, where, len(ids))
         prompt = row["prompt"] if isinstance(row["prompt"], str) else json.dumps(row["prompt"])
         out.append((ids, [], prompt, str(row.get("answer") or ""), first_id + i))
     return out
@@ -467,7 +453,7 @@ def _examples(job: Job, tokenizer: Any, rows: list[dict[str, Any]], labels: list
 
 def _check_sizes(job: Job, world_size: int) -> None:
     need = job.config.batch_size * world_size
-    for what, rows in (("data.train", job.rows), ("data.val", job.val_rows)):
+    for what, rows in (("data.train", job.train), ("data.val", job.val)):
         if rows and len(rows) < need:
             raise ConfigError(f"config key '{what}': {len(rows)} rows, but mlx-lm-lora needs at least batch_size "
                               f"x processes = {need} (it drops incomplete batches)")
@@ -505,8 +491,10 @@ def _add_lora(config: RunConfig, model: Any) -> dict[str, Any]:
 
 
 def run(job: Job) -> Summary:
-    """Train ``job`` with mlx-lm-lora's ``train_grpo``; save the adapter (or model) and tokenizer into ``output_dir``."""
-    validate(job.config)
+    """Train ``job`` with mlx-lm-lora's ``train_grpo``; save the adapter (or model) and tokenizer into ``output_dir``.
+
+    ``validate`` has run already (``grpo-host train`` calls it before reading any data).
+    """
     import mlx.core as mx
     import numpy as np
 
@@ -516,10 +504,8 @@ def run(job: Job) -> Summary:
     world_size = _world_size()
     main = is_main_process()
     _check_sizes(job, world_size)
-    checkpoint = _last_checkpoint(job.output_dir)
-    if checkpoint is not None and not config.resume:
-        raise ConfigError(f"output_dir {str(job.output_dir)!r} already holds {checkpoint.name}: "
-                          "set resume: true to continue it, or choose another output_dir")
+    refuse_unasked_overwrite(job)
+    checkpoint = last_checkpoint(job.output_dir)
     state = json.loads((checkpoint / "trainer_state.json").read_text()) if checkpoint else {}
     offset = int(state.get("global_step", 0))
     _same_start_everywhere(offset, world_size)
@@ -538,8 +524,8 @@ def run(job: Job) -> Summary:
     if config.beta != 0:
         reference, _ = load(extra["reference_model_path"] or job.model_path)
         reference.freeze()
-    train_set = _examples(job, tokenizer, job.rows, job.labels, 0)
-    val_set = _examples(job, tokenizer, job.val_rows, job.val_labels, len(job.rows))
+    train_set = _examples(job, tokenizer, job.train, 0)
+    val_set = _examples(job, tokenizer, job.val, len(job.train))
     longest = max(len(example[0]) for example in train_set + val_set)
 
     optimizer = _optimizer(config, extra["max_grad_norm"])
@@ -556,10 +542,10 @@ def run(job: Job) -> Summary:
     adapter_dir = job.output_dir if main else Path(tempfile.mkdtemp(prefix="grpo-host-mlx-"))
     adapter_dir.mkdir(parents=True, exist_ok=True)
     stats = RewardStats()
-    rewards = MlxRewardFuncs(job, len(job.rows), stats)
+    rewards = MlxRewardFuncs(job, len(job.train), stats)
     iters = max(config.max_steps - offset, 0) * ga
     args = grpo_args(config, adapter_file=str(adapter_dir / "adapters.safetensors"), max_seq_length=longest,
-                     iters=iters, weights=rewards.weights, world_size=world_size)
+                     iters=iters, weights=rewards.weights, world_size=world_size, extra=extra)
     checkpoints = _Checkpoints(job, model, optimizer, adapter_dir, offset, adapter_config, main)
     trackers = get_reporting_callbacks(",".join(config.report_to), "grpo-host", str(job.output_dir),
                                        config.resolved()) if main and config.report_to else None

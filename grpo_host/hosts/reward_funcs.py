@@ -50,15 +50,14 @@ class EnsembleRewardFuncs:
     """Per-member reward functions over one ensemble and the run's rows.
 
     :param ensemble: the :class:`grpo_host.Ensemble` to score with.
-    :param rows: the normalised rows; row ids index this list.
-    :param labels: each row's place in its file (``line 12``), for error messages.
+    :param rows: the run's :class:`grpo_host.train.Row` list (``where``,
+        ``data``); row ids index it, and ``where`` names a row in errors.
     :param log_metric: where our metrics go when the engine passes no
         ``log_metric`` of its own.
     """
 
-    def __init__(self, ensemble: Any, rows: Sequence[dict[str, Any]], labels: Sequence[str],
-                 log_metric: LogMetric | None = None) -> None:
-        self.ensemble, self.rows, self.labels, self.log_metric = ensemble, rows, labels, log_metric
+    def __init__(self, ensemble: Any, rows: Sequence[Any], log_metric: LogMetric | None = None) -> None:
+        self.ensemble, self.rows, self.log_metric = ensemble, rows, log_metric
         self.funcs = [MemberRewardFunc(self, i, m.name) for i, m in enumerate(ensemble.members)]
         self._batch: tuple[Sequence[Any], list[int]] | None = None
         self._values: list[list[float | None]] = []
@@ -81,8 +80,8 @@ class EnsembleRewardFuncs:
 
     def _score(self, completions: Sequence[Any], ids: list[int], log_metric: LogMetric | None,
                completion_ids: Sequence[Any] | None = None) -> None:
-        result = self.ensemble.score_rows([self.rows[i] for i in ids], completions=completions,
-                                          row_ids=[self.labels[i] for i in ids], completion_ids=completion_ids)
+        result = self.ensemble.score_rows([self.rows[i].data for i in ids], completions=completions,
+                                          row_ids=[self.rows[i].where for i in ids], completion_ids=completion_ids)
         self._batch, self._served = (completions, ids), set()
         # A row no weighted reward scored is unscored (the ensemble's rule); engines call a completion
         # unscorable only when every function returned None, so weight-0 members say None there too.

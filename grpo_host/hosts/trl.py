@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
+from .steps import check_prompt_length, last_checkpoint, refuse_unasked_overwrite
 
 if TYPE_CHECKING:
     from ..train import Job, Summary
@@ -105,29 +106,14 @@ _RUN_KEYS = {  # run-config key -> GRPOConfig key, where the names differ (for e
 
 
 def _check_prompt_lengths(job: Job, tokenizer: Any) -> None:
-    """TRL no longer truncates prompts: a prompt over ``max_prompt_length`` tokens is an error naming its row."""
-    limit = job.config.max_prompt_length
-    if limit is None:
+    """Every prompt's tokens as TRL will make them, against ``max_prompt_length``."""
+    if job.config.max_prompt_length is None:
         return
-    for rows, labels in ((job.rows, job.labels), (job.val_rows, job.val_labels)):
-        for row, where in zip(rows, labels):
-            prompt = row["prompt"]
-            if isinstance(prompt, list):
-                prompt = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
-            n = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
-            if n > limit:
-                raise ConfigError(f"{where}: the prompt has {n} tokens, over max_prompt_length={limit}; "
-                                  "shorten or drop the row, or raise max_prompt_length")
-
-
-def _last_checkpoint(output_dir: Path, *, complete: bool = True) -> str | None:
-    """The ``checkpoint-N`` folder with the highest N, found without importing torch (a refused run stops in
-    a second).  ``complete``: only folders with ``trainer_state.json``, which transformers writes last, so a
-    run killed while writing a checkpoint resumes from the one before."""
-    found = [(int(p.name.split("-", 1)[1]), p) for p in output_dir.glob("checkpoint-*")
-             if p.is_dir() and p.name.split("-", 1)[1].isdigit()] if output_dir.is_dir() else []
-    found = [(step, p) for step, p in found if not complete or (p / "trainer_state.json").is_file()]
-    return str(max(found)[1]) if found else None
+    for where, row in job.rows:
+        prompt = row["prompt"]
+        if isinstance(prompt, list):
+            prompt = tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+        check_prompt_length(job, where, len(tokenizer(prompt, add_special_tokens=False)["input_ids"]))
 
 
 def _peft_config(config: RunConfig) -> Any:
@@ -156,12 +142,10 @@ def _metrics_callback(job: Job) -> Any:
 def run(job: Job) -> Summary:
     """Train ``job`` with ``trl.GRPOTrainer``; save the model (or adapter) and tokenizer into ``output_dir``."""
     config = job.config
-    existing = _last_checkpoint(job.output_dir, complete=False)
-    if existing is not None and not config.resume:
-        raise ConfigError(f"output_dir {str(job.output_dir)!r} already holds {Path(existing).name}: "
-                          "set resume: true to continue it, or choose another output_dir")
-    checkpoint = _last_checkpoint(job.output_dir) if config.resume else None
-    funcs = EnsembleRewardFuncs(job.ensemble, job.rows + job.val_rows, job.labels + job.val_labels)
+    refuse_unasked_overwrite(job)
+    found = last_checkpoint(job.output_dir) if config.resume else None
+    checkpoint = str(found) if found is not None else None
+    funcs = EnsembleRewardFuncs(job.ensemble, job.rows)
     args_kwargs = grpo_config_kwargs(config, funcs.weights)
 
     from datasets import Dataset
@@ -177,15 +161,16 @@ def run(job: Job) -> Summary:
         tokenizer.pad_token = tokenizer.eos_token
     _check_prompt_lengths(job, tokenizer)
 
-    def dataset(rows: list[dict[str, Any]], offset: int) -> Dataset:
-        return Dataset.from_dict({"prompt": [r["prompt"] for r in rows], ROW_ID: list(range(offset, offset + len(rows)))})
+    def dataset(rows: list[Any], offset: int) -> Dataset:
+        return Dataset.from_dict({"prompt": [r.data["prompt"] for r in rows],
+                                  ROW_ID: list(range(offset, offset + len(rows)))})
 
     trainer = GRPOTrainer(
         model=job.model_path,
         reward_funcs=funcs.funcs,
         args=args,
-        train_dataset=dataset(job.rows, 0),
-        eval_dataset=dataset(job.val_rows, len(job.rows)) if job.val_rows else None,
+        train_dataset=dataset(job.train, 0),
+        eval_dataset=dataset(job.val, len(job.train)) if job.val else None,
         processing_class=tokenizer,
         peft_config=_peft_config(config),
         callbacks=[_metrics_callback(job)],
