@@ -416,3 +416,60 @@ def test_unknown_dollar_schema_is_refused_the_same_way_every_time(reward):
                   "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema",
                   "https://json-schema.org/draft/2020-12/schema"):
         assert score(reward, "1", {"$schema": draft, "type": "integer"}) == 1.0
+
+
+def cli_rows(port: int) -> list[tuple[dict, float | None, str | None]]:
+    """``(row, score, data check problem)`` for every finding, between good rows, as a user's file holds them."""
+    good = {"prompt": "a person", "completion": '{"name": "Ada", "age": 36}', "schema": PERSON}
+    refused = [(schema, "never fetched" if "$recursiveRef" not in schema else "only '#'")
+               for schema in remote_schemas(port)]
+    refused += [
+        ({"properties": {"enum": {"$ref": "#/nope"}}}, "does not resolve"),
+        ({"$dynamicRef": "#/nope"}, "does not resolve"),
+        ({"$ref": "#"}, "reference loop"),
+        ({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}, "reference loop"),
+        ({"$schema": "https://example.com/my-dialect"}, "unknown $schema"),
+    ]
+    rows = [(good, 1.0, None)]
+    rows += [({"prompt": "p", "completion": '{"default": 1}', "schema": schema}, None, needle)
+             for schema, needle in refused]
+    rows += [
+        ({"prompt": "p", "completion": nested(64), "schema": recursive_allof_schema()}, 1.0, None),
+        ({"prompt": "p", "completion": '{"a": 1}', "schema": True}, 1.0, None),
+        ({"prompt": "p", "completion": '{"a": 1}', "schema": False}, 0.0, None),
+        ({"prompt": "p", "completion": '{"foo": "baz"}', "schema": ALL_OF_REQUIRED}, 0.0, None),
+        ({"prompt": "p", "completion": '```json\n"a ``` b"\n```', "schema": {"type": "string"}}, 1.0, None),
+        ({"prompt": "p", "completion": '"héllo"', "schema": {"pattern": "^\\p{Letter}+$"}}, 1.0, None),
+        (good, 1.0, None),
+    ]
+    return rows
+
+
+def test_cli_scores_and_checks_every_finding(tmp_path):
+    """`grpo-host score` writes every row with its value; `grpo-host data check` names every refused schema."""
+    with listener() as (port, requests):
+        rows = cli_rows(port)
+        path = tmp_path / "findings.jsonl"
+        path.write_text("".join(json.dumps(row) + "\n" for row, _, _ in rows))
+        out = tmp_path / "scores.jsonl"
+
+        proc = run_cli("score", str(path), "--rewards", "json_schema", "--json", "--out", str(out))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        lines = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [line["row"] for line in lines] == [f"line {i}" for i in range(1, len(rows) + 1)]
+        assert [line.get("error") for line in lines] == [None] * len(rows)
+        assert [line["rewards"]["json_schema"] for line in lines] == [expected for _, expected, _ in rows]
+        summary = json.loads(proc.stdout)
+        metrics = summary["rewards"]["json_schema"]
+        assert (metrics["errors"], metrics["timeouts"]) == (0, 0)
+        assert metrics["coverage"] == pytest.approx(sum(e is not None for _, e, _ in rows) / len(rows))
+
+        proc = run_cli("data", "check", str(path), "--rewards", "json_schema", "--json")
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        problems = {row: p["problem"] for p in json.loads(proc.stdout)["problems"] for row in p["rows"]}
+        expected = {f"line {i}": needle for i, (_, _, needle) in enumerate(rows, 1) if needle}
+        assert sorted(problems) == sorted(expected)
+        for row, needle in expected.items():
+            assert needle in problems[row], (row, problems[row])
+        time.sleep(0.2)
+    assert requests == []
