@@ -1,39 +1,44 @@
 """math: is the completion's final answer mathematically equal to the gold answer?
 
-Equivalence is math-verify's (latex2sympy2-extended parses LaTeX with a
-grammar, sympy compares), wrapped for the way a GRPO run uses it:
+The reward a reasoning run trains on, so it must never pay a wrong answer
+and should pay every right one.  Three parts:
 
-* Model output is untrusted.  Completion text only ever reaches the LaTeX
-  grammar, never ``sympify``/``parse_expr`` (they ``eval``): math-verify's
-  ``ExprExtractionConfig`` (which does call ``parse_expr``) is not used, the
-  LaTeX parser's own number reading is replaced by an eval-free one (see
-  :func:`_adapt_latex2sympy`), and plain numbers are read by Python's
-  :class:`fractions.Fraction`.  Input is
-  capped (``max_chars``).  Each item runs in a worker process
+* **Reading** (:func:`read_answer`).  The final answer is the content of the
+  last ``<answer>`` block, else of the last ``\\boxed{}``, else math-verify's
+  last LaTeX span.  Its text (and a gold's) is read, in order, as a plain
+  number (integers, decimals, ``.4``, scientific notation ``1.37e-3`` and
+  ``1.37 \\times 10^{-3}``, thousands separators ``1,000`` ``1\\,000``
+  ``1{,}000``, fractions, percent, currency and unit words), as a
+  Python/sympy-style expression (``-896*x**5 + 3*x**2``, ``sqrt(2)/2``: an
+  :mod:`ast` translator over a whitelist of node types, see
+  :func:`read_python`), or as LaTeX (latex2sympy2-extended's grammar through
+  math-verify's parser and normaliser).
+* **Comparing** (:func:`numbers_equal` for two plain numbers, otherwise
+  math-verify's structural ``verify``: sets, intervals, tuples, relations,
+  matrices, ``x = 2`` against ``2``) under one rule: exact sides compare
+  exactly; where a side is a decimal the values must agree to a relative
+  ``tolerance``, and two decimals also to half a unit of the less precise
+  one's last digit.  math-verify's own numeric step (rounding both sides to
+  6 places, then an absolute ``chop``: ``1/2004!`` equals ``1/2006!``) is
+  replaced by that rule (see :func:`_adapt_math_verify`).
+* **Safety and speed.**  Completion text never reaches ``sympify``,
+  ``parse_expr`` or ``eval``: math-verify's ``ExprExtractionConfig`` (which
+  calls ``parse_expr``) is not used, the LaTeX parser's number reading is
+  replaced by an eval-free one (:func:`_adapt_latex2sympy`), Python syntax is
+  only ever ``ast.parse``\\ d and translated node by node, and plain numbers
+  are read by :class:`fractions.Fraction`.  Input is capped (``max_chars``)
+  and expressions are size-bounded.  Each item runs in a worker process
   (``executor="process"``) whose timer interrupts a runaway sympy call and
   which is killed from outside when it does not come back, so
-  ``\\boxed{9^{9^{9^{9}}}}`` costs one timeout, not the run.
-* math-verify's own timeouts use ``signal.alarm``: they would cancel the
-  worker's timer and raise off the main thread, so they are switched off
-  whenever a timer is already armed or the call is not on the main thread.
-* A raw gold such as ``2\\sqrt{3}`` is wrapped in ``$...$`` before parsing
-  (math-verify otherwise reads the plain number ``2``); a gold that does not
-  parse is not applicable (None), never a free 1.0, and ``data check``
-  reports it per row.
-* Fast: each worker keeps parsed golds in an LRU cache, so a group of
-  completions for one prompt parses its gold once per worker; plain
-  integers, decimals and fractions on both sides are compared with
-  :class:`~fractions.Fraction` without touching sympy, with math-verify's
-  verdicts (see :func:`compare_numbers`; the few cases where sympy's binary
-  Floats decide go to sympy); sympy verdicts are cached per worker, so a
-  group that agrees on an answer is compared once; and the LaTeX parser
-  tries ANTLR's cheap SLL prediction before its full LL one.
+  ``\\boxed{9^{9^{9^{9}}}}`` costs one timeout, not the run.  Plain numbers
+  never touch sympy; parsed golds and sympy verdicts are cached per worker;
+  the LaTeX parser tries ANTLR's cheap SLL prediction before its full LL one.
 """
 
 from __future__ import annotations
 
+import ast
 import logging
-import math
 import re
 import signal
 import threading
@@ -42,7 +47,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from grpo_host import hookimpl, reward
 from reward_plugins.r1 import extract_answer
@@ -51,12 +56,22 @@ Target = Literal["answer_tag", "boxed", "latex", "number"]
 
 MATH_VERIFY_TIMEOUT = 5
 """Seconds math-verify may spend per parse or comparison when it is the one keeping time (main thread, no timer)."""
-MAX_FAST_DIGITS = 100
-"""Longer numbers go through sympy (bounded by the timeout) rather than Fraction."""
-MAX_FLOAT_DIGITS = 15
-"""sympy reads decimals as 15-digit Floats; longer ones go through sympy so rounding stays identical."""
+MAX_DIGITS = 400
+"""Longest digit string a plain number or a Python literal may have (bounds Fraction and sympy work)."""
+MAX_PYTHON_NODES = 400
+MAX_POWER_DIGITS = 10_000
+"""A numeric power whose value would have more digits than this is not read (``9**9**9``)."""
 GOLD_CACHE_SIZE = 4096
 VERDICT_CACHE_SIZE = 16384
+
+RULE = (
+    "Exact values (integers, fractions, surds, pi, symbolic expressions with exact numbers) compare exactly. "
+    "Where a side is a decimal (written with a point or an exponent: 0.5, .4, 2.0, 1.37e-3, 1.37 \\times 10^{-3}), "
+    "the two values must agree to a relative `tolerance`: |a - b| <= tolerance * max(|a|, |b|) (1e-6: 1.41421356 "
+    "equals \\sqrt{2}, 0.3333333 equals 1/3, 0.333 does not, and 1e-7 never equals 2e-7); when both sides are "
+    "plain decimals they must also agree to half a unit of the less precise one's last digit (3.14159 is not "
+    "3.14158). p% equals p% , p and p/100. Units, currency signs and thousands separators are ignored."
+)
 
 
 class MathParams(BaseModel):
@@ -64,8 +79,11 @@ class MathParams(BaseModel):
 
     tolerance: float = Field(
         1e-6,
-        description="10^-k: when either side is a decimal number both sides are rounded to k decimal places "
-        "before comparing (1e-6: 0.333333 equals 1/3); integers, fractions and surds compare exactly",
+        ge=0,
+        le=0.01,
+        description="relative tolerance, applied only where a side is a decimal: |a - b| <= tolerance * max(|a|, "
+        "|b|); exact values (integers, fractions, surds) always compare exactly, and two plain decimals must also "
+        "agree to half a unit of the less precise one's last digit. 0 makes decimals exact too",
     )
     set_relations: bool = Field(
         False,
@@ -75,10 +93,12 @@ class MathParams(BaseModel):
     extract: tuple[Target, ...] = Field(
         ("answer_tag", "boxed", "latex"),
         min_length=1,
-        description="where the final answer is looked for: answer_tag (the last <answer>...</answer>, searched "
-        "first), boxed (the last \\boxed{}), latex (the last $...$, $$...$$ or \\(...\\) math span; answer-anchored "
-        "spans such as 'final answer is $x$' count even without it), number (the last plain number such as 42, -3.5, "
-        "1,234 or 3/4, tried only when the others find nothing)",
+        description="where the final answer is looked for, in this order: answer_tag (the last <answer>...</answer>),"
+        " boxed (the last \\boxed{} or \\fbox{}, alone: earlier boxes are ignored), latex (math-verify's last $...$, "
+        "$$...$$, \\(...\\) or \\[...\\] span, answer-anchored spans such as 'final answer is $x$' first), number "
+        "(the last plain number in the text such as 42, -3.5, .4, 1,234.5, 1 234, 1.5e-3, 3/4 or 28%, a unit after "
+        "it allowed: 2.5kg, but 2x is no number; taken before latex when it comes after every math span, otherwise "
+        "when the others find nothing)",
     )
     max_chars: int = Field(
         20_000,
@@ -88,94 +108,181 @@ class MathParams(BaseModel):
         "is not applicable",
     )
 
-    @field_validator("tolerance")
-    @classmethod
-    def _power_of_ten(cls, value: float) -> float:
-        digits = -math.log10(value) if value > 0 else -1
-        if not (0 <= digits <= 15 and abs(digits - round(digits)) < 1e-9):
-            raise ValueError("tolerance must be a power of ten between 1 and 1e-15, such as 1e-6")
-        return value
-
-    @property
-    def float_rounding(self) -> int:
-        return round(-math.log10(self.tolerance))
-
 
 # -- plain numbers, read without sympy ---------------------------------------------------------------------------
 
+_SEP = r"(?:,|\{,\}|\\,|\\ |\\;|\\!|\s|\u2009|\u202f|')"
+_UNIT_WORDS = (
+    "mm|cm|dm|km|m|kg|mg|g|lb|lbs|oz|ml|mL|L|s|sec|secs|min|mins|h|hr|hrs|ms|ns|kHz|Hz|kW|W|kJ|J|N|Pa|V|A|mol|K"
+    "|ft|feet|foot|in|inch|inches|yd|yards|mi|miles|mph|meters|metres|meter|metre|kilometers|kilograms|grams|"
+    "pounds|ounces|liters|litres|seconds|second|minutes|minute|hours|hour|days|day|weeks|week|months|years|year|"
+    "dollars|dollar|cents|cent|euros|units|unit|degrees|degree|deg|people|persons|students|apples|items|ways|"
+    "times|points|sq|square|cubic"
+)
 _NUMBER = re.compile(
-    r"\s*(?P<sign>-?)\s*(?:"
-    r"(?P<int>\d+)(?:\.(?P<frac>\d+))?"
-    r"|\\[dt]?frac\{\s*(?P<num>\d+)\s*\}\{\s*(?P<den>\d+)\s*\}"
+    r"(?P<sign>[-+−]?)\s*(?:\\\$|\$|\\euro|€|£)?\s*(?:"
+    r"(?P<mant>(?:\d{1,3}(?:" + _SEP + r"\d{3})+|\d+)(?:\.\d*)?|\.\d+)"
+    r"(?:[eE](?P<exp>[-+]?\d+)|\s*(?:\\times|\\cdot|×|\*)\s*10\s*\^\s*(?:\{\s*(?P<exp2>[-+−]?\d+)\s*\}|(?P<exp3>\d)))?"
+    r"|\\[dt]?frac\s*\{\s*(?P<num>[-+]?\d+)\s*\}\s*\{\s*(?P<den>\d+)\s*\}"
+    r"|\\[dt]?frac(?P<num1>\d)(?P<den1>\d)"
     r"|(?P<snum>\d+)\s*/\s*(?P<sden>\d+)"
-    r")\s*"
+    r")\s*(?P<pct>\\%|%|\\text\{\s*\\?%\s*\}|\s*percent\b|\s*pct\b)?"
+    r"\s*(?:(?:\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{\s*[A-Za-z°²³ .$/]*\}"
+    r"|\^\s*\{?\\circ\}?|°|\\,|\\ |\s)*(?:(?<![A-Za-z])(?:" + _UNIT_WORDS + r")(?![A-Za-z])[²³]?(?:\^\{?[23]\}?)?)?\s*\.?\s*)*"
 )
-_LAST_BOXED = re.compile(
-    r"(?P<before>.?)(?P<open>\$?)\\boxed\{(?P<body>(?:[^{}]|\{[^{}]*\})*)\}(?P<close>\$?)(?P<tail>[^\\$\[\]{}%]*)$", re.S
-)
-_PERCENT_WORD = re.compile(r"\s*(?:[Pp]ercent|[Pp]ct)")
-_PLAIN_NUMBERS = re.compile(r"(?<![\w.,/])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?(?![\w/])")
-_DELIMITERS = ("$", "\\(", "\\[", "\\boxed", "\\fbox")
+_SEPARATORS = re.compile(_SEP)
 
 
 @dataclass(frozen=True)
 class Number:
-    """A plain number: its exact value, whether sympy reads it as a Float, and its LaTeX (for the slow path)."""
+    """A plain number: its exact value; for a decimal, its last written digit's unit (None: an exact number)."""
 
     value: Fraction
-    decimal: bool
-    latex: str
+    ulp: Fraction | None = None
+    percent: bool = False
+    latex: str = ""
+
+    def readings(self) -> list[tuple[Fraction, Fraction | None]]:
+        """The values it may stand for: a percent p% is p (the sign dropped, as in '28 (%)') or p/100."""
+        if not self.percent:
+            return [(self.value, self.ulp)]
+        return [(self.value, self.ulp), (self.value / 100, self.ulp / 100 if self.ulp else None)]
 
 
 def read_number(text: str) -> Number | None:
-    """``text`` as a :class:`Number` when it is a plain integer, decimal or fraction; None otherwise.
+    """``text`` as a :class:`Number` when it is one plain number (with optional unit, percent, currency); else None.
 
-    Mirrors how math-verify reads these: ``0.5`` becomes the fraction 1/2
-    (its ``nits`` normalisation), other decimals are Floats.
+    ``1,000`` is a thousand (math-verify's reading too) and ``0,5``-style
+    decimal commas are left to the LaTeX reader; ``2x`` or ``5\\pi`` are not
+    plain numbers (only known unit words may follow the digits).
     """
-    m = _NUMBER.fullmatch(text)
-    if m is None or sum(len(g or "") for g in m.group("int", "frac", "num", "den", "snum", "sden")) > MAX_FAST_DIGITS:
+    m = _NUMBER.fullmatch(text.strip())
+    if m is None or sum(c.isdigit() for c in text) > MAX_DIGITS:
         return None
-    sign = -1 if m["sign"] else 1
-    if m["int"] is not None:
-        digits, frac = m["int"], m["frac"]
-        if frac is None:
-            return Number(sign * Fraction(int(digits)), False, text.strip())
-        if len(digits.lstrip("0")) + len(frac) > MAX_FLOAT_DIGITS:
+    sign = -1 if m["sign"] in ("-", "−") else 1
+    percent = m["pct"] is not None
+    if m["mant"] is not None:
+        mant = _SEPARATORS.sub("", m["mant"])
+        exp_text = m["exp"] or m["exp2"] or m["exp3"]
+        exponent = int(exp_text.replace("−", "-")) if exp_text else 0
+        if abs(exponent) > MAX_DIGITS:
             return None
-        decimal = not (text.strip() == "0.5")
-        return Number(sign * Fraction(f"{digits}.{frac}"), decimal, text.strip())
-    num, den = (m["num"], m["den"]) if m["num"] is not None else (m["snum"], m["sden"])
+        whole, _, frac = mant.partition(".")
+        value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac)) * Fraction(10) ** exponent
+        decimal = "." in mant or m["exp"] is not None
+        ulp = Fraction(10) ** (exponent - len(frac)) if decimal else None
+        return Number(sign * value, ulp, percent, mant if not exp_text else f"{mant}e{exponent}")
+    num, den = (m["num"], m["den"]) if m["num"] is not None else (
+        (m["num1"], m["den1"]) if m["num1"] is not None else (m["snum"], m["sden"]))
     if int(den) == 0:
         return None
-    return Number(sign * Fraction(int(num), int(den)), False, text.strip())
+    return Number(sign * Fraction(int(num), int(den)), None, percent, f"{sign * int(num)}/{den}")
 
 
-def _binary_exact(number: Number) -> bool:
-    """Whether sympy's Float holds this decimal exactly (its denominator is a power of two)."""
-    den = number.value.denominator
-    return den & (den - 1) == 0
-
-
-def compare_numbers(gold: Number, pred: Number, places: int) -> bool | None:
-    """math-verify's verdict on two plain numbers, or None when only sympy can tell.
-
-    Exact values (integers, fractions) compare exactly, as sympy does.  A
-    decimal is a binary Float in sympy, and its rounding to ``places``
-    carries binary noise (sympy says 2.0000002 rounded is not 2, while
-    1.5000001 rounded is 1.5), so the fast path answers only what that noise
-    cannot change: equal decimals, a decimal equal to an exact value it
-    represents exactly (2.0 = 2, 0.25 = 1/4), and values more than two units
-    of the last place apart.  The rest (0.3333333 against 1/3) goes to sympy.
-    """
-    a, b = gold.value, pred.value
-    if not (gold.decimal or pred.decimal):
+def _close(a: Fraction, a_ulp: Fraction | None, b: Fraction, b_ulp: Fraction | None, tolerance: float) -> bool:
+    """The comparison rule (see RULE) for two exact values, each possibly a written decimal with its last digit's unit."""
+    if a_ulp is None and b_ulp is None:
         return a == b
-    if a == b and ((gold.decimal and pred.decimal) or _binary_exact(gold if gold.decimal else pred)):
-        return True
-    if abs(a - b) > Fraction(2, 10**places):
+    gap = abs(a - b)
+    if gap > Fraction(str(tolerance)) * max(abs(a), abs(b)):  # str: 1e-6 exactly, not the binary float below it
         return False
-    return None
+    return a_ulp is None or b_ulp is None or gap <= max(a_ulp, b_ulp) / 2
+
+
+def numbers_equal(gold: Number, pred: Number, tolerance: float) -> bool:
+    """Two plain numbers under the rule; a percent on only one side may be read either way (28% is 28 or 0.28)."""
+    if gold.percent and pred.percent:
+        return _close(gold.value, gold.ulp, pred.value, pred.ulp, tolerance)
+    return any(_close(a, au, b, bu, tolerance) for a, au in gold.readings() for b, bu in pred.readings())
+
+
+# -- Python/sympy-style expressions, read without eval -----------------------------------------------------------
+
+_PYTHON_HINT = re.compile(r"\*|\b(?:sqrt|exp|log|ln|sin|cos|tan|cot|sec|csc|asin|acos|atan|sinh|cosh|tanh|Abs|abs|"
+                          r"factorial|Rational|Integral|pi|oo|E|I)\b")
+
+
+def _python_functions() -> dict[str, Any]:
+    import sympy
+
+    return {
+        "sqrt": sympy.sqrt, "cbrt": sympy.cbrt, "exp": sympy.exp, "log": sympy.log, "ln": sympy.log,
+        "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "cot": sympy.cot, "sec": sympy.sec, "csc": sympy.csc,
+        "asin": sympy.asin, "acos": sympy.acos, "atan": sympy.atan, "sinh": sympy.sinh, "cosh": sympy.cosh,
+        "tanh": sympy.tanh, "Abs": sympy.Abs, "abs": sympy.Abs, "factorial": sympy.factorial,
+    }
+
+
+def read_python(text: str) -> Any | None:
+    """A Python/sympy-style expression (``-896*x**5 + 3*x**2 - 7``, ``sqrt(2)/2``, ``E**x``) as sympy; else None.
+
+    Only ``ast.parse`` sees the text (it parses, it never runs anything);
+    the tree is then translated node by node over a whitelist: numbers,
+    names (one symbol each, lower-cased and real as latex2sympy makes them;
+    ``pi``, ``E``, ``I``, ``oo`` are the constants, as in sympy), ``+ - * / **``,
+    unary signs, calls of a few named functions and ``Rational(p, q)``.
+    Anything else, a tree over MAX_PYTHON_NODES nodes, or a numeric power
+    with over MAX_POWER_DIGITS digits is not read.
+    """
+    import sympy
+
+    if "\\" in text or "{" in text or "^" in text or not _PYTHON_HINT.search(text):
+        return None
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    if sum(1 for _ in ast.walk(tree)) > MAX_PYTHON_NODES:
+        return None
+    functions = _python_functions()
+    constants = {"pi": sympy.pi, "E": sympy.E, "I": sympy.I, "oo": sympy.oo}
+    binary = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+              ast.Div: lambda a, b: a / b}
+
+    def power(base: Any, exponent: Any) -> Any:
+        if base.is_Number and exponent.is_Number:
+            size = abs(float(exponent)) * max(1.0, float(sympy.log(abs(base) + 1, 10))) if base != 0 else 0.0
+            if size > MAX_POWER_DIGITS:
+                raise ValueError("power too large")
+        return base**exponent
+
+    def convert(node: ast.AST) -> Any:
+        if isinstance(node, ast.Expression):
+            return convert(node.body)
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            literal = ast.get_source_segment(text.strip(), node) or repr(node.value)
+            if len(literal) > MAX_DIGITS:
+                raise ValueError("literal too long")
+            if isinstance(node.value, int):
+                return sympy.Integer(node.value)
+            digits = sum(c.isdigit() for c in literal.lower().partition("e")[0])
+            return sympy.Float(literal.replace("_", ""), max(15, digits))
+        if isinstance(node, ast.Name):
+            if node.id in constants:
+                return constants[node.id]
+            return sympy.Symbol(node.id.lower(), real=True)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            value = convert(node.operand)
+            return -value if isinstance(node.op, ast.USub) else value
+        if isinstance(node, ast.BinOp) and type(node.op) in binary:
+            return binary[type(node.op)](convert(node.left), convert(node.right))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            return power(convert(node.left), convert(node.right))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            args = [convert(a) for a in node.args]
+            if node.func.id == "Rational" and len(args) == 2 and all(a.is_Integer for a in args):
+                return sympy.Rational(args[0], args[1])
+            if node.func.id == "Integral" and len(args) == 2 and args[1].is_Symbol:  # unevaluated, as written
+                return sympy.Integral(args[0], args[1])
+            if node.func.id in functions and len(args) == 1:
+                return functions[node.func.id](args[0])
+        raise ValueError(f"not read: {type(node).__name__}")
+
+    try:
+        value = convert(tree)
+    except (ValueError, TypeError, ArithmeticError, RecursionError):
+        return None
+    return value if isinstance(value, sympy.Basic) and value.is_finite is not False or value == sympy.oo else None
 
 
 # -- math-verify, imported on first use ---------------------------------------------------------------------------
@@ -187,6 +294,7 @@ def _mv() -> Any:
     import math_verify
 
     _adapt_latex2sympy()
+    _adapt_math_verify()
     # Its "timeout is disabled" warning is expected here: the worker keeps time (see _own_timeout).
     for name in ("math_verify.parser", "math_verify.grader"):
         logging.getLogger(name).setLevel(logging.ERROR)
@@ -204,7 +312,8 @@ def _adapt_latex2sympy() -> None:
       which calls ``sympify`` -> ``parse_expr`` -> ``eval``.  The grammar only
       lets digits through, but the rule here is that completion text never
       reaches ``eval``: the replacements build the same ``Integer``/``Float``
-      from the digits and reject anything else.
+      from the digits (spaces and thousands commas dropped, as ``sympify``
+      would: ``28 \\%`` reaches it as ``'28 '``) and reject anything else.
     * Two-stage parsing: ANTLR parses first in SLL prediction mode, which
       either returns the tree LL mode would or fails; only then LL (the
       expensive full-context prediction) runs.  About 3x faster per parse.
@@ -224,6 +333,7 @@ def _adapt_latex2sympy() -> None:
     create_parser, parse_ll = converter.create_parser, converter.parse
 
     def number(text: str):
+        text = text.strip()
         if text.isdigit():
             return sympy.Integer(int(text))
         if _DECIMAL_TOKEN.fullmatch(text):
@@ -231,7 +341,7 @@ def _adapt_latex2sympy() -> None:
         raise ValueError(f"not a number: {text[:40]!r}")
 
     def parse_number(self, text: str):
-        return number(text.replace(",", ""))
+        return number(text.replace(",", "").replace(" ", ""))
 
     def convert_number(text: str):  # upstream's comma rules: 0,111 is a decimal, 1,000 a thousand
         if "," in text and text.startswith("0"):
@@ -259,6 +369,75 @@ def _adapt_latex2sympy() -> None:
     latex2sympy2.convert_number = convert_number
 
 
+def _adapt_math_verify() -> None:
+    """Replace math-verify's numeric step with the reward's rule (RULE); its structural comparison stays.
+
+    ``verify`` walks sets, intervals, tuples, relations and matrices and, for
+    two plain values, calls ``grader.sympy_numeric_eq`` then a symbolic
+    ``simplify(a - b) == 0``.  Upstream's numeric step rounds both sides to
+    ``float_rounding`` places when either is a Float (so 1e-7 equals 2e-7)
+    and otherwise tests ``(a - b).evalf(chop=True) == 0`` (so 1/2004! equals
+    1/2006!).  The replacement, :func:`_sympy_close`, is looked up by
+    ``sympy_expr_eq`` at call time; ``verify``'s ``float_rounding`` argument
+    carries the relative tolerance to it (no other code reads it).
+    """
+    from math_verify import grader
+
+    if not hasattr(grader, "sympy_numeric_eq") or not hasattr(grader, "sympy_expr_eq"):
+        raise RuntimeError("math: unsupported math-verify (its grader layout changed)")
+    grader.sympy_numeric_eq = _sympy_close
+
+
+def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bool:
+    """RULE on two sympy values: matrices entry by entry, percents read both ways, decimals within ``tolerance``.
+
+    Two exact values are equal here only when they are the same tree once
+    evaluated (``doit``; ``9\\%`` read as 9 is ``Integer(9)``); every other
+    exact pair is left to math-verify's symbolic step, which proves the
+    difference zero or not.
+    """
+    from sympy import Float, MatrixBase, Mul, Rational, UnevaluatedExpr
+    from sympy.matrices.expressions import MatrixExpr
+
+    if isinstance(a, MatrixBase | MatrixExpr) or isinstance(b, MatrixBase | MatrixExpr):
+        a, b = _doit(a), _doit(b)
+        if isinstance(a, MatrixBase) and isinstance(b, MatrixBase) and a.shape == b.shape:
+            return all(_sympy_close(x, y, tolerance, numeric_precision) for x, y in zip(a.flat(), b.flat()))
+        return False
+
+    def readings(e: Any) -> list:
+        if isinstance(e, Mul) and len(e.args) == 2 and e.args[1] == UnevaluatedExpr(Rational(1, 100)):
+            return [e.args[0], e.args[0] / 100]
+        return [e]
+
+    pairs = [(x, y) for x in readings(a) for y in readings(b)]
+    if len(pairs) == 4:  # a percent on both sides: compare the percentages
+        pairs = pairs[:1]
+    for x, y in pairs:
+        x, y = _doit(x), _doit(y)
+        if not (x.has(Float) or y.has(Float)):
+            if x == y:  # the same tree once evaluated: exact
+                return True
+            continue
+        if x.free_symbols or y.free_symbols:
+            continue
+        try:
+            gap = abs((x - y).evalf(30))
+            scale = max(abs(x.evalf(30)), abs(y.evalf(30)))
+            if bool(gap <= tolerance * scale):
+                return True
+        except (TypeError, ValueError, ArithmeticError, AttributeError):
+            continue
+    return False
+
+
+def _doit(e: Any) -> Any:
+    try:
+        return e.doit()
+    except Exception:  # sympy raises anything from doit on odd trees; the value is then compared as it is
+        return e
+
+
 def _own_timeout() -> int | None:
     """The timeout to hand math-verify, whose ``signal.alarm`` would cancel a timer that is already running.
 
@@ -275,24 +454,82 @@ def _own_timeout() -> int | None:
     return MATH_VERIFY_TIMEOUT
 
 
+_LATEX_SPELLED = {  # spellings latex2sympy does not know (sympy's own LaTeX printer writes the operatorname ones)
+    **{f"\\operatorname{{{f}}}": f"\\arc{f[1:]}" for f in ("asin", "acos", "atan", "acot", "asec", "acsc")},
+    "\\mathrm{e}": "e", "\\mathrm{i}": "i", "\\operatorname{e}": "e",
+}
+_LATEX_SPELLINGS = re.compile("|".join(map(re.escape, _LATEX_SPELLED)))
+
+
 @lru_cache(maxsize=8)
-def _latex_config(boxed: bool, anywhere: bool) -> Any:
+def _latex_config(boxed: bool) -> Any:
     mv = _mv()
-    return mv.LatexExtractionConfig(boxed_match_priority=0 if boxed else -1, try_extract_without_anchor=anywhere)
+    return mv.LatexExtractionConfig(boxed_match_priority=0 if boxed else -1, try_extract_without_anchor=True)
 
 
-def _parse_latex(text: str, *, boxed: bool = True, anywhere: bool = True) -> list:
+def _parse_latex(text: str, *, boxed: bool = False) -> list:
     """math-verify's parse with LaTeX targets only (never its sympy-``eval`` expression target)."""
-    return _mv().parse(
-        text,
-        extraction_config=[_latex_config(boxed, anywhere)],
+    found = _mv().parse(
+        _LATEX_SPELLINGS.sub(lambda m: _LATEX_SPELLED[m[0]], text),
+        extraction_config=[_latex_config(boxed)],
         extraction_mode="first_match",
         parsing_timeout=_own_timeout(),
     )
+    return [_real_symbols(x) for x in found]
+
+
+def _real_symbols(expr: Any) -> Any:
+    """Every symbol real, as latex2sympy makes them unless it guesses complex input (``5\\,i``): one ``i`` is one ``i``.
+
+    Sets are left alone (rebuilding one would lose the written order that
+    math-verify keeps for comparing tuples).
+    """
+    from sympy import Basic, FiniteSet, Symbol
+
+    if not isinstance(expr, Basic) or expr.has(FiniteSet):
+        return expr
+    odd = {s: Symbol(s.name, real=True) for s in expr.free_symbols if isinstance(s, Symbol) and not s.is_real}
+    return expr.xreplace(odd) if odd else expr
+
+
+_DELIMITERS = ("$", "\\(", "\\[")
+_SPAN = re.compile(r"\$\$(?P<a>[^$]*)\$\$|\$(?P<b>[^$]*)\$|\\\((?P<c>.*?)\\\)|\\\[(?P<d>.*?)\\\]", re.S)
 
 
 def _has_delimiters(text: str) -> bool:
+    text = text.replace("\\$", "")
     return any(d in text for d in _DELIMITERS)
+
+
+_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_BOX_JOINER = re.compile(r"(?:\s|,|;|\$|\\[()\[\],;! ]|\\q?quad|\band\b|\\text\{\s*(?:and|,)?\s*\})*")
+
+
+def last_boxed(text: str) -> str | None:
+    """The final answer in boxes: the last ``\\boxed{}`` (or ``\\fbox{}``) whose braces close; None without one.
+
+    Boxes in one run, separated only by commas, "and", spaces, ``\\quad`` or
+    math delimiters (``\\boxed{2} and \\boxed{3}``, one answer per box), are
+    the list of their contents, joined by commas; a box after any other text
+    (``\\boxed{3}, but correcting: \\boxed{5}``) stands alone.
+    """
+    boxes: list[tuple[int, int]] = []  # (start of \boxed, end of its closing brace), in text order
+    for m in _BOX.finditer(text):
+        depth = 1
+        for i in range(m.end(), len(text)):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if depth == 0:
+                boxes.append((m.start(), i + 1))
+                break
+    boxes = [b for k, b in enumerate(boxes) if not (k and b[0] < boxes[k - 1][1])]  # a box inside a box is its content
+    if not boxes:
+        return None
+    run = [boxes[-1]]
+    for box in reversed(boxes[:-1]):
+        if not _BOX_JOINER.fullmatch(text, box[1], run[0][0]):
+            break
+        run.insert(0, box)
+    return ", ".join(text[text.index("{", start) + 1 : end - 1] for start, end in run)
 
 
 # -- gold and prediction ------------------------------------------------------------------------------------------
@@ -300,43 +537,97 @@ def _has_delimiters(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Parsed:
-    """A side of the comparison: a plain :class:`Number`, or math-verify's parse (sympy values and strings)."""
+    """A side of the comparison: a plain :class:`Number`, or sympy values (and math-verify's string fallbacks)."""
 
     number: Number | None = None
     sympy: tuple = ()
 
     def expressions(self) -> list:
         if self.number is not None:
-            return list(_number_expressions(self.number.latex))
+            return list(_number_expressions(self.number))
         return list(self.sympy)
 
 
 @lru_cache(maxsize=GOLD_CACHE_SIZE)
-def _number_expressions(latex: str) -> tuple:
-    """A plain number as math-verify reads it, for comparing it with a value that is not a plain number."""
-    return tuple(_parse_latex(f"${latex}$"))
+def _number_expressions(number: Number) -> tuple:
+    """A plain number as sympy, for comparing it with a value that is not a plain number.
+
+    A decimal becomes a Float with enough digits to hold what was written; a
+    percent becomes latex2sympy's ``p * UnevaluatedExpr(1/100)``.
+    """
+    from sympy import Float, Rational, UnevaluatedExpr
+
+    v = number.value
+    if number.ulp is None:
+        value = Rational(v.numerator, v.denominator)
+    else:
+        digits = max(15, len(str(abs(v.numerator))) + len(str(v.denominator)))
+        value = Float(Rational(v.numerator, v.denominator), digits)
+    return (value * UnevaluatedExpr(Rational(1, 100)),) if number.percent else (value,)
+
+
+def read_answer(text: str) -> Parsed | None:
+    """An answer's own text (a raw gold, a box's or an answer tag's content): a number, Python syntax, or LaTeX."""
+    text = text.strip()
+    if not text:
+        return None
+    number = read_number(text)
+    if number is not None:
+        return Parsed(number=number)
+    expression = read_python(text)
+    if expression is not None:
+        return Parsed(sympy=(expression,))
+    span = _SPAN.fullmatch(text)
+    inner = next((g for g in span.groups() if g is not None), "") if span else text.replace("\\$", "")
+    if span:
+        number = read_number(inner)
+        if number is not None:
+            return Parsed(number=number)
+    found = _parse_latex(f"${inner}$")
+    return Parsed(sympy=tuple(found)) if any(not isinstance(x, str) for x in found) else None
 
 
 @lru_cache(maxsize=GOLD_CACHE_SIZE)
 def parse_gold(gold: str, max_chars: int = 20_000) -> Parsed | None:
     """The gold answer, parsed once per worker and cached; None when it is empty, too long or does not parse.
 
-    A gold with no math delimiters is raw LaTeX (``2\\sqrt{3}``, ``\\frac12``)
-    and is wrapped in ``$...$``.  It parses when math-verify turns it into at
+    A gold with a ``\\boxed{}`` is its last box; a gold that is one math span
+    (``$\\frac{1}{2}$``) or has no math delimiters at all (``2\\sqrt{3}``,
+    ``-896*x**5 + 3*x**2``, ``5.02e-18``, ``\\$12.50``) is read by
+    :func:`read_answer`; a gold in prose with math spans goes to
+    math-verify's extraction.  It parses when it yields a number or at
     least one sympy value (a string fallback alone does not count).
     """
     gold = gold.strip()
     if not gold or len(gold) > max_chars:
         return None
-    if not _has_delimiters(gold):
-        number = read_number(gold)
-        if number is not None:
-            return Parsed(number=number)
-        gold = f"${gold}$"
+    boxed = last_boxed(gold)
+    if boxed is not None:
+        return read_answer(boxed)
+    if not _has_delimiters(gold) or _SPAN.fullmatch(gold):
+        return read_answer(gold)
     found = _parse_latex(gold)
-    if not any(not isinstance(x, str) for x in found):
-        return None
-    return Parsed(sympy=tuple(found))
+    return Parsed(sympy=tuple(found)) if any(not isinstance(x, str) for x in found) else None
+
+
+_PLAIN_NUMBER = re.compile(
+    r"(?<![\w.{^_\\])[-+]?(?:\\?\$)?(?>(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?|\.\d+)(?![.,]?\d|[}^_])"
+    r"(?:[eE][-+]?\d+)?(?:/\d+)?(?P<pct>\s*(?:\\?%|percent\b))?(?P<unit>[A-Za-z]+[²³]?)?"
+)
+_MATH_END = re.compile(r"(?<!\\)\$|\\\)|\\\]")
+
+
+def last_plain_number(text: str) -> tuple[Number, int] | None:
+    """The last plain number in prose and where it starts: ``2.5kg`` is 2.5, ``3 hours`` is 3, ``2x`` is none.
+
+    Letters right after the digits must be a unit word (``kg``, ``m``, ``cm``);
+    anything else (``2x``, ``3a``) makes it an expression, not a number.
+    """
+    for m in reversed(list(_PLAIN_NUMBER.finditer(text))):
+        number = read_number(m[0].replace(",", "").replace("\\$", "").replace("$", ""))
+        if number is not None:
+            return number, m.start()
+    return None
 
 
 def parse_prediction(completion: str, params: MathParams) -> Parsed | None:
@@ -347,72 +638,46 @@ def parse_prediction(completion: str, params: MathParams) -> Parsed | None:
         if inner is not None:
             if not inner:
                 return None
-            if not _has_delimiters(inner):  # raw content, read like a raw gold
-                number = read_number(inner)
-                return Parsed(number=number) if number is not None else _parsed(_parse_latex(f"${inner}$"))
+            if last_boxed(inner) is None and not _has_delimiters(inner):
+                return read_answer(inner)
             text = inner
-    boxed, anywhere = "boxed" in targets, "latex" in targets
-    if boxed:
-        number = _lone_boxed_number(text)
-        if number is not None:
-            return Parsed(number=number)
-    if boxed or anywhere:
-        found = _parsed(_parse_latex(text, boxed=boxed, anywhere=anywhere))
-        if found is not None:
-            return found
-    if "number" in targets:
-        numbers = _PLAIN_NUMBERS.findall(text)
-        number = read_number(numbers[-1].replace(",", "")) if numbers else None
-        if number is not None:
-            return Parsed(number=number)
-    return None
-
-
-def _lone_boxed_number(text: str) -> Number | None:
-    """The plain number in the text's only ``\\boxed{}`` when math-verify's extraction surely picks that box.
-
-    That holds when nothing after the box can start or close another
-    candidate (no ``$``, ``\\``, brackets, braces or percent sign), the box
-    optionally wrapped in one ``$...$`` with no percent word after it; in
-    every other case math-verify extracts.
-    """
-    if text.count("\\boxed") != 1 or "\\fbox" in text:
-        return None
-    m = _LAST_BOXED.search(text)
-    if m is None:
-        return None
-    if m["close"] and (not m["open"] or m["before"] == "$" or _PERCENT_WORD.match(m["tail"])):
-        return None
-    return read_number(m["body"])
-
-
-def _parsed(found: list) -> Parsed | None:
-    return Parsed(sympy=tuple(found)) if found else None
+    if "boxed" in targets:
+        boxed = last_boxed(text)
+        if boxed is not None:
+            return read_answer(boxed)
+    plain = last_plain_number(text) if "number" in targets else None
+    if plain is not None and "latex" in targets:
+        spans_end = max((m.end() for m in _MATH_END.finditer(text)), default=0)
+        if plain[1] >= spans_end:  # "... so $x = 3$, and the total is 42": the later answer wins
+            return Parsed(number=plain[0])
+    if "latex" in targets:
+        found = _parse_latex(text)
+        if found:
+            return Parsed(sympy=tuple(found))
+    return Parsed(number=plain[0]) if plain is not None else None
 
 
 def equal(gold: Parsed, pred: Parsed, params: MathParams) -> bool:
-    """math-verify's ``verify(gold, pred)`` with the parameters, skipping sympy for two plain numbers.
+    """The rule (RULE) on two parsed sides: plain numbers directly, anything else through math-verify's ``verify``.
 
     Verdicts are cached per worker by the exact sympy structure of both
     sides (``srepr``: types, assumptions and Float precision included), so a
     group whose completions agree on an answer runs sympy's comparison once.
     """
     if gold.number is not None and pred.number is not None:
-        verdict = compare_numbers(gold.number, pred.number, params.float_rounding)
-        if verdict is not None:
-            return verdict
+        return numbers_equal(gold.number, pred.number, params.tolerance)
     from sympy import srepr
 
     golds, preds = gold.expressions(), pred.expressions()
-    key = (tuple(map(srepr, golds)), tuple(map(srepr, preds)), params.float_rounding, params.set_relations)
+    key = (tuple(map(srepr, golds)), tuple(map(srepr, preds)), params.tolerance, params.set_relations)
     verdict = _VERDICTS.get(key)
-    if verdict is None and _clearly_unequal(golds, preds, params.float_rounding):
+    if verdict is None and _clearly_unequal(golds, preds):
         verdict = False
     if verdict is None:
         verdict = _mv().verify(
             golds,
             preds,
-            float_rounding=params.float_rounding,
+            float_rounding=params.tolerance,  # read by _sympy_close, the replaced numeric step
             allow_set_relation_comp=params.set_relations,
             timeout_seconds=_own_timeout(),
         )
@@ -425,29 +690,28 @@ def equal(gold: Parsed, pred: Parsed, params: MathParams) -> bool:
 _VERDICTS: dict[tuple, bool] = {}
 
 
-def _clearly_unequal(golds: list, preds: list, places: int) -> bool:
-    """True when math-verify would surely say "not equal" without needing sympy's ``simplify``.
+def _clearly_unequal(golds: list, preds: list) -> bool:
+    """True when ``verify`` would surely say "not equal" without needing sympy's ``simplify``.
 
-    ``verify`` compares every gold with every prediction; for two plain
+    ``verify`` compares every gold with every prediction; for two exact plain
     expressions (no sets, relations, matrices, Floats, percents, bare symbols
     or undefined functions: ``2\\sqrt{3}`` against ``3\\sqrt{2}``, ``(x+1)^2``
-    against ``x^2+1``) it tries structural, numeric and then symbolic equality,
-    and the symbolic step (``simplify``, often tens of milliseconds) cannot
-    prove zero a difference that evaluates clearly away from zero at some
-    point.  So when every pair is either two different strings or two such
-    expressions whose difference, with each symbol set to a fixed value in
-    (0, 1), is more than a relative 1e-9 (and more than the rounding
-    tolerance) from zero, the verdict is False and ``verify`` is skipped.
-    Anything else is left to ``verify``.
+    against ``x^2+1``) equality is exact, and the symbolic step (``simplify``,
+    often tens of milliseconds) cannot prove zero a difference that evaluates
+    clearly away from zero at some point.  So when every pair is either two
+    different strings or two such expressions whose difference, with each
+    symbol set to a fixed value in (0, 1), is more than a relative 1e-9 from
+    zero, the verdict is False and ``verify`` is skipped.  Anything else is
+    left to ``verify``.
     """
     mv = _mv()
     try:
-        return bool(mv.utils.timeout(_own_timeout())(_all_pairs_differ)(golds, preds, places))
+        return bool(mv.utils.timeout(_own_timeout())(_all_pairs_differ)(golds, preds))
     except mv.errors.TimeoutException:
         return False
 
 
-def _all_pairs_differ(golds: list, preds: list, places: int) -> bool:
+def _all_pairs_differ(golds: list, preds: list) -> bool:
     from sympy import Expr, Float, Rational, UnevaluatedExpr
     from sympy.core.function import AppliedUndef
     from sympy.matrices.expressions import MatrixExpr
@@ -473,7 +737,7 @@ def _all_pairs_differ(golds: list, preds: list, places: int) -> bool:
                 scale = abs(complex(g.evalf(15, subs=point)))
             except (TypeError, ValueError, ArithmeticError):
                 return False
-            if not gap > max(1e-9 * (1 + scale), 2 * 10.0**-places):
+            if not gap > 1e-9 * (1 + scale):
                 return False
     return True
 
@@ -491,8 +755,23 @@ def check_gold(row: dict) -> str | None:
     return None
 
 
+DESCRIPTION = (
+    "1.0 when the completion's final answer is mathematically equal to the gold `answer`, else 0.0; None (not "
+    "applicable) when the gold is empty, longer than max_chars or does not parse (`data check` lists such rows). "
+    "The final answer is the content of the last <answer>...</answer> block, else of the last \\boxed{} (earlier "
+    "boxes do not count), else the last LaTeX math span (see `extract`); no answer found scores 0.0. Golds and "
+    "answers may be plain numbers (42, -3.5, .4, 1,000, 1\\,000, 28 \\%, \\$12.50, 2.5 kg), scientific notation "
+    "(5.02e-18, 1.37 \\times 10^{-3}), LaTeX (2\\sqrt{3} is 2*sqrt(3), not 2), or Python/sympy syntax "
+    "(-896*x**5 + 3*x**2 - 7, sqrt(2)/2). Equal means: the same number, the same set in any order, the same "
+    "interval, an equivalent equation or expression (x = 2 equals 2). " + RULE + " Completion text is never "
+    "evaluated: only a LaTeX grammar and Python's ast parser read it. Each item runs in a worker process under the "
+    "timeout (default 10 s); a timed-out item scores None and is counted as a timeout."
+)
+
+
 @reward(
     name="math",
+    description=DESCRIPTION,
     requires={"answer": str | int | float},
     params=MathParams,
     executor="process",
@@ -501,25 +780,19 @@ def check_gold(row: dict) -> str | None:
     examples=[
         {"completion": "... so the answer is $\\boxed{\\sqrt{12}}$.", "answer": "2\\sqrt{3}"},
         {"completion": "<think>2/4 = 1/2</think><answer>0.5</answer>", "answer": "\\frac{1}{2}"},
+        {"completion": "First \\boxed{3}, but correcting: \\boxed{5}", "answer": "5"},
         {"completion": "The roots satisfy $x \\in [1, 3)$. Final: \\boxed{[1,3)}", "answer": "[1, 3)"},
-        {"completion": "I think it is $\\{3, 1, 2\\}$", "answer": "$\\{1,2,3\\}$"},
+        {"completion": "\\boxed{-896x^{5} + 3x^{2} - 7}", "answer": "-896*x**5 + 3*x**2 - 7"},
+        {"completion": "\\boxed{1.37 \\times 10^{-3}}", "answer": "1.37e-3"},
         {"completion": "\\boxed{0.3333333}", "answer": "1/3"},
-        {"completion": "\\boxed{7}", "answer": "8"},
+        {"completion": "\\boxed{0.333}", "answer": "1/3"},
+        {"completion": "\\boxed{\\frac{1}{2^{98}}}", "answer": "\\frac{1}{2^{99}}"},
         {"completion": "no final answer here", "answer": "42"},
         {"completion": "\\boxed{5}", "answer": "\\frac{1}{"},
     ],
 )
 def math_answer(completion: str, *, answer: Any, params: MathParams, **_) -> float | None:
-    """1.0 when the completion's final answer is mathematically equal to the gold `answer`, else 0.0; None
-    (not applicable) when the gold is empty, longer than max_chars or does not parse.  The final answer is
-    looked for in the last <answer>...</answer> block first (its raw content is read as LaTeX), then the last
-    \\boxed{}, then the last $...$ / $$...$$ / \\(...\\) math span (see `extract`); no answer found scores 0.0.  A gold
-    without $ or \\boxed is read as raw LaTeX (2\\sqrt{3} is 2*sqrt(3), not 2).  Equality is math-verify's:
-    the same number, fraction or surd (2\\sqrt{3} = \\sqrt{12}, 0.5 = 1/2), the same set in any order, the same
-    interval, an equivalent equation or expression; decimals count as equal after rounding both sides to the
-    decimal places of `tolerance` (0.3333333 = 1/3 at 1e-6).  Completion text is never evaluated: it goes
-    through a LaTeX grammar only.  Each item runs in a worker process under the timeout (default 10 s); a
-    timed-out item scores None and is counted as a timeout."""
+    """The reward: None for an unreadable gold (never a free 1.0), 0.0 for no answer, else the rule's verdict."""
     gold = parse_gold(str(answer), params.max_chars)
     if gold is None:
         return None

@@ -1,4 +1,8 @@
-"""The `math` reward: equivalence through math-verify, safe on hostile completions, cheap on plain numbers."""
+"""The `math` reward: reading, the comparison rule's plumbing, safety on hostile completions, cheap plain numbers.
+
+Agreement with outside truth (math-verify's cases, reasoning-gym items, hand-written pitfalls) and the rule's
+edges are in tests/test_math_truth.py.
+"""
 
 from __future__ import annotations
 
@@ -69,7 +73,7 @@ def test_parameters_change_the_verdict(math_reward):
     assert score(math_reward, "The total is 1,234 apples.", "1234", extract=["boxed", "number"]) == 1.0
     assert score(math_reward, "<answer>5</answer> \\boxed{6}", "6", extract=["boxed"]) == 1.0
     with pytest.raises(ValueError, match="tolerance"):
-        math_reward.bind({"tolerance": 0.003})
+        math_reward.bind({"tolerance": 0.5})
     with pytest.raises(ValueError, match="extract"):
         math_reward.bind({"extract": ["everything"]})
 
@@ -92,38 +96,44 @@ def test_completion_is_read_from_its_tail(math_reward):
 def _numbers(rng: random.Random):
     """Plain numbers written the ways models write them, some equal to each other."""
     while True:
-        value = Fraction(rng.randrange(-60, 200), rng.choice([1, 1, 2, 3, 4, 7, 8]))
+        value = Fraction(rng.randrange(-60, 200), rng.choice([1, 1, 2, 3, 4, 7, 8])) / rng.choice([1, 1, 10**9])
         forms = [
             str(round(value)),
-            f"{float(value):.{rng.randrange(1, 9)}f}",
+            f"{float(value):.{rng.randrange(1, 12)}f}",
+            f"{float(value):.{rng.randrange(1, 12)}e}",
             ("-" if value < 0 else "") + rf"\frac{{{abs(value.numerator)}}}{{{value.denominator}}}",
             f"{value.numerator}/{value.denominator}",
-            rng.choice(["0.5", "-0.5", "3.0", "2.50", "0.3333333", "2.0000002", "1.5000001", "007", "0.25"]),
+            rng.choice(["0.5", "-0.5", "3.0", "2.50", "0.3333333", "2.0000002", "1.5000001", "007", "0.25", "45\\%"]),
             f"{float(value) * rng.choice([1, 1.0000001, 1.001]):.{rng.randrange(0, 10)}f}",
         ]
         yield rng.choice(forms), forms
 
 
-def test_fast_path_gives_math_verify_verdicts():
-    """Plain numbers skip sympy; every verdict must equal math-verify's own parse + verify."""
+def test_plain_numbers_get_the_same_verdict_with_or_without_sympy():
+    """Two plain numbers skip sympy; the verdict must be the one the sympy path (verify + the rule) gives.
+
+    The paths share the rule but not the code: Fractions here, sympy values through math-verify's verify and
+    the replaced numeric step there.  Pairs of two decimals are left out: only the fast path knows how many
+    digits each was written with (the half-unit clause of the rule).
+    """
     rng, gen = random.Random(7), _numbers(random.Random(8))
-    params, fast, checked = math_answer.MathParams(), 0, 0
-    mv = math_answer._mv()
+    params, compared = math_answer.MathParams(), 0
     for _ in range(400):
         gold_text, forms = next(gen)
         pred_text = rng.choice(forms) if rng.random() < 0.5 else next(gen)[0]
-        box = rf"\boxed{{{pred_text}}}"
-        shape = rng.randrange(4)  # the first two shapes take the fast path; the others must not
-        completion = [f"so {box}", f"so ${box}$.", f"so ${box}$ percent", f"$x$ {box} $y$"][shape]
-        gold, pred = math_answer.parse_gold(gold_text), math_answer.parse_prediction(completion, params)
-        if shape < 2:
-            fast += gold.number is not None and pred.number is not None
-            checked += 1
-        reference = mv.verify(
-            mv.parse(f"${gold_text}$", [mv.LatexExtractionConfig()]), mv.parse(completion, [mv.LatexExtractionConfig()])
-        )
-        assert math_answer.equal(gold, pred, params) == reference, (gold_text, completion)
-    assert fast > checked * 0.8  # the fast path is the common case, not a corner
+        gold = math_answer.parse_gold(gold_text)
+        pred = math_answer.parse_prediction(rf"so \boxed{{{pred_text}}}", params)
+        assert gold.number is not None and pred.number is not None, (gold_text, pred_text)
+        if gold.number.ulp is not None and pred.number.ulp is not None:
+            continue
+        a, b = gold.number.value, pred.number.value
+        if a != b and abs(abs(a - b) / max(abs(a), abs(b)) - Fraction("1e-6")) < Fraction("1e-12"):
+            continue  # exactly on the tolerance (0.142857 against 1/7): sympy's binary Floats decide that one
+        slow = math_answer.equal(math_answer.Parsed(sympy=tuple(gold.expressions())),
+                                 math_answer.Parsed(sympy=tuple(pred.expressions())), params)
+        assert math_answer.equal(gold, pred, params) == slow, (gold_text, pred_text)
+        compared += 1
+    assert compared > 200
 
 
 CONSTANT_GOLDS = [r"2\sqrt{3}", r"\frac{\pi}{3}", "9", r"\sqrt{2}+1", "e^2", r"\ln 2", r"9\%", "(x+1)^2", r"\sqrt{x^2}",
@@ -136,22 +146,22 @@ CONSTANT_PREDS = [
 
 
 @pytest.mark.parametrize("gold_text", CONSTANT_GOLDS)
-def test_clearly_different_shortcut_gives_math_verify_verdicts(gold_text):
-    """Expressions that clearly differ skip sympy's simplify; verdicts must equal math-verify's on every pair."""
+def test_clearly_different_shortcut_gives_verify_verdicts(gold_text):
+    """Expressions that clearly differ skip sympy's simplify; verdicts must equal verify's on every pair."""
     mv, params = math_answer._mv(), math_answer.MathParams()
     gold = math_answer.parse_gold(gold_text)
     for pred_text in CONSTANT_PREDS:
-        completion = rf"so \boxed{{{pred_text}}}"
-        reference = mv.verify(
-            mv.parse(f"${gold_text}$", [mv.LatexExtractionConfig()]), mv.parse(completion, [mv.LatexExtractionConfig()])
-        )
-        assert math_answer.equal(gold, math_answer.parse_prediction(completion, params), params) == reference, pred_text
+        pred = math_answer.parse_prediction(rf"so \boxed{{{pred_text}}}", params)
+        golds, preds = gold.expressions(), pred.expressions()
+        reference = mv.verify(golds, preds, float_rounding=params.tolerance, timeout_seconds=None)
+        assert math_answer.equal(gold, pred, params) == reference, pred_text
 
 
 LATEX_SAMPLES = [
     r"\sqrt{12}", r"2\sqrt{3}", "(1,3]", r"\{5, 1, 2\}", "x^2 + 4x + 4", r"\frac{\pi}{3}", r"\pi/3", "(x+2)^2",
     r"\frac{6}{8}", "[1,3]", "x = 2", r"\frac{1}{2}+\frac{1}{3}", "1,000", "0,111", "1.5e3", r"50\%", "007",
     r"\begin{pmatrix}1&2\end{pmatrix}", "3+2i", r"x \in [1, 2)", r"\frac{1}{", "x^", r"\sin^2 x + \cos^2 x",
+    r"28 \%", r"\{10 \%, 2\}",
 ]
 _PARSE_ALL = """
 import json, sys
@@ -226,6 +236,12 @@ def test_completion_text_never_reaches_sympify_or_parse_expr(math_reward):
         r"\boxed{1,000}",
         r"the result is $1.5e3$",
         r"\boxed{0.25} \boxed{3}",
+        r"\boxed{sqrt(2)*3 + Rational(1, 3)}",  # Python syntax: ast-parsed and translated, never run
+        r"<answer>__import__('os').system('echo pwned') * 2</answer>",
+        r"\boxed{(lambda: 1)() * x}",
+        r"\boxed{1.37e-3} and \boxed{6.02 \times 10^{23}}",
+        r"\boxed{28 \%}",
+        r"\boxed{\$1{,}000}",
     ]
     for completion in hostile:  # first pass: let sympy finish its lazy imports (they sympify constant names)
         score(math_reward, completion, "7")
