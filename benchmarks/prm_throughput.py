@@ -3,7 +3,7 @@
 Run: python benchmarks/prm_throughput.py [--completions 64] [--hidden-size 32] [--layers 2] [--seconds 3]
                                          [--threads N] [--same-length]
 
-Builds the tiny local PRMs of each kind (reward_plugins.prm.tiny: a Llama
+Builds the tiny local PRMs of each kind (reward_plugins.prm.tiny_prm: a Llama
 with a character-level tokenizer, so one token per character), generates
 GSM8K-like completions of 3-8 steps of 40-120 characters each, then times the
 bound `prm` reward (the same object `grpo-host score` and the TRL host call)
@@ -62,7 +62,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
 
     from grpo_host import get_reward
-    from reward_plugins.prm.tiny import build_tiny_prm
+    from reward_plugins.prm.tiny_prm import build_tiny_prm
 
     texts, prompts, steps = completions(args.completions)
     if args.same_length:

@@ -49,7 +49,7 @@ from transformers import AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
 from grpo_host.config import load_config
 from grpo_host.hosts.trl import grpo_config_kwargs
-from grpo_host.tiny import resolve_model
+from grpo_host.builtin_model import resolve_model
 sys.path.insert(0, sys.argv[3])
 from trl_overhead import plain_rewards
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .ensemble import Ensemble, Member, RewardMetrics, ScoreResult
     from .hookspecs import hookimpl
     from .plugins import Plugins, default_plugins, get_reward, list_rewards, load_plugins
-    from .rewards import Reward, RewardError, Scored, completion_text, reward
+    from .rewards import Reward, RewardError, RewardUnusable, Scored, completion_text, reward
 
 # Every name is imported on first use (PEP 562): a cached ``grpo-host rewards
 # list`` runs without pluggy, importlib.metadata or pydantic, and a pack that
@@ -27,7 +27,7 @@ _LAZY = {
     "hookimpl": "hookspecs",
     "Plugins": "plugins", "default_plugins": "plugins", "load_plugins": "plugins",
     "list_rewards": "plugins", "get_reward": "plugins",
-    "Reward": "rewards", "RewardError": "rewards", "Scored": "rewards", "completion_text": "rewards",
+    "Reward": "rewards", "RewardError": "rewards", "RewardUnusable": "rewards", "Scored": "rewards", "completion_text": "rewards",
     "reward": "rewards",
     "Ensemble": "ensemble", "Member": "ensemble", "RewardMetrics": "ensemble", "ScoreResult": "ensemble",
 }
@@ -62,6 +62,7 @@ __all__ = [
     "Reward",
     "RewardError",
     "RewardMetrics",
+    "RewardUnusable",
     "ScoreResult",
     "Scored",
     "__version__",

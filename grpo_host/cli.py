@@ -19,7 +19,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__.split("\n")[0])
+USAGE = """Reward functions for GRPO as installable packs: list them, check a dataset against them, score
+completions offline, and train on TRL or MLX with a weighted ensemble such as "math:2, r1_strict_format:0.5".
+
+Exit codes: 0 success, 1 the data has problems, 2 the command could not run."""
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=USAGE)
 rewards_app = typer.Typer(no_args_is_help=True, help="List and describe the installed rewards.")
 plugins_app = typer.Typer(no_args_is_help=True, help="List the installed reward packs.")
 data_app = typer.Typer(no_args_is_help=True, help="Check datasets before training.")
@@ -49,6 +54,22 @@ def _errors() -> Iterator[None]:
             WorkerError) as exc:
         err.print(Text.assemble(("error:", "red"), f" {exc}"), soft_wrap=True)
         raise typer.Exit(2) from None
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"grpo-host {version('grpo-host')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="print the installed version and exit")] = False,
+) -> None:
+    pass
 
 
 @rewards_app.command("list")
@@ -153,7 +174,7 @@ def data_check(
     """Check that every row carries what each chosen reward needs. Exit 0 clean, 1 problems."""
     from .data import check_rows, read_rows
     from .plugins import get_reward
-    from .spec import parse_spec
+    from .reward_spec import parse_spec
 
     with _errors():
         chosen = [get_reward(item.name).bind(item.params) for item in parse_spec(rewards)]

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .spec import SpecError, SpecItem, parse_spec
+from .reward_spec import SpecError, SpecItem, parse_spec
 
 __all__ = ["ConfigError", "DataSettings", "LoraSettings", "RunConfig", "apply_overrides", "load_config"]
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .rewards import BadValue, Reward, RewardError, Scored, completion_text
-from .spec import SpecItem, parse_spec
+from .reward_spec import SpecItem, parse_spec
 from .workers import InlineRunner, Outcome, WorkerPool
 
 __all__ = [
@@ -227,6 +227,8 @@ class Ensemble:
                         self._streaks[member.name] = 0
                         continue
                 vals.append(None)
+                if out.status == "unusable":
+                    raise RewardError(f"reward {member.name!r} ({member.reward.origin}) cannot run: {out.error}")
                 if out.status == "timeout":
                     timeouts += 1
                     continue

@@ -25,6 +25,7 @@ __all__ = [
     "Column",
     "Reward",
     "RewardError",
+    "RewardUnusable",
     "Scored",
     "completion_text",
     "reward",
@@ -37,6 +38,15 @@ class RewardError(Exception):
     """A reward misbehaved: it raised, returned a bad value or a bad count.
 
     The message always names the reward, its pack and version, and the row.
+    """
+
+
+class RewardUnusable(RewardError, ValueError):
+    """Raised by a reward that cannot score any row as configured: a model of the wrong kind, no GPU, a missing tool.
+
+    Unlike a failure on one row (a bad row or a hostile completion, counted
+    per row), this stops scoring whatever the error policy, because every
+    row would fail the same way.  The message should say what to change.
     """
 
 

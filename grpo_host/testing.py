@@ -153,7 +153,7 @@ def data_check(
     """
     from . import get_reward
     from .data import check_rows, read_rows
-    from .spec import parse_spec
+    from .reward_spec import parse_spec
 
     chosen = [get_reward(item.name, plugins).bind(item.params) for item in parse_spec(spec)]
     pairs = read_rows(rows) if isinstance(rows, str | Path) else ((f"row {i}", r) for i, r in enumerate(rows, 1))

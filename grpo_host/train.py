@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import ConfigError, RunConfig
 from .data import CheckReport, DataError, check_rows, normalize, read_rows
-from .tiny import is_builtin, resolve_model
+from .builtin_model import is_builtin, resolve_model
 
 if TYPE_CHECKING:
     from .ensemble import Ensemble

@@ -32,6 +32,8 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Literal, NamedTuple
 
+from .rewards import RewardUnusable
+
 __all__ = ["InlineRunner", "Outcome", "WorkerError", "WorkerPool"]
 
 STARTUP_TIMEOUT = 120.0
@@ -47,7 +49,7 @@ class WorkerError(RuntimeError):
 class Outcome(NamedTuple):
     """What became of one call: ``ok`` with a value, ``error`` with a message, or ``timeout``."""
 
-    status: Literal["ok", "error", "timeout"]
+    status: Literal["ok", "error", "timeout", "unusable"]
     value: Any = None
     error: BaseException | str | None = None
 
@@ -67,18 +69,11 @@ class InlineRunner:
     def _loop(jobs: queue.SimpleQueue, done: queue.SimpleQueue) -> None:
         while (job := jobs.get()) is not None:
             fn, args, kwargs = job
-            try:
-                done.put(Outcome("ok", fn(*args, **kwargs)))
-            except Exception as exc:
-                done.put(Outcome("error", error=exc))
+            done.put(_call(fn, args, kwargs))
 
     def call(self, task: Task, timeout: float | None) -> Outcome:
         if timeout is None:
-            fn, args, kwargs = task
-            try:
-                return Outcome("ok", fn(*args, **kwargs))
-            except Exception as exc:
-                return Outcome("error", error=exc)
+            return _call(*task)
         self._jobs.put(task)
         try:
             return self._done.get(timeout=timeout)
@@ -86,6 +81,15 @@ class InlineRunner:
             self._jobs.put(None)  # the stuck thread exits if its call ever returns
             self._start()
             return Outcome("timeout")
+
+
+def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
+    try:
+        return Outcome("ok", fn(*args, **kwargs))
+    except RewardUnusable as exc:
+        return Outcome("unusable", error=exc)
+    except Exception as exc:
+        return Outcome("error", error=exc)
 
 
 class _Timeout(BaseException):
@@ -119,6 +123,8 @@ def _worker_main(conn) -> None:
             reply = (index, "ok", value, None)
         except _Timeout:
             reply = (index, "timeout", None, None)
+        except RewardUnusable as exc:  # the reward cannot run at all: the parent stops, whatever its policy
+            reply = (index, "unusable", None, f"{type(exc).__name__}: {exc}")
         except Exception as exc:
             tb = "".join(traceback.format_exception(exc)[-3:]).rstrip()
             reply = (index, "error", None, f"{type(exc).__name__}: {exc}\n{tb}")

@@ -11,7 +11,7 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grpo_host import Scored, hookimpl, reward
+from grpo_host import RewardUnusable, Scored, hookimpl, reward
 
 
 class ScaleParams(BaseModel):
@@ -40,6 +40,8 @@ def misbehave(completion, **_):
         return "1.0"
     if completion == "raise":
         raise ZeroDivisionError("asked to raise")
+    if completion == "unusable":
+        raise RewardUnusable("no such model here")
     if completion == "sleep":
         time.sleep(30)
     return float(completion)
@@ -59,6 +61,8 @@ def in_worker(completion, **_):
         os.kill(os.getpid(), signal.SIGKILL)
     if completion == "raise":
         raise ValueError("bad item")
+    if completion == "unusable":
+        raise RewardUnusable("no such model here")
     return float(os.getpid())
 
 

@@ -12,7 +12,7 @@ from grpo_host import Ensemble, RewardError
 from grpo_host.ensemble import UnscoredRowsError
 from grpo_host.plugins import load_plugins
 from grpo_host.registry import UnknownNameError
-from grpo_host.spec import SpecError
+from grpo_host.reward_spec import SpecError
 
 
 @pytest.fixture(scope="module")
@@ -136,6 +136,13 @@ def test_worker_timeouts_kills_and_deaths(plugins):
         assert e.replaced_workers == 2  # 'stuck' ignored SIGALRM and was killed; 'die' was replaced
         assert elapsed < 10
         assert all(x is not None for x in e.score(["a", "b", "c"]).values["in_worker"])  # pool recovered
+
+
+@pytest.mark.parametrize("spec", ["in_worker [on_error=skip]", "misbehave [on_error=skip]"])
+def test_a_reward_that_cannot_run_at_all_stops_whatever_the_policy(plugins, spec):
+    with ensemble(spec, plugins, workers=1) as e:
+        with pytest.raises(RewardError, match=r"reward '\w+' \(pack sample_rewards 0\) cannot run: .*no such model"):
+            e.score(["1", "unusable"])
 
 
 def test_counts_a_reward_returns_are_summed_per_batch_and_over_the_run(plugins):

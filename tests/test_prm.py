@@ -23,7 +23,7 @@ transformers = pytest.importorskip("transformers")
 from grpo_host import Ensemble, get_reward  # noqa: E402
 from reward_plugins.prm import aggregate, split_steps  # noqa: E402
 from reward_plugins.prm.loading import PRMModelError, load  # noqa: E402
-from reward_plugins.prm.tiny import build_tiny_prm  # noqa: E402
+from reward_plugins.prm.tiny_prm import build_tiny_prm  # noqa: E402
 
 KINDS = ("token_classification", "math_shepherd", "sequence_classification")
 GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))

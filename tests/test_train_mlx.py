@@ -93,7 +93,7 @@ def test_lora_run_killed_after_a_checkpoint_resumes_to_the_same_step(env, tmp_pa
     assert (out / "adapters.safetensors").exists() and not (out / "model.safetensors").exists()
     from mlx_lm import load
 
-    from grpo_host.tiny import tiny_model_dir
+    from grpo_host.builtin_model import tiny_model_dir
 
     model, _ = load(str(tiny_model_dir(env["GRPO_HOST_CACHE"])), adapter_path=str(out))
     assert type(model.layers[0].self_attn.q_proj).__name__ == "LoRALinear"

@@ -13,6 +13,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from grpo_host import RewardUnusable
+
 __all__ = ["Loaded", "PRMModelError", "load", "resolve_device", "resolve_dtype"]
 
 AUTO_CLASSES = {
@@ -28,7 +30,7 @@ ARCHITECTURE_SUFFIXES = {
 NUM_LABELS = {"token_classification": 2, "sequence_classification": 1}
 
 
-class PRMModelError(ValueError):
+class PRMModelError(RewardUnusable):
     """The checkpoint does not fit the chosen kind (head, labels, tokens); the message says what was expected."""
 
 
@@ -56,7 +58,7 @@ def resolve_device(device: str) -> str:
     import torch
 
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"PRM device={device!r}, but torch {torch.__version__} sees no CUDA GPU; use cpu or auto")
+        raise RewardUnusable(f"PRM device={device!r}, but torch {torch.__version__} sees no CUDA GPU; use cpu or auto")
     if device == "cuda" or (device == "auto" and torch.cuda.is_available()):
         return f"cuda:{torch.cuda.current_device()}"
     if device != "auto":
