@@ -35,6 +35,11 @@ __all__ = [
 DEFAULT_TIMEOUT = 30.0
 """Per-item seconds when neither the spec nor the reward sets a timeout."""
 
+POOLS: dict[str, Any] = {"local": WorkerPool}
+"""Where ``executor="process"`` items run: a class taking the worker count, with ``run(tasks, timeout)`` returning
+one :class:`~grpo_host.workers.Outcome` per task, ``killed`` (workers replaced) and ``close()``.  ``local`` is this
+machine's :class:`~grpo_host.workers.WorkerPool`."""
+
 BUG_STREAK = 32
 """Consecutive failed rows after which ``on_error="auto"`` stops: a reward failing that often is broken."""
 
@@ -131,13 +136,17 @@ class Ensemble:
     :meth:`close` (or use ``with``) to stop the workers early.
     """
 
-    def __init__(self, members: Sequence[Member], *, strict: bool = False, workers: int | None = None) -> None:
+    def __init__(self, members: Sequence[Member], *, strict: bool = False, workers: int | None = None,
+                 pool: str = "local") -> None:
         if not members:
             raise ValueError("an ensemble needs at least one reward")
+        if pool not in POOLS:
+            raise ValueError(f"unknown worker pool {pool!r}; choose one of {', '.join(POOLS)}")
         self.members = list(members)
         self.strict = strict
         self._workers = workers
-        self._pool: WorkerPool | None = None
+        self._pool_kind = pool
+        self._pool: Any = None
         self._inline = InlineRunner()
         self._streaks = {m.name: 0 for m in self.members}
         self.counts: dict[str, dict[str, float]] = {m.name: {} for m in self.members}
@@ -151,11 +160,13 @@ class Ensemble:
         plugins: Any = None,
         strict: bool = False,
         workers: int | None = None,
+        pool: str = "local",
     ) -> Ensemble:
         """Build an ensemble from a spec string or YAML-style list.
 
         :param plugins: a :class:`grpo_host.plugins.Plugins` to look names up
             in; defaults to the installed plugins.
+        :param pool: where ``executor="process"`` rewards run (see :data:`POOLS`).
         Unknown names raise with the available names; bad parameters raise with
         the reward's parameter schema.
         """
@@ -168,7 +179,7 @@ class Ensemble:
             base = registry.reward(item.name)
             timeout = item.timeout if item.timeout is not None else (base.timeout or DEFAULT_TIMEOUT)
             members.append(Member(base.bind(item.params), item.weight, item.on_error, timeout))
-        return cls(members, strict=strict, workers=workers)
+        return cls(members, strict=strict, workers=workers, pool=pool)
 
     @property
     def names(self) -> list[str]:
@@ -300,7 +311,7 @@ class Ensemble:
         tasks = [(reward.score_item, (texts[i], prompts[i]), {k: v[i] for k, v in columns.items()}) for i in range(n)]
         if reward.executor == "process":
             if self._pool is None:
-                self._pool = WorkerPool(self._workers)
+                self._pool = POOLS[self._pool_kind](self._workers)
             return self._pool.run(tasks, member.timeout)
         return [self._inline.call(task, member.timeout) for task in tasks]
 
