@@ -1,38 +1,58 @@
-"""The ``code`` reward: run the completion's Python against the row's tests, sandboxed.
+"""The ``code`` reward: run the completion's Python against the row's tests, sandboxed, fail closed.
 
 The completion's last fenced code block (```` ```python ```` or a bare
-```` ``` ````) is run once per test in a warm sandbox (see
-:mod:`reward_plugins.code.sandbox`).  Tests come in the two shapes coding
-datasets use: stdin/stdout cases (APPS, CodeContests, TACO) or Python assert
-statements run after the code (MBPP, HumanEval).
+```` ``` ````) is run in a warm sandbox (see :mod:`reward_plugins.code.sandbox`
+and ``docs/sandbox.md``).  Tests come in the two shapes coding datasets use:
+stdin/stdout cases (APPS, CodeContests, TACO), compared on the host, or
+Python assert statements (MBPP, HumanEval).  Asserts whose only use of the
+program is a call with literal arguments are decided by the sandbox's judge
+from the calls' plain results, so the program cannot forge a pass; other
+assert tests run in the program's own process and the row is counted as
+``code/forgeable``.
+
+No sandbox, no run: where bubblewrap cannot isolate programs the parameters
+do not bind (so ``data check``, ``score`` and ``train`` stop before any model
+loads) with the cause and the remedy, unless unisolated runs are asked for
+explicitly (``unsafe_unisolated=true`` or ``GRPO_HOST_CODE_UNISOLATED=1``);
+then every run says so on stderr and every row is counted as
+``code/unisolated``.
 
 The reward runs with ``executor="process"``: each grpo-host worker process
-keeps one warm sandbox of its own, so completions are scored on every core,
-and the worker's outer timeout (SIGALRM inside, SIGKILL from outside) bounds
-a whole completion on top of the per-program limits the sandbox enforces.
-A killed worker takes its sandbox with it (``--die-with-parent``).
+keeps one warm sandbox of its own, so completions are scored on every core.
+A completion has a budget inside the worker's own item timeout (the alarm
+the worker set, read back with ``getitimer``): once a case times out or the
+budget is spent, the remaining cases fail without running, so a hanging
+program is penalised (0.0, or the share passed so far) rather than left
+unscored by the outer timeout.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
 import logging
-from dataclasses import dataclass
+import os
+import signal
+import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from grpo_host import hookimpl, reward
+from grpo_host import Scored, hookimpl, reward
 
-from .sandbox import Limits, Sandbox, SandboxUnavailable, isolation
+from . import shapes
+from .sandbox import Limits, Sandbox, announce_unisolated, isolation
+from .shapes import Calls
 
 __all__ = ["CodeParams", "IOCase", "code", "extract_code", "same_output"]
 
 log = logging.getLogger(__name__)
 
 PYTHON = frozenset({"python", "python3", "py", "py3"})
+UNISOLATED_ENV = "GRPO_HOST_CODE_UNISOLATED"
+ITEM_TIMEOUT = 120.0
+BUDGET_MARGIN = 2.0  # seconds kept back from the item timeout: a sandbox rebuild and the answer's grace
+MAX_TESTS_BYTES = 1 << 20  # assert scripts must fit the pipe the program reads them from at its end
 
 
 class IOCase(TypedDict):
@@ -48,27 +68,46 @@ Tests = list[IOCase] | str
 _CASES = TypeAdapter(list[IOCase])
 
 
+def unisolated_opt_in() -> bool:
+    """``GRPO_HOST_CODE_UNISOLATED=1`` (or true/yes): the machine-wide opt-in to unisolated runs."""
+    return os.environ.get(UNISOLATED_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
 class CodeParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     pass_fail: bool = Field(False, description="1.0 only when every test passes, else 0.0 (no partial credit)")
-    timeout: float = Field(5.0, gt=0, le=300, description="wall-clock seconds each test program may run")
-    memory_mb: int = Field(1024, ge=32, le=1 << 20, description="address-space limit of each program, in MiB")
+    timeout: float = Field(5.0, gt=0, le=300, description="wall-clock seconds each test (each call, for literal-call "
+                                                           "asserts) may run")
+    memory_mb: int = Field(1024, ge=32, le=1 << 20, description="memory of a program, in MiB: per process "
+                                                               "(address space) and, where a cgroup can be had, in "
+                                                               "total over all its processes")
     max_processes: int = Field(
-        16, ge=1, le=4096, description="processes and threads a program may have at once (RLIMIT_NPROC)"
+        16, ge=1, le=4096, description="processes and threads a program may have at once (RLIMIT_NPROC and, where "
+                                       "a cgroup can be had, pids.max)"
     )
     max_file_mb: int = Field(16, ge=0, le=1 << 20, description="largest file a program may write, in MiB")
     max_output_kb: int = Field(
         1024, ge=1, le=1 << 20, description="stdout+stderr read per program, in KiB; a program printing more fails"
     )
-    require_isolation: bool = Field(
-        False, description="refuse to run (an error) where no bubblewrap sandbox is available, instead of warning"
+    unsafe_unisolated: bool = Field(
+        False, description="where no sandbox can be had, run programs UNISOLATED (they can read and write your files "
+                           "and reach your network) instead of refusing; same as GRPO_HOST_CODE_UNISOLATED=1; said on "
+                           "stderr and counted per row as code/unisolated"
     )
 
     @model_validator(mode="after")
-    def _isolation_available(self) -> CodeParams:
-        if self.require_isolation and not isolation().isolated:
-            raise ValueError(f"require_isolation=true but no sandbox is available here: {isolation().reason}")
+    def _sandbox_or_explicit_opt_in(self) -> CodeParams:
+        found = isolation()
+        if found.isolated:
+            return self
+        if not (self.unsafe_unisolated or unisolated_opt_in()):
+            raise ValueError(
+                f"the code reward refuses to run: no sandbox can isolate programs here ({found.reason}). "
+                f"Remedy: {found.remedy}. To run completions' code UNISOLATED anyway, on this machine as this user, "
+                f"set unsafe_unisolated=true in the reward's parameters or {UNISOLATED_ENV}=1"
+            )
+        announce_unisolated(found.reason)
         return self
 
     def limits(self) -> Limits:
@@ -115,39 +154,9 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class _Case:
-    stdin: str | None = None
-    output: str | None = None
-    tests: str | None = None
-
-
-@functools.lru_cache(maxsize=1024)
-def _assert_cases(tests: str) -> tuple[_Case, ...]:
-    """Split assert-style tests into one case per top-level ``assert``.
-
-    Each case runs the top-level statements that are not asserts and come
-    before it (imports, helpers, set-up), then the assert.  Source without a
-    top-level assert (e.g. HumanEval's ``def check(candidate): ...`` plus a
-    call) is a single case.  Cached: a group shares one row's tests.
-    Raises SyntaxError when the tests do not compile.
-    """
-    tree = ast.parse(tests)
-    asserts = [i for i, node in enumerate(tree.body) if isinstance(node, ast.Assert)]
-    if not asserts:
-        return (_Case(tests=tests),)
-    cases = []
-    for i in asserts:
-        body = [node for node in tree.body[:i] if not isinstance(node, ast.Assert)] + [tree.body[i]]
-        cases.append(_Case(tests=ast.unparse(ast.Module(body=body, type_ignores=[]))))
-    return tuple(cases)
-
-
-def _cases(tests: Any) -> tuple[_Case, ...]:
-    if isinstance(tests, str):
-        return _assert_cases(tests)
+def _io_cases(tests: Any) -> tuple[IOCase, ...]:
     try:
-        return tuple(_Case(stdin=c["input"], output=c["output"]) for c in _CASES.validate_python(tests))
+        return tuple(_CASES.validate_python(tests))
     except ValidationError as exc:
         raise ValueError(
             f"column 'tests': expected a list of {{input, output}} strings or assert code: {exc}"
@@ -167,31 +176,40 @@ def _note_language(problem: str) -> None:
     log.warning("code reward: %s", problem)
 
 
+def _tests_problem(tests: str) -> str | None:
+    if len(tests.encode("utf-8", "surrogatepass")) > MAX_TESTS_BYTES:
+        return f"tests are larger than {MAX_TESTS_BYTES >> 20} MiB (such rows score None)"
+    try:
+        shapes.test_names(tests)
+    except SyntaxError as exc:
+        return f"tests do not compile: {exc.msg} (line {exc.lineno})"
+    return None
+
+
 def check_row(row: dict[str, Any]) -> str | None:
-    """``grpo-host data check``: the language is Python and assert tests compile."""
+    """``grpo-host data check``: the language is Python and assert tests compile (and fit)."""
     problem = _language_problem(row.get("language"))
     if problem:
         return problem
     tests = row.get("tests")
-    if isinstance(tests, str):
-        try:
-            _assert_cases(tests)
-        except SyntaxError as exc:
-            return f"tests do not compile: {exc.msg} (line {exc.lineno})"
-    return None
+    return _tests_problem(tests) if isinstance(tests, str) else None
 
 
 _sandbox: Sandbox | None = None
 
 
-def shared_sandbox(require_isolation: bool = False) -> Sandbox:
+def shared_sandbox() -> Sandbox:
     """This process's warm sandbox (one per worker process), made on first use."""
     global _sandbox
     if _sandbox is None:
-        _sandbox = Sandbox(require_isolation=require_isolation)
-    elif require_isolation and not _sandbox.isolated:
-        raise SandboxUnavailable(f"require_isolation=true but this process runs code unisolated: {_sandbox.reason}")
+        _sandbox = Sandbox()
     return _sandbox
+
+
+def _budget() -> float:
+    """Seconds this completion may take: inside the worker's own item alarm when one is set, else the default."""
+    left = signal.getitimer(signal.ITIMER_REAL)[0]
+    return (left if left > 0 else ITEM_TIMEOUT) - BUDGET_MARGIN
 
 
 @reward(
@@ -199,7 +217,7 @@ def shared_sandbox(require_isolation: bool = False) -> Sandbox:
     requires={"tests": Tests},
     params=CodeParams,
     executor="process",
-    timeout=120.0,
+    timeout=ITEM_TIMEOUT,
     check_row=check_row,
     examples=[
         {"completion": "```python\nprint(sum(map(int, input().split())))\n```",
@@ -209,42 +227,69 @@ def shared_sandbox(require_isolation: bool = False) -> Sandbox:
         {"completion": "print(3)", "tests": [{"input": "", "output": "3"}]},
     ],
 )
-def code(completion: str, *, tests: Any, params: CodeParams, language: Any = None, **_) -> float | None:
-    """Runs the completion's last fenced code block (```python or bare ```) once per test in a sandbox and
-    returns the fraction of tests passed (pass_fail=true: 1.0 only when all pass, else 0.0).  `tests` is either a
+def code(completion: str, *, tests: Any, params: CodeParams, language: Any = None, **_) -> Scored:
+    """Runs the completion's last fenced code block (```python or bare ```) against the row's tests in a sandbox
+    and returns the fraction of tests passed (pass_fail=true: 1.0 only when all pass, else 0.0).  `tests` is either a
     list of {"input", "output"} cases (the program gets `input` on stdin and passes when it exits with status 0
     and its stdout equals `output` line by line, trailing whitespace of each line and trailing blank lines
-    ignored) or Python source with assert statements (each top-level assert is one test, run after the code and
-    after the non-assert statements before it, with stdin closed; it passes when the asserts run to the end).
-    A program that times out, exceeds a limit or prints more than max_output_kb fails.  0.0 without a code
-    block; None when the row's `language` is not Python or its assert tests do not compile."""
+    ignored) or Python source with assert statements: each top-level assert is one test, a HumanEval-style
+    `def check(candidate)` plus `check(f)` is one.  Asserts that only call the program with literal arguments are
+    judged outside the program from its results, which must be builtin values (numbers, strings, bytes, None, and
+    lists, tuples, sets and dicts of them; anything else fails); other asserts run after the program in its
+    process, and such rows are counted as code/forgeable.  A test that times out, exceeds a limit or prints more
+    than max_output_kb fails, and so does every test after it.  0.0 without a code block or when it does not
+    compile; None when the row's `language` is not Python or its assert tests do not compile.  Refuses to bind
+    where no sandbox can be had unless unsafe_unisolated=true (rows then counted as code/unisolated)."""
     problem = _language_problem(language)
     if problem:
         _note_language(problem)
-        return None
-    try:
-        cases = _cases(tests)
-    except SyntaxError:
-        return None
-    if not cases:
-        return None
+        return Scored(None)
+    if isinstance(tests, str) and _tests_problem(tests):
+        return Scored(None)
+    io_cases = None if isinstance(tests, str) else _io_cases(tests)
+    if io_cases == ():
+        return Scored(None)
+    deadline = time.monotonic() + _budget()
     source = extract_code(completion)
     if source is None:
-        return 0.0
-    sandbox = shared_sandbox(params.require_isolation)
+        return Scored(0.0)
+    sandbox = shared_sandbox()
+    counts = {} if sandbox.isolated else {"unisolated": 1}
     limits = params.limits()
-    passed = 0
-    for case in cases:
-        result = sandbox.run(source, tests=case.tests, stdin=case.stdin, limits=limits)
-        if case.tests is not None:
-            ok = result.passed_asserts
+    if io_cases is not None:
+        outcomes = _run_each(sandbox, source, [{"stdin": c["input"]} for c in io_cases], limits, deadline,
+                             lambda r, i: r.ok and same_output(r.stdout, io_cases[i]["output"]))
+    else:
+        try:
+            plan = shapes.plan(tests, shapes.owned(tests, source))
+        except SyntaxError:  # the program does not compile: every test fails, nothing needs to run
+            return Scored(0.0, counts)
+        if isinstance(plan, Calls):
+            result = sandbox.run(source, calls=plan, limits=limits, budget=deadline - time.monotonic())
+            outcomes = list(result.cases)
         else:
-            ok = result.ok and same_output(result.stdout, case.output or "")
-        if ok:
-            passed += 1
-        elif params.pass_fail:
-            return 0.0
-    return passed / len(cases)
+            counts["forgeable"] = 1
+            outcomes = _run_each(sandbox, source, [{"tests": t} for t in plan.cases], limits, deadline,
+                                 lambda r, i: r.passed_asserts)
+    passed = sum(outcomes)
+    if params.pass_fail:
+        return Scored(float(passed == len(outcomes)), counts)
+    return Scored(passed / len(outcomes), counts)
+
+
+def _run_each(sandbox: Sandbox, source: str, runs: list[dict], limits: Limits, deadline: float,
+              passed) -> list[bool]:
+    """One program per case, in order; after a timeout, or with the budget spent, the remaining cases fail unrun."""
+    outcomes = []
+    for i, run in enumerate(runs):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        result = sandbox.run(source, limits=limits, budget=left, **run)
+        outcomes.append(bool(passed(result, i)))
+        if result.status == "timeout":
+            break
+    return outcomes + [False] * (len(runs) - len(outcomes))
 
 
 @hookimpl

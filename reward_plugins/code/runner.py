@@ -1,38 +1,59 @@
-"""The warm interpreter that runs untrusted programs: a fork server, one per sandbox.
+"""The warm interpreter that runs untrusted programs: a fork server and its judge, one of each per sandbox.
 
 This file is executed as a script (``python -I -B runner.py CONFIG``) inside
 the sandbox that :mod:`reward_plugins.code.sandbox` builds; it imports
-nothing from grpo-host, only the standard library, so it starts fast and
-needs no access to the project.  It reads requests from fd 0 and answers on
-fd 1, each a 4-byte big-endian length and UTF-8 JSON.
+nothing from grpo-host, only the standard library and the :mod:`plain`
+codec beside it, so it starts fast and needs no access to the project.
 
-Per request it forks a child (the program runs in a copy of this warm
-interpreter: a fork, not a ``python`` start) that:
+Set-up, in this order, before any program exists: mount the programs' work
+folder and ``/dev/shm`` as tmpfs with a size *and an inode cap* (bwrap's own
+tmpfs has no inode option); in ``user`` mode move into a nested user
+namespace that owns no mount (so no capability left here can undo a mount);
+drop every capability the server does not need; load the seccomp filter the
+host compiled (:mod:`reward_plugins.code.seccomp`), which every later fork
+inherits; fork the judge.
 
-* starts a new session (``setsid``), so it has no terminal and its own group;
-* drops to uid/gid 65534 with no supplementary groups and no capabilities
-  when the server runs as another uid (``drop_uid``);
-* sets rlimits: address space, CPU seconds, processes (RLIMIT_NPROC),
-  file size, open files, no core files, no POSIX message queues;
-* changes into the work directory, empty at the start of every program
-  (the only place besides the sandbox's private ``/dev/shm`` it may write);
-* gets stdin (a pipe with the case's input, or ``/dev/null`` for assert
-  tests), stdout and stderr pipes, and for assert tests fd 3, where the
-  harness writes a per-run token once the asserts have all run;
-* executes the code with ``exec`` in a fresh namespace.
+Requests arrive on fd 0 as a 4-byte big-endian length and UTF-8 JSON (the
+header), followed by the raw payload: the program's source, then the tests.
+The server never reads the payload into its own memory: it splices the
+source straight into the program's fd 4 and the tests straight to their
+reader, so no program, being a copy of the server's memory, ever finds an
+earlier request's tests or a sibling's code in it.  Three kinds:
 
-The server enforces the wall-clock limit and reads at most ``max_output``
-bytes, then kills every process the program left: in a sandbox
-``kill(-1, SIGKILL)`` reaches everything in the PID namespace except its
-init and the server; without one (``none`` mode) the server is a child
-subreaper, so orphans reparent to it and it kills its whole subtree.  It
-then empties what the program wrote and removes System V IPC objects (in a
-sandbox only: the IPC namespace is its own), and answers ``clean: false``
-when anything could not be undone, which makes the host tear the sandbox
-down and build a new one.
+* ``io``: the program runs as ``__main__`` with the case's input on stdin;
+  the host compares its stdout with the expected output, which never enters
+  the sandbox.
+* ``calls`` (assert tests whose calls have literal arguments, see
+  :mod:`reward_plugins.code.shapes`): the program's module runs, then the
+  harness makes each call, decoded before the program ran, and writes each
+  result to fd 3 as one line of plain data (:mod:`plain`), or ``!`` when the
+  call raised or returned anything but builtin values.  The judge, a
+  process that never runs program code, gets the tests (set-up and rewritten
+  asserts) spliced from the host and the result lines once the program and
+  everything it started are dead, and decides every case.  The program never
+  sees an expected value, so it can only pass by computing it.
+* ``script`` (any other assert tests; forgeable, the host counts such rows):
+  the harness captures what it needs (``exec``, ``compile``, ``os.read``,
+  ``os.write``) before the program runs, reads a per-run token and the
+  tests from fd 5 only after it ran, runs them in the program's namespace
+  and writes the token to fd 3.  Neither the token nor the tests exist in
+  the process while the program's module runs, but the program can read
+  fd 5 itself: that is why this mode is counted as forgeable.
+
+Per program the child starts a new session, drops to uid 65534 (``root``
+mode; in ``user`` mode it already is that uid, without capabilities), makes
+itself the OOM killer's first choice, sets rlimits (address space, CPU,
+processes, file size, open files), and runs in its empty work folder.  The
+server enforces the wall clock (``calls``: per call, each result line earns
+one more per-test timeout, within the run's total budget), reads at most
+``max_output`` bytes, then kills every process the program left and empties
+what it wrote; ``clean: false`` makes the host rebuild the sandbox.  When
+the host's end of fd 0 closes (the scoring process died), the server kills
+the program, removes its work folder and exits.
 """
 
 import ctypes
+import fcntl
 import json
 import os
 import resource
@@ -41,20 +62,36 @@ import signal
 import sys
 import time
 
-WORK_ROOT = "/tmp"
+WORK = "/tmp/work"  # the programs' work folder in a sandbox (a tmpfs of its own)
+SHM = "/dev/shm"  # a tmpfs of its own in a sandbox, writable by programs (POSIX semaphores need it)
 NOBODY = 65534
 CHUNK = 65536
+TOKEN_BYTES = 16
+PIPE_BYTES = 1 << 20  # the tests' pipe in script mode must hold them whole: the program reads them only at its end
+F_SETPIPE_SZ = 1031
 PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+CLONE_NEWUSER = 0x10000000
+MS_NOSUID, MS_NODEV = 2, 4
+CAPABILITY_VERSION_3 = 0x20080522
+ROOT_CAPS = (0, 5, 6, 7)  # CAP_CHOWN, KILL, SETGID, SETUID: what the root-mode server keeps (not CAP_SYS_ADMIN)
 IPC_RMID = 0
 NPROC_BASE = 0  # processes of the program's uid that are not the program's (set in main)
-KEEP = set()  # paths in WORK_ROOT holding the host's read-only binds (set in main)
 OWN_IPC = True  # the IPC namespace is the sandbox's own (False without a sandbox)
+JUDGE_PID = None  # never killed with a program's leftovers
 _libc = ctypes.CDLL(None, use_errno=True)
-
+plain = None  # the codec module, imported in main from this file's folder
 
 # Only what the server needs is imported: every shared library mapped here is copied on every fork
 # (shutil alone would bring zlib, bz2 and lzma), so it costs every program.
+
+
+class Hangup(Exception):
+    """The host's end of the request pipe closed: it is gone, so is everything here."""
 
 
 def read_exact(fd, n):
@@ -65,6 +102,13 @@ def read_exact(fd, n):
             raise EOFError
         buf += chunk
     return buf
+
+
+def read_all(fd):
+    parts = []
+    while chunk := os.read(fd, CHUNK):
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def receive(fd):
@@ -79,10 +123,75 @@ def send(fd, message):
         view = view[os.write(fd, view):]
 
 
+def forward(src, dst, n):
+    """Move ``n`` bytes from pipe ``src`` to ``dst`` in the kernel; True when all reached ``dst``.
+
+    On a closed reader the rest is still consumed (into /dev/null), so the
+    request stream stays in step.
+    """
+    delivered = dst is not None
+    while n > 0:
+        try:
+            if not delivered:
+                raise BrokenPipeError
+            moved = os.splice(src, dst, n)
+        except BrokenPipeError:
+            delivered = False
+            with open(os.devnull, "wb") as sink:
+                while n > 0:
+                    moved = os.splice(src, sink.fileno(), n)
+                    if not moved:
+                        raise EOFError
+                    n -= moved
+            break
+        if not moved:
+            raise EOFError
+        n -= moved
+    return delivered
+
+
+def set_caps(keep):
+    """Keep exactly the capabilities ``keep`` (effective and permitted), none inheritable or ambient."""
+    mask = sum(1 << cap for cap in keep)
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)(mask & 0xFFFFFFFF, mask & 0xFFFFFFFF, 0, mask >> 32, mask >> 32, 0)
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    if _libc.capset(header, data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+
+
+def load_filter(program):
+    """Install the host-compiled seccomp BPF for this process and everything it will fork."""
+    code = ctypes.create_string_buffer(program, len(program))
+
+    class Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    prog = Program(len(program) // 8, ctypes.addressof(code))
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or _libc.prctl(
+        PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0
+    ) != 0:
+        raise OSError(ctypes.get_errno(), "cannot load the seccomp filter")
+
+
+def mount_tmpfs(path, options):
+    if _libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()) != 0:
+        raise OSError(ctypes.get_errno(), f"mount tmpfs on {path} ({options})")
+
+
+def nest_user_namespace():
+    """``user`` mode: become uid 65534 of a new user namespace, which owns no mount and so can undo none."""
+    if _libc.unshare(CLONE_NEWUSER) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER)")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{NOBODY} 0 1"), ("gid_map", f"{NOBODY} 0 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+
+
 def set_limits(req):
     limits = [
         (resource.RLIMIT_AS, req["memory"]),
-        (resource.RLIMIT_CPU, int(float(req["timeout"])) + 1),
+        (resource.RLIMIT_CPU, int(float(req["budget"])) + 1),
         (resource.RLIMIT_FSIZE, req["file_size"]),
         (resource.RLIMIT_NOFILE, 64),
         (resource.RLIMIT_CORE, 0),
@@ -93,19 +202,27 @@ def set_limits(req):
         resource.setrlimit(which, (value, value + 1 if which == resource.RLIMIT_CPU else value))
 
 
-def child(req, drop_uid, workdir, fds, nonce):
+def place(fds):
+    """dup2 each of ``fds`` onto its index (None: leave closed), then close every other descriptor."""
+    moved = [None if fd is None else fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
+    for target, fd in enumerate(moved):
+        if fd is not None:
+            os.dup2(fd, target)
+    os.closerange(len(fds), 1 << 16)
+
+
+def child(req, drop_uid, workdir, fds):
     """Runs in the forked child; never returns."""
-    stdin_r, out_w, err_w, token_w = fds
+    kind = req["kind"]
     try:
         os.setsid()
         for signum in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
             signal.signal(signum, signal.SIG_DFL)
-        os.dup2(stdin_r, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        if token_w is not None:
-            os.dup2(token_w, 3)
-        os.closerange(3 if token_w is None else 4, 1 << 16)
+        place(fds)  # 0 stdin, 1 stdout, 2 stderr, 3 results or token, 4 source, 5 tests (script)
+        _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # a non-dumpable process's /proc files are not its own to write
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")  # past a memory bound, the kernel kills a program, not the server or the judge
+        _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         if drop_uid:
             os.setgroups([])
             os.setgid(NOBODY)
@@ -113,29 +230,43 @@ def child(req, drop_uid, workdir, fds, nonce):
         os.chdir(workdir)
         os.umask(0o077)
         set_limits(req)
+        source = read_all(4).decode("utf-8", "replace")
+        os.close(4)
+        calls = [(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in req.get("calls", ())]
         sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
         sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
         sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
         sys.argv = ["solution.py"]
         os.environ["TMPDIR"] = workdir  # tempfile's choice: /tmp is not the programs' to write
         sys.path[:0] = [workdir]
-        source, tests = req["code"], req.get("tests")
-        namespace = {"__name__": "__main__" if tests is None else "solution", "__builtins__": __builtins__}
+        namespace = {"__name__": "__main__" if kind == "io" else "solution", "__builtins__": __builtins__}
         del req
     except BaseException as exc:
         os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
         os._exit(70)
+    # Everything the harness uses after the program ran is bound here, before it runs: rebinding
+    # builtins.exec or os.write from the program changes nothing below.
+    run_code, compile_code, read, write, encode = exec, compile, os.read, os.write, plain.encode
     status = 0
     try:
-        code = compile(source, "solution.py", "exec")
-        tests = compile(tests, "tests.py", "exec") if tests is not None else None
-        exec(code, namespace)
-        if tests is not None:
-            exec(tests, namespace)
+        run_code(compile_code(source, "solution.py", "exec"), namespace)
+        if kind == "calls":
+            write(3, b"=\n")  # the module ran to its end: without this line every case fails
+            for name, args, kwargs in calls:
+                try:
+                    line = encode(namespace[name](*args, **kwargs))
+                except BaseException:  # raised, exited, or returned something that is not plain data
+                    line = "!"
+                write(3, (line + "\n").encode())
+        elif kind == "script":
+            data = b""
+            while chunk := read(5, CHUNK):
+                data += chunk
+            run_code(compile_code(data[TOKEN_BYTES:].decode("utf-8", "replace"), "tests.py", "exec"), namespace)
             sys.stdout.flush()
-            os.write(3, nonce)
+            write(3, data[:TOKEN_BYTES])
     except SystemExit as exc:
-        if tests is not None:  # leaving before the asserts ran is not passing them
+        if kind != "io":  # leaving before the tests ran is not passing them
             status = 1
         elif exc.code is None or isinstance(exc.code, int):
             status = (exc.code or 0) & 0xFF
@@ -153,6 +284,126 @@ def child(req, drop_uid, workdir, fds, nonce):
     except BaseException:
         status = status or 1
     os._exit(status)
+
+
+# ---------------------------------------------------------------- the judge
+
+
+def judge_main(requests, answers):
+    """The judge's loop: a tests plan, then the program's result lines; answers one verdict per case."""
+    import builtins
+
+    while True:
+        try:
+            size = int.from_bytes(read_exact(requests, 4), "big")
+            plan = json.loads(read_exact(requests, size))
+            outcome = receive(requests)
+        except EOFError:
+            os._exit(0)
+        ran = outcome["ran"]
+        send(answers, {"cases": judge(plan, outcome["results"], builtins) if ran else [False] * len(plan["cases"])})
+
+
+def judge(plan, results, builtins):
+    """Decide each case from plain result values; a case using a failed or missing call fails."""
+    values, ok = [], []
+    for line in results:
+        try:
+            values.append(plain.decode(line))
+            ok.append(True)
+        except ValueError:  # "!" (the call raised or returned no plain data) or garbage
+            values.append(None)
+            ok.append(False)
+    namespace = {"__name__": "tests", "__builtins__": builtins, "__grpo_r": values}
+    try:
+        exec(compile(plan["setup"], "tests.py", "exec"), namespace)
+    except BaseException:
+        return [False] * len(plan["cases"])
+    verdicts = []
+    for exprs, used in plan["cases"]:
+        passed = all(i < len(ok) and ok[i] for i in used)
+        try:
+            passed = passed and all(eval(compile(e, "tests.py", "eval"), namespace) for e in exprs)
+        except BaseException:
+            passed = False
+        verdicts.append(passed is True)
+    return verdicts
+
+
+class Judge:
+    """The judge process: forked once (and again after it dies), never runs program code."""
+
+    def __init__(self, drop_uid, sandboxed):
+        self.drop_uid, self.sandboxed = drop_uid, sandboxed
+        self.pid = None
+        self.spawn()
+
+    def spawn(self):
+        global JUDGE_PID
+        plan_r, plan_w = os.pipe()
+        out_r, out_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                place([None, None, 2, plan_r, out_w])
+                signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+                if self.sandboxed:
+                    set_caps(())  # root mode: still uid 0 of the sandbox (programs cannot signal it), no capability
+                elif self.drop_uid:
+                    os.setgroups([])
+                    os.setgid(NOBODY)
+                    os.setuid(NOBODY)
+                judge_main(3, 4)
+            finally:
+                os._exit(70)
+        os.close(plan_r)
+        os.close(out_w)
+        os.set_inheritable(plan_w, False)
+        os.set_inheritable(out_r, False)
+        self.pid, self.plan_w, self.out_r = pid, plan_w, out_r
+        JUDGE_PID = pid
+
+    def close(self):
+        for fd in (self.plan_w, self.out_r):
+            os.close(fd)
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+    def respawn(self):
+        self.close()
+        self.spawn()
+
+    def give_plan(self, inbox, size):
+        """Splice the tests (a JSON plan from the host, ``size`` bytes) from the request pipe to the judge."""
+        try:
+            os.write(self.plan_w, size.to_bytes(4, "big"))
+            target = self.plan_w
+        except OSError:
+            target = None
+        return forward(inbox, target, size)
+
+    def verdicts(self, ran, results, cases, timeout):
+        """The judge's answer, or every case failed when it died or took longer than ``timeout``."""
+        try:
+            send(self.plan_w, {"ran": ran, "results": results})
+            ready = select.select([self.out_r], [], [], timeout)[0]
+            answer = receive(self.out_r) if ready else None
+        except (OSError, EOFError, ValueError):
+            answer = None
+        got = answer.get("cases") if isinstance(answer, dict) else None
+        if not isinstance(got, list) or len(got) != cases:
+            self.respawn()
+            return [False] * cases
+        return [v is True for v in got]
+
+
+# ---------------------------------------------------------------- the program's leftovers
 
 
 def descendants(root):
@@ -176,12 +427,12 @@ def descendants(root):
 
 
 def others(mode):
-    """Processes other than the server (and the namespace's init) that are still alive."""
+    """Processes other than the server, the judge (and the namespace's init) that are still alive."""
+    me = os.getpid()
     if mode == "none":
-        pids = descendants(os.getpid())
+        pids = [p for p in descendants(me) if p != JUDGE_PID]
     else:
-        me = os.getpid()
-        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me, JUDGE_PID)]
     alive = []
     for pid in pids:
         try:
@@ -216,15 +467,15 @@ def reap():
 
 
 def alone(mode):
-    """Fast check that nothing but the server (and init) is left, from two ``children`` lists.
+    """Fast check that nothing but the server, its judge (and init) is left, from two ``children`` lists.
 
     In a sandbox every process descends from init (pid 1): when init's only
-    child is the server and the server has none, nothing else exists.
+    child is the server and the server's only child the judge, nothing else exists.
     """
     me = os.getpid()
     try:
         with open(f"/proc/{me}/task/{me}/children") as f:
-            if f.read().strip():
+            if f.read().split() != [str(JUDGE_PID)]:
                 return False
         if mode == "none":
             return True
@@ -235,20 +486,18 @@ def alone(mode):
 
 
 def kill_all(mode):
-    """Kill everything the program started; True when nothing is left within a second."""
+    """Kill everything the program started; True when nothing is left within a second.
+
+    Passes repeat until none is found: a process forked during one pass is
+    found by the next, and the process bounds keep the count finite.
+    """
     if alone(mode):
         return True
     deadline = time.monotonic() + 1.0
     while True:
-        if mode == "none":
-            for pid in descendants(os.getpid()):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-        else:
+        for pid in others(mode):
             try:
-                os.kill(-1, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
         reap()
@@ -289,9 +538,9 @@ def remove_tree(path):
     os.rmdir(path)
 
 
-def empty(directory, keep=()):
+def empty(directory):
     with os.scandir(directory) as entries:
-        doomed = [(entry.path, entry.is_dir(follow_symlinks=False)) for entry in entries if entry.path not in keep]
+        doomed = [(entry.path, entry.is_dir(follow_symlinks=False)) for entry in entries]
     for path, is_dir in doomed:
         remove_tree(path) if is_dir else os.unlink(path)
 
@@ -309,18 +558,14 @@ def ipc_objects():
     return False
 
 
-SHM = "/dev/shm"  # a tmpfs of its own in the sandbox, writable by programs (POSIX semaphores need it)
-
-
 def marks(workdir):
     """Change times of the writable directories: a change means the program left something to delete."""
-    return tuple(os.stat(d).st_ctime_ns for d in (workdir, WORK_ROOT, SHM) if d)
+    return tuple(os.stat(d).st_ctime_ns for d in (workdir, SHM) if d)
 
 
 def cleanup(workdir, drop_uid):
-    """Empty the work dir (and /tmp) and remove IPC objects; as the programs' uid when they run as another."""
+    """Empty the work dir and /dev/shm and remove IPC objects; as the programs' uid when they run as another."""
     if not drop_uid:
-        empty(WORK_ROOT, keep=KEEP | {workdir})
         empty(workdir)
         if SHM:
             empty(SHM)
@@ -342,31 +587,54 @@ def cleanup(workdir, drop_uid):
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
 
 
-def run(req, mode, drop_uid, workdir, before):
-    assert_mode = req.get("tests") is not None
-    stdin_data = (req.get("stdin") or "").encode() if not assert_mode else b""
-    stdin_r, stdin_w = os.pipe() if not assert_mode else (os.open("/dev/null", os.O_RDONLY), None)
+# ---------------------------------------------------------------- one request
+
+
+def run(req, inbox, judge_process, mode, drop_uid, workdir, before):
+    kind = req["kind"]
+    stdin_data = (req.get("stdin") or "").encode() if kind == "io" else b""
+    stdin_r, stdin_w = os.pipe() if kind == "io" else (os.open("/dev/null", os.O_RDONLY), None)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    token_r, token_w = os.pipe() if assert_mode else (None, None)
-    nonce = os.urandom(16)
+    res_r, res_w = os.pipe() if kind != "io" else (None, None)
+    code_r, code_w = os.pipe()
+    tests_r, tests_w = os.pipe() if kind == "script" else (None, None)
+    if tests_w is not None:
+        try:
+            fcntl.fcntl(tests_w, F_SETPIPE_SZ, PIPE_BYTES)
+        except OSError:
+            pass  # tests above 64 KiB then wait for the program to read them; the host's deadline still holds
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        child(req, drop_uid, workdir, (stdin_r, out_w, err_w, token_w), nonce)
-    for fd in (stdin_r, out_w, err_w, token_w):
+        child(req, drop_uid, workdir, (stdin_r, out_w, err_w, res_w, code_r, tests_r))
+    for fd in (stdin_r, out_w, err_w, res_w, code_r, tests_r):
         if fd is not None:
             os.close(fd)
+    forward(inbox, code_w, req["code_len"])
+    os.close(code_w)
+    planned, nonce = True, os.urandom(TOKEN_BYTES)  # made after the fork: the program has no copy of it
+    if kind == "script":
+        try:
+            os.write(tests_w, nonce)
+            nonce_sent = True
+        except OSError:
+            nonce_sent = False
+        forward(inbox, tests_w if nonce_sent else None, req["tests_len"])
+        os.close(tests_w)
+    elif kind == "calls":
+        planned = judge_process.give_plan(inbox, req["tests_len"])
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
     buffers = {out_r: bytearray(), err_r: bytearray()}
-    token = bytearray()
+    results = bytearray()
     readers = {out_r: buffers[out_r], err_r: buffers[err_r]}
-    if token_r is not None:
-        readers[token_r] = token
+    if res_r is not None:
+        readers[res_r] = results
     for fd in readers:
         poller.register(fd, select.POLLIN)
     poller.register(pidfd, select.POLLIN)
+    poller.register(inbox, 0)  # POLLHUP only: the host is gone
     if stdin_w is not None:
         os.set_blocking(stdin_w, False)
         if stdin_data:
@@ -374,18 +642,23 @@ def run(req, mode, drop_uid, workdir, before):
         else:
             os.close(stdin_w)
             stdin_w = None
-    deadline = start + float(req["timeout"])
+    timeout = float(req["timeout"])
+    budget_end = start + float(req["budget"])
+    progress_end = start + timeout
+    ncalls = len(req.get("calls", ()))
     cap = int(req["max_output"])
-    status, exited = None, False
+    status, exited, hangup = None, False, False
     sent = 0
     while not exited:
-        left = deadline - time.monotonic()
+        left = min(budget_end, progress_end) - time.monotonic()
         if left <= 0:
             status = "timeout"
             break
         for fd, event in poller.poll(left * 1000):
             if fd == pidfd:
                 exited = True
+            elif fd == inbox:
+                hangup = True
             elif fd == stdin_w:
                 try:
                     sent += os.write(stdin_w, stdin_data[sent:sent + CHUNK])
@@ -401,7 +674,11 @@ def run(req, mode, drop_uid, workdir, before):
                     poller.unregister(fd)
                     continue
                 readers[fd] += data
-        if len(buffers[out_r]) + len(buffers[err_r]) > cap:
+                if fd == res_r and kind == "calls":  # each answered call earns the next one its own time
+                    progress_end = time.monotonic() + timeout
+        if hangup:
+            break
+        if len(buffers[out_r]) + len(buffers[err_r]) + len(results) > cap:
             status = "output_limit"
             break
     seconds = time.monotonic() - start
@@ -411,7 +688,7 @@ def run(req, mode, drop_uid, workdir, before):
     clean = kill_all(mode)
     for fd in list(readers):  # every writer is dead now: drain to EOF, within the cap
         os.set_blocking(fd, False)
-        while len(buffers[out_r]) + len(buffers[err_r]) <= cap:
+        while len(buffers[out_r]) + len(buffers[err_r]) + len(results) <= cap:
             try:
                 data = os.read(fd, CHUNK)
             except BlockingIOError:
@@ -423,7 +700,9 @@ def run(req, mode, drop_uid, workdir, before):
     if stdin_w is not None:
         os.close(stdin_w)
     os.close(pidfd)
-    if status is None and len(buffers[out_r]) + len(buffers[err_r]) > cap:
+    if hangup:
+        raise Hangup
+    if status is None and len(buffers[out_r]) + len(buffers[err_r]) + len(results) > cap:
         status = "output_limit"
     exit_code = os.waitstatus_to_exitcode(wstatus)
     if status is None:
@@ -433,15 +712,24 @@ def run(req, mode, drop_uid, workdir, before):
             clean = cleanup(workdir, drop_uid) and clean
     except Exception:  # e.g. a tree too deep to remove: the host builds a new sandbox
         clean = False
-    return {
+    reply = {
         "status": status,
         "exit_code": exit_code,
         "stdout": bytes(buffers[out_r][:cap]).decode("utf-8", "replace"),
         "stderr": bytes(buffers[err_r][-4096:]).decode("utf-8", "replace"),
-        "passed_asserts": bool(token_r is not None and bytes(token) == nonce and exit_code == 0),
         "seconds": seconds,
         "clean": clean,
     }
+    if kind == "script":
+        reply["passed_asserts"] = bytes(results) == nonce and exit_code == 0
+    elif kind == "calls":
+        lines = bytes(results).decode("utf-8", "replace").split("\n")[:-1][:ncalls + 1]  # complete lines only
+        ran = bool(lines) and lines[0] == "="
+        ncases = int(req["cases"])
+        reply["cases"] = judge_process.verdicts(ran, lines[1:], ncases, timeout) if planned else [False] * ncases
+        if not planned:
+            judge_process.respawn()
+    return reply
 
 
 def warm_up():
@@ -459,18 +747,47 @@ def warm_up():
     warm = compile("import sys\nx = [i for i in range(3)]\nassert x\n", "warm.py", "exec")
     exec(warm, {"__builtins__": __builtins__})
     open(os.devnull, "w", encoding="utf-8", errors="replace").close()
+    plain.decode(plain.encode([(1, 2.5), {"a": b"x"}]))
     gc.collect()
     gc.freeze()
 
 
-def main():
-    global WORK_ROOT, NPROC_BASE, SHM, KEEP, OWN_IPC
-    config = json.loads(sys.argv[1])
+def set_up(config):
+    """Mounts, namespace and capabilities, then the seccomp filter; returns the programs' work folder."""
+    global SHM, OWN_IPC
     mode, drop_uid = config["mode"], config["drop_uid"]
-    WORK_ROOT = config.get("work_root", WORK_ROOT)
-    KEEP = {os.path.join(WORK_ROOT, name) for name in config.get("keep", ())}
     if mode == "none":
         SHM, OWN_IPC = None, False  # the host's /dev/shm and System V IPC objects are not ours to remove
+        os.chmod(config["work_root"], 0o755)  # only the server writes here; programs get the work dir inside
+        workdir = os.path.join(config["work_root"], "work")
+        os.mkdir(workdir, 0o700)
+        if drop_uid:
+            os.chown(workdir, NOBODY, NOBODY)
+    else:
+        workdir = WORK
+        owner = f",uid={NOBODY},gid={NOBODY}" if drop_uid else ""
+        mount_tmpfs(WORK, f"size={config['work_bytes']},nr_inodes={config['work_inodes']},mode=0700{owner}")
+        mount_tmpfs(SHM, f"size={config['shm_bytes']},nr_inodes={config['shm_inodes']},mode=1777")
+        if mode == "user":
+            nest_user_namespace()
+        set_caps(ROOT_CAPS if mode == "root" else ())
+    if config.get("seccomp"):
+        load_filter(bytes.fromhex(config["seccomp"]))
+    return workdir
+
+
+def main():
+    global NPROC_BASE, plain
+    config = json.loads(sys.argv[1])
+    mode, drop_uid = config["mode"], config["drop_uid"]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import plain as codec
+
+    del sys.path[0]
+    plain = codec
+    workdir = set_up(config)
+    if config.get("probe"):
+        return  # isolation(): the mounts and the filter work here
     inbox, outbox = os.dup(0), os.dup(1)
     devnull = os.open("/dev/null", os.O_RDWR)
     os.dup2(devnull, 0)
@@ -478,26 +795,32 @@ def main():
     os.set_inheritable(inbox, False)
     os.set_inheritable(outbox, False)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    if mode == "none" or not drop_uid:  # RLIMIT_NPROC counts every process of the uid, not only the program's
-        NPROC_BASE = count_processes(NOBODY if drop_uid else os.getuid())
-    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # programs (same uid in "user" mode) cannot ptrace the server
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # programs (same uid in "user" mode) cannot read the server's memory
     if mode == "none":
         _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    os.chmod(WORK_ROOT, 0o755)  # only the server writes here; programs get the work dir below
     warm_up()
-
-    workdir = os.path.join(WORK_ROOT, "work")
-    os.mkdir(workdir, 0o700)
-    if drop_uid:
-        os.chown(workdir, NOBODY, NOBODY)
+    judge_process = Judge(drop_uid, mode != "none")
+    if mode == "none" or not drop_uid:  # RLIMIT_NPROC counts every process of the uid, not only the program's
+        NPROC_BASE = count_processes(NOBODY if drop_uid else os.getuid())
     send(outbox, {"ready": True, "mode": mode, "uid": os.getuid(), "pid": os.getpid()})
-    while True:
-        try:
-            req = receive(inbox)
-        except EOFError:
-            return
-        before = marks(workdir)
-        send(outbox, run(req, mode, drop_uid, workdir, before))
+    try:
+        while True:
+            try:
+                req = receive(inbox)
+            except EOFError:
+                return
+            before = marks(workdir)
+            send(outbox, run(req, inbox, judge_process, mode, drop_uid, workdir, before))
+    except Hangup:
+        return
+    finally:
+        kill_all(mode)
+        judge_process.close()
+        if mode == "none":
+            try:
+                remove_tree(config["work_root"])
+            except OSError:
+                pass
 
 
 if __name__ == "__main__":

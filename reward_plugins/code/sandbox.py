@@ -1,60 +1,59 @@
-"""Running untrusted Python: one warm bubblewrap sandbox, a fork per program.
+"""Running untrusted Python: one warm bubblewrap sandbox per worker, a fork per program, a judge beside them.
 
-Model output is hostile by accident (fork bombs, infinite loops, huge
-allocations, ``rm -rf``), so every program runs in a bubblewrap sandbox:
-new user, PID, network, IPC, UTS and cgroup namespaces (no network at all: a
-listener on the host's 127.0.0.1 is unreachable), the host's root bound
-read-only, a fresh ``/proc``, a read-only ``/dev``, ``--new-session`` and
-``--die-with-parent``.  Programs may write only in their work directory (on
-a size-limited tmpfs at ``/tmp``) and in a private ``/dev/shm`` tmpfs.
-Inside runs :mod:`reward_plugins.code.runner`, a fork server that gives each
-program an empty work directory, an unprivileged uid, rlimits (address
-space, CPU time, processes, file size, open files), ``/dev/null`` or the
-case's input as stdin, capped output and a wall-clock limit, and kills
-whatever the program started when it ends.
+The programs are written by an optimiser that is paid for passing, so the
+sandbox assumes they will try to escape and to forge (``docs/sandbox.md``
+is the threat model).  What a program gets, by construction:
+
+* namespaces: new user, PID, network (a loopback of its own only), IPC,
+  UTS and cgroup namespaces, ``--new-session``, ``--die-with-parent``;
+* files: an empty root with only the interpreter's installation (its
+  prefixes, so the stdlib and site-packages), the system's shared
+  libraries, ``/etc/ld.so.cache`` and the runner bound read-only; a fresh
+  ``/proc``, a minimal read-only ``/dev``; no home folder, no ``/run``, no
+  ``/etc`` beyond that file, no ``/sys``, and ``/tmp`` read-only.  It may
+  write only its work folder and ``/dev/shm``, each a tmpfs with a size
+  and an inode cap that the server mounts itself (bwrap has no inode option);
+* an environment from an allow-list (:data:`_ENV`), bwrap itself started
+  with an empty one, so even ``/proc/1/environ`` holds nothing of the host's;
+* the seccomp filter of :mod:`reward_plugins.code.seccomp` (no keyrings, no
+  nested namespaces or mounts, no ``AF_UNIX``/raw sockets, no ptrace);
+* bounds: rlimits per process (address space, CPU, processes, file size,
+  open files) and, where a cgroup can be had (:mod:`reward_plugins.code.cgroup`),
+  a total memory and process bound over the whole sandbox.
+
+The verdict: for stdin/stdout cases the host compares the output; for
+assert tests of the literal-call shape (:mod:`reward_plugins.code.shapes`)
+the program only computes the calls and the judge, a process of the
+sandbox that never runs program code, decides (see :mod:`runner`); other
+assert tests run in the program's own process and are counted forgeable.
 
 Speed comes from keeping the sandbox warm: starting bwrap and Python costs
 about 0.3 s of CPU, a program run by a fork of the warm server a few
-milliseconds all told (``benchmarks/code.md``).
-
-The trade-off, stated plainly: programs run one after another in the *same*
-sandbox, so isolation between two programs rests on the server's cleanup,
-not on a fresh namespace each time.  After each program the server kills
-every process left in the PID namespace (``kill(-1, SIGKILL)``, which no
-fork race survives because a pending SIGKILL aborts ``fork``) and checks
-that none is left, then empties the work directory and ``/dev/shm`` and
-removes System V IPC objects whenever the program touched them (change
-times and ``/proc/sysvipc`` tell).  Programs cannot write anywhere else
-(read-only root and ``/dev``; ``/tmp`` itself belongs to the server in
-``root`` mode and is emptied in ``user`` mode), cannot signal or ptrace the
-server in ``root`` mode (another uid), and cannot reach another sandbox.
-When a program times out, anything survives cleanup, the server dies (in
-``user`` mode a program can kill it) or the host sees no answer in time, the
-host kills the whole sandbox (its PID namespace dies with it) and builds a
-new one for the next program: a rebuild costs about 0.3 s, paid after a
-program that already used its full time limit.  What consecutive programs
-still share is the server's memory image, which each only ever sees as a
-copy-on-write fork, and the read-only host files every program can read.
+milliseconds all told (``benchmarks/code.md``).  Programs run one after
+another in the *same* sandbox, so isolation between two programs rests on
+the server's cleanup (every process killed, the work folder and
+``/dev/shm`` emptied, System V IPC removed) rather than on a fresh
+namespace each time; whatever the server cannot account for, a timeout, or
+no answer in time makes the host kill the whole sandbox (its PID namespace
+dies with it) and build a new one.
 
 Modes, picked by :func:`isolation`:
 
-* ``root`` (we are root): a user namespace is prepared by us with two ids,
-  sandbox root -> host root (the server: capabilities CAP_SETUID, SETGID,
-  KILL and CHOWN, valid inside the namespace only) and sandbox 65534 -> an
-  unused high host uid unique to this sandbox (the programs).  A distinct
-  real uid matters because RLIMIT_NPROC counts processes per user (and is
-  not enforced for real root at all).  Directories on the way to the Python installation that this uid
-  may not enter (``/root`` for a pyenv install) are covered with a tmpfs and
-  the installation is bound back read-only.
-* ``user`` (not root): bwrap's own unprivileged user namespace, programs and
-  server share the uid 65534 (mapped to ours); on Linux >= 5.14 RLIMIT_NPROC
-  counts per user namespace.
-* ``none``: no bubblewrap or no user namespaces (macOS, unprivileged
-  containers).  The same server runs unsandboxed with rlimits, ``setsid`` and
-  a subreaper that kills the program's whole process tree, in a temporary
-  directory; as root, programs still run as uid 65534 when that uid can read
-  the Python installation.  A loud warning is given once per process.
-  ``require_isolation`` refuses this mode.
+* ``root`` (we are root): a user namespace prepared by us with two ids,
+  sandbox root -> host root (the server: CAP_SETUID, SETGID, KILL, CHOWN,
+  and CAP_SYS_ADMIN until it has mounted its tmpfs, all valid inside the
+  namespace only) and sandbox 65534 -> an unused high host uid unique to
+  this sandbox (the programs), so RLIMIT_NPROC counts only their processes
+  and they cannot signal the server or the judge.
+* ``user`` (not root): bwrap's own unprivileged user namespace; the server
+  mounts, then moves into a nested user namespace as uid 65534 with no
+  capabilities, and programs run as that same uid.
+* ``none``: no usable sandbox.  The ``code`` reward refuses to run here
+  unless explicitly opted in (``unsafe_unisolated=true`` or
+  ``GRPO_HOST_CODE_UNISOLATED=1``); the same server then runs unsandboxed
+  with rlimits, the seccomp filter where libseccomp is present, ``setsid``
+  and a subreaper that kills the program's whole process tree, in a
+  temporary folder, and says so on stderr.
 
 ``GRPO_HOST_BWRAP`` names the bwrap binary to use; ``off`` disables it (the
 ``none`` mode), e.g. to check a configuration that must refuse to run.
@@ -66,41 +65,58 @@ import functools
 import itertools
 import json
 import os
+import re
 import select
-import shutil
 import signal
-import stat
 import struct
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["Execution", "Isolation", "Limits", "Sandbox", "SandboxUnavailable", "isolation"]
+from .cgroup import Cgroup
+from .seccomp import SeccompUnavailable, bpf
+from .shapes import Calls
+
+__all__ = ["Execution", "Isolation", "Limits", "Sandbox", "SandboxUnavailable", "announce_unisolated", "isolation"]
 
 RUNNER = Path(__file__).with_name("runner.py")
-TMPFS_BYTES = 256 << 20
+WORK_BYTES = 256 << 20
+WORK_INODES = 4096  # files and folders a program may create in its work folder
 SHM_BYTES = 64 << 20
+SHM_INODES = 256
+MEMORY_RESERVE = 64 << 20  # the sandbox's own processes (bwrap's init, the server, the judge), in its cgroup
+PROCESS_RESERVE = 8  # init, server, judge, a cleanup fork, with room
 HOST_UID_BASE = 1_000_000_000  # programs' host uids: unused, high, distinct per sandbox
 HOST_UID_SPAN = 1_000_000_000
-ANSWER_GRACE = 5.0  # seconds the host waits beyond a program's timeout for the server's answer
+ANSWER_GRACE = 1.0  # seconds the host waits beyond a program's budget for the server's answer
 START_TIMEOUT = 20.0
+SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32", "/lib", "/lib64", "/lib32", "/libx32")
+WORK_PREFIX = "grpo-host-code-"
+
+USERNS_REMEDY = (
+    "allow unprivileged user namespaces: on the host `sysctl -w kernel.unprivileged_userns_clone=1` (Debian "
+    "before 11), `sysctl -w user.max_user_namespaces=15000` (RHEL/CentOS 7), `sysctl -w "
+    "kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 23.10+); in a container, run it with "
+    "`--security-opt seccomp=unconfined --security-opt apparmor=unconfined` (Docker, Podman) or allow it in the "
+    "pod's securityContext (Kubernetes)"
+)
 NOT_ISOLATED = (
-    "grpo-host code reward: NO SANDBOX ({reason}). Completions' code runs UNISOLATED on this machine "
-    "with only rlimits and process-tree kills: it can read and write your files and reach the network. "
-    "Install bubblewrap with working user namespaces, or set require_isolation=true to refuse."
+    "grpo-host code reward: RUNNING UNISOLATED ({reason}), as explicitly asked for (unsafe_unisolated=true or "
+    "GRPO_HOST_CODE_UNISOLATED=1). Completions' code runs on this machine as {user} with only rlimits, a "
+    "seccomp filter where available and process-tree kills: it can read and write your files and reach your "
+    "network. Every row scored so is counted as code/unisolated."
 )
 
 Mode = Literal["root", "user", "none"]
 
 
 class SandboxUnavailable(RuntimeError):
-    """Isolation was required but bubblewrap (or user namespaces) cannot be used here."""
+    """No sandbox could be started here (or a started one stopped working)."""
 
 
 @dataclass(frozen=True)
@@ -119,14 +135,12 @@ class Execution:
     """What became of one program.
 
     ``status``: ``exited`` (see ``exit_code``), ``timeout`` (wall clock),
-    ``output_limit`` (more than ``max_output`` bytes on stdout+stderr) or
+    ``output_limit`` (more than ``max_output`` bytes of output) or
     ``crashed`` (the sandbox itself failed; it is rebuilt for the next run).
-    ``passed_asserts`` is true only when an assert-style program ran its
-    tests to the end (a per-run token the server checks, so a program that
-    calls ``sys.exit(0)`` or ``os._exit(0)`` before the asserts does not
-    pass).  The token lives in the program's own interpreter, so code that
-    deliberately inspects it could forge it; stdin/stdout cases are safer:
-    the expected output never enters the sandbox.
+    ``cases``: for literal-call tests, the judge's verdict per case.
+    ``passed_asserts``: for assert scripts, true only when the tests ran to
+    their end (a per-run token the program never held while its own code
+    ran; forgeable all the same, see ``docs/sandbox.md``).
     """
 
     status: Literal["exited", "timeout", "output_limit", "crashed"]
@@ -134,6 +148,7 @@ class Execution:
     stdout: str = ""
     stderr: str = ""
     passed_asserts: bool = False
+    cases: tuple[bool, ...] = ()
     seconds: float = 0.0
 
     @property
@@ -143,10 +158,11 @@ class Execution:
 
 @dataclass(frozen=True)
 class Isolation:
-    """Which mode this machine gives, and why not a better one."""
+    """Which mode this machine gives, and why not a better one (with what would fix it)."""
 
     mode: Mode
     reason: str = ""
+    remedy: str = ""
     bwrap: str | None = None
 
     @property
@@ -158,34 +174,48 @@ def _bwrap_path() -> str | None:
     configured = os.environ.get("GRPO_HOST_BWRAP")
     if configured is not None:
         return None if configured.strip().lower() in ("", "off", "none", "0") else configured
-    return shutil.which("bwrap")
+    for directory in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin", "/bin"]:
+        if os.access(candidate := os.path.join(directory, "bwrap"), os.X_OK):
+            return candidate
+    return None
 
 
 @functools.cache
 def isolation() -> Isolation:
-    """Probe once per process whether bubblewrap sandboxes work here (runs ``bwrap ... true``)."""
+    """Probe once per process whether sandboxes work here: bwrap, user namespaces, the server's mounts, seccomp."""
     if not sys.platform.startswith("linux"):
-        return Isolation("none", f"bubblewrap needs Linux, this is {sys.platform}")
+        return Isolation("none", f"bubblewrap needs Linux, this is {sys.platform}", "run on Linux")
+    try:
+        bpf()
+    except SeccompUnavailable as exc:
+        return Isolation("none", str(exc), "apt-get install libseccomp2 (or your system's libseccomp); "
+                                           "pip install pyseccomp")
     bwrap = _bwrap_path()
     if bwrap is None:
-        why = "GRPO_HOST_BWRAP=off" if "GRPO_HOST_BWRAP" in os.environ else "bwrap not found on PATH"
-        return Isolation("none", f"{why}; install the bubblewrap package")
+        if "GRPO_HOST_BWRAP" in os.environ:
+            return Isolation("none", f"GRPO_HOST_BWRAP={os.environ['GRPO_HOST_BWRAP']}",
+                             "unset GRPO_HOST_BWRAP (or point it at a bwrap binary)")
+        return Isolation("none", "bwrap (bubblewrap) is not installed",
+                         "install bubblewrap: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap "
+                         "(Fedora, RHEL), apk add bubblewrap (Alpine)")
     mode: Mode = "root" if os.geteuid() == 0 else "user"
     try:
         with _Namespace.create(mode, HOST_UID_BASE) as userns:
-            argv = _bwrap_argv(bwrap, mode, userns, ["true"])
-            done = subprocess.run(argv, pass_fds=userns.fds, capture_output=True, text=True, timeout=30)
+            argv = _bwrap_argv(bwrap, mode, userns, _server_command(mode, probe=True))
+            done = subprocess.run(argv, pass_fds=userns.fds, capture_output=True, text=True, timeout=30, env={})
     except (OSError, subprocess.SubprocessError) as exc:
-        return Isolation("none", f"cannot start bubblewrap: {exc}")
+        return Isolation("none", f"cannot start bubblewrap: {exc}", USERNS_REMEDY)
     if done.returncode != 0:
-        return Isolation("none", f"bubblewrap does not work here: {done.stderr.strip() or done.returncode}")
-    return Isolation(mode, "", bwrap)
+        return Isolation("none", f"bubblewrap does not work here: {done.stderr.strip() or done.returncode}",
+                         USERNS_REMEDY)
+    return Isolation(mode, "", "", bwrap)
 
 
 @functools.cache
-def _warn_not_isolated(reason: str) -> None:
-    """Once per process (each worker process says it once)."""
-    warnings.warn(NOT_ISOLATED.format(reason=reason), RuntimeWarning, stacklevel=3)
+def announce_unisolated(reason: str) -> None:
+    """Say on stderr, once per process, that programs run unisolated (not a warning a filter can hide)."""
+    user = "root" if os.geteuid() == 0 else f"uid {os.geteuid()}"
+    print(NOT_ISOLATED.format(reason=reason, user=user), file=sys.stderr, flush=True)
 
 
 class _Namespace:
@@ -212,7 +242,7 @@ class _Namespace:
              "if ctypes.CDLL(None, use_errno=True).unshare(0x10000000):  # CLONE_NEWUSER\n"
              "    sys.exit(f'unshare: errno {ctypes.get_errno()}')\n"
              "print(flush=True); sys.stdin.read()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={},
         ) as helper:  # leaving the block closes its input, so it exits, and waits for it
             if not helper.stdout.readline():
                 raise OSError(f"cannot create a user namespace: {helper.stderr.read().decode().strip()}")
@@ -234,94 +264,76 @@ class _Namespace:
         self.fds = ()
 
 
-def _needed_paths() -> list[str]:
-    """Directories the sandboxed interpreter must read: Python's installation (with site-packages), the runner.
+def _under(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
 
-    Outermost first, without paths inside another one; never ``/`` or ``/tmp`` themselves (those stay
-    covered: only what is inside them is bound back).
-    """
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
-             str(RUNNER.parent)}
-    paths = {os.path.realpath(p) for p in paths} | {os.path.abspath(p) for p in paths}
+
+def _outermost(paths: set[str]) -> list[str]:
     kept: list[str] = []
-    for path in sorted(paths - {"/", "/tmp"}, key=len):
+    for path in sorted(paths - {"/"}, key=len):
         if not any(_under(path, k) for k in kept):
             kept.append(path)
     return kept
 
 
-def _under(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
+def _needed_paths() -> list[str]:
+    """What the sandboxed interpreter must read: Python's prefixes (stdlib, site-packages) and the runner's folder."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             os.path.dirname(os.path.realpath(sys.executable)), str(RUNNER.parent)}
+    return _outermost({os.path.realpath(p) for p in paths} | {os.path.abspath(p) for p in paths})
 
 
-def _closed_ancestor(path: str) -> str | None:
-    """The first directory on the way to ``path`` that other users may not enter (e.g. ``/root``)."""
-    current = "/"
-    for part in Path(path).parts[1:]:
-        current = os.path.join(current, part)
-        try:
-            mode = os.stat(current).st_mode
-        except OSError:
-            return None
-        if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
-            return current
-    return None
-
-
-def _mount_args(mode: Mode) -> list[str]:
-    """tmpfs on /tmp (and on closed directories in root mode) with the needed paths bound back read-only."""
-    needed = _needed_paths()
-    masks = {"/tmp"}
-    if mode == "root":
-        masks |= {c for p in needed if (c := _closed_ancestor(p))}
-    masks = {m for m in masks if not any(m != o and _under(m, o) for o in masks)}
+def _mount_args() -> list[str]:
+    """An empty root with the interpreter, the shared libraries and the runner bound read-only, nothing else."""
     args = []
-    for mask in sorted(masks, key=len):
-        if mask == "/tmp":
-            args += ["--size", str(TMPFS_BYTES)]
-        args += ["--tmpfs", mask]
-    made: set[str] = set()
-    for path in needed:
-        mask = next((m for m in masks if _under(path, m) and path != m), None)
-        if mask is None:
-            continue
-        parent = os.path.dirname(path)
-        todo = []
-        while parent != mask and parent not in made:
-            todo.append(parent)
-            parent = os.path.dirname(parent)
-        for directory in reversed(todo):
-            args += ["--perms", "0755", "--dir", directory]
-            made.add(directory)
+    binds: set[str] = set(_needed_paths())
+    for path in SYSTEM_LIBRARIES:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            binds.add(path)
+    for path in _outermost(binds):
         args += ["--ro-bind", path, path]
+    if os.path.exists("/etc/ld.so.cache"):
+        args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--dir", "/dev/shm", "--remount-ro", "/dev",
+             "--perms", "0755", "--dir", "/tmp", "--dir", "/tmp/work", "--remount-ro", "/"]
     return args
-
-
-def _bound_in_tmp() -> list[str]:
-    """Entries of the sandbox's /tmp that hold read-only binds (a venv under /tmp): the server must not empty them."""
-    return sorted({Path(p).relative_to("/tmp").parts[0] for p in _needed_paths() if _under(p, "/tmp") and p != "/tmp"})
 
 
 def _bwrap_argv(bwrap: str, mode: Mode, userns: _Namespace, command: list[str]) -> list[str]:
     if mode == "root":
         argv = [bwrap, "--userns", str(userns.fds[0]), "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]
-        argv += [a for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN") for a in ("--cap-add", cap)]
+        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_SYS_ADMIN")
     else:
-        argv = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", "65534", "--gid", "65534"]
-    argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox",
-             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-             "--perms", "1777", "--size", str(SHM_BYTES), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
-    argv += _mount_args(mode)
-    argv += ["--chdir", "/tmp", "--clearenv"]
+        argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0", "--cap-drop", "ALL"]
+        caps = ("CAP_SYS_ADMIN", "CAP_SETFCAP")  # to mount the tmpfs, and to map uid 0 into the nested namespace
+    argv += [a for cap in caps for a in ("--cap-add", cap)]
+    argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox", *_mount_args(), "--chdir", "/tmp",
+             "--clearenv"]
     for key, value in _ENV.items():
         argv += ["--setenv", key, value]
     return argv + ["--", *command]
 
 
+def _server_command(mode: Mode, *, probe: bool = False, work_root: str | None = None) -> list[str]:
+    """``python runner.py CONFIG``: the server's mode, its tmpfs sizes and the seccomp filter (hex BPF)."""
+    drop_uid = mode == "root" or (mode == "none" and _can_drop_root())
+    try:
+        seccomp = bpf().hex()
+    except SeccompUnavailable:
+        seccomp = ""  # only reachable in "none" mode: isolation() refuses sandboxes without a filter
+    config = {"mode": mode, "drop_uid": drop_uid, "seccomp": seccomp, "probe": probe,
+              "work_bytes": WORK_BYTES, "work_inodes": WORK_INODES, "shm_bytes": SHM_BYTES, "shm_inodes": SHM_INODES}
+    if work_root is not None:
+        config["work_root"] = work_root
+    return [sys.executable, "-I", "-B", str(RUNNER), json.dumps(config)]
+
+
 _ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
-    "HOME": "/tmp",
+    "HOME": "/tmp/work",
     "LANG": "C.UTF-8",
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONIOENCODING": "utf-8",
@@ -333,9 +345,32 @@ _ENV = {
 _uids = itertools.count()
 
 
+def _closed_ancestor(path: str) -> str | None:
+    """The first directory on the way to ``path`` that other users may not enter (e.g. ``/root``)."""
+    current = "/"
+    for part in Path(path).parts[1:]:
+        current = os.path.join(current, part)
+        try:
+            mode = os.stat(current).st_mode
+        except OSError:
+            return None
+        if os.path.isdir(current) and not mode & 0o001:
+            return current
+    return None
+
+
 def _can_drop_root() -> bool:
     """Unsandboxed as root: programs can run as uid 65534 if that uid can read Python's installation."""
     return os.geteuid() == 0 and all(_closed_ancestor(p) is None for p in _needed_paths())
+
+
+def _remove_orphaned_work_roots() -> None:
+    """Remove unsandboxed work folders whose owner process is gone (killed before it could remove them)."""
+    root = Path(tempfile.gettempdir())
+    for path in root.glob(f"{WORK_PREFIX}*"):
+        match = re.fullmatch(rf"{WORK_PREFIX}(\d+)-.*", path.name)
+        if match and not Path(f"/proc/{match[1]}").exists():
+            subprocess.run(["rm", "-rf", "--one-file-system", str(path)], capture_output=True)
 
 
 class Sandbox:
@@ -345,21 +380,18 @@ class Sandbox:
     for; :meth:`close` kills it.  Not thread-safe: one per worker process.
     """
 
-    def __init__(self, *, require_isolation: bool = False, mode: Mode | None = None) -> None:
+    def __init__(self, *, mode: Mode | None = None) -> None:
         found = isolation()
         if mode is None:
             mode = found.mode
         elif mode != "none" and not found.isolated:
             raise SandboxUnavailable(f"sandbox mode {mode!r} is not available here: {found.reason}")
-        if require_isolation and mode == "none":
-            raise SandboxUnavailable(
-                f"code execution requires isolation (require_isolation=true) but none is available: {found.reason}"
-            )
         self.mode: Mode = mode
         self.reason = found.reason or ("sandbox mode 'none' was asked for" if mode == "none" else "")
         self._bwrap = found.bwrap
         self.process: subprocess.Popen | None = None
-        self._workdir: str | None = None
+        self._work_root: str | None = None
+        self.cgroup: Cgroup | None = None
         self.starts = 0
         self.host_uid: int | None = None
         self._lock = threading.Lock()  # one program at a time, even if a caller's thread is abandoned
@@ -371,18 +403,22 @@ class Sandbox:
     def start(self) -> None:
         if self.process is not None:
             return
-        config = {"mode": self.mode, "drop_uid": self.mode == "root" or _can_drop_root(), "keep": _bound_in_tmp()}
-        command = [sys.executable, "-I", "-B", str(RUNNER)]
         if self.mode == "none":
-            _warn_not_isolated(self.reason)
-            self._workdir = tempfile.mkdtemp(prefix="grpo-host-code-")
-            config["work_root"] = self._workdir
-            argv, fds, env = command + [json.dumps(config)], (), {**_ENV, "HOME": self._workdir}
+            announce_unisolated(self.reason)
+            _remove_orphaned_work_roots()
+            self._work_root = tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-")
+            argv, fds = _server_command("none", work_root=self._work_root), ()
+            env = {**_ENV, "HOME": self._work_root}
         else:
             self.host_uid = HOST_UID_BASE + (os.getpid() * 64 + next(_uids)) % HOST_UID_SPAN
             userns = _Namespace.create(self.mode, self.host_uid)
-            argv = _bwrap_argv(self._bwrap, self.mode, userns, command + [json.dumps(config)])
-            fds, env = userns.fds, None
+            argv = _bwrap_argv(self._bwrap, self.mode, userns, _server_command(self.mode))
+            fds, env = userns.fds, {}
+            self.cgroup = Cgroup.create()
+            if self.cgroup is not None:  # bwrap starts inside it: a shell joins, then execs bwrap
+                procs = [str(d / "cgroup.procs") for d in self.cgroup.dirs]
+                argv = ["/bin/sh", "-c", 'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done;'
+                        ' shift; exec "$@"', "sh", *procs, "--", *argv]
         try:
             self.process = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -397,26 +433,40 @@ class Sandbox:
             error = self.close()
             raise SandboxUnavailable(f"the code sandbox did not start ({self.mode} mode): {error or hello!r}")
 
-    def run(self, code: str, *, tests: str | None = None, stdin: str | None = None,
-            limits: Limits = Limits()) -> Execution:
-        """Run ``code`` (then ``tests``, for assert-style cases) with ``stdin`` as input.
+    def run(self, code: str, *, tests: str | None = None, calls: Calls | None = None, stdin: str | None = None,
+            limits: Limits = Limits(), budget: float | None = None) -> Execution:
+        """Run ``code``: with ``stdin`` as input, then assert script ``tests``, or computing literal ``calls``.
 
-        Never raises for the program's sake; raises :class:`SandboxUnavailable` when no sandbox starts.
+        ``budget`` bounds the whole run (default: one ``limits.timeout``, and
+        for ``calls`` one per call more).  Never raises for the program's
+        sake; raises :class:`SandboxUnavailable` when no sandbox starts.
         """
+        if calls is not None:
+            kind, payload, longest = "calls", calls.plan, limits.timeout * (len(calls.calls) + 1)
+        elif tests is not None:
+            kind, payload, longest = "script", tests.encode("utf-8", "surrogatepass"), limits.timeout
+        else:
+            kind, payload, longest = "io", b"", limits.timeout
+        budget = longest if budget is None else min(budget, longest)
+        header = {"kind": kind, "stdin": stdin, "timeout": limits.timeout, "budget": max(budget, 0.01),
+                  "memory": limits.memory, "processes": limits.processes, "file_size": limits.file_size,
+                  "max_output": limits.max_output}
+        if calls is not None:
+            header["calls"], header["cases"] = calls.calls, calls.cases
         with self._lock:
-            return self._run(code, tests, stdin, limits)
+            return self._run(header, code.encode("utf-8", "surrogatepass"), payload, limits)
 
-    def _run(self, code: str, tests: str | None, stdin: str | None, limits: Limits) -> Execution:
+    def _run(self, header: dict, code: bytes, payload: bytes, limits: Limits) -> Execution:
         try:
             self.start()
-            request = {"code": code, "tests": tests, "stdin": stdin, "timeout": limits.timeout,
-                       "memory": limits.memory, "processes": limits.processes, "file_size": limits.file_size,
-                       "max_output": limits.max_output}
-            self._send(request)
-            reply = self._receive(time.monotonic() + limits.timeout + ANSWER_GRACE)
-            result = _execution(reply, limits)
+            if self.cgroup is not None:
+                self.cgroup.limit(limits.memory + MEMORY_RESERVE, limits.processes + PROCESS_RESERVE)
+            header = {**header, "code_len": len(code), "tests_len": len(payload)}
+            self._send(header, code + payload)
+            reply = self._receive(time.monotonic() + header["budget"] + ANSWER_GRACE)
+            result = _execution(reply, limits, header.get("cases", 0))
             if result is None:  # the server died, lied or hung
-                return Execution("crashed", stderr=self.close())
+                return Execution("crashed", stderr=self.close(), cases=(False,) * header.get("cases", 0))
             if result.status == "timeout" or not reply.get("clean", False):
                 self.close()  # start afresh: nothing of this program survives into the next
             return result
@@ -426,10 +476,10 @@ class Sandbox:
             self.close()
             raise
 
-    def _send(self, message: dict) -> None:
-        data = json.dumps(message).encode()
+    def _send(self, header: dict, payload: bytes) -> None:
+        data = json.dumps(header).encode()
         try:
-            self.process.stdin.write(struct.pack(">I", len(data)) + data)
+            self.process.stdin.write(struct.pack(">I", len(data)) + data + payload)
             self.process.stdin.flush()
         except OSError:
             pass  # the answer read below sees the dead server
@@ -460,10 +510,10 @@ class Sandbox:
         return buf
 
     def processes(self) -> list[int]:
-        """Host pids of every process inside this sandbox's PID namespace (init and server when idle)."""
+        """Host pids of every process inside this sandbox's PID namespace (init, server and judge when idle)."""
         if self.process is None or self.mode == "none":
             return []
-        try:
+        try:  # bwrap (the cgroup-joining shell execs it, keeping its pid) has one child: the namespace's init
             with open(f"/proc/{self.process.pid}/task/{self.process.pid}/children") as f:
                 init = int(f.read().split()[0])
             namespace = os.readlink(f"/proc/{init}/ns/pid")
@@ -508,9 +558,12 @@ class Sandbox:
                     stream.close()
                 except (OSError, ValueError):
                     pass
-        if self._workdir is not None:
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
+        if self.cgroup is not None:
+            self.cgroup.close()
+            self.cgroup = None
+        if self._work_root is not None:
+            subprocess.run(["rm", "-rf", "--one-file-system", self._work_root], capture_output=True)
+            self._work_root = None
         return _tail(process)
 
     def __enter__(self) -> Sandbox:
@@ -543,7 +596,7 @@ def _tail(process: subprocess.Popen | None) -> str:
 _STATUSES = {"exited", "timeout", "output_limit"}
 
 
-def _execution(reply: dict | None, limits: Limits) -> Execution | None:
+def _execution(reply: dict | None, limits: Limits, cases: int) -> Execution | None:
     """Check the server's answer field by field: a compromised server must not be able to pass anything odd."""
     if not isinstance(reply, dict) or reply.get("status") not in _STATUSES:
         return None
@@ -551,11 +604,15 @@ def _execution(reply: dict | None, limits: Limits) -> Execution | None:
     out, err, seconds = reply.get("stdout"), reply.get("stderr"), reply.get("seconds")
     if not (code is None or isinstance(code, int)) or not isinstance(out, str) or not isinstance(err, str):
         return None
+    verdicts = reply.get("cases", [])
+    if cases and (not isinstance(verdicts, list) or len(verdicts) != cases):
+        return None
     return Execution(
         status=reply["status"],
         exit_code=code,
         stdout=out[: limits.max_output],
         stderr=err[-4096:],
         passed_asserts=reply.get("passed_asserts") is True,
+        cases=tuple(v is True for v in verdicts) if cases else (),
         seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
     )

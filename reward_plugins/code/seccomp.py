@@ -1,0 +1,103 @@
+"""The seccomp filter every sandboxed process runs under, compiled by libseccomp (through ``pyseccomp``).
+
+A deny list in the spirit of Flatpak's (flatpak-run.c, ``setup_seccomp``):
+a test program computes, reads its input and writes its output, so it never
+needs the syscalls below, and each of them is a way out of the sandbox or
+into the kernel's less-travelled code:
+
+* kernel keyrings (``keyctl``, ``add_key``, ``request_key``): a keyring is
+  per user, not per namespace, so a key one program stores another reads;
+* namespaces and mounts (``unshare``, ``setns``, ``clone``/``clone3`` with a
+  ``CLONE_NEW*`` flag, ``mount`` and the new mount API, ``pivot_root``,
+  ``chroot``): a nested user namespace gives a program capabilities again,
+  and its own tmpfs memory that no limit of ours counts;
+* sockets of every family but ``AF_INET``/``AF_INET6`` (``socket``): the
+  sandbox's network namespace has only a loopback of its own, and without
+  ``AF_UNIX`` no pathname socket (``docker.sock``, D-Bus) can be reached,
+  whatever file a bind exposes; ``socketpair`` (asyncio's self-pipe) stays;
+* another process's memory (``ptrace``, ``process_vm_readv``/``writev``,
+  ``kcmp``, ``pidfd_getfd``): the fork server and the judge share the sandbox;
+* kernel attack surface a test never needs: ``bpf``, ``perf_event_open``,
+  ``userfaultfd``, ``io_uring_*``, modules, ``kexec``, ``acct``, swap,
+  ``reboot``, clocks, ``syslog``, NUMA policy calls, ``open_by_handle_at``,
+  ``TIOCSTI``/``TIOCLINUX`` ioctls (typing into a terminal).
+
+``clone3`` fails with ENOSYS (as in Flatpak) because a filter cannot read
+its flags, which live in memory; glibc then falls back to ``clone``, whose
+flags it can check.  Syscalls of a foreign ABI (i386 ``int 0x80``, x32) kill
+the process: libseccomp's default for an architecture the filter was not
+built for.
+
+The filter is built here, in the host, once per process, and handed to the
+sandbox's server as BPF bytecode, which it loads after its own set-up (it
+mounts the work folder's tmpfs first); every program is a fork of that
+server and inherits the filter.  Nothing here assembles BPF by hand.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import tempfile
+
+__all__ = ["BLOCKED", "SeccompUnavailable", "bpf"]
+
+BLOCKED = (
+    "keyctl", "add_key", "request_key",
+    "unshare", "setns", "mount", "umount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount",
+    "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    "bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load", "acct", "swapon", "swapoff",
+    "reboot", "syslog", "uselib", "quotactl", "quotactl_fd", "lookup_dcookie", "vhangup", "nfsservctl",
+    "clock_settime", "clock_adjtime", "settimeofday", "adjtimex", "sethostname", "setdomainname",
+    "mbind", "migrate_pages", "move_pages", "set_mempolicy", "get_mempolicy", "set_mempolicy_home_node",
+    "name_to_handle_at", "open_by_handle_at", "fanotify_init", "iopl", "ioperm", "modify_ldt",
+)
+"""Syscalls that fail with EPERM inside the sandbox."""
+
+CLONE_NAMESPACES = (0x00000080, 0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+"""CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: each makes ``clone`` fail."""
+
+SOCKET_FAMILIES = (2, 10)
+"""AF_INET and AF_INET6: the only families ``socket`` may create (into a loopback-only network namespace)."""
+
+LAST_FAMILY = 64  # above AF_MAX on every kernel: ``socket`` fails for any family from here on
+TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+
+
+class SeccompUnavailable(RuntimeError):
+    """libseccomp or its Python binding is missing, so no filter can be built."""
+
+
+@functools.cache
+def bpf() -> bytes:
+    """The filter as BPF bytecode for ``seccomp(SECCOMP_SET_MODE_FILTER)``; built once per process."""
+    try:
+        import pyseccomp as seccomp
+    except (ImportError, OSError, AttributeError) as exc:  # the binding, or libseccomp.so.2 under it, is missing
+        raise SeccompUnavailable(
+            f"cannot load libseccomp ({type(exc).__name__}: {exc}); install the libseccomp2 system package "
+            "(apt-get install libseccomp2) and the pyseccomp Python package"
+        ) from None
+    deny = seccomp.ERRNO(errno.EPERM)
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in BLOCKED:
+        try:
+            rules.add_rule(deny, name)
+        except (OSError, ValueError, RuntimeError):
+            pass  # a syscall this architecture does not have (nfsservctl on x86-64): nothing to block
+    for flag in CLONE_NAMESPACES:
+        rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    no_family = seccomp.ERRNO(errno.EAFNOSUPPORT)
+    for family in range(LAST_FAMILY):
+        if family not in SOCKET_FAMILIES:
+            rules.add_rule(no_family, "socket", seccomp.Arg(0, seccomp.EQ, family))
+    rules.add_rule(no_family, "socket", seccomp.Arg(0, seccomp.GE, LAST_FAMILY))
+    for request in (TIOCSTI, TIOCLINUX):
+        rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
+    with tempfile.TemporaryFile() as out:
+        rules.export_bpf(out)
+        out.seek(0)
+        return out.read()

@@ -1,0 +1,211 @@
+"""Which shape a row's assert tests have, and how each shape is run.
+
+The verdict on assert tests can be made unforgeable only when the program's
+part and the tests' part can be pulled apart.  They can for the shape MBPP
+and HumanEval use: every use of the program is a call with literal
+arguments inside an assert, ``assert f(1, [2]) == 3`` or, HumanEval's,
+``def check(candidate): assert candidate("x") == ...`` plus ``check(f)``.
+Such tests become :class:`Calls`: the program's process gets only the calls
+(the function's name and its literal arguments, never the expected values)
+and the judge gets the tests with each call replaced by its result
+(``__grpo_r[0] == 3``) and with the tests' own set-up (imports, helpers,
+constants), which must not mention the program at all.
+
+Anything else (a loop over cases, a helper that calls the program, a call
+whose argument is not a literal) is :class:`Scripts`: one script per
+top-level assert (with the non-assert statements before it), run in the
+program's own process, where a determined program can tamper with the
+verdict; rows of this shape are counted as ``code/forgeable``.
+
+Which names are the program's is decided per program: a name the tests use
+but do not bind is the program's when it is not a builtin, or when the
+program binds it at top level (a program may define its own ``max``).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import json
+from dataclasses import dataclass
+
+from . import plain
+
+__all__ = ["Calls", "Scripts", "plan", "program_names", "test_names"]
+
+RESULTS = "__grpo_r"
+"""The judge's list of call results; each literal call in an assert becomes ``__grpo_r[i]``."""
+
+BUILTINS = frozenset(dir(builtins))
+
+
+@dataclass(frozen=True)
+class Calls:
+    """Literal-call tests: what the program computes (``calls``) and what the judge decides with (``plan``)."""
+
+    calls: tuple[tuple[str, str, str], ...]
+    """Per call: the function's name, its positional arguments and its keyword arguments (:mod:`plain` text)."""
+    plan: bytes
+    """JSON for the judge: ``setup`` (the tests' own statements) and ``cases`` (asserts rewritten, call indices)."""
+    cases: int
+
+
+@dataclass(frozen=True)
+class Scripts:
+    """Arbitrary assert tests: one script per case, run after the program in its own process."""
+
+    cases: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=1024)
+def test_names(tests: str) -> tuple[ast.Module, frozenset[str], frozenset[str]]:
+    """The tests parsed, the names they use, and the names they bind anywhere (cached: a group shares a row).
+
+    Raises SyntaxError when the tests do not compile.
+    """
+    tree = ast.parse(tests)
+    used, bound = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    return tree, frozenset(used), frozenset(bound)
+
+
+@functools.lru_cache(maxsize=4096)
+def program_names(source: str) -> frozenset[str]:
+    """Names a program binds at top level; raises SyntaxError when it does not compile."""
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        else:
+            names.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return frozenset(names)
+
+
+def owned(tests: str, source: str) -> frozenset[str]:
+    """The names in ``tests`` that refer to the program."""
+    _, used, bound = test_names(tests)
+    return frozenset(n for n in used - bound if n not in BUILTINS or n in program_names(source))
+
+
+@functools.lru_cache(maxsize=4096)
+def plan(tests: str, program: frozenset[str]) -> Calls | Scripts:
+    """How to run ``tests`` against a program owning the names ``program`` (see the module's docstring)."""
+    tree, used, _ = test_names(tests)
+    return (None if RESULTS in used else _calls(tree, program)) or Scripts(_scripts(tree))
+
+
+def _scripts(tree: ast.Module) -> tuple[str, ...]:
+    asserts = [i for i, node in enumerate(tree.body) if isinstance(node, ast.Assert)]
+    if not asserts:
+        return (ast.unparse(tree),)
+    cases = []
+    for i in asserts:
+        body = [node for node in tree.body[:i] if not isinstance(node, ast.Assert)] + [tree.body[i]]
+        cases.append(ast.unparse(ast.Module(body=body, type_ignores=[])))
+    return tuple(cases)
+
+
+def _calls(tree: ast.Module, program: frozenset[str]) -> Calls | None:
+    body = list(tree.body)
+    check, target = _check_call(body, program)
+    if check is not None:
+        body = body[:-1]
+    calls: list[tuple[str, str, str]] = []
+    setup: list[ast.stmt] = []
+    cases: list[tuple[list[str], list[int]]] = []
+    for node in body:
+        if node is check:
+            continue
+        if isinstance(node, ast.Assert):
+            case = _rewrite([node], program, {}, calls)
+            if case is None:
+                return None
+            cases.append(case)
+        elif any(isinstance(n, ast.Name) and n.id in program for n in ast.walk(node)):
+            return None  # set-up that touches the program would run the program's code in the judge
+        else:
+            setup.append(node)
+    if check is not None:
+        asserts = []
+        for stmt in check.body:
+            if isinstance(stmt, ast.Assert):
+                asserts.append(stmt)
+            elif isinstance(stmt, ast.Import | ast.ImportFrom):
+                setup.append(stmt)
+            elif not (isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))):
+                return None
+        case = _rewrite(asserts, program, {check.args.args[0].arg: target}, calls) if asserts else None
+        if case is None:
+            return None
+        cases.append(case)
+    if not cases:
+        return None
+    text = json.dumps({"setup": ast.unparse(ast.Module(body=setup, type_ignores=[])), "cases": cases})
+    return Calls(tuple(calls), text.encode(), len(cases))
+
+
+def _check_call(body: list[ast.stmt], program: frozenset[str]) -> tuple[ast.FunctionDef | None, str]:
+    """HumanEval's ending: ``check(f)`` calling a ``def check(candidate)`` of the tests with a program's name."""
+    if not body or not isinstance(last := body[-1], ast.Expr) or not isinstance(call := last.value, ast.Call):
+        return None, ""
+    if not isinstance(call.func, ast.Name) or call.keywords or len(call.args) != 1:
+        return None, ""
+    if not isinstance(arg := call.args[0], ast.Name) or arg.id not in program:
+        return None, ""
+    defs = [n for n in body[:-1] if isinstance(n, ast.FunctionDef) and n.name == call.func.id]
+    if len(defs) != 1:
+        return None, ""
+    args = defs[0].args
+    if len(args.args) != 1 or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg or defs[0].decorator_list:
+        return None, ""
+    return defs[0], arg.id
+
+
+class _Replace(ast.NodeTransformer):
+    """Every literal-argument call of a program's function becomes ``__grpo_r[i]``; records the call."""
+
+    def __init__(self, program: frozenset[str], alias: dict[str, str], calls: list, used: list[int]) -> None:
+        self.program, self.alias, self.calls, self.used = program, alias, calls, used
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        func = node.func
+        if isinstance(func, ast.Name) and (func.id in self.program or func.id in self.alias):
+            try:
+                args = tuple(ast.literal_eval(a) for a in node.args)
+                kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return self.generic_visit(node)  # not literal: the name stays, and the shape is refused below
+            if None in kwargs or any(isinstance(a, ast.Starred) for a in node.args):
+                return self.generic_visit(node)
+            self.used.append(len(self.calls))
+            self.calls.append((self.alias.get(func.id, func.id), plain.encode(args), plain.encode(kwargs)))
+            index = ast.Subscript(ast.Name(RESULTS, ast.Load()), ast.Constant(len(self.calls) - 1), ast.Load())
+            return ast.copy_location(index, node)
+        return self.generic_visit(node)
+
+
+def _rewrite(asserts: list[ast.Assert], program: frozenset[str], alias: dict[str, str],
+             calls: list) -> tuple[list[str], list[int]] | None:
+    """The asserts' conditions with the calls replaced, and the calls they use; None if the program is left in."""
+    used: list[int] = []
+    start = len(calls)
+    exprs = []
+    for node in asserts:
+        test = _Replace(program, alias, calls, used).visit(ast.parse(ast.unparse(node.test), mode="eval").body)
+        names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+        if names & (program | set(alias)):
+            del calls[start:]
+            return None
+        exprs.append(ast.unparse(test))
+    return exprs, used
