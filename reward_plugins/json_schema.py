@@ -55,8 +55,9 @@ MAX_CANDIDATES = 16
 REGEX_BACKTRACK_LIMIT = 1_000_000
 """Backtracking steps a look-around/back-reference pattern may take per match before that value fails it."""
 
-_FENCE_OPEN = re.compile(r"```[ \t]*(?:json[\w-]*[ \t]*)?\r?\n", re.I)
-_FENCE_CLOSE = re.compile(r"\s*```")
+_FENCE = re.compile(r"```(?:[ \t]*([\w+#.-]+))?[ \t]*\r?(?:\n|\Z)")
+"""A fence line: ```, an optional language, the end of the line.  It never occurs inside a JSON value (a JSON
+string holds no raw newline), so fences pair up in order whatever the JSON between them contains."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -80,22 +81,38 @@ def _reject_constant(name: str) -> Any:
     raise JsonRejected(f"{name} is not JSON")
 
 
-def _parse_int(text: str) -> int:
+class _Broken:
+    """Stands in, while a completion is decoded, for a part that breaks a limit (NaN, a 70-digit number).
+
+    Decoding goes on, so the candidate's extent is known: a value that is the
+    answer (the whole text, a fenced block) is rejected, while prose that
+    merely starts with "NaN" is not mistaken for one.
+    """
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _parse_constant(name: str) -> _Broken:
+    return _Broken(f"{name} is not JSON")
+
+
+def _parse_int(text: str) -> int | _Broken:
     if len(text) > MAX_NUMBER_CHARS:
-        raise JsonRejected(f"number with {len(text)} characters")
+        return _Broken(f"number with {len(text)} characters")
     return int(text)
 
 
-def _parse_float(text: str) -> float:
+def _parse_float(text: str) -> float | _Broken:
     if len(text) > MAX_NUMBER_CHARS:
-        raise JsonRejected(f"number with {len(text)} characters")
+        return _Broken(f"number with {len(text)} characters")
     value = float(text)
-    if math.isinf(value):
-        raise JsonRejected(f"{text} overflows a float")
-    return value
+    return _Broken(f"{text} overflows a float") if math.isinf(value) else value
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_parse_int, parse_float=_parse_float)
+_DECODER = json.JSONDecoder(parse_constant=_parse_constant, parse_int=_parse_int, parse_float=_parse_float)
 
 
 def _too_deep(value: Any, limit: int) -> bool:
@@ -110,33 +127,37 @@ def _too_deep(value: Any, limit: int) -> bool:
     return False
 
 
-def _has_surrogate(value: Any) -> bool:
-    """True when a string or key holds a lone surrogate (``"\\ud800"`` decodes to one): not UTF-8 encodable."""
-    stack = [value]
+def _value_problem(value: Any) -> str | None:
+    """Why a decoded completion value breaks a limit, or None (iterative, like :func:`_too_deep`).
+
+    A :class:`_Broken` part, nesting deeper than ``MAX_DEPTH``, or a string or
+    key with a lone surrogate (``"\\ud800"`` decodes to one; it is not Unicode
+    text and cannot be handed to the validator).
+    """
+    stack = [(value, 1)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
+        if isinstance(item, _Broken):
+            return item.reason
         if isinstance(item, str):
             if not item.isascii() and _SURROGATE.search(item):
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
+                return "a string holds a lone surrogate"
+        elif isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                return f"nesting deeper than {MAX_DEPTH}"
+            if isinstance(item, dict):
+                stack.extend((key, depth) for key in item)
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return None
 
 
-def _decode_at(text: str, start: int) -> tuple[Any, int]:
-    """Decode one JSON value at ``start``; ``(value, end)``.  Raises ValueError, or JsonRejected for a limit."""
+def _decode_at(text: str, start: int) -> tuple[Any, int, str | None]:
+    """Decode one JSON value at ``start``: ``(value, end, problem)``.  Raises ValueError when there is none."""
     try:
         value, end = _DECODER.raw_decode(text, start)
-    except RecursionError:
+    except RecursionError:  # ~1,000 levels: an attack wherever it sits
         raise JsonRejected("nesting too deep") from None
-    if _too_deep(value, MAX_DEPTH):
-        raise JsonRejected(f"nesting deeper than {MAX_DEPTH}")
-    if _has_surrogate(value):
-        raise JsonRejected("a string holds a lone surrogate")
-    return value, end
+    return value, end, _value_problem(value)
 
 
 def _skip_space(text: str, start: int) -> int:
@@ -145,44 +166,46 @@ def _skip_space(text: str, start: int) -> int:
     return start
 
 
-def _candidates(text: str) -> Iterator[tuple[int, str]]:
-    """Where the JSON may start, best first, with what must follow it.
+def _candidates(text: str) -> Iterator[tuple[int, int | None]]:
+    """Where the JSON may be, best first: ``(start, end)``, where only whitespace may lie between the value and
+    ``end`` (None: anything may follow).
 
-    ``"end"``: the whole text is the value.  ``"fence"``: a value right after
-    an opening fence, followed by the closing fence; found by decoding rather
-    than by searching for the next fence, so a JSON string containing ```
-    is read whole.  Fences are tried last first (a final answer after a
-    draft); then ``"any"``: the first `{`/`[` positions, whatever follows.
+    The whole text first; then the blocks between paired fence lines whose
+    info string is empty or ``json...``, last first (a final answer after a
+    draft); then the first `{`/`[` positions.
     """
-    yield _skip_space(text, 0), "end"
-    fences = [m.end() for m in _FENCE_OPEN.finditer(text)]
-    for end in reversed(fences[-MAX_CANDIDATES:]):
-        yield _skip_space(text, end), "fence"
+    yield 0, len(text)
+    fences = list(_FENCE.finditer(text))
+    blocks = [(opening, closing) for opening, closing in zip(fences[::2], fences[1::2])
+              if (opening.group(1) or "json").lower().startswith("json")]
+    for opening, closing in reversed(blocks[-MAX_CANDIDATES:]):
+        yield opening.end(), closing.start()
     starts = (m.start() for m in re.finditer(r"[\[{]", text))
     for _, start in zip(range(MAX_CANDIDATES), starts):
-        yield start, "any"
+        yield start, None
 
 
 def extract_json(text: str) -> tuple[bool, Any]:
     """``(found, value)``: the completion's JSON value (bare, fenced, or the first `{...}`/`[...]` that parses).
 
-    Raises :class:`JsonRejected` when the best candidate breaks a limit, so
-    a NaN-laden or 10,000-deep answer is not rescued by a smaller fragment.
+    Raises :class:`JsonRejected` when the best complete candidate breaks a
+    limit, so a NaN-laden or 10,000-deep answer is not rescued by a smaller
+    fragment.
     """
-    for start, follows in _candidates(text):
-        if start >= len(text):
+    for start, end in _candidates(text):
+        start = _skip_space(text, start)
+        if start >= (len(text) if end is None else end):
             continue
         try:
-            value, end = _decode_at(text, start)
+            value, value_end, problem = _decode_at(text, start)
         except JsonRejected:
             raise
         except ValueError:
             continue
-        if follows == "end" and _skip_space(text, end) != len(text):
-            continue
-        if follows == "fence" and not _FENCE_CLOSE.match(text, end):
-            continue
-        return True, value
+        if end is None or _skip_space(text, value_end) >= end:
+            if problem:
+                raise JsonRejected(problem)
+            return True, value
     return False, None
 
 
@@ -486,6 +509,8 @@ def check_schema_row(row: Mapping[str, Any]) -> str | None:
     schema = row.get("schema")
     if schema is None or schema == "" or schema == {}:
         return None  # the column check reports it as empty or missing
+    if not isinstance(schema, dict | str | bool) and schema not in (0, 1):
+        return None  # the column check reports the wrong type; it lets 0 and 1 through as booleans (pydantic)
     return schema_problem(schema)
 
 

@@ -208,7 +208,7 @@ def test_remote_references_are_never_fetched_and_are_reported(reward):
         ({"$schema": "https://example.com/my-dialect", "type": "integer"}, "unknown $schema"),
         ({"$schema": "http://json-schema.org/draft-03/schema#"}, "unknown $schema"),
         ({"pattern": "\ud800"}, "cannot be compiled"),
-        (5, "JSON object or boolean"),
+        (1, "JSON object or boolean"),  # the column type lets 0 and 1 through as booleans
         ('"a string"', "JSON object or boolean"),
     ],
 )
@@ -384,7 +384,8 @@ def test_fenced_json_holding_a_fence_is_found(reward, completion, schema):
 
 def test_hostile_fences_are_read_in_linear_time(reward):
     start = time.perf_counter()
-    for completion in ["```json\n" * 12_000, "```" + " " * 90_000, "```json\n{" * 9_000, "{" * 90_000]:
+    for completion in ["```json\n" * 12_000, "```" + " " * 90_000 + "x", "```json\n{" * 9_000, "{" * 90_000,
+                       "```json\n\"" + "```json\n" * 10_000]:
         assert score(reward, completion, {"type": "object"}) == 0.0
     assert time.perf_counter() - start < 2
 
@@ -473,3 +474,28 @@ def test_cli_scores_and_checks_every_finding(tmp_path):
             assert needle in problems[row], (row, problems[row])
         time.sleep(0.2)
     assert requests == []
+
+
+def test_data_check_reports_a_non_schema_once(tmp_path):
+    """1 passes the column type (pydantic reads it as a boolean), so the row check names it; [1] only the column."""
+    path = tmp_path / "odd.jsonl"
+    path.write_text("".join(json.dumps({"prompt": "p", "schema": s}) + "\n" for s in (1, [1], True, "false")))
+    report = data_check("json_schema", path)
+    assert sorted((p.problem.split(":")[0], tuple(p.rows)) for p in report.problems) == [
+        ("a schema is a JSON object or boolean, not int", ("line 1",)),
+        ("wrong type", ("line 2",)),
+    ]
+
+
+@pytest.mark.parametrize(
+    "completion",
+    [
+        '```json\n"ends with ```"\n```',
+        '```json\n"```"\n```\nInfinity and beyond',  # prose after the closing fence is not a candidate
+        'Code first:\n```python\nprint("```")\n```\nthen the answer:\n```\n"x ```"\n```',
+        '```json\n{"s": "a\\n```\\nb"}\n```',
+    ],
+)
+def test_fences_pair_up_whatever_the_json_between_them_holds(completion):
+    found, value = pack.extract_json(completion)
+    assert found and value in ("ends with ```", "```", "x ```", {"s": "a\n```\nb"})
