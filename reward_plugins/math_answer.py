@@ -58,6 +58,8 @@ MATH_VERIFY_TIMEOUT = 5
 """Seconds math-verify may spend per parse or comparison when it is the one keeping time (main thread, no timer)."""
 MAX_DIGITS = 400
 """Longest digit string a plain number or a Python literal may have (bounds Fraction and sympy work)."""
+MAX_EXPONENT = 10_000
+"""Largest power of ten a plain number may carry (``1e-500`` is read; ``1e99999999`` is not a number here)."""
 MAX_PYTHON_NODES = 400
 MAX_POWER_DIGITS = 10_000
 """A numeric power whose value would have more digits than this is not read (``9**9**9``)."""
@@ -121,14 +123,15 @@ _UNIT_WORDS = (
 )
 _NUMBER = re.compile(
     r"(?P<sign>[-+−]?)\s*(?:\\\$|\$|\\euro|€|£)?\s*(?:"
-    r"(?P<mant>(?:\d{1,3}(?:" + _SEP + r"\d{3})+|\d+)(?:\.\d*)?|\.\d+)"
-    r"(?:[eE](?P<exp>[-+]?\d+)|\s*(?:\\times|\\cdot|×|\*)\s*10\s*\^\s*(?:\{\s*(?P<exp2>[-+−]?\d+)\s*\}|(?P<exp3>\d)))?"
+    r"(?P<rep_int>\d*)\.(?P<rep_fix>\d*)\\overline\s*\{\s*(?P<rep>\d+)\s*\}"
+    r"|(?P<mant>(?:\d{1,3}(?:" + _SEP + r"\d{3})+|\d+)(?:\.\d*)?|\.\d+)"
+    r"(?:[eE](?P<exp>[-+]?\d+)|\s*(?:\\times|\\cdot|×|\*)\s*10\s*\^\s*(?:\{\s*(?P<exp2>[-+−]?\d+)\s*\}|(?P<exp3>[-+−]?\d+)))?"
     r"|\\[dt]?frac\s*\{\s*(?P<num>[-+]?\d+)\s*\}\s*\{\s*(?P<den>\d+)\s*\}"
     r"|\\[dt]?frac(?P<num1>\d)(?P<den1>\d)"
     r"|(?P<snum>\d+)\s*/\s*(?P<sden>\d+)"
     r")\s*(?P<pct>\\%|%|\\text\{\s*\\?%\s*\}|\s*percent\b|\s*pct\b)?"
-    r"\s*(?:(?:\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{\s*[A-Za-z°²³ .$/]*\}"
-    r"|\^\s*\{?\\circ\}?|°|\\,|\\ |\s)*(?:(?<![A-Za-z])(?:" + _UNIT_WORDS + r")(?![A-Za-z])[²³]?(?:\^\{?[23]\}?)?)?\s*\.?\s*)*"
+    r"\s*(?:(?:\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{\s*[A-Za-z°²³ .$/~]*\}"
+    r"|\^\s*\{?\s*(?:\\circ|[23])\s*\}?|°|€|£|\\,|\\ |~|\s)*(?:(?<![A-Za-z])(?:" + _UNIT_WORDS + r")(?![A-Za-z])[²³]?(?:\^\{?[23]\}?)?)?\s*\.?\s*)*"
 )
 _SEPARATORS = re.compile(_SEP)
 
@@ -161,11 +164,16 @@ def read_number(text: str) -> Number | None:
         return None
     sign = -1 if m["sign"] in ("-", "−") else 1
     percent = m["pct"] is not None
+    if m["rep"] is not None:  # 0.1\overline{6}: exact, 1/6
+        fixed, repeating = m["rep_fix"], m["rep"]
+        value = Fraction(int(m["rep_int"] or "0")) + Fraction(int(fixed or "0"), 10 ** len(fixed)) + Fraction(
+            int(repeating), (10 ** len(repeating) - 1) * 10 ** len(fixed))
+        return Number(sign * value, None, percent, text.strip())
     if m["mant"] is not None:
         mant = _SEPARATORS.sub("", m["mant"])
         exp_text = m["exp"] or m["exp2"] or m["exp3"]
         exponent = int(exp_text.replace("−", "-")) if exp_text else 0
-        if abs(exponent) > MAX_DIGITS:
+        if abs(exponent) > MAX_EXPONENT:
             return None
         whole, _, frac = mant.partition(".")
         value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac)) * Fraction(10) ** exponent
@@ -219,7 +227,8 @@ def read_python(text: str) -> Any | None:
     Only ``ast.parse`` sees the text (it parses, it never runs anything);
     the tree is then translated node by node over a whitelist: numbers,
     names (one symbol each, lower-cased and real as latex2sympy makes them;
-    ``pi``, ``E``, ``I``, ``oo`` are the constants, as in sympy), ``+ - * / **``,
+    ``pi``, ``E`` and ``oo`` are the constants, as in sympy, and ``I`` is the
+    ``i`` the LaTeX reader makes of ``3+2i``), ``+ - * / **``,
     unary signs, calls of a few named functions and ``Rational(p, q)``.
     Anything else, a tree over MAX_PYTHON_NODES nodes, or a numeric power
     with over MAX_POWER_DIGITS digits is not read.
@@ -235,7 +244,8 @@ def read_python(text: str) -> Any | None:
     if sum(1 for _ in ast.walk(tree)) > MAX_PYTHON_NODES:
         return None
     functions = _python_functions()
-    constants = {"pi": sympy.pi, "E": sympy.E, "I": sympy.I, "oo": sympy.oo}
+    # I is the symbol i, as the LaTeX reader reads 3+2i: the same answer in either syntax is the same value
+    constants = {"pi": sympy.pi, "E": sympy.E, "I": sympy.Symbol("i", real=True), "oo": sympy.oo}
     binary = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
               ast.Div: lambda a, b: a / b}
 
@@ -282,7 +292,9 @@ def read_python(text: str) -> Any | None:
         value = convert(tree)
     except (ValueError, TypeError, ArithmeticError, RecursionError):
         return None
-    return value if isinstance(value, sympy.Basic) and value.is_finite is not False or value == sympy.oo else None
+    if not isinstance(value, sympy.Basic) or value.has(sympy.zoo, sympy.nan):
+        return None
+    return value
 
 
 # -- math-verify, imported on first use ---------------------------------------------------------------------------
@@ -459,6 +471,15 @@ _LATEX_SPELLED = {  # spellings latex2sympy does not know (sympy's own LaTeX pri
     "\\mathrm{e}": "e", "\\mathrm{i}": "i", "\\operatorname{e}": "e",
 }
 _LATEX_SPELLINGS = re.compile("|".join(map(re.escape, _LATEX_SPELLED)))
+_SCI = re.compile(r"(?<![\w\\.])(\d+\.?\d*|\.\d+)[eE]([-+]?\d+)(?![\w.])")
+
+
+def _respell(latex: str) -> str:
+    """LaTeX as latex2sympy reads it: 1.37e-3 as 1.37 \\times 10^{-3} (not 1.37 Euler - 3), oo as \\infty, and
+    the spellings in _LATEX_SPELLED."""
+    latex = _SCI.sub(lambda m: f"{m[1]} \\times 10^{{{m[2]}}}", latex)
+    latex = re.sub(r"(?<![\w\\])oo(?!\w)", r"\\infty", latex)
+    return _LATEX_SPELLINGS.sub(lambda m: _LATEX_SPELLED[m[0]], latex)
 
 
 @lru_cache(maxsize=8)
@@ -470,7 +491,7 @@ def _latex_config(boxed: bool) -> Any:
 def _parse_latex(text: str, *, boxed: bool = False) -> list:
     """math-verify's parse with LaTeX targets only (never its sympy-``eval`` expression target)."""
     found = _mv().parse(
-        _LATEX_SPELLINGS.sub(lambda m: _LATEX_SPELLED[m[0]], text),
+        _respell(text),
         extraction_config=[_latex_config(boxed)],
         extraction_mode="first_match",
         parsing_timeout=_own_timeout(),
@@ -611,7 +632,7 @@ def parse_gold(gold: str, max_chars: int = 20_000) -> Parsed | None:
 
 
 _PLAIN_NUMBER = re.compile(
-    r"(?<![\w.{^_\\])[-+]?(?:\\?\$)?(?>(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?|\.\d+)(?![.,]?\d|[}^_])"
+    r"(?<![\w.{^_\\])[-+−]?(?:\\?\$)?(?>(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?|\.\d+)(?![.,]?\d|[}^_])"
     r"(?:[eE][-+]?\d+)?(?:/\d+)?(?P<pct>\s*(?:\\?%|percent\b))?(?P<unit>[A-Za-z]+[²³]?)?"
 )
 _MATH_END = re.compile(r"(?<!\\)\$|\\\)|\\\]")
@@ -624,7 +645,7 @@ def last_plain_number(text: str) -> tuple[Number, int] | None:
     anything else (``2x``, ``3a``) makes it an expression, not a number.
     """
     for m in reversed(list(_PLAIN_NUMBER.finditer(text))):
-        number = read_number(m[0].replace(",", "").replace("\\$", "").replace("$", ""))
+        number = read_number(m[0].replace(",", "").replace("\\$", "").replace("$", "").replace("−", "-"))
         if number is not None:
             return number, m.start()
     return None
