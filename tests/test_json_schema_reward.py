@@ -261,7 +261,11 @@ def test_rewards_show_documents_scoring_with_scored_examples():
     proc = run_cli("rewards", "show", "json_schema")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "Partial credit" in out and "strict" in out and "NaN" in out
+    text = " ".join(out.split())  # the description is wrapped to the terminal
+    for rule in ("Partial credit", "strict=true an invalid value scores 0.0", "NaN", "the root's own `required`",
+                 "a `required` under allOf or $ref included", "remote references are never fetched",
+                 "an unknown `$schema`", "reference loop", "ECMA-262"):
+        assert rule in text, rule
     scores = [line.rstrip(" │").rsplit("│", 1)[-1].strip() for line in out.splitlines() if line.startswith("│")]
     assert {"1.0", "0.0", "0.3333333333333333"} <= set(scores)
 
@@ -281,6 +285,13 @@ def recursive_allof_schema(layers: int = 6) -> dict:
 @pytest.mark.parametrize("schema", ["[" * 100_000 + "]" * 100_000, '{"not": ' * 100_000 + "{}" + "}" * 100_000])
 def test_deep_schema_text_is_refused(reward, schema):
     assert "nesting deeper than 128" in pack.check_schema_row({"schema": schema})
+    assert score(reward, "{}", schema) is None
+
+
+def test_huge_schema_is_refused(reward):
+    schema = {"type": "object", "properties": {f"field_{i}": {"type": "string"} for i in range(40_000)}}
+    assert "longer than 1,000,000 characters" in pack.check_schema_row({"schema": schema})
+    assert "longer than 1,000,000 characters" in pack.check_schema_row({"schema": json.dumps(schema)})
     assert score(reward, "{}", schema) is None
 
 
