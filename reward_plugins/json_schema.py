@@ -4,7 +4,7 @@ The validator is ``jsonschema-rs`` (Rust), chosen over the pure-Python
 ``jsonschema`` by benchmarks/json_schema.py: it agrees with every required
 case of the official JSON-Schema-Test-Suite and with its ECMA-262 regex
 cases, where ``jsonschema`` on Python's ``re`` has no ``\\p{...}``, reads
-``\\d`` as Unicode and backtracks exponentially; and it is 25x to 93x faster.
+``\\d`` as Unicode and backtracks exponentially; and it is 27x to 97x faster.
 It runs ECMA-262 patterns on Rust's linear-time ``regex`` engine, falling
 back to ``fancy-regex`` with a backtracking budget only for look-around and
 back-references.
