@@ -552,9 +552,10 @@ def json_schema(completion: str, *, schema: Any, params: JsonSchemaParams, **_) 
     """1.0 when the completion's JSON value validates against the row's `schema` (an object, true/false, or
     JSON text; jsonschema-rs, offline; Draft 2020-12 unless `$schema` names draft 4, 6, 7 or 2019-09; ECMA-262
     regexes), else partial credit or 0.0.  None (not applicable) when the schema is refused: not JSON, not a
-    valid schema, nested deeper than 128 or longer than 1,000,000 characters, an unknown `$schema`, a $ref/$dynamicRef/$recursiveRef that does not
-    resolve inside the schema (remote references are never fetched), or a reference loop that never descends
-    into the value such as {"$ref": "#"}; `data check` names each of these.  The JSON value is the whole
+    valid schema, nested deeper than 128 or longer than 1,000,000 characters, an unknown `$schema`, a $ref or
+    $dynamicRef that does not resolve inside the schema (remote references are never fetched), a $recursiveRef
+    other than "#", or a reference loop that never descends into the value such as {"$ref": "#"}; `data check`
+    names each of these.  The JSON value is the whole
     completion, else the last ```json (or plain ```) fenced block, else the first {...} or [...] in the text that
     parses.  0.0 when there is none, or when it contains NaN or Infinity, a number literal over 64 characters or
     overflowing a float, a lone surrogate, nesting deeper than 64, or the completion is longer than max_chars.

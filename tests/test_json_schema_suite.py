@@ -39,10 +39,9 @@ def remotes_registry(draft: int):
     """The suite's remotes as ``http://localhost:1234/...`` documents; a draft-7 run leaves out the 2019-09 and
     2020-12 folders, whose documents often name no ``$schema`` and would be read as draft 7."""
     skip = "draft20" if draft == jsonschema_rs.Draft7 else "-"
-    names = sorted(path.relative_to(SUITE / "remotes").as_posix() for path in (SUITE / "remotes").rglob("*.json"))
-    documents = [
-        (REMOTE + name, json.loads((SUITE / "remotes" / name).read_text())) for name in names if not name.startswith(skip)
-    ]
+    root = SUITE / "remotes"
+    names = sorted(path.relative_to(root).as_posix() for path in root.rglob("*.json"))
+    documents = [(REMOTE + name, json.loads((root / name).read_text())) for name in names if not name.startswith(skip)]
     return jsonschema_rs.Registry(documents, draft=draft)
 
 
