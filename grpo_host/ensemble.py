@@ -17,6 +17,7 @@ stops there, naming the reward, its pack and the first error.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -25,7 +26,7 @@ from typing import Any
 
 from .rewards import BadValue, Reward, RewardError, Scored, completion_text
 from .reward_spec import SpecItem, parse_spec
-from .workers import InlineRunner, Outcome, WorkerPool
+from .workers import AsyncRunner, InlineRunner, Outcome, WorkerPool, failure
 
 __all__ = [
     "BUG_STREAK", "DEFAULT_TIMEOUT", "Ensemble", "Member", "Moments", "RewardMetrics", "ScoreResult",
@@ -148,6 +149,7 @@ class Ensemble:
         self._pool_kind = pool
         self._pool: Any = None
         self._inline = InlineRunner()
+        self._async = AsyncRunner()
         self._streaks = {m.name: 0 for m in self.members}
         self.counts: dict[str, dict[str, float]] = {m.name: {} for m in self.members}
         """Every member's counters summed over all batches scored so far (what ``summary.json`` records)."""
@@ -219,9 +221,23 @@ class Ensemble:
         metrics: dict[str, RewardMetrics] = {}
         errors: list[str] = []
         row_errors: dict[int, list[str]] = {}
+        # Async members start first and are collected last: their items overlap each other and the
+        # synchronous members' work.
+        runs: dict[str, tuple[Any, ...]] = {}
         for member in self.members:
-            start = time.perf_counter()
-            outcomes = self._run(member, texts, prompts, columns)
+            if member.reward.is_async:
+                runs[member.name] = (time.perf_counter(), self._async.submit(_run_async(member, texts, prompts, columns)))
+        for member in self.members:
+            if not member.reward.is_async:
+                start = time.perf_counter()
+                runs[member.name] = (start, self._run(member, texts, prompts, columns), time.perf_counter() - start)
+        for member in self.members:
+            if member.reward.is_async:
+                start, future = runs[member.name]
+                outcomes = self._collect(member, future, n)
+                seconds = time.perf_counter() - start
+            else:
+                _, outcomes, seconds = runs[member.name]
             vals: list[float | None] = []
             failed = timeouts = 0
             counts: dict[str, float] = {}
@@ -239,7 +255,7 @@ class Ensemble:
                         continue
                 vals.append(None)
                 if out.status == "unusable":
-                    raise RewardError(f"reward {member.name!r} ({member.reward.origin}) cannot run: {out.error}")
+                    raise RewardError(f"reward {member.name!r} ({member.reward.origin}) cannot run: {_text(out.error)}")
                 if out.status == "timeout":
                     timeouts += 1
                     continue
@@ -248,7 +264,7 @@ class Ensemble:
                 errors.append(message)
                 row_errors.setdefault(i, []).append(message)
             values[member.name] = vals
-            metrics[member.name] = _metrics(vals, failed, timeouts, time.perf_counter() - start, counts)
+            metrics[member.name] = _metrics(vals, failed, timeouts, seconds, counts)
             total_counts = self.counts[member.name]
             for key, count in counts.items():
                 total_counts[key] = total_counts.get(key, 0.0) + count
@@ -261,9 +277,7 @@ class Ensemble:
     def _failure(self, member: Member, error: Any, row_ids: list[Any], i: int) -> str:
         """The message for a failed row; raises when the member's policy says this failure stops the run."""
         where = f"rows {row_ids[0]}..{row_ids[-1]}" if member.reward.batch else f"row {row_ids[i]}"
-        text = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) and not isinstance(
-            error, BadValue) else str(error)
-        message = f"reward {member.name!r} ({member.reward.origin}) failed on {where}: {text}"
+        message = f"reward {member.name!r} ({member.reward.origin}) failed on {where}: {_text(error)}"
         cause = error if isinstance(error, BaseException) else None
         if member.on_error == "raise":
             raise RewardError(message) from cause
@@ -300,6 +314,16 @@ class Ensemble:
             columns["completion_ids"] = list(completion_ids)
         return self.score(completions, [row.get("prompt") for row in rows], row_ids=row_ids, **columns)
 
+    def _collect(self, member: Member, future: Any, n: int) -> list[Outcome]:
+        """An async member's outcomes, or timeouts for all its items when its coroutines blocked the event loop."""
+        reward = member.reward
+        rounds = 1 if reward.batch else -(-n // reward.concurrency)
+        backstop = None if member.timeout is None else member.timeout * rounds + 1.0
+        try:
+            return self._async.wait(future, backstop)
+        except TimeoutError:
+            return [Outcome("timeout")] * n
+
     def _run(self, member: Member, texts: list[str], prompts: list[Any], columns: Mapping[str, Sequence[Any]]):
         reward, n = member.reward, len(texts)
         if reward.batch:
@@ -333,6 +357,7 @@ class Ensemble:
         return self._pool.killed if self._pool is not None else 0
 
     def close(self) -> None:
+        self._async.close()
         if self._pool is not None:
             self._pool.close()
             self._pool = None
@@ -343,3 +368,36 @@ class Ensemble:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+
+def _text(error: Any) -> str:
+    """An error as messages show it: an exception with its type (a bad value needs none), a worker's text as sent."""
+    if isinstance(error, BaseException) and not isinstance(error, BadValue):
+        return f"{type(error).__name__}: {error}"
+    return str(error)
+
+
+async def _run_async(member: Member, texts: list[str], prompts: list[Any],
+                     columns: Mapping[str, Sequence[Any]]) -> list[Outcome]:
+    """An async member's items, ``concurrency`` at a time, each under the member's timeout (waiting for a slot
+    is not part of it); a batch reward is one call under the timeout."""
+    reward, n = member.reward, len(texts)
+
+    async def bounded(coro: Any) -> Outcome:
+        try:
+            return Outcome("ok", await asyncio.wait_for(coro, member.timeout))
+        except TimeoutError:
+            return Outcome("timeout")
+        except Exception as exc:
+            return failure(exc)
+
+    if reward.batch:
+        out = await bounded(reward.ascore_items(texts, prompts, columns))
+        return [Outcome("ok", v) for v in out.value] if out.status == "ok" else [out] * n
+    slots = asyncio.Semaphore(reward.concurrency)
+
+    async def one(i: int) -> Outcome:
+        async with slots:
+            return await bounded(reward.ascore_item(texts[i], prompts[i], **{k: v[i] for k, v in columns.items()}))
+
+    return list(await asyncio.gather(*(one(i) for i in range(n))))

@@ -10,6 +10,7 @@ and (through ``__call__``) a ready-made TRL reward function.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import math
 import numbers
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # pydantic is imported where it is used: listing rewards stay
     from pydantic import BaseModel
 
 __all__ = [
+    "AsyncReward",
     "Column",
     "Reward",
     "RewardError",
@@ -238,6 +240,7 @@ class Reward:
     timeout: float | None = None
     check_row: Callable[[Mapping[str, Any]], str | None] | None = None
     examples: tuple[Mapping[str, Any], ...] = ()
+    concurrency: int = 16
     plugin: str = "?"
     version: str = "?"
     bound: BaseModel | None = field(default=None)
@@ -339,6 +342,10 @@ class Reward:
             raise BadValue(f"returned {len(out)} values for {n} completions")
         return [Scored.of(v) for v in out]
 
+    @property
+    def is_async(self) -> bool:
+        return False
+
     def __call__(
         self,
         prompts: Sequence[Any] | None = None,
@@ -346,12 +353,84 @@ class Reward:
         completion_ids: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float | None]:
-        n = len(completions)
-        columns = {k: v for k, v in kwargs.items() if isinstance(v, list | tuple) and len(v) == n}
-        if completion_ids is not None and len(completion_ids) == n:  # token counts, for length-based rewards
-            columns["completion_ids"] = completion_ids
+        columns = _trl_columns(len(completions), completion_ids, kwargs)
         try:
             return self.score_batch(completions, prompts, columns)
+        except BadValue as exc:
+            raise RewardError(f"reward {self.name!r} ({self.origin}) {exc}") from exc
+
+
+def _trl_columns(n: int, completion_ids: Sequence[Any] | None, kwargs: Mapping[str, Any]) -> dict[str, Sequence[Any]]:
+    """The columns among what TRL passes a reward function: lists with one entry per completion, and token ids."""
+    columns = {k: v for k, v in kwargs.items() if isinstance(v, list | tuple) and len(v) == n}
+    if completion_ids is not None and len(completion_ids) == n:  # token counts, for length-based rewards
+        columns["completion_ids"] = completion_ids
+    return columns
+
+
+@dataclass(frozen=True, eq=False)
+class AsyncReward(Reward):
+    """A reward whose function is ``async def`` (a judge, a reward server): made by :func:`reward` for one.
+
+    The ensemble awaits a batch's items concurrently, at most ``concurrency``
+    at a time, beside the synchronous members, with each item's timeout
+    enforced by ``asyncio.wait_for``.  As a TRL reward function it is an
+    async callable (``async def __call__``), which TRL gathers with its other
+    async reward functions on its own event loop.  The synchronous methods
+    (``score_one``, ``score_batch``) run the coroutine to completion with
+    ``asyncio.run``, for ``rewards show`` and plain scripts; they cannot be
+    called from inside a running event loop.
+    """
+
+    @property
+    def is_async(self) -> bool:
+        return True
+
+    async def ascore_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
+        if self.batch:
+            return (await self.ascore_items([completion], [prompt], {k: [v] for k, v in columns.items()}))[0]
+        return Scored.of(await self.fn(completion_text(completion), prompt=prompt, **columns, **self._kwargs()))
+
+    async def ascore_items(
+        self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
+    ) -> list[Scored]:
+        """Every completion's score: one call of a batch function, or the items ``concurrency`` at a time."""
+        n = len(completions)
+        prompts = list(prompts) if prompts is not None else [None] * n
+        texts = [completion_text(c) for c in completions]
+        if self.batch:
+            out = await self.fn(texts, prompts=prompts, **columns, **self._kwargs())
+            if not isinstance(out, Sequence) or isinstance(out, str | bytes):
+                raise BadValue(f"returned {type(out).__name__} (a batch reward returns a list)")
+            if len(out) != n:
+                raise BadValue(f"returned {len(out)} values for {n} completions")
+            return [Scored.of(v) for v in out]
+        bound = asyncio.Semaphore(self.concurrency)
+
+        async def one(i: int) -> Scored:
+            async with bound:
+                return await self.ascore_item(texts[i], prompts[i], **{k: v[i] for k, v in columns.items()})
+
+        return list(await asyncio.gather(*(one(i) for i in range(n))))
+
+    def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
+        return asyncio.run(self.ascore_item(completion, prompt, **columns))
+
+    def score_items(
+        self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
+    ) -> list[Scored]:
+        return asyncio.run(self.ascore_items(completions, prompts, columns))
+
+    async def __call__(  # type: ignore[override]
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] = (),
+        completion_ids: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        columns = _trl_columns(len(completions), completion_ids, kwargs)
+        try:
+            return [s.value for s in await self.ascore_items(completions, prompts, columns)]
         except BadValue as exc:
             raise RewardError(f"reward {self.name!r} ({self.origin}) {exc}") from exc
 
@@ -375,6 +454,7 @@ def reward(
     timeout: float | None = None,
     check_row: Callable[[Mapping[str, Any]], str | None] | None = None,
     examples: Sequence[Mapping[str, Any]] = (),
+    concurrency: int = 16,
 ) -> Callable[[Callable[..., Any]], Reward]:
     """Declare a function as a reward.
 
@@ -395,6 +475,9 @@ def reward(
         ``grpo-host data check`` on every row (e.g. "gold answer parses").
     :param examples: rows (``completion`` plus columns) shown by
         ``rewards show`` with the score each gets.
+    :param concurrency: for an ``async def`` function, how many of a batch's
+        items the ensemble awaits at once (an async reward runs in this
+        process's event loop, beside the synchronous members).
     """
 
     def wrap(fn: Callable[..., Any]) -> Reward:
@@ -402,7 +485,12 @@ def reward(
             raise TypeError(f"@reward {name or fn.__name__!r}: params must be a pydantic BaseModel subclass")
         if batch and executor == "process":
             raise TypeError(f"@reward {name or fn.__name__!r}: batch rewards run inline")
-        return Reward(
+        is_async = inspect.iscoroutinefunction(fn)
+        if is_async and executor == "process":
+            raise TypeError(f"@reward {name or fn.__name__!r}: async rewards run in this process's event loop")
+        if not isinstance(concurrency, int) or concurrency < 1:
+            raise TypeError(f"@reward {name or fn.__name__!r}: concurrency must be a positive integer")
+        return (AsyncReward if is_async else Reward)(
             name=name or fn.__name__,
             fn=fn,
             requires=_columns(requires or {}),
@@ -413,6 +501,7 @@ def reward(
             timeout=timeout,
             check_row=check_row,
             examples=tuple(examples),
+            concurrency=concurrency,
         )
 
     if callable(name):  # bare @reward

@@ -1,6 +1,6 @@
 """Where reward items run, with a time bound that holds.
 
-Two executors, chosen per reward:
+Three executors, chosen per reward:
 
 * :class:`InlineRunner` runs items on a daemon thread of this process, so the
   caller can stop waiting after the timeout.  Cheap, but a timed-out call
@@ -12,6 +12,9 @@ Two executors, chosen per reward:
   deadline, e.g. stuck in C code that never checks signals, is killed with
   SIGKILL and replaced).  This is the one for sympy, code and anything that
   can hang the interpreter.
+* :class:`AsyncRunner` runs ``async def`` rewards on an event loop of its
+  own thread, so a judge's many waiting calls overlap each other and the
+  synchronous members the caller scores meanwhile.
 
 Both return :class:`Outcome` triples instead of raising, so the ensemble
 applies one error policy to both.
@@ -19,6 +22,8 @@ applies one error policy to both.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import os
 import queue
 import signal
@@ -34,7 +39,7 @@ from typing import Any, Literal, NamedTuple
 
 from .rewards import RewardUnusable
 
-__all__ = ["InlineRunner", "Outcome", "WorkerError", "WorkerPool"]
+__all__ = ["AsyncRunner", "InlineRunner", "Outcome", "WorkerError", "WorkerPool", "failure"]
 
 STARTUP_TIMEOUT = 120.0
 """Seconds a new worker interpreter may take to import grpo_host and say it is ready."""
@@ -83,13 +88,51 @@ class InlineRunner:
             return Outcome("timeout")
 
 
+def failure(exc: Exception) -> Outcome:
+    """The outcome of a call that raised: ``unusable`` for :class:`grpo_host.RewardUnusable`, else ``error``."""
+    return Outcome("unusable" if isinstance(exc, RewardUnusable) else "error", error=exc)
+
+
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Outcome:
     try:
         return Outcome("ok", fn(*args, **kwargs))
-    except RewardUnusable as exc:
-        return Outcome("unusable", error=exc)
     except Exception as exc:
-        return Outcome("error", error=exc)
+        return failure(exc)
+
+
+class AsyncRunner:
+    """An event loop on a daemon thread, where async rewards' coroutines run while the caller does other work.
+
+    ``submit`` hands a coroutine over and returns a future at once; ``wait``
+    collects it.  Per-item timeouts are the coroutine's own business
+    (``asyncio.wait_for``); ``wait``'s ``backstop`` is for a coroutine that
+    blocks the loop itself (synchronous work inside ``async def``), which no
+    cancellation can stop: the loop is then abandoned and a new one started,
+    as :class:`InlineRunner` abandons a stuck thread.
+    """
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def submit(self, coro: Any) -> concurrent.futures.Future:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            threading.Thread(target=self._loop.run_forever, daemon=True, name="grpo-host-async").start()
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def wait(self, future: concurrent.futures.Future, backstop: float | None) -> Any:
+        """The coroutine's result; raises ``TimeoutError`` (and starts over with a new loop) past ``backstop``."""
+        try:
+            return future.result(timeout=backstop)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            self.close()
+            raise TimeoutError from None
+
+    def close(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._loop = None
 
 
 class _Timeout(BaseException):

@@ -4,6 +4,7 @@ Module-level so the process executor can pickle them by reference; the
 ensemble tests load this module with ``load_plugins(plugins=[sample_rewards])``.
 """
 
+import asyncio
 import math
 import os
 import signal
@@ -82,7 +83,35 @@ def counted(completion, **_):
     return Scored(float(len(completion)), counts={"long": len(completion) > 3, "rows": 1})
 
 
+@reward(concurrency=4)
+async def waits(completion, **_):
+    """Awaits as many seconds as the completion says (a judge waiting on its server), then scores 1.0;
+    'block' blocks the event loop itself, 'raise' raises, 'unusable' cannot run at all."""
+    if completion == "block":
+        time.sleep(3)  # synchronous work inside async def: no timeout can interrupt it
+    if completion == "raise":
+        raise ValueError("the judge said no")
+    if completion == "unusable":
+        raise RewardUnusable("no judge server configured")
+    await asyncio.sleep(float(completion) if completion not in ("block",) else 0)
+    return 1.0
+
+
+@reward(batch=True)
+async def waits_batch(completions, **_):
+    """One await for the whole batch (a reward server taking the batch in one request): the lengths."""
+    await asyncio.sleep(0.3)
+    return [float(len(c)) for c in completions]
+
+
+@reward(batch=True)
+def sync_wait(completions, **_):
+    """A synchronous member that takes 0.6 s per batch."""
+    time.sleep(0.6)
+    return [1.0] * len(completions)
+
+
 @hookimpl
 def register_rewards(register):
-    for item in (echo, misbehave, in_worker, batch_count, counted):
+    for item in (echo, misbehave, in_worker, batch_count, counted, waits, waits_batch, sync_wait):
         register(item)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 
@@ -159,7 +160,8 @@ def test_counts_a_reward_returns_are_summed_per_batch_and_over_the_run(plugins):
 
 
 def test_unknown_names_and_bad_params_explain_themselves(plugins):
-    with pytest.raises(UnknownNameError, match="unknown reward 'eco'; available: batch_count, counted, echo, in_worker, misbehave"):
+    with pytest.raises(UnknownNameError, match="unknown reward 'eco'; available: batch_count, counted, echo, in_worker, misbehave, "
+                       "sync_wait, waits, waits_batch"):
         ensemble("eco", plugins)
     with pytest.raises(ValueError, match=r"parameters of 'echo': scale \(number, default 1.0\): multiplier"):
         ensemble("echo(scale=big)", plugins)
@@ -171,3 +173,49 @@ def test_columns_must_match_the_batch(plugins):
     with ensemble("echo", plugins) as e:
         with pytest.raises(ValueError, match="column 'answer' has 1 values for 2 completions"):
             e.score(["1", "2"], answer=["a"])
+
+
+def test_async_items_overlap_up_to_the_reward_s_concurrency(plugins):
+    with ensemble("waits", plugins) as e:  # concurrency=4
+        start = time.monotonic()
+        r = e.score(["0.4"] * 4)
+        one_round = time.monotonic() - start
+        start = time.monotonic()
+        e.score(["0.4"] * 8)
+        two_rounds = time.monotonic() - start
+    assert r.values["waits"] == [1.0] * 4
+    assert one_round < 1.0  # four 0.4 s waits at once, not 1.6 s in a row
+    assert 0.8 <= two_rounds < 1.6  # eight with four slots: two rounds
+
+
+def test_async_and_sync_members_run_at_the_same_time(plugins):
+    with ensemble("waits, sync_wait, waits_batch", plugins) as e:
+        start = time.monotonic()
+        r = e.score(["0.6", "0.6", "0.6"])
+        elapsed = time.monotonic() - start
+    assert r.values == {"waits": [1.0] * 3, "sync_wait": [1.0] * 3, "waits_batch": [3.0] * 3}
+    assert elapsed < 1.1  # 0.6 s sync beside 0.6 s and 0.3 s awaits, not 1.5 s in a row
+
+
+def test_async_timeouts_errors_and_a_blocked_loop_are_counted(plugins):
+    with ensemble("waits [timeout=0.5, on_error=skip]", plugins) as e:
+        r = e.score(["0", "5", "raise", "0"])
+        assert r.values["waits"] == [1.0, None, None, 1.0]
+        m = r.metrics["waits"]
+        assert (m.timeouts, m.errors) == (1, 1) and "ValueError: the judge said no" in r.errors[0]
+        start = time.monotonic()
+        blocked = e.score(["block", "0"])
+        assert blocked.values["waits"] == [None, None] and blocked.metrics["waits"].timeouts == 2
+        assert time.monotonic() - start < 2.5  # the backstop: timeout x rounds + 1 s
+        assert e.score(["0"]).values["waits"] == [1.0]  # a new event loop took over
+        with pytest.raises(RewardError, match="cannot run: RewardUnusable: no judge server configured"):
+            e.score(["unusable"])
+
+
+def test_an_async_reward_is_an_async_trl_reward_function(plugins):
+    from trl.trainer.utils import is_async_callable
+
+    waits = plugins.registry.reward("waits")
+    assert is_async_callable(waits) and not is_async_callable(plugins.registry.reward("echo"))
+    assert asyncio.run(waits(prompts=["p", "q"], completions=["0", "0.1"])) == [1.0, 1.0]
+    assert waits.score_one("0") == 1.0  # the synchronous path (rewards show, scripts)

@@ -75,16 +75,20 @@ def test_chat_completions_reduce_to_the_last_assistant_message():
 
 
 def test_a_reward_is_a_trl_reward_function_called_by_grpo_trainer_itself():
-    """Run TRL's own GRPOTrainer._calculate_rewards over our Reward objects."""
+    """Run TRL's own GRPOTrainer._calculate_rewards over our Reward objects, an async one among them
+    (TRL gathers async reward functions on its own event loop)."""
     pytest.importorskip("trl")
     from accelerate import Accelerator
     from transformers import TrainerState
     from trl import GRPOTrainer
+    from trl.trainer.utils import shutdown_event_loop_in_daemon, start_event_loop_in_daemon
 
     from grpo_host import get_reward
 
     accuracy, think = get_reward("accuracy"), get_reward("think_format").bind({"prefilled": "no"})
-    funcs = [accuracy, think, sample_rewards.echo]
+    funcs = [accuracy, think, sample_rewards.echo, sample_rewards.waits_batch]
+    thread, loop, ready = start_event_loop_in_daemon(name="test-trl-async")
+    ready.wait()
     trainer = SimpleNamespace(
         accelerator=Accelerator(cpu=True),
         reward_funcs=funcs,
@@ -93,6 +97,7 @@ def test_a_reward_is_a_trl_reward_function_called_by_grpo_trainer_itself():
         state=TrainerState(),
         args=SimpleNamespace(report_to=[]),
         environments=None,
+        async_loop=loop,
         _log_completion_extra=lambda column, values: None,
         _log_metric=lambda name, value: None,
     )
@@ -104,11 +109,16 @@ def test_a_reward_is_a_trl_reward_function_called_by_grpo_trainer_itself():
         [{"role": "assistant", "content": "<think>add</think>\n<answer>4</answer>"}],
         [{"role": "assistant", "content": "2.5"}],
     ]
-    rewards = GRPOTrainer._calculate_rewards(trainer, inputs, [i["prompt"] for i in inputs], completions, [[1], [2]])
-    assert trainer.reward_func_names == ["accuracy", "think_format", "echo"]
-    assert rewards.shape == (2, 3)
+    try:
+        rewards = GRPOTrainer._calculate_rewards(trainer, inputs, [i["prompt"] for i in inputs], completions,
+                                                 [[1], [2]])
+    finally:
+        shutdown_event_loop_in_daemon(thread, loop)
+    assert trainer.reward_func_names == ["accuracy", "think_format", "echo", "waits_batch"]
+    assert rewards.shape == (2, 4)
     assert rewards[0, :2].tolist() == [1.0, 1.0] and math.isnan(rewards[0, 2].item())  # None reaches TRL as NaN
-    assert rewards[1].tolist() == [0.0, 0.0, 2.5]
+    assert rewards[1, :3].tolist() == [0.0, 0.0, 2.5]
+    assert rewards[:, 3].tolist() == [37.0, 3.0]  # the async batch reward, awaited by TRL: completion lengths
 
 
 def test_columns_of_the_wrong_length_are_not_forwarded():
