@@ -72,7 +72,9 @@ RULE = (
     "the two values must agree to a relative `tolerance`: |a - b| <= tolerance * max(|a|, |b|) (1e-6: 1.41421356 "
     "equals \\sqrt{2}, 0.3333333 equals 1/3, 0.333 does not, and 1e-7 never equals 2e-7); when both sides are "
     "plain decimals they must also agree to half a unit of the less precise one's last digit (3.14159 is not "
-    "3.14158). p% equals p% , p and p/100. Units, currency signs and thousands separators are ignored."
+    "3.14158); an expression with both symbols and decimals is equal only when the difference simplifies to "
+    "exactly 0 (0.5x equals x/2). A percent p% equals p%, p and p/100. Units, currency signs and thousands "
+    "separators are ignored."
 )
 
 
@@ -404,9 +406,9 @@ def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bo
     """RULE on two sympy values: matrices entry by entry, percents read both ways, decimals within ``tolerance``.
 
     Two exact values are equal here only when they are the same tree once
-    evaluated (``doit``; ``9\\%`` read as 9 is ``Integer(9)``); every other
-    exact pair is left to math-verify's symbolic step, which proves the
-    difference zero or not.
+    evaluated (``doit``; ``9\\%`` read as 9 is ``Integer(9)``) or their
+    difference expands to 0; every other exact pair is left to math-verify's
+    symbolic step, which proves the difference zero or not.
     """
     from sympy import Float, MatrixBase, Mul, Rational, UnevaluatedExpr
     from sympy.matrices.expressions import MatrixExpr
@@ -428,7 +430,7 @@ def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bo
     for x, y in pairs:
         x, y = _doit(x), _doit(y)
         if not (x.has(Float) or y.has(Float)):
-            if x == y:  # the same tree once evaluated: exact
+            if x == y or _expands_to_zero(x, y):
                 return True
             continue
         if x.free_symbols or y.free_symbols:
@@ -441,6 +443,18 @@ def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bo
         except (TypeError, ValueError, ArithmeticError, AttributeError):
             continue
     return False
+
+
+def _expands_to_zero(x: Any, y: Any) -> bool:
+    """An exact proof cheaper than ``simplify``: ``x - y`` expands to 0 (``(x+1)^2`` and ``x^2+2x+1``)."""
+    from sympy import Expr, expand
+
+    if not (isinstance(x, Expr) and isinstance(y, Expr)):
+        return False
+    try:
+        return expand(x - y) == 0
+    except Exception:  # sympy raises anything on odd trees; simplify still gets its turn
+        return False
 
 
 def _doit(e: Any) -> Any:
@@ -587,8 +601,12 @@ def _number_expressions(number: Number) -> tuple:
     return (value * UnevaluatedExpr(Rational(1, 100)),) if number.percent else (value,)
 
 
+@lru_cache(maxsize=GOLD_CACHE_SIZE)
 def read_answer(text: str) -> Parsed | None:
-    """An answer's own text (a raw gold, a box's or an answer tag's content): a number, Python syntax, or LaTeX."""
+    """An answer's own text (a raw gold, a box's or an answer tag's content): a number, Python syntax, or LaTeX.
+
+    Cached per worker: the completions of one group repeat each other's answers.
+    """
     text = text.strip()
     if not text:
         return None
@@ -692,7 +710,7 @@ def equal(gold: Parsed, pred: Parsed, params: MathParams) -> bool:
     golds, preds = gold.expressions(), pred.expressions()
     key = (tuple(map(srepr, golds)), tuple(map(srepr, preds)), params.tolerance, params.set_relations)
     verdict = _VERDICTS.get(key)
-    if verdict is None and _clearly_unequal(golds, preds):
+    if verdict is None and _clearly_unequal(golds, preds, params.tolerance):
         verdict = False
     if verdict is None:
         verdict = _mv().verify(
@@ -711,35 +729,39 @@ def equal(gold: Parsed, pred: Parsed, params: MathParams) -> bool:
 _VERDICTS: dict[tuple, bool] = {}
 
 
-def _clearly_unequal(golds: list, preds: list) -> bool:
+def _clearly_unequal(golds: list, preds: list, tolerance: float) -> bool:
     """True when ``verify`` would surely say "not equal" without needing sympy's ``simplify``.
 
-    ``verify`` compares every gold with every prediction; for two exact plain
-    expressions (no sets, relations, matrices, Floats, percents, bare symbols
-    or undefined functions: ``2\\sqrt{3}`` against ``3\\sqrt{2}``, ``(x+1)^2``
-    against ``x^2+1``) equality is exact, and the symbolic step (``simplify``,
-    often tens of milliseconds) cannot prove zero a difference that evaluates
-    clearly away from zero at some point.  So when every pair is either two
-    different strings or two such expressions whose difference, with each
-    symbol set to a fixed value in (0, 1), is more than a relative 1e-9 from
-    zero, the verdict is False and ``verify`` is skipped.  Anything else is
-    left to ``verify``.
+    ``verify`` compares every gold with every prediction.  For two plain
+    expressions (no sets, relations, matrices, percents, bare symbols or
+    undefined functions: ``2\\sqrt{3}`` against ``3\\sqrt{2}``, ``(x+1)^2``
+    against ``x^2+1``, ``1712`` against ``2x+1``) the symbolic step
+    (``simplify``, often tens of milliseconds) cannot prove zero a difference
+    that evaluates clearly away from zero at some point, and the rule's
+    tolerance (decimals, no symbols) cannot accept a gap over twice its
+    bound.  So when every pair is either two different strings, a plain gold
+    against an inequality, or two such expressions (an equation's right side
+    standing for it, as in ``verify``) whose difference, with
+    each symbol set to a fixed value in (0, 1), is more than a relative 1e-9
+    (and the tolerance) from zero, the verdict is False and ``verify`` is
+    skipped.  Anything else is left to ``verify``.
     """
     mv = _mv()
     try:
-        return bool(mv.utils.timeout(_own_timeout())(_all_pairs_differ)(golds, preds))
+        return bool(mv.utils.timeout(_own_timeout())(_all_pairs_differ)(golds, preds, tolerance))
     except mv.errors.TimeoutException:
         return False
 
 
-def _all_pairs_differ(golds: list, preds: list) -> bool:
-    from sympy import Expr, Float, Rational, UnevaluatedExpr
+def _all_pairs_differ(golds: list, preds: list, tolerance: float) -> bool:
+    from sympy import Eq, Expr, Float, Rational, UnevaluatedExpr
     from sympy.core.function import AppliedUndef
+    from sympy.core.relational import Relational
     from sympy.matrices.expressions import MatrixExpr
 
     def plain(e: Any) -> bool:
-        return (isinstance(e, Expr) and not isinstance(e, MatrixExpr) and not e.is_Number and not e.is_Symbol
-                and not e.has(Float, UnevaluatedExpr) and not e.atoms(AppliedUndef))
+        return (isinstance(e, Expr) and not isinstance(e, MatrixExpr) and not e.is_Symbol
+                and not e.has(UnevaluatedExpr) and not e.atoms(AppliedUndef))
 
     for g in golds:
         for p in preds:
@@ -749,16 +771,23 @@ def _all_pairs_differ(golds: list, preds: list) -> bool:
                 continue
             if isinstance(g, str) or isinstance(p, str):
                 continue  # math-verify never matches a string with an expression
+            if plain(g) and isinstance(p, Eq):
+                p = p.rhs  # verify compares a value with an equation's right side (n = 0 against 2005)
+            elif plain(g) and isinstance(p, Relational):
+                continue  # a value is never an inequality
             if not (plain(g) and plain(p)):
                 return False
             symbols = sorted(g.free_symbols | p.free_symbols, key=str)
             point = {s: Rational(7 + 3 * i, 13 + 4 * i) for i, s in enumerate(symbols)}
             try:
                 gap = abs(complex((g - p).evalf(15, subs=point, chop=True)))
-                scale = abs(complex(g.evalf(15, subs=point)))
+                scale = max(abs(complex(g.evalf(15, subs=point))), abs(complex(p.evalf(15, subs=point))))
             except (TypeError, ValueError, ArithmeticError):
                 return False
-            if not gap > 1e-9 * (1 + scale):
+            bound = 1e-9 * (1 + scale)
+            if not symbols and (g.has(Float) or p.has(Float)):
+                bound = max(bound, 2 * tolerance * scale)
+            if not gap > bound:
                 return False
     return True
 
