@@ -18,11 +18,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from .reward_spec import SpecError, SpecItem, parse_spec
 
-__all__ = ["ConfigError", "DataSettings", "LoraSettings", "RunConfig", "apply_overrides", "load_config"]
+__all__ = ["BitsAndBytesSettings", "ConfigError", "DataSettings", "LoraSettings", "MlxQuantSettings", "QuantizationSettings",
+           "RunConfig", "apply_overrides", "load_config"]
 
 
 class ConfigError(ValueError):
@@ -53,6 +54,56 @@ class LoraSettings(_Strict):
     )
 
 
+class BitsAndBytesSettings(_Strict):
+    """What the TRL host passes to transformers' ``BitsAndBytesConfig`` for a 4-bit base (8-bit has no options).
+
+    The defaults are QLoRA's: NormalFloat-4 weights whose quantization
+    constants are quantized too.
+    """
+
+    quant_type: Literal["nf4", "fp4"] = Field("nf4", description="4-bit data type (bnb_4bit_quant_type): nf4 or fp4")
+    double_quant: bool = Field(
+        True, description="4-bit: quantize the quantization constants too (bnb_4bit_use_double_quant)"
+    )
+    compute_dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
+        "auto", description="4-bit: dtype of the matmuls (bnb_4bit_compute_dtype); auto: bfloat16 where the GPU has it, "
+                            "else float16 (float32 without CUDA)"
+    )
+
+
+class MlxQuantSettings(_Strict):
+    """What the MLX host passes to mlx-lm's affine quantization (``mlx_lm.utils.quantize_model``)."""
+
+    group_size: Literal[32, 64, 128] | None = Field(
+        None, description="weights sharing one scale and bias; None: 64 (mlx-lm's default) when quantizing at load, "
+                          "an already quantized model keeps its own"
+    )
+
+
+class QuantizationSettings(_Strict):
+    """A quantized, frozen base under LoRA adapters (QLoRA); the same block drives both hosts.
+
+    ``bits`` is common; ``trl`` and ``mlx`` hold the options only one engine
+    has, and the other host ignores them, so one file runs on either
+    backend (as with the top-level ``trl:`` and ``mlx:`` sections).
+    """
+
+    bits: Literal[4, 8] = Field(description="bits per base weight: 4 or 8")
+    trl: BitsAndBytesSettings = Field(default_factory=BitsAndBytesSettings,
+                                      description="TRL host: bitsandbytes options for 4-bit")
+    mlx: MlxQuantSettings = Field(default_factory=MlxQuantSettings, description="MLX host: mlx-lm quantization options")
+
+    @field_validator("trl")
+    @classmethod
+    def _four_bit_options(cls, value: BitsAndBytesSettings, info: ValidationInfo) -> BitsAndBytesSettings:
+        if info.data.get("bits") == 8:  # bitsandbytes' 8-bit has none of these options: one set would do nothing
+            defaults = BitsAndBytesSettings()
+            changed = [k for k in BitsAndBytesSettings.model_fields if getattr(value, k) != getattr(defaults, k)]
+            if changed:
+                raise ValueError(f"{changed[0]} applies to 4-bit bases only, and bits is 8")
+        return value
+
+
 class RunConfig(_Strict):
     """Everything one GRPO run needs, backend-neutral.
 
@@ -66,6 +117,9 @@ class RunConfig(_Strict):
     data: DataSettings = Field(description="train (and optional val) dataset paths; a string is the train path")
     rewards: list[SpecItem] = Field(description='reward spec: "accuracy:2, r1_soft_format:0.5" or a list of items')
     strict: bool = Field(False, description="a completion that no weighted reward scored stops the run")
+    monitors: list[dict[str, Any] | str] | None = Field(
+        None, description="run monitors: names or {name, params, action: log|warn|stop}; None: every installed "
+                          "monitor with action warn; []: none (see grpo-host monitors list)")
     workers: int | None = Field(None, ge=1, description="worker processes for process-executor rewards (None: cores)")
     plugins: list[str] = Field(
         default_factory=list,
@@ -98,6 +152,9 @@ class RunConfig(_Strict):
     max_completion_length: int = Field(256, ge=1, description="tokens generated per completion at most")
 
     lora: LoraSettings | None = Field(None, description="LoRA settings; absent: full fine-tune")
+    quantization: QuantizationSettings | None = Field(
+        None, description="load the base quantized (QLoRA; needs lora): {bits: 4 or 8, trl: {...}, mlx: {...}}"
+    )
     gradient_checkpointing: bool = Field(False, description="recompute activations to save memory")
     seed: int = Field(42, description="seed for sampling, shuffling and initialisation")
     save_every: int = Field(100, ge=1, description="steps between checkpoints")
@@ -128,6 +185,14 @@ class RunConfig(_Strict):
             raise ValueError(str(exc)) from None
         except TypeError:
             raise ValueError("expected a spec string or a list of {name, weight, params} items") from None
+
+    @field_validator("quantization")
+    @classmethod
+    def _quantized_needs_lora(cls, value: QuantizationSettings | None, info: ValidationInfo) -> Any:
+        if value is not None and "lora" in info.data and info.data["lora"] is None:  # (absent: lora itself failed)
+            raise ValueError("a quantized base cannot be trained itself, only adapters on it: "
+                             "set lora too (e.g. lora: {r: 16}), or drop quantization")
+        return value
 
     @field_validator("report_to", mode="before")
     @classmethod
@@ -170,6 +235,11 @@ def _fields_at(loc: Sequence[Any]) -> list[str]:
     return list(getattr(model, "model_fields", {}))
 
 
+def _sections_with(loc: Sequence[Any]) -> list[str]:
+    """Sub-sections of the model holding ``loc`` that have its last key (``quantization.group_size`` lives in ``mlx``)."""
+    return [name for name in _fields_at(loc) if str(loc[-1]) in _fields_at([*loc[:-1], name, loc[-1]])]
+
+
 def _explain(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
     lines = []
     for e in exc.errors():
@@ -177,6 +247,7 @@ def _explain(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
         where = sources.get(key) or sources.get(key.split(".")[0]) or sources.get("*", "config")
         if e["type"] == "extra_forbidden":
             close = difflib.get_close_matches(str(e["loc"][-1]), _fields_at(e["loc"]), n=1)
+            close = close or [f"{section}.{e['loc'][-1]}" for section in _sections_with(e["loc"])][:1]
             hint = f" (did you mean {'.'.join([*map(str, e['loc'][:-1]), close[0]])!r}?)" if close else ""
             lines.append(f"{where}: unknown config key {key!r}{hint}")
         elif e["type"] == "missing":

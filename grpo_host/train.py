@@ -65,6 +65,8 @@ class Summary:
     resumed_from: int | None = None
     counts: dict[str, dict[str, float]] = field(default_factory=dict)
     """Each reward's own counters (:class:`grpo_host.Scored`) summed over this process's scoring passes."""
+    quantization: dict[str, Any] | None = None
+    """How the host quantized the base (engine, bits and the engine's options, as resolved); None: full precision."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

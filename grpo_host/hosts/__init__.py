@@ -29,6 +29,13 @@ def run_mlx(job: Job) -> Summary:
     return run(job)
 
 
+def validate_trl(config) -> None:
+    """A quantized base bitsandbytes cannot load here fails before any data is read; see :func:`grpo_host.hosts.trl.validate`."""
+    from .trl import validate
+
+    validate(config)
+
+
 def validate_mlx(config) -> None:
     """Settings mlx-lm-lora cannot honour fail before any data is read; see :func:`grpo_host.hosts.mlx.validate`."""
     from .mlx import validate
@@ -38,5 +45,5 @@ def validate_mlx(config) -> None:
 
 @hookimpl
 def register_hosts(register):
-    register.add_host("trl", run_trl)
+    register.add_host("trl", run_trl, validate=validate_trl)
     register.add_host("mlx", run_mlx, validate=validate_mlx)

@@ -45,7 +45,8 @@ from .steps import check_prompt_length, last_checkpoint, refuse_unasked_overwrit
 if TYPE_CHECKING:
     from ..train import Job, Summary
 
-__all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxRewardFuncs", "grpo_args", "run", "validate"]
+__all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxRewardFuncs", "base_quantization", "grpo_args", "quantize_base",
+           "run", "validate"]
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
 """The loss normalisations mlx-lm-lora implements (``dapo`` is not among them)."""
@@ -95,8 +96,9 @@ def validate(config: RunConfig) -> None:
     """Reject, before any data is read or model loaded, what mlx-lm-lora's trainer cannot honour.
 
     The engine must do what the config says or refuse: a loss type it does
-    not implement, a tracker it cannot report to or a reward name it would
-    log twice is a :class:`ConfigError` naming the key.
+    not implement, a tracker it cannot report to, a reward name it would
+    log twice, or a local model folder whose quantization the config
+    contradicts is a :class:`ConfigError` naming the key.
     """
     if config.loss_type not in LOSS_TYPES:
         raise ConfigError(f"config key 'loss_type': {config.loss_type!r} is not implemented by mlx-lm-lora's GRPO "
@@ -113,6 +115,9 @@ def validate(config: RunConfig) -> None:
         if name == FILL_NAME:
             raise ConfigError(f"config key 'rewards': {name!r} is the name of the mlx host's own reward function")
     _extra(config)
+    local = Path(config.model) / "config.json"
+    if local.is_file():  # a hub id is checked once loaded (see run)
+        base_quantization(config, json.loads(local.read_text()))
     _require_mlx()
 
 
@@ -471,8 +476,75 @@ def _same_start_everywhere(step: int, world_size: int) -> None:
                           "output_dir; put output_dir on storage every machine sees (rank 0 writes checkpoints)")
 
 
-def _add_lora(config: RunConfig, model: Any) -> dict[str, Any]:
-    """Put mlx-lm LoRA layers on the modules named by ``lora.targets``; return mlx-lm's ``adapter_config.json``."""
+AT_LOAD, IN_FOLDER = "quantized at load", "model folder"
+"""Where a quantized base came from, as the quantization record says."""
+
+DEFAULT_GROUP_SIZE = 64
+"""mlx-lm's group size for affine quantization (``mlx_lm.convert -q``), used when the config names none."""
+
+
+def base_quantization(config: RunConfig, model_config: dict[str, Any]) -> dict[str, Any] | None:
+    """The quantization the base will have: the model folder's own, or the config's, applied at load.
+
+    ``model_config`` is the folder's ``config.json``.  A folder already
+    quantized (``quantization`` in its config, as ``mlx_lm.convert -q``
+    writes) is trained as it is, so a config asking for other bits or
+    another group size is an error rather than a second, lossy
+    quantization; so is a quantized base without ``lora``, whose weights
+    cannot be trained.  Returns the record the run files keep, or None for
+    a full-precision base.
+    """
+    wanted, found = config.quantization, model_config.get("quantization")
+    if found:
+        have = {"engine": "mlx-lm", "bits": found.get("bits"), "group_size": found.get("group_size"),
+                "mode": found.get("mode", "affine"), "source": IN_FOLDER}
+        if wanted is not None and (wanted.bits != have["bits"]
+                                   or wanted.mlx.group_size not in (None, have["group_size"])):
+            raise ConfigError(f"config key 'quantization': the model {config.model!r} is already quantized "
+                              f"(bits {have['bits']}, group_size {have['group_size']}), and a quantized base is not "
+                              "quantized again; drop quantization (or match it), or name the unquantized weights")
+        if config.lora is None:
+            raise ConfigError(f"config key 'lora': the model {config.model!r} is quantized (bits {have['bits']}), so "
+                              "its weights cannot be trained, only adapters on it: set lora (e.g. lora: {r: 16})")
+        return have
+    if wanted is None:
+        return None
+    return {"engine": "mlx-lm", "bits": wanted.bits, "group_size": wanted.mlx.group_size or DEFAULT_GROUP_SIZE,
+            "mode": "affine", "source": AT_LOAD}
+
+
+def quantize_base(model: Any, model_config: dict[str, Any], record: dict[str, Any] | None) -> dict[str, Any]:
+    """Quantize ``model`` in place when ``record`` says so, with mlx-lm's ``quantize_model`` (as ``mlx_lm.convert -q``).
+
+    The same call as ``mlx_lm.convert -q --q-bits B --q-group-size G``, so
+    a folder converted that way holds the very base the adapters were
+    trained on.  Returns the model's config, with mlx-lm's
+    ``quantization`` entry when quantized here.
+    """
+    if record is None or record["source"] != AT_LOAD:
+        return model_config
+    from mlx_lm.utils import quantize_model
+
+    _, quantized_config = quantize_model(model, model_config, record["group_size"], record["bits"])
+    return quantized_config
+
+
+def _check_resumed_base(checkpoint: Path, record: dict[str, Any] | None) -> None:
+    """Adapters continue only on the base they were trained on: the checkpoint's quantization must be this run's."""
+    saved = json.loads((checkpoint / "adapter_config.json").read_text()).get("base_quantization")
+    if saved != record:
+        raise ConfigError(f"config key 'quantization': {checkpoint.name} was trained on a base with quantization "
+                          f"{saved} but this run's base has {record}; resume with the settings it was trained with")
+
+
+def _add_lora(config: RunConfig, model: Any, quantization: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Put mlx-lm LoRA layers on the modules named by ``lora.targets``; return mlx-lm's ``adapter_config.json``.
+
+    mlx-lm's LoRA layers wrap quantized linear layers as they wrap full
+    ones (QLoRA); the base's quantization is kept in the adapter config as
+    ``base_quantization`` (mlx-lm ignores the key), so the adapter says
+    which base it belongs to.
+    """
     from mlx_lm.tuner.utils import linear_to_lora_layers
 
     lora = config.lora
@@ -487,7 +559,8 @@ def _add_lora(config: RunConfig, model: Any) -> dict[str, Any]:
     params = {"rank": lora.r, "scale": lora.alpha / lora.r, "dropout": lora.dropout, "keys": keys}
     model.freeze()
     linear_to_lora_layers(model, len(model.layers), params)
-    return {"fine_tune_type": "lora", "num_layers": len(model.layers), "lora_parameters": params}
+    out = {"fine_tune_type": "lora", "num_layers": len(model.layers), "lora_parameters": params}
+    return {**out, "base_quantization": quantization} if quantization else out
 
 
 def run(job: Job) -> Summary:
@@ -519,10 +592,16 @@ def run(job: Job) -> Summary:
     mx.random.seed(config.seed)
     np.random.seed(config.seed)  # the trainer shuffles batches with numpy's global generator
     model, tokenizer, model_config = load(job.model_path, return_config=True)
-    adapter_config = _add_lora(config, model)
+    quantization = base_quantization(config, model_config)
+    model_config = quantize_base(model, model_config, quantization)
+    adapter_config = _add_lora(config, model, quantization)
     reference = None
     if config.beta != 0:
-        reference, _ = load(extra["reference_model_path"] or job.model_path)
+        if extra["reference_model_path"]:
+            reference, _ = load(extra["reference_model_path"])
+        else:  # the trained model's own starting point: the same base, quantized the same way
+            reference, _, reference_config = load(job.model_path, return_config=True)
+            quantize_base(reference, reference_config, quantization)
         reference.freeze()
     train_set = _examples(job, tokenizer, job.train, 0)
     val_set = _examples(job, tokenizer, job.val, len(job.train))
@@ -530,6 +609,8 @@ def run(job: Job) -> Summary:
 
     optimizer = _optimizer(config, extra["max_grad_norm"])
     if checkpoint is not None:
+        if adapter_config["fine_tune_type"] == "lora":
+            _check_resumed_base(checkpoint, quantization)
         model.load_weights(str(checkpoint / "adapters.safetensors"), strict=False)
         optimizer.init(model.trainable_parameters())
         optimizer.state = tree_unflatten(list(mx.load(str(checkpoint / "optimizer.safetensors")).items()))
@@ -573,7 +654,9 @@ def run(job: Job) -> Summary:
     finally:
         if not main:
             shutil.rmtree(adapter_dir, ignore_errors=True)
-    return job.summary(offset + iters // ga, seconds, resumed_from=offset if checkpoint is not None else None)
+    summary = job.summary(offset + iters // ga, seconds, resumed_from=offset if checkpoint is not None else None)
+    summary.quantization = quantization
+    return summary
 
 
 def _save_outputs(job: Job, model: Any, tokenizer: Any, model_config: dict[str, Any],

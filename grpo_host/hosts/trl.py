@@ -11,6 +11,14 @@ TRL's logs through the ``log_metric`` TRL hands to reward functions.
 
 Multi-GPU runs come from ``accelerate launch`` of the same command; TRL and
 accelerate do the rest.
+
+A ``quantization`` block loads the base through bitsandbytes (QLoRA): the
+host builds transformers' ``BitsAndBytesConfig``, loads the model the way
+``GRPOTrainer`` loads a path, and prepares it with peft's
+``prepare_model_for_kbit_training``, which ``GRPOTrainer`` itself does not
+call; TRL then adds the LoRA adapters.  Where bitsandbytes cannot run,
+:func:`validate` refuses the config before any data is read: a run never
+falls back to full precision.
 """
 
 from __future__ import annotations
@@ -27,7 +35,8 @@ from .steps import check_prompt_length, last_checkpoint, refuse_unasked_overwrit
 if TYPE_CHECKING:
     from ..train import Job, Summary
 
-__all__ = ["grpo_config_kwargs", "run"]
+__all__ = ["bitsandbytes_config", "bitsandbytes_problem", "bitsandbytes_refusal", "grpo_config_kwargs",
+           "quantization_record", "run", "validate"]
 
 _SCHEDULERS = {"constant": "constant_with_warmup", "linear": "linear", "cosine": "cosine"}
 
@@ -90,10 +99,17 @@ def grpo_config_kwargs(config: RunConfig, weights: list[float]) -> dict[str, Any
         if key in owned or key in ("gradient_checkpointing", "activation_checkpointing"):
             raise ConfigError(f"config key 'trl.{key}': set by the run config itself; "
                               f"use '{from_run_config.get(key, key)}' at the top level instead")
+    init = config.trl.get("model_init_kwargs")
+    for key in _QUANTIZING_KEYS & set(init if isinstance(init, dict) else ()):
+        raise ConfigError(f"config key 'trl.model_init_kwargs.{key}': a quantized base is set by the run config's "
+                          "'quantization' block (which also prepares it for k-bit training); use that instead")
     if "activation_checkpointing" in known:  # transformers 5 renamed it; the old name warns
         owned["activation_checkpointing"] = owned.pop("gradient_checkpointing")
     return {**_host_defaults(), **config.trl, **owned}
 
+
+_QUANTIZING_KEYS = {"quantization_config", "load_in_4bit", "load_in_8bit"}
+"""``from_pretrained`` keywords that quantize: only the ``quantization`` block may (see grpo_config_kwargs)."""
 
 _RUN_KEYS = {  # run-config key -> GRPOConfig key, where the names differ (for error messages)
     "group_size": "num_generations",
@@ -103,6 +119,117 @@ _RUN_KEYS = {  # run-config key -> GRPOConfig key, where the names differ (for e
     "eval_every": "eval_steps",
     "log_every": "logging_steps",
 }
+
+
+def bitsandbytes_refusal(installed: str | None, minimum: str, supported: set[str], available: set[str]) -> str | None:
+    """Why bitsandbytes cannot quantize on this machine, by transformers' own rules; None when it can.
+
+    transformers loads a bitsandbytes model only with bitsandbytes at
+    ``minimum`` or newer whose ``supported_torch_devices`` include a device
+    torch sees here (CUDA, or the CPU for a bitsandbytes with a CPU
+    backend); the same rules, checked before any data is read, turn a
+    load-time failure into a config error.
+    """
+    from packaging.version import Version
+
+    if installed is None:
+        return (f"needs bitsandbytes, which is not installed: pip install 'bitsandbytes>={minimum}' "
+                "(with a CUDA GPU, or a bitsandbytes build with a CPU backend)")
+    if Version(installed) < Version(minimum):
+        return f"bitsandbytes {installed} is installed, and transformers needs {minimum} or newer"
+    if not supported & available:
+        cuda = "" if "cuda" in available else "; no CUDA GPU is visible"
+        return (f"bitsandbytes {installed} runs on {', '.join(sorted(supported)) or 'no device'}, and this machine "
+                f"has {', '.join(sorted(available))}{cuda}")
+    return None
+
+
+def bitsandbytes_problem() -> str | None:
+    """:func:`bitsandbytes_refusal` for this machine: the installed bitsandbytes and the devices torch sees."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from transformers.utils import get_available_devices
+    from transformers.utils.import_utils import BITSANDBYTES_MIN_VERSION
+
+    try:
+        installed = version("bitsandbytes")
+    except PackageNotFoundError:
+        return bitsandbytes_refusal(None, BITSANDBYTES_MIN_VERSION, set(), set(get_available_devices()))
+    try:
+        import bitsandbytes
+    except Exception as exc:  # a build without a native library for this machine can fail to import at all
+        return f"bitsandbytes {installed} is installed but cannot be imported here ({type(exc).__name__}: {exc})"
+    supported = set(getattr(bitsandbytes, "supported_torch_devices", ()))
+    return bitsandbytes_refusal(installed, BITSANDBYTES_MIN_VERSION, supported, set(get_available_devices()))
+
+
+def validate(config: RunConfig) -> None:
+    """Refuse, before any data is read or model loaded, a quantized base that bitsandbytes cannot load here.
+
+    Without this, transformers would stop the run at load time, after the
+    data check; and nothing may train the base in full precision instead.
+    """
+    if config.quantization is None:
+        return
+    problem = bitsandbytes_problem()
+    if problem is not None:
+        raise ConfigError(f"config key 'quantization': a {config.quantization.bits}-bit base on the trl backend "
+                          f"{problem}; the run does not fall back to full precision")
+
+
+def compute_dtype(name: str) -> str:
+    """The 4-bit compute dtype ``auto`` stands for here: bfloat16 where the GPU has it, else float16; float32 on CPU."""
+    if name != "auto":
+        return name
+    import torch
+
+    if not torch.cuda.is_available():
+        return "float32"
+    return "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+
+
+def bitsandbytes_config(config: RunConfig) -> Any:
+    """transformers' ``BitsAndBytesConfig`` for ``config.quantization`` (4-bit: QLoRA's NF4 and double quantization)."""
+    import torch
+    from transformers import BitsAndBytesConfig
+
+    q = config.quantization
+    if q.bits == 8:
+        return BitsAndBytesConfig(load_in_8bit=True)
+    return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=q.trl.quant_type,
+                              bnb_4bit_use_double_quant=q.trl.double_quant,
+                              bnb_4bit_compute_dtype=getattr(torch, compute_dtype(q.trl.compute_dtype)))
+
+
+def quantization_record(bnb: Any, version: str) -> dict[str, Any]:
+    """What ``summary.json`` keeps of a ``BitsAndBytesConfig``: the engine, its ``version`` and the resolved options."""
+    record: dict[str, Any] = {"engine": "bitsandbytes", "version": version, "bits": 4 if bnb.load_in_4bit else 8}
+    if bnb.load_in_4bit:
+        record.update(quant_type=bnb.bnb_4bit_quant_type, double_quant=bnb.bnb_4bit_use_double_quant,
+                      compute_dtype=str(bnb.bnb_4bit_compute_dtype).removeprefix("torch."))
+    return record
+
+
+def _quantized_model(job: Job, args: Any, bnb: Any) -> Any:
+    """The base loaded as ``GRPOTrainer`` loads a path, quantized by bitsandbytes, then prepared for k-bit training.
+
+    ``GRPOTrainer`` would load it from ``model_init_kwargs`` itself, but
+    never calls peft's ``prepare_model_for_kbit_training`` (TRL's ORPO and
+    CPO trainers do), which must run before the adapters are added: it
+    freezes the base and casts its unquantized parameters (norms,
+    embeddings) to float32.  Gradient checkpointing is left to TRL
+    (``use_gradient_checkpointing=False`` here), so it is set up once.
+    """
+    from peft import prepare_model_for_kbit_training
+    from trl.trainer.utils import create_model_from_path
+
+    kwargs = dict(job.config.trl.get("model_init_kwargs") or {})
+    kwargs["quantization_config"] = bnb
+    if args.distributed_state.distributed_type in ("MULTI_GPU", "DEEPSPEED"):  # as GRPOTrainer: "auto" fails there
+        kwargs["device_map"] = None
+    kwargs.setdefault("trust_remote_code", args.trust_remote_code)
+    model = create_model_from_path(job.model_path, **kwargs)
+    return prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
 
 
 def _check_prompt_lengths(job: Job, tokenizer: Any) -> None:
@@ -147,6 +274,8 @@ def run(job: Job) -> Summary:
     checkpoint = str(found) if found is not None else None
     funcs = EnsembleRewardFuncs(job.ensemble, job.rows)
     args_kwargs = grpo_config_kwargs(config, funcs.weights)
+    if config.quantization is not None:
+        args_kwargs.pop("model_init_kwargs", None)  # used by the host's own load (TRL would warn they go unused)
 
     from datasets import Dataset
     from transformers import AutoTokenizer, PrinterCallback
@@ -160,13 +289,14 @@ def run(job: Job) -> Summary:
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     _check_prompt_lengths(job, tokenizer)
+    bnb = bitsandbytes_config(config) if config.quantization is not None else None
 
     def dataset(rows: list[Any], offset: int) -> Dataset:
         return Dataset.from_dict({"prompt": [r.data["prompt"] for r in rows],
                                   ROW_ID: list(range(offset, offset + len(rows)))})
 
     trainer = GRPOTrainer(
-        model=job.model_path,
+        model=job.model_path if bnb is None else _quantized_model(job, args, bnb),
         reward_funcs=funcs.funcs,
         args=args,
         train_dataset=dataset(job.train, 0),
@@ -184,7 +314,12 @@ def run(job: Job) -> Summary:
     trainer.train(resume_from_checkpoint=checkpoint)
     seconds = time.perf_counter() - start
     trainer.save_model(str(job.output_dir))  # weights or LoRA adapter, plus the tokenizer
-    return job.summary(trainer.state.global_step, seconds, resumed_from=resume_step)
+    summary = job.summary(trainer.state.global_step, seconds, resumed_from=resume_step)
+    if bnb is not None:
+        from importlib.metadata import version
+
+        summary.quantization = quantization_record(bnb, version("bitsandbytes"))
+    return summary
 
 
 def _checkpoint_step(checkpoint: str) -> int:
