@@ -216,6 +216,8 @@ def score(
     batch_size: Annotated[int, typer.Option(min=1, help="rows scored per ensemble call")] = 256,
     workers: Annotated[int | None, typer.Option(min=1, help="worker processes for process-executor rewards")] = None,
     strict: Annotated[bool, typer.Option(help="a row that no reward scored is an error")] = False,
+    pool: Annotated[str, typer.Option(help="where process-executor rewards run: local (worker processes) or ray "
+                                           "(actors on the Ray cluster RAY_ADDRESS names, or a local one)")] = "local",
 ) -> None:
     """Score completions offline and summarise per reward. Exit 1 when rows were bad."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -225,7 +227,7 @@ def score(
     from .offline import Tally, score_file_rows
 
     with _errors():
-        ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers)
+        ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers, pool=pool)
         rows = read_rows(data)
     tally = Tally(ensemble.names)
     sink = sys.stdout if out_path == Path("-") else (out_path.open("w") if out_path else None)
@@ -329,3 +331,37 @@ def train(
     for name, values in summary.rewards.items():
         table.add_row(name, _fmt(values["first"]), _fmt(values["last"]))
     out.print(table)
+
+
+@app.command()
+def serve(
+    rewards: SpecOpt,
+    host: Annotated[str, typer.Option(help="address to listen on (0.0.0.0: every interface)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="requests scored at once (default: cores, at most 4)")] = None,
+    backlog: Annotated[int, typer.Option(min=0, help="requests that may wait; past that the answer is 429")] = 16,
+    deadline: Annotated[float, typer.Option(min=0.001, help="seconds within which a request is answered (504 past it)")] = 120.0,
+    max_body_mb: Annotated[float, typer.Option(min=0.0001, help="largest request body in MiB (413 past it)")] = 32.0,
+    max_rows: Annotated[int, typer.Option(min=1, help="most rows in one request (413 past it)")] = 8192,
+    token_env: Annotated[str, typer.Option(help="environment variable holding the bearer token (unset: no token)")] = "GRPO_HOST_SERVE_TOKEN",
+    workers: Annotated[int | None, typer.Option(min=1, help="worker processes per concurrent request")] = None,
+    pool: Annotated[str, typer.Option(help="where process-executor rewards run: local or ray")] = "local",
+    strict: Annotated[bool, typer.Option(help="a row that no reward scored fails its request")] = False,
+) -> None:
+    """Serve an ensemble over HTTP: OpenRLHF's /get_reward, /score, /check, /rewards and /health (docs/scaling.md).
+
+    Runs until SIGTERM or Ctrl-C, then answers the requests in flight before it exits.
+    """
+    try:
+        from .serve import ServeSettings
+        from .serve import serve as run_server
+        import starlette, uvicorn  # noqa: F401, E401  (the extra's packages, checked before any reward loads)
+    except ImportError as exc:
+        err.print(Text.assemble(("error:", "red"), f" {exc.name} is not installed: pip install 'grpo-host[serve]'"))
+        raise typer.Exit(2) from None
+    settings = ServeSettings(backlog=backlog, deadline=deadline, max_body=int(max_body_mb * 1024 * 1024),
+                             max_rows=max_rows, token_env=token_env, workers=workers, pool=pool)
+    if concurrency is not None:
+        settings.concurrency = concurrency
+    with _errors():
+        run_server(rewards, host=host, port=port, settings=settings, strict=strict)

@@ -1,0 +1,241 @@
+"""``grpo-host serve`` as a user runs it: a real uvicorn process on 127.0.0.1, hit with httpx.
+
+Each server is ``grpo-host serve`` in a subprocess with a probe pack on its
+path (a real distribution: a module plus a ``dist-info`` folder with its
+entry point), whose ``slow`` reward sleeps for the row's ``sleep`` seconds,
+so back-pressure, deadlines and shutdown are tested against real waiting.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import CLI_ENV, GRPO_HOST, run_cli, write_jsonl
+
+httpx = pytest.importorskip("httpx")
+pytest.importorskip("uvicorn")
+
+PROBE = '''
+import time
+from grpo_host import hookimpl, reward
+
+
+@reward(description="1.0 after sleeping the row's `sleep` seconds (0 when the row has none)")
+def slow(completion, *, sleep=None, **_):
+    time.sleep(float(sleep or 0))
+    return 1.0
+
+
+@hookimpl
+def register_rewards(register):
+    register.add_reward(slow)
+'''
+
+TOKEN = "s3cret-token"
+GOOD = "<think>\nsum\n</think>\n<answer>\n4\n</answer>\n"
+ROWS = [
+    {"prompt": "2+2?", "completion": GOOD, "answer": "4"},
+    {"prompt": "2+2?", "completion": "four", "answer": "4"},
+    {"prompt": "2+2?", "completion": GOOD},  # no answer: a bad row, named
+    {"prompt": "2+3?", "completion": GOOD, "answer": "5"},
+]
+
+
+@pytest.fixture(scope="session")
+def probe_site(tmp_path_factory) -> Path:
+    """A folder holding the probe pack as an installed distribution (what pip would leave)."""
+    site = tmp_path_factory.mktemp("serve-probe")
+    (site / "grpo_serve_probe.py").write_text(PROBE)
+    info = site / "grpo_serve_probe-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: grpo-serve-probe\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[grpo_host]\nprobe = grpo_serve_probe\n")
+    return site
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """One ``grpo-host serve`` subprocess; its stderr (the JSON access log) goes to a file."""
+
+    def __init__(self, site: Path, log: Path, spec: str, *args: str, env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
+        full_env.update(CLI_ENV, PYTHONPATH=str(site), **(env or {}))
+        self.stderr = log.open("w")
+        self.process = subprocess.Popen([GRPO_HOST, "serve", "--rewards", spec, "--port", str(self.port), *args],
+                                        stdout=subprocess.DEVNULL, stderr=self.stderr, env=full_env)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"grpo-host serve did not start:\n{log.read_text()}")
+            time.sleep(0.1)
+
+    def access(self) -> list[dict]:
+        """The access log's entries so far."""
+        lines = [json.loads(line) for line in self.log.read_text().splitlines() if line.startswith("{")]
+        return [line["access"] for line in lines]
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(30)
+        self.stderr.close()
+        return code
+
+
+@pytest.fixture(scope="module")
+def server(probe_site, tmp_path_factory):
+    """r1 format, accuracy and the probe; one request at a time plus one waiting; small limits; a token."""
+    srv = Server(probe_site, tmp_path_factory.mktemp("serve") / "stderr.log", "r1_strict_format, accuracy:2, slow:0",
+                 "--concurrency", "1", "--backlog", "1", "--deadline", "20", "--max-body-mb", "0.05",
+                 "--max-rows", "100", env={"GRPO_HOST_SERVE_TOKEN": TOKEN})
+    yield srv
+    srv.stop()
+
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def test_token_guards_everything_but_health(server):
+    assert httpx.get(server.url + "/health").json()["rewards"] == ["r1_strict_format", "accuracy", "slow"]
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+        reply = httpx.get(server.url + "/rewards", headers=headers)
+        assert reply.status_code == 401 and reply.headers["www-authenticate"] == "Bearer"
+        assert httpx.post(server.url + "/score", json={"rows": ROWS}, headers=headers).status_code == 401
+    listing = httpx.get(server.url + "/rewards", headers=AUTH).json()
+    assert [(r["name"], r["weight"], r["plugin"]) for r in listing] == [
+        ("r1_strict_format", 1.0, "grpo-host"), ("accuracy", 2.0, "grpo-host"), ("slow", 0.0, "grpo-serve-probe")]
+    assert listing[0]["bound"] == {"reasoning_tag": "think"}
+
+
+def test_score_matches_grpo_host_score(server, probe_site, tmp_path):
+    reply = httpx.post(server.url + "/score", json={"rows": ROWS}, headers=AUTH)
+    assert reply.status_code == 200
+    got = reply.json()
+    data = write_jsonl(tmp_path / "rows.jsonl", ROWS)
+    cli = run_cli("score", str(data), "-r", "r1_strict_format, accuracy:2, slow:0", "--json", "--out",
+                  str(tmp_path / "out.jsonl"), pythonpath=[probe_site])
+    assert cli.returncode == 1, cli.stderr  # the row without an answer is bad for both
+    want = json.loads(cli.stdout)
+    for summary in (got, want):
+        for stats in summary["rewards"].values():
+            stats.pop("seconds")
+    assert {k: v for k, v in got.items() if k != "results"} == want
+    lines = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    # the same lines, labelled by the row's index in the request instead of its line in the file
+    assert [{**line, "row": None} for line in got["results"]] == [{**line, "row": None} for line in lines]
+    assert got["results"][2] == {"row": "row 2", "error": "reward 'accuracy' needs column 'answer': missing"}
+    assert got["results"][0] == {"row": "row 0", "rewards": {"r1_strict_format": 1.0, "accuracy": 1.0, "slow": 1.0},
+                                 "total": 3.0}
+
+
+def test_openrlhf_get_reward(server):
+    prompts = [row["prompt"] for row in ROWS]
+    body = {"query": [row["prompt"] + row["completion"] for row in ROWS], "prompts": prompts,
+            "labels": [row.get("answer") for row in ROWS], "metas": [{}] * 4}
+    reply = httpx.post(server.url + "/get_reward", json=body, headers=AUTH)
+    assert reply.status_code == 200
+    got = reply.json()
+    assert set(got) == {"rewards", "scores", "extra_logs"}
+    # row 1: format 0, accuracy 0; row 2 has no label, so accuracy cannot apply: a bad row, 0.0 and not scored
+    assert got["rewards"] == got["scores"] == [3.0, 0.0, 0.0, 1.0]
+    assert got["extra_logs"]["accuracy"] == [1.0, 0.0, 0.0, 0.0]
+    assert got["extra_logs"]["grpo_host/scored"] == [1.0, 1.0, 0.0, 1.0]
+    logged = [e for e in server.access() if e["path"] == "/get_reward"][-1]
+    assert logged["status"] == 200 and logged["rows"] == 4 and logged["bad_rows"] == 1
+    assert logged["errors"] == ["row 2: reward 'accuracy' needs column 'answer': missing"]
+    bad = httpx.post(server.url + "/get_reward", json={"query": ["a", "b"], "prompts": ["a"]}, headers=AUTH)
+    assert bad.status_code == 422 and "one entry per query (2)" in bad.json()["error"]
+
+
+def test_check_reports_rows_like_data_check(server):
+    report = httpx.post(server.url + "/check", json={"rows": ROWS + [{"completion": "x"}]}, headers=AUTH).json()
+    assert not report["ok"] and report["rows"] == 5
+    problems = {(p["reward"], p["column"], p["problem"]): p["rows"] for p in report["problems"]}
+    assert problems[("accuracy", "answer", "missing")] == ["row 2"]  # row 4 stops at its missing prompt
+    assert problems[("-", "(row)", "no prompt: expected one of messages, prompt, instruction, question")] == ["row 4"]
+
+
+def test_size_limits(server):
+    big = {"rows": [{"prompt": "p", "completion": "x" * 60_000}]}
+    reply = httpx.post(server.url + "/score", json=big, headers=AUTH)
+    assert reply.status_code == 413 and "52428" in reply.json()["error"]
+
+    def chunks():  # no Content-Length: the stream itself is cut at the limit
+        yield b'{"rows": [{"completion": "'
+        for _ in range(40):
+            yield b"y" * 2000
+        yield b'"}]}'
+
+    streamed = httpx.post(server.url + "/score", content=chunks(), headers={**AUTH, "Content-Type": "application/json"})
+    assert streamed.status_code == 413
+    many = httpx.post(server.url + "/score", json={"rows": [{"completion": "x"}] * 101}, headers=AUTH)
+    assert many.status_code == 413 and "at most 100" in many.json()["error"]
+    assert httpx.post(server.url + "/score", content=b"{not json", headers=AUTH).status_code == 400
+
+
+def test_deadline_then_back_pressure(server):
+    # X-Deadline shortens the server's 20 s: the reply comes at 0.5 s, not when the 2 s row ends
+    start = time.monotonic()
+    late = httpx.post(server.url + "/score", json={"rows": [{"completion": "x", "answer": "4", "sleep": 2}]},
+                      headers={**AUTH, "X-Deadline": "0.5"})
+    assert late.status_code == 504 and "deadline" in late.json()["error"]
+    assert time.monotonic() - start < 1.8
+    # that late batch still holds the one ensemble; one request may wait, the next is turned away at once
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        waiting = pool.submit(httpx.post, server.url + "/score", json={"rows": [{"completion": "x", "answer": "4", "sleep": 0.5}]},
+                              headers=AUTH, timeout=30)
+        time.sleep(0.3)
+        start = time.monotonic()
+        busy = httpx.post(server.url + "/score", json={"rows": [{"completion": "x"}]}, headers=AUTH)
+        assert busy.status_code == 429 and busy.headers["retry-after"] == "1"
+        assert time.monotonic() - start < 1.0
+        assert waiting.result().status_code == 200
+    statuses = [e["status"] for e in server.access() if e["path"] == "/score"]
+    assert 504 in statuses and 429 in statuses
+
+
+def test_graceful_shutdown_answers_requests_in_flight(probe_site, tmp_path):
+    srv = Server(probe_site, tmp_path / "stderr.log", "slow")
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        in_flight = pool.submit(httpx.post, srv.url + "/score", json={"rows": [{"completion": "x", "sleep": 1.5}]},
+                                timeout=30)
+        time.sleep(0.5)
+        srv.process.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        with pytest.raises(httpx.ConnectError):  # no longer listening...
+            httpx.get(srv.url + "/health", timeout=2)
+        reply = in_flight.result()  # ...but the request already taken is answered
+    assert reply.status_code == 200 and reply.json()["results"][0]["total"] == 1.0
+    # uvicorn re-raises the signal once it has shut down, as process managers expect (0 from older uvicorns)
+    assert srv.stop() in (0, -signal.SIGTERM)
+    assert "Finished server process" in srv.log.read_text()
+    assert [(e["path"], e["status"]) for e in srv.access()][-1] == ("/score", 200)
+
+
+def test_bad_spec_stops_at_start(probe_site):
+    proc = run_cli("serve", "--rewards", "no_such_reward", "--port", str(free_port()), pythonpath=[probe_site],
+                   timeout=60)
+    assert proc.returncode == 2 and "no_such_reward" in proc.stderr
