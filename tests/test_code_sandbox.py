@@ -1,39 +1,94 @@
-"""Hostile programs against the code reward's sandbox: each scores 0 and leaves nothing behind.
+"""The code sandbox's attack suite: every class of escape and forgery, as root and as an unprivileged user.
 
-Every case runs through the registered ``code`` reward (scored in this
-process, with its warm sandbox), and then checks what a user would care
-about: the score is 0, this process is alive, no process of the program is
-left anywhere on the machine (by a marker in the command line, by the
-programs' host uid, and by the sandbox's PID namespace holding only its init
-and the fork server), nothing with the marker appeared in host directories,
-and the same sandbox (or its replacement) still scores a correct program.
+Each attack is a list of programs run one after another in one warm
+sandbox by a driver process (the sandbox exactly as the ``code`` reward
+uses it: :class:`Sandbox` and the test plans of :mod:`shapes`), either as
+the invoking user (root in CI) or as a user created for the suite.  What is
+checked is what an attacker would want, from outside the sandbox: files in
+host folders and in the user's home, connections to listeners (TCP on
+127.0.0.1, pathname unix sockets inside a folder every sandbox binds, an
+abstract socket), keys in any kernel keyring (``/proc/key-users``), host
+memory and kernel slab while it runs, processes, work folders and cgroups
+left behind; and, for the forgery classes, that no forged program passes
+while an honest one on the same tests does.  Each attack is bounded in time.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import platform
+import pwd
+import random
+import re
+import shutil
+import signal
 import socket
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from grpo_host import Ensemble, get_reward
-from reward_plugins.code.reward import shared_sandbox
-from reward_plugins.code.sandbox import isolation
+from reward_plugins.code.sandbox import HOST_UID_BASE, HOST_UID_SPAN, SHM_INODES, WORK_INODES, isolation
+
+ROOT = Path(__file__).resolve().parent.parent
+RUNNER_DIR = ROOT / "reward_plugins" / "code"
+MARKER = f"grpo-code-escape-{uuid.uuid4().hex[:12]}"
+SECRET = random.randrange(10**8, 10**9)  # the expected value of the forgery tests: no program can guess it
+USER = "grpo-sandbox-test"
+HOST_DIRS = ["/etc", "/tmp", "/var/tmp", "/dev/shm", "/root", "/", str(ROOT), str(RUNNER_DIR)]
+SYSCALLS = {"x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250, "clone": 56},
+            "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "clone": 220}}[platform.machine()]
 
 pytestmark = pytest.mark.skipif(
     not isolation().isolated, reason=f"no bubblewrap sandbox here ({isolation().reason}): hostile code is not run"
 )
 
-MARKER = f"grpo-code-escape-{uuid.uuid4().hex[:12]}"
-HOST_DIRS = ["/etc", "/tmp", "/var/tmp", "/dev/shm", "/root", "/", str(Path.cwd()), str(Path(__file__).parent)]
+# The driver: runs an attack's programs in one sandbox and prints what became of each, as JSON.
+DRIVER = r"""
+import json, sys
+sys.path[:0] = sys.argv[1].split(":")
+from reward_plugins.code import shapes
+from reward_plugins.code.sandbox import Limits, Sandbox
 
-# Tries to leave a file with the marker in every host directory above; every hostile program starts with it.
+steps = json.loads(sys.stdin.read())
+out = []
+with Sandbox() as sandbox:
+    for step in steps:
+        kw = {}
+        if "calls" in step:  # literal-call tests, planned exactly as the reward plans them
+            kw["calls"] = shapes.plan(step["calls"], shapes.owned(step["calls"], step["code"]))
+            assert isinstance(kw["calls"], shapes.Calls), step["calls"]
+        elif "tests" in step:
+            kw["tests"] = step["tests"]
+        else:
+            kw["stdin"] = step.get("stdin", "")
+        print("running", flush=True, file=sys.stderr)
+        r = sandbox.run(step["code"], limits=Limits(**step.get("limits", {"timeout": 3.0})), **kw)
+        out.append({"status": r.status, "exit_code": r.exit_code, "stdout": r.stdout, "stderr": r.stderr,
+                    "passed_asserts": r.passed_asserts, "cases": list(r.cases), "mode": sandbox.mode,
+                    "cgroup": sandbox.cgroup is not None})
+# Outside the sandbox, in the invoking user's own session: no key with the marker in its user or session keyring.
+import ctypes, platform
+libc = ctypes.CDLL(None, use_errno=True)
+keyctl = {"x86_64": 250, "aarch64": 219}[platform.machine()]
+searches = []
+for keyring in (-4, -3):  # KEY_SPEC_USER_KEYRING, KEY_SPEC_SESSION_KEYRING
+    found = libc.syscall(keyctl, 10, keyring, b"user", sys.argv[2].encode(), 0)  # KEYCTL_SEARCH
+    searches.append(ctypes.get_errno() if found < 0 else found)
+out.append({"key_searches": searches})
+print(json.dumps(out))
+"""
+
+# Tries to leave a file with the marker in every host directory (and the user's home); many programs start so.
 PRELUDE = f"""
 import os
-for _d in {HOST_DIRS!r}:
+for _d in {HOST_DIRS!r} + [os.path.expanduser('~'), '/home/{USER}']:
     try:
         with open(os.path.join(_d, {MARKER!r}), "w") as _f:
             _f.write("escaped")
@@ -41,95 +96,177 @@ for _d in {HOST_DIRS!r}:
         pass
 """
 
-HOSTILE = {
-    "fork_bomb": "while True:\n    os.fork()",
-    "posix_spawn": (
-        "import sys\n"
-        "while True:\n"
-        f"    os.posix_spawn(sys.executable, [sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}],"
-        " dict(os.environ))"
-    ),
-    "ctypes_fork": (
-        "import ctypes, time\n"
-        "libc = ctypes.CDLL(None)\n"
-        "while True:\n"
-        "    if libc.fork() < 0:\n"
-        "        time.sleep(10**6)"
-    ),
-    "busy_loop": "while True:\n    pass",
-    "sleep": "import time\ntime.sleep(10**6)",
-    "allocate_50gb": "block = bytearray(50 * 1024**3)\nblock[-1] = 1",
-    "write_etc": f"with open('/etc/{MARKER}', 'w') as f:\n    f.write('pwned')",
-    "kill_parent": "os.kill(os.getppid(), 9)",
-    "setsid_grandchild": (
-        "import sys, time\n"
-        "if os.fork() == 0:\n"
-        "    os.setsid()\n"
-        "    if os.fork() == 0:\n"
-        "        beat = ('import time\\nwhile True:\\n'\n"
-        "                '    open(\"heartbeat\", \"a\").write(\".\")\\n    time.sleep(0.01)')\n"
-        f"        os.execv(sys.executable, [sys.executable, '-c', beat, {MARKER!r}])\n"
-        "    os._exit(0)\n"
-        "time.sleep(10**6)"
-    ),
-    "print_1gb": "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.write(chunk)",
-}
 
-SPAWN_SLEEPER = (
-    "import subprocess, sys\n"
-    f"subprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])"
-)
+# ---------------------------------------------------------------- who runs the driver
 
 
-def fenced(source: str) -> str:
-    return f"Here is my solution:\n```python\n{source}\n```\n"
+class Runner:
+    """Runs the driver as the invoking user or as the suite's unprivileged user."""
+
+    def __init__(self, who: str, workdir: Path) -> None:
+        self.who, self.workdir = who, workdir
+        self.driver = workdir / "driver.py"
+        if who == "invoker":
+            self.python, self.path = sys.executable, str(ROOT)
+        else:
+            self.python, self.path = "/usr/bin/python3", f"{ROOT}:{workdir / 'lib'}"
+        self.last_pid: int | None = None
+
+    def start(self, steps: list[dict], env: dict[str, str] | None = None) -> subprocess.Popen:
+        argv = [self.python, "-I", str(self.driver), self.path, MARKER]
+        if self.who != "invoker":
+            argv = [shutil.which("runuser"), "-u", USER, "--", *argv]
+        environment = {"PATH": "/usr/bin:/bin", **(env or {})}
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=environment, cwd=self.workdir)
+        proc.stdin.write(json.dumps(steps))
+        proc.stdin.close()
+        proc.stdin = None  # written whole: communicate() has nothing left to send
+        self.last_pid = proc.pid
+        return proc
+
+    def run(self, steps: list[dict], env: dict[str, str] | None = None, timeout: float = 90) -> list[dict]:
+        proc = self.start(steps, env)
+        out, err = proc.communicate(timeout=timeout)
+        assert proc.returncode == 0, err[-3000:]
+        *results, keys = json.loads(out.splitlines()[-1])
+        assert keys["key_searches"] == [126, 126], keys  # ENOKEY in both keyrings: nothing was stored
+        return results
 
 
 @pytest.fixture(scope="module")
-def code():
-    """The installed ``code`` reward with a short per-program timeout; its sandbox is closed at the end."""
-    reward = get_reward("code").bind({"timeout": 2.0})
-    yield reward
-    shared_sandbox().close()
+def suite_dir():
+    """A folder both users can read: the driver and a copy of the installed pyseccomp module."""
+    import pyseccomp
+
+    path = Path(tempfile.mkdtemp(prefix="grpo-sandbox-suite-"))
+    (path / "lib").mkdir()
+    shutil.copy(pyseccomp.__file__, path / "lib" / "pyseccomp.py")
+    (path / "driver.py").write_text(DRIVER)
+    for p in (path, path / "lib"):
+        p.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def unprivileged_user():
+    """The suite's own unprivileged user, with a home holding secrets, removed at the end."""
+    if os.geteuid() != 0:
+        pytest.skip("creating the unprivileged test user needs root (this run is already unprivileged)")
+    if shutil.which("useradd") is None or shutil.which("runuser") is None:
+        pytest.skip("useradd/runuser are not installed: cannot create the unprivileged test user")
+    subprocess.run(["userdel", "-r", USER], capture_output=True)
+    made = subprocess.run(["useradd", "-m", "-s", "/bin/sh", USER], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot create the unprivileged test user: {made.stderr.strip()}")
+    entry = pwd.getpwnam(USER)
+    for relative in (".ssh/id_ed25519", ".cache/huggingface/token"):
+        secret = Path(entry.pw_dir) / relative
+        secret.parent.mkdir(parents=True, exist_ok=True)
+        secret.write_text(MARKER)
+        for p in (secret, secret.parent, secret.parent.parent):
+            if p != Path(entry.pw_dir):
+                os.chown(p, entry.pw_uid, entry.pw_gid)
+    probe = subprocess.run(["runuser", "-u", USER, "--", "/usr/bin/python3", "-c", "print(1)"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"the unprivileged test user cannot run /usr/bin/python3: {probe.stderr.strip()}")
+    yield entry
+    subprocess.run(["pkill", "-KILL", "-u", USER], capture_output=True)
+    subprocess.run(["userdel", "-r", USER], capture_output=True)
+
+
+@pytest.fixture(scope="module", params=["invoker", "unprivileged"])
+def runner(request, suite_dir):
+    if request.param == "unprivileged":
+        request.getfixturevalue("unprivileged_user")
+    return Runner(request.param, suite_dir)
+
+
+@pytest.fixture(scope="module")
+def root_secret():
+    """A secret in the invoking user's own home, which no sandbox may read."""
+    path = Path.home() / f".{MARKER}-token"
+    path.write_text(MARKER)
+    yield path
+    path.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------- checks from outside
+
+
+def meminfo() -> dict[str, int]:
+    return {k: int(v.split()[0]) << 10 for k, v in (line.split(":") for line in Path("/proc/meminfo").read_text()
+                                                   .splitlines())}
+
+
+class MemoryWatch:
+    """Samples host memory while an attack runs: the largest drop in MemAvailable and rise in Slab."""
+
+    def __init__(self) -> None:
+        start = meminfo()
+        self.available, self.slab = start["MemAvailable"], start["Slab"]
+        self.drop = self.slab_rise = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            now = meminfo()
+            self.drop = max(self.drop, self.available - now["MemAvailable"])
+            self.slab_rise = max(self.slab_rise, now["Slab"] - self.slab)
+
+    def stop(self) -> MemoryWatch:
+        self._stop.set()
+        self._thread.join()
+        return self
+
+
+def key_counts() -> dict[str, int]:
+    """Keys per uid in every kernel keyring (``/proc/key-users``, world-readable)."""
+    out = {}
+    for line in Path("/proc/key-users").read_text().splitlines():
+        uid, rest = line.split(":", 1)
+        out[uid.strip()] = int(rest.split()[1].split("/")[0])
+    return out
 
 
 def marked_processes() -> list[int]:
     found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
+    for name in filter(str.isdigit, os.listdir("/proc")):
         try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                if MARKER.encode() in f.read():
-                    found.append(int(name))
-        except OSError:
-            pass
-    return found
-
-
-def processes_of_uid(uid: int) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        try:
-            if name.isdigit() and os.stat(f"/proc/{name}").st_uid == uid:
+            if MARKER.encode() in Path(f"/proc/{name}/cmdline").read_bytes():
                 found.append(int(name))
         except OSError:
             pass
     return found
 
 
-def in_namespace(namespace: str) -> list[int]:
+def sandbox_uid_processes() -> list[int]:
     found = []
-    for name in os.listdir("/proc"):
+    for name in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if name.isdigit() and os.readlink(f"/proc/{name}/ns/pid") == namespace:
+            if HOST_UID_BASE <= os.stat(f"/proc/{name}").st_uid < HOST_UID_BASE + HOST_UID_SPAN:
                 found.append(int(name))
         except OSError:
             pass
     return found
 
 
-def eventually(check, seconds: float = 3.0):
+def leftover_folders(pid: int | None = None) -> list[str]:
+    """Work folders and cgroups of the sandbox code (of one owner pid when given)."""
+    pattern = f"grpo-host-code-{pid}-*" if pid else "grpo-host-code-*"
+    found = [str(p) for p in Path(tempfile.gettempdir()).glob(pattern)]
+    for hierarchy in ("memory", "pids", ""):
+        base = Path("/sys/fs/cgroup") / hierarchy
+        if base.is_dir():
+            found += [str(p) for p in base.rglob(pattern) if p.is_dir()] if hierarchy else []
+    return found
+
+
+def eventually(check, seconds: float = 5.0):
     """Kills are asynchronous: poll ``check()`` until it is falsy (returns the last value)."""
     deadline = time.monotonic() + seconds
     while (value := check()) and time.monotonic() < deadline:
@@ -137,151 +274,443 @@ def eventually(check, seconds: float = 3.0):
     return value
 
 
-def assert_nothing_left(sandbox, namespace: str, host_uid: int | None) -> None:
+class Listeners:
+    """A TCP listener on 127.0.0.1, a pathname unix socket in a folder every sandbox binds, one in the host's
+    /tmp, and an abstract one: no sandboxed program may connect to any of them."""
+
+    def __init__(self) -> None:
+        self.tcp = socket.socket()
+        self.tcp.bind(("127.0.0.1", 0))
+        self.port = self.tcp.getsockname()[1]
+        self.paths = [str(RUNNER_DIR / f".{MARKER}.sock"), f"/tmp/{MARKER}.sock"]
+        self.sockets = [self.tcp]
+        for path in self.paths:
+            s = socket.socket(socket.AF_UNIX)
+            s.bind(path)
+            os.chmod(path, 0o777)
+            self.sockets.append(s)
+        self.abstract = f"\0{MARKER}"
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(self.abstract)
+        self.sockets.append(s)
+        for s in self.sockets:
+            s.listen(8)
+            s.setblocking(False)
+
+    def connections(self) -> int:
+        count = 0
+        for s in self.sockets:
+            try:
+                s.accept()[0].close()
+                count += 1
+            except BlockingIOError:
+                pass
+        return count
+
+    def close(self) -> None:
+        for s in self.sockets:
+            s.close()
+        for path in self.paths:
+            Path(path).unlink(missing_ok=True)
+
+
+@pytest.fixture
+def outside(root_secret):
+    """Snapshot, then check after the attack: host files, listeners, keyrings, processes, folders."""
+    listeners = Listeners()
+    keys = key_counts()
+    yield listeners
+    try:
+        assert listeners.connections() == 0, "a sandboxed program reached a listener"
+    finally:
+        listeners.close()
+    test_user = str(pwd.getpwnam(USER).pw_uid) if USER in {e.pw_name for e in pwd.getpwall()} else None
+    # (runuser's PAM session gives the test user one new session keyring per driver run: not the sandbox's)
+    grown = {uid: n for uid, n in key_counts().items() if n > keys.get(uid, 0) and uid != test_user}
+    assert not grown, f"keys were added to kernel keyrings: {grown}"
     assert eventually(marked_processes) == [], "a process with the program's marker survived"
-    if host_uid is not None:
-        assert eventually(lambda: processes_of_uid(host_uid)) == [], "a process of the programs' uid survived"
-    alive = sandbox.processes()
-    # Either the same sandbox is idle (its init and the fork server only) or it was torn down entirely.
-    if alive:
-        assert os.readlink(f"/proc/{alive[0]}/ns/pid") == namespace and len(alive) == 2, alive
-    else:
-        assert eventually(lambda: in_namespace(namespace)) == [], "the torn-down sandbox left processes"
-    for directory in HOST_DIRS:
-        assert not os.path.exists(os.path.join(directory, MARKER)), f"the program wrote into {directory}"
+    assert eventually(sandbox_uid_processes) == [], "a process of a sandbox's programs' uid survived"
+    home = Path(f"/home/{USER}")
+    for directory in [*HOST_DIRS, str(Path.home()), str(home)]:
+        assert not os.path.exists(os.path.join(directory, MARKER)), f"a program wrote into {directory}"
+    assert eventually(leftover_folders) == [], "a work folder or cgroup was left behind"
 
 
-@pytest.mark.timeout(60)
-@pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_hostile_program_scores_zero_and_leaves_nothing(code, name):
-    assert code.score_one(fenced("print('warm')"), tests=[{"input": "", "output": "warm"}]) == 1.0
-    sandbox = shared_sandbox()
-    namespace = os.readlink(f"/proc/{sandbox.processes()[0]}/ns/pid")
-    host_uid = sandbox.host_uid if sandbox.mode == "root" else None
+# ---------------------------------------------------------------- escapes
+
+
+def program(body: str) -> dict:
+    return {"code": PRELUDE + body, "tests": "assert True"}
+
+
+ESCAPES = {
+    # processes and resources
+    "fork_bomb": "while True:\n    os.fork()",
+    "posix_spawn_sleepers": (
+        "import sys\nwhile True:\n"
+        f"    os.posix_spawn(sys.executable, [sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}],"
+        " dict(os.environ))"
+    ),
+    "ctypes_fork": "import ctypes, time\nlibc = ctypes.CDLL(None)\nwhile True:\n    libc.fork() < 0 and time.sleep(10**6)",
+    "busy_loop": "while True:\n    pass",
+    "allocate_50gb": "block = bytearray(50 * 1024**3)\nblock[-1] = 1",
+    "kill_parent": "os.kill(os.getppid(), 9)",
+    "kill_everything": "os.kill(-1, 9)\nraise SystemExit(1)",
+    "setsid_grandchild": (
+        "import sys, time\n"
+        "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+        f"        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])\n"
+        "    os._exit(0)\ntime.sleep(10**6)"
+    ),
+    "print_1gb": "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.write(chunk)",
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", sorted(ESCAPES))
+def test_hostile_program_fails_and_leaves_nothing(runner, outside, name):
+    honest = {"code": "import os\nassert os.listdir('.') == [], os.listdir('.')", "tests": "assert True"}
     start = time.monotonic()
-
-    score = code.score_one(fenced(PRELUDE + HOSTILE[name]), tests="assert True")
-
-    assert score == 0.0
-    assert time.monotonic() - start < 30
-    assert_nothing_left(sandbox, namespace, host_uid)
-    # The work dir is empty again and nothing is writing into it: a later program sees a clean directory.
-    later = "import os, time\ntime.sleep(0.2)\nassert os.listdir('.') == [], os.listdir('.')"
-    assert code.score_one(fenced(later), tests="assert True") == 1.0
+    results = runner.run([program(ESCAPES[name]), honest])
+    assert time.monotonic() - start < 60
+    assert not results[0]["passed_asserts"]
+    assert results[1]["passed_asserts"], results[1]  # the sandbox (or its replacement) still works, empty
 
 
-@pytest.mark.timeout(60)
-def test_listener_on_localhost_sees_no_connection(code):
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen(8)
-        port = listener.getsockname()[1]
-        attack = (
-            "import socket\n"
-            f"s = socket.create_connection(('127.0.0.1', {port}), timeout=1)\n"
-            "s.sendall(b'exfiltrated')\n"
-        )
-        assert code.score_one(fenced(PRELUDE + attack), tests="assert True") == 0.0
-        listener.setblocking(False)
-        with pytest.raises(BlockingIOError):
-            listener.accept()
+KEYRINGS = """
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+NR = {nr}
+def call(name, *args):
+    r = libc.syscall(NR[name], *args)
+    return r, ctypes.get_errno()
+print("add_user", *call("add_key", b"user", {marker!r}.encode(), b"secret", 6, -4))  # KEY_SPEC_USER_KEYRING
+print("add_session", *call("add_key", b"user", {marker!r}.encode(), b"secret", 6, -3))
+print("session_id", *call("keyctl", 0, -3, 0))  # KEYCTL_GET_KEYRING_ID @s
+print("search", *call("keyctl", 10, -4, b"user", {marker!r}.encode(), 0))  # KEYCTL_SEARCH @u
+print("request", *call("request_key", b"user", {marker!r}.encode(), None, 0))
+"""
 
 
 @pytest.mark.timeout(120)
-def test_hostile_batch_through_ensemble_workers():
-    """The process executor path: workers with their own sandboxes survive a hostile batch and keep scoring."""
-    names = ["fork_bomb", "kill_parent", "setsid_grandchild", "print_1gb", "sleep"]
-    completions = [fenced(HOSTILE[n]) for n in names] + [fenced("print(int(input()) * 2)")]
-    tests = ["assert True"] * len(names) + [[{"input": "21", "output": "42"}]]
-    with Ensemble.from_spec("code(timeout=2)", workers=2) as ensemble:
-        result = ensemble.score(completions, tests=tests)
-        assert result.values["code"] == [0.0] * len(names) + [1.0]
-        metrics = result.metrics["code"]
-        assert (metrics.errors, metrics.timeouts) == (0, 0)
-        assert ensemble._pool.killed == 0  # no worker had to be killed from outside
-    assert eventually(marked_processes) == []
+def test_no_kernel_keyring_is_reachable(runner, outside):
+    """Keyrings are per user, not per namespace: every keyring syscall fails, for this program and the next."""
+    code = KEYRINGS.format(nr=SYSCALLS, marker=MARKER)
+    results = runner.run([{"code": code}, {"code": code}])
+    for result in results:
+        lines = dict(line.split(" ", 1) for line in result["stdout"].splitlines())
+        assert set(lines) == {"add_user", "add_session", "session_id", "search", "request"}, result
+        for name, outcome in lines.items():
+            assert outcome.split() == ["-1", "1"], (name, outcome)  # EPERM, nothing created or found
+
+
+NAMESPACES = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def report(name, r):
+    print(name, r, ctypes.get_errno(), flush=True)
+report("unshare_user_mount", libc.unshare(0x10000000 | 0x00020000))
+report("unshare_net", libc.unshare(0x40000000))
+report("clone_newuser", libc.syscall({clone}, 0x10000000 | 17, 0, 0, 0, 0))
+os.mkdir("mnt")
+report("mount_tmpfs", libc.mount(b"none", b"mnt", b"tmpfs", 0, b"size=4g"))
+fd = os.open("/proc/self/ns/user", os.O_RDONLY)
+report("setns", libc.setns(fd, 0))
+if libc.mount(b"none", b"mnt", b"tmpfs", 0, b"size=4g") == 0:  # had it worked: fill memory nothing counts
+    with open("mnt/fill", "wb") as f:
+        for _ in range(1536):
+            f.write(b"x" * (1 << 20))
+"""
 
 
 @pytest.mark.timeout(120)
-def test_item_timeout_in_a_worker_tears_the_sandbox_down():
-    """The ensemble's per-item bound (shorter than the program's own limit) fires inside the worker:
-    counted as a timeout, and the program it interrupted is killed with its sandbox."""
-    sleeper = fenced(SPAWN_SLEEPER)
-    spec = [{"name": "code", "params": {"timeout": 60}, "timeout": 5}]
-    with Ensemble.from_spec(spec, workers=1) as ensemble:
-        result = ensemble.score([sleeper, fenced("print(7)")], tests=["assert True", [{"input": "", "output": "7"}]])
-        assert result.values["code"] == [None, 1.0]
-        assert result.metrics["code"].timeouts == 1
-        assert eventually(marked_processes) == []
+def test_no_nested_namespaces_or_mounts(runner, outside):
+    watch = MemoryWatch()
+    (result,) = runner.run([{"code": NAMESPACES.format(clone=SYSCALLS["clone"]),
+                             "limits": {"timeout": 10.0, "memory": 256 << 20}}])
+    watch.stop()
+    lines = dict(line.split(" ", 1) for line in result["stdout"].splitlines())
+    assert set(lines) == {"unshare_user_mount", "unshare_net", "clone_newuser", "mount_tmpfs", "setns"}, result
+    for name, outcome in lines.items():
+        assert outcome.split()[0] == "-1", (name, outcome)
+    assert watch.drop < 1 << 30, f"host memory fell by {watch.drop >> 20} MiB"
 
 
-@pytest.mark.timeout(60)
-def test_a_killed_owner_takes_its_sandbox_with_it(tmp_path):
-    """What the worker pool's outer SIGKILL does to a worker: its sandbox dies too (--die-with-parent)."""
-    import signal
-    import subprocess
-    import sys
+SOCKETS = """
+import socket
+def attempt(name, family, address):
+    try:
+        s = socket.socket(family)
+        s.settimeout(1)
+        s.connect(address)
+        s.sendall(b"{marker}")
+        print(name, "connected")
+    except OSError as exc:
+        print(name, "refused", exc.errno)
+for i, path in enumerate({paths!r}):
+    attempt(f"unix{{i}}", socket.AF_UNIX, path)
+attempt("abstract", socket.AF_UNIX, {abstract!r})
+attempt("tcp", socket.AF_INET, ("127.0.0.1", {port}))
+for family in (socket.AF_NETLINK, socket.AF_PACKET):
+    try:
+        socket.socket(family, socket.SOCK_RAW)
+        print(family, "created")
+    except OSError as exc:
+        print(int(family), "refused", exc.errno)
+"""
 
-    owner = subprocess.Popen(
-        [sys.executable, "-c",
-         "from reward_plugins.code.sandbox import Limits, Sandbox\n"
-         "sandbox = Sandbox()\nsandbox.start()\nprint(flush=True)\n"
-         f"sandbox.run({SPAWN_SLEEPER!r}, limits=Limits(timeout=100))"],
-        stdout=subprocess.PIPE, cwd=Path(__file__).parent.parent,
-    )
-    owner.stdout.readline()
-    deadline = time.monotonic() + 10
+
+@pytest.mark.timeout(120)
+def test_no_socket_outside_the_sandbox_is_reachable(runner, outside):
+    """Not the listener on 127.0.0.1, not a socket file in a folder the sandbox binds, not an abstract one."""
+    listeners = outside
+    code = SOCKETS.format(marker=MARKER, paths=listeners.paths, abstract=listeners.abstract, port=listeners.port)
+    (result,) = runner.run([{"code": code}])
+    lines = result["stdout"].splitlines()
+    assert len(lines) == 6, result
+    assert all(" refused " in line for line in lines), lines
+
+
+SNOOP = """
+import os
+found = []
+for key, value in os.environ.items():
+    if {marker!r} in value:
+        found.append("environ " + key)
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    for part in ("environ", "cmdline"):
+        try:
+            if {marker!r}.encode() in open(f"/proc/{{pid}}/{{part}}", "rb").read():
+                found.append(f"/proc/{{pid}}/{{part}}")
+        except OSError:
+            pass
+for path in {paths!r}:
+    try:
+        if {marker!r} in open(os.path.expanduser(path)).read():
+            found.append(path)
+    except OSError:
+        pass
+print("FOUND", found)
+print("EXISTS", [p for p in ("/home", "/run", "/var/run/docker.sock", "/etc/passwd", "/etc/shadow", "/sys",
+                             "/root/.ssh") if os.path.exists(p)])
+print("ENV", sorted(os.environ))
+"""
+
+
+@pytest.mark.timeout(120)
+def test_no_host_environment_or_home_is_visible(runner, outside, root_secret):
+    """The host's environment (HF_TOKEN, WANDB_API_KEY) is nowhere in the sandbox, not even in /proc/1/environ;
+    home folders, /run, /etc and /sys are not there at all."""
+    paths = [str(root_secret), f"/home/{USER}/.ssh/id_ed25519", f"/home/{USER}/.cache/huggingface/token",
+             "~/.cache/huggingface/token"]
+    env = {"HF_TOKEN": MARKER, "WANDB_API_KEY": MARKER, "HOME": str(Path.home())}
+    (result,) = runner.run([{"code": SNOOP.format(marker=MARKER, paths=paths)}], env=env)
+    out = dict(line.split(" ", 1) for line in result["stdout"].splitlines())
+    assert out["FOUND"] == "[]", result["stdout"]
+    assert out["EXISTS"] == "[]", result["stdout"]
+    assert set(eval(out["ENV"])) <= {"PATH", "HOME", "PWD", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING",
+                                      "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "TMPDIR"}
+
+
+SPREAD = """
+import os, time
+kids = []
+for _ in range(15):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            block = bytearray(200 << 20)
+            for i in range(0, len(block), 4096):
+                block[i] = 1
+        except MemoryError:
+            os._exit(1)
+        time.sleep(5)
+        os._exit(0)
+    kids.append(pid)
+time.sleep(4)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_memory_is_bounded_across_all_of_a_programs_processes(runner, outside):
+    """15 children x 200 MB against memory_mb=256: a cgroup holds the total near 256 MB; without one
+    (an unprivileged user with no delegated cgroup v2) the documented bound is per process x processes."""
+    watch = MemoryWatch()
+    (result,) = runner.run([{"code": SPREAD, "limits": {"timeout": 8.0, "memory": 256 << 20, "processes": 16}}])
+    watch.stop()
+    if result["cgroup"]:
+        assert watch.drop < 700 << 20, f"host memory fell by {watch.drop >> 20} MiB with a cgroup bound of 320 MiB"
+    else:
+        assert watch.drop < (16 * 256 + 512) << 20, f"host memory fell by {watch.drop >> 20} MiB"
+
+
+INODES = """
+import os, time
+counts = {}
+for folder in (".", "/dev/shm", "/tmp"):
+    n, end = 0, time.monotonic() + 1.5
+    try:
+        while time.monotonic() < end:
+            open(os.path.join(folder, f"f{n}"), "w").close()
+            n += 1
+    except OSError:
+        pass
+    counts[folder] = n
+print(counts)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_files_are_capped_by_inodes_not_only_bytes(runner, outside):
+    """Creating empty files costs the kernel slab, not tmpfs bytes: the work folder and /dev/shm cap inodes."""
+    watch = MemoryWatch()
+    (result,) = runner.run([{"code": INODES, "limits": {"timeout": 10.0}}])
+    watch.stop()
+    counts = eval(result["stdout"])
+    assert counts["."] < WORK_INODES and counts["/dev/shm"] < SHM_INODES and counts["/tmp"] == 0, counts
+    assert watch.slab_rise < 128 << 20, f"kernel slab grew by {watch.slab_rise >> 20} MiB"
+
+
+# ---------------------------------------------------------------- forgery
+
+MBPP = f"assert secret(3) == {SECRET}\nassert secret(4) == {SECRET + 1}\n"
+HUMANEVAL = (f"METADATA = {{}}\n\ndef check(candidate):\n    assert candidate(3) == {SECRET}\n"
+             f"    assert candidate(4) == {SECRET + 1}\n\ncheck(secret)\n")
+HONEST = f"def secret(x):\n    return {SECRET} + x - 3\n"
+
+FORGERIES = {
+    "rebind_exec": "import builtins\nbuiltins.exec = lambda *a, **k: None\nbuiltins.compile = lambda *a, **k: None\n"
+                   "def secret(x):\n    return 0",
+    "equal_to_everything": "class A:\n    __eq__ = lambda s, o: True\n    __hash__ = lambda s: 0\n"
+                           "    __bool__ = lambda s: True\ndef secret(x):\n    return A()",
+    "int_subclass": "class I(int):\n    __eq__ = lambda s, o: True\n    __hash__ = int.__hash__\n"
+                    "def secret(x):\n    return I(0)",
+    "list_subclass": "class L(list):\n    __eq__ = lambda s, o: True\ndef secret(x):\n    return L()",
+    "frames_and_gc": (  # every int, string and bytes reachable from frames or the garbage collector
+        "import gc, re, sys\nseen = []\nf = sys._getframe()\nwhile f:\n    seen += list(f.f_locals.values())"
+        " + list(f.f_globals.values())\n    f = f.f_back\nseen += gc.get_objects()\nnumbers = []\n"
+        "for o in seen:\n    if isinstance(o, int) and 10**8 <= o < 10**9:\n        numbers.append(o)\n"
+        "    elif isinstance(o, (str, bytes)):\n        s = o if isinstance(o, str) else o.decode('latin-1')\n"
+        "        numbers += [int(m) for m in re.findall(r'== (\\d{9})', s)]\n"
+        "    elif isinstance(o, bytes) and len(o) == 16:\n        os.write(3, o)\n"
+        "def secret(x):\n    return numbers[0] + x - 3 if numbers else 0"
+    ),
+    "memory_scan": (  # the process's whole memory (a fork of the server that served earlier requests)
+        "import re\nfound = []\nfor line in open('/proc/self/maps'):\n    parts = line.split()\n"
+        "    if 'r' not in parts[1]:\n        continue\n    start, end = (int(x, 16) for x in parts[0].split('-'))\n"
+        "    try:\n        with open('/proc/self/mem', 'rb') as mem:\n            mem.seek(start)\n"
+        "            found += re.findall(rb'== (\\d{9})', mem.read(end - start))\n    except (OSError, ValueError,"
+        " OverflowError):\n        pass\n"
+        "def secret(x):\n    return int(found[0]) + x - 3 if found else 0"
+    ),
+    "write_the_results_itself": "os.write(3, b'=\\n' + b'{\"f\":\"0x1p0\"}\\n' * 4)\nos._exit(0)",
+    "exit_before_the_calls": "import sys\nsys.exit(0)",
+    "kill_the_judge": (  # same uid in user mode: the judge dies, and its verdict with it
+        "import signal\nfor p in filter(str.isdigit, os.listdir('/proc')):\n    try:\n"
+        "        if b'runner.py' in open(f'/proc/{p}/cmdline', 'rb').read() and int(p) not in (os.getpid(),"
+        " os.getppid()):\n            os.kill(int(p), 9)\n    except OSError:\n        pass\n"
+        "def secret(x):\n    return 0"
+    ),
+}
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("shape", ["mbpp", "humaneval"])
+def test_literal_call_asserts_cannot_be_forged(runner, outside, shape):
+    """An honest program passes; every forgery fails, in the same warm sandbox, right after the honest one."""
+    tests = MBPP if shape == "mbpp" else HUMANEVAL
+    steps = [{"code": HONEST, "calls": tests}]
+    for name in sorted(FORGERIES):
+        steps += [{"code": "import os\n" + FORGERIES[name], "calls": tests}, {"code": HONEST, "calls": tests}]
+    results = runner.run(steps, timeout=150)
+    expected = [True, True] if shape == "mbpp" else [True]
+    assert results[0]["cases"] == expected, results[0]
+    for i, name in enumerate(sorted(FORGERIES)):
+        forged, honest = results[1 + 2 * i], results[2 + 2 * i]
+        assert not any(forged["cases"]), (name, forged)
+        assert honest["cases"] == expected, (name, honest)  # and the judge still works afterwards
+
+
+SCRIPT = f"for x, y in [(3, {SECRET})]:\n    assert secret(x) == y\n"
+
+
+@pytest.mark.timeout(120)
+def test_assert_scripts_resist_the_known_tricks(runner, outside):
+    """Tests of any other shape run in the program's process (counted forgeable by the reward); still, rebinding
+    builtins, reading the token or the tests from frames or the garbage collector does not pass."""
+    steps = [{"code": HONEST, "tests": SCRIPT}]
+    for name in ("rebind_exec", "frames_and_gc", "memory_scan", "exit_before_the_calls"):
+        steps.append({"code": "import os\n" + FORGERIES[name], "tests": SCRIPT})
+    results = runner.run(steps)
+    assert results[0]["passed_asserts"], results[0]
+    assert [r["passed_asserts"] for r in results[1:]] == [False] * 4, results[1:]
+
+
+# ---------------------------------------------------------------- time and leftovers
+
+
+@pytest.mark.timeout(120)
+def test_a_hanging_program_fails_within_one_timeout(runner, outside):
+    """26 literal asserts against a program that never answers: every case fails, after about one timeout."""
+    tests = "".join(f"assert secret({i}) == {i}\n" for i in range(26))
+    hang = "def secret(x):\n    while True:\n        pass"
+    start = time.monotonic()
+    (result,) = runner.run([{"code": hang, "calls": tests, "limits": {"timeout": 2.0}}])
+    assert result["status"] == "timeout" and result["cases"] == [False] * 26
+    assert time.monotonic() - start < 2.0 + 8  # the driver's own start (a sandbox, a Python) included
+
+
+@pytest.mark.timeout(120)
+def test_a_killed_owner_leaves_no_process_and_no_folder(runner, outside):
+    """What the worker pool's SIGKILL does to a worker: its sandbox, its cgroups and its processes go too."""
+    sleeper = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])"
+    proc = runner.start([{"code": sleeper, "tests": "assert True", "limits": {"timeout": 100.0}}])
+    deadline = time.monotonic() + 20
     while not marked_processes():
-        assert time.monotonic() < deadline, "the program never started"
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
         time.sleep(0.05)
-    os.kill(owner.pid, signal.SIGKILL)
-    owner.wait()
-    owner.stdout.close()
+    driver = [int(p) for p in filter(str.isdigit, os.listdir("/proc"))
+              if Path(f"/proc/{p}/cmdline").exists() and b"driver.py" in Path(f"/proc/{p}/cmdline").read_bytes()]
+    for pid in driver:
+        os.kill(pid, signal.SIGKILL)
+    proc.wait(10)
+    proc.stdout.close()
+    proc.stderr.close()
     assert eventually(marked_processes) == []
+    assert eventually(lambda: [f for pid in driver for f in leftover_folders(pid)]) == []
+
+
+def test_the_suite_ran_in_the_mode_it_claims(runner):
+    """The invoking user gets root mode (with a cgroup) in CI; the unprivileged user gets user mode."""
+    (result,) = runner.run([{"code": "print(1)"}])
+    if runner.who == "unprivileged" or os.geteuid() != 0:
+        assert result["mode"] == "user"
+    else:
+        assert result["mode"] == "root" and result["cgroup"]
 
 
 @pytest.mark.timeout(60)
-def test_user_mode_rebuilds_after_its_server_is_killed():
-    """In ``user`` mode (bwrap's own user namespace, as for a non-root user) programs share the server's uid,
-    so killing it works; the host notices, scores the program as failed and starts a fresh sandbox."""
-    from reward_plugins.code.sandbox import Sandbox
-
-    with Sandbox(mode="user") as sandbox:
-        assert sandbox.run("import os; print(os.getuid())").stdout == "65534\n"
-        first = sandbox.processes()
-        assert sandbox.run("import os\nos.kill(os.getppid(), 9)").status == "crashed"
-        assert eventually(lambda: [p for p in first if os.path.exists(f"/proc/{p}")]) == []
-        assert sandbox.run("print(input())", stdin="x" * 300_000).stdout == "x" * 300_000 + "\n"
-        assert sandbox.starts == 2
+def test_programs_leave_nothing_for_the_next_one(runner):
+    """Files, /dev/shm entries and System V IPC objects are removed between programs of one warm sandbox."""
+    leave = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+             "assert libc.shmget(0x6772706F, 4096, 0o1666) >= 0\n"
+             "open('/dev/shm/left', 'w').write('x')\nopen('left', 'w').write('x')\n")
+    find = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "assert libc.shmget(0x6772706F, 4096, 0o666) < 0, 'System V segment survived'\n"
+            "assert not os.path.exists('/dev/shm/left')\nassert os.listdir('.') == [], os.listdir('.')\n")
+    results = runner.run([{"code": leave, "tests": "assert True"}, {"code": find, "tests": "assert True"}])
+    assert [r["passed_asserts"] for r in results] == [True, True], results
 
 
-LEAVE_STATE = """
-import ctypes, os
-libc = ctypes.CDLL(None, use_errno=True)
-assert libc.shmget(0x6772706F, 4096, 0o1666) >= 0, ctypes.get_errno()  # IPC_CREAT
-with open('/dev/shm/left-behind', 'w') as f:
-    f.write('answer')
-with open('left-behind', 'w') as f:
-    f.write('answer')
-"""
-FIND_STATE = """
-import ctypes, os
-libc = ctypes.CDLL(None, use_errno=True)
-assert libc.shmget(0x6772706F, 4096, 0o666) < 0, "System V segment survived"
-assert not os.path.exists('/dev/shm/left-behind'), "/dev/shm file survived"
-assert os.listdir('.') == [], os.listdir('.')
-"""
-
-
-@pytest.mark.timeout(60)
-@pytest.mark.parametrize("mode", ["root", "user"])
-def test_a_program_leaves_nothing_for_the_next_one(mode):
-    """Programs share one warm sandbox: files, /dev/shm entries and System V IPC objects are removed between them."""
-    from reward_plugins.code.sandbox import Sandbox
-
-    if mode == "root" and os.geteuid() != 0:
-        pytest.skip("root mode needs root")
-    with Sandbox(mode=mode) as sandbox:
-        assert sandbox.run(LEAVE_STATE, tests="assert True").passed_asserts
-        assert sandbox.run(FIND_STATE, tests="assert True").passed_asserts
-        assert sandbox.starts == 1  # cleaned up in place, not by rebuilding the sandbox
+def test_a_name_with_the_markers_pattern_is_what_the_checks_look_for():
+    """The outside checks are live: a real marked process and a real leftover folder are found."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", MARKER])
+    folder = Path(tempfile.mkdtemp(prefix=f"grpo-host-code-{proc.pid}-"))
+    try:
+        assert eventually(lambda: not marked_processes()) is False
+        assert leftover_folders(proc.pid) == [str(folder)]
+    finally:
+        proc.kill()
+        proc.wait()
+        folder.rmdir()
+    assert re.fullmatch(r"grpo-code-escape-[0-9a-f]{12}", MARKER)

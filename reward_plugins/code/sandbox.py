@@ -97,6 +97,23 @@ ANSWER_GRACE = 1.0  # seconds the host waits beyond a program's budget for the s
 START_TIMEOUT = 20.0
 SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32", "/lib", "/lib64", "/lib32", "/libx32")
 WORK_PREFIX = "grpo-host-code-"
+KEEPER = r"""
+# Leaves a watcher behind, joins the sandbox's cgroups and becomes bwrap.  When the owner's end of the watch
+# pipe closes (it closed the sandbox, or it was killed, SIGKILL included), the watcher kills bwrap (its PID
+# namespace dies with it) and removes the cgroups once they are empty.
+watch=$1; shift; dirs=
+while [ "$1" != -- ]; do dirs="$dirs $1"; shift; done
+shift
+(
+    exec 0</dev/null 1>&- 2>&-
+    read _ <&"$watch"
+    kill -KILL $$ 2>/dev/null
+    for d in $dirs; do n=0; until rmdir "$d" 2>/dev/null || [ ! -d "$d" ] || [ $n -ge 500 ]; do
+        n=$((n + 1)); sleep 0.01; done; done
+) &
+for d in $dirs; do echo $$ > "$d/cgroup.procs" || exit 125; done
+exec "$@"
+"""
 
 USERNS_REMEDY = (
     "allow unprivileged user namespaces: on the host `sysctl -w kernel.unprivileged_userns_clone=1` (Debian "
@@ -292,10 +309,14 @@ def _mount_args() -> list[str]:
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             binds.add(path)
-    for path in _outermost(binds):
+    made: set[str] = set()
+    targets = _outermost(binds) + (["/etc/ld.so.cache"] if os.path.exists("/etc/ld.so.cache") else [])
+    for path in targets:
+        for parent in reversed(Path(path).parents[:-1]):  # bwrap would make them 0700: programs could not enter
+            if str(parent) not in made:
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
         args += ["--ro-bind", path, path]
-    if os.path.exists("/etc/ld.so.cache"):
-        args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
     args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--dir", "/dev/shm", "--remount-ro", "/dev",
              "--perms", "0755", "--dir", "/tmp", "--dir", "/tmp/work", "--remount-ro", "/"]
     return args
@@ -392,6 +413,7 @@ class Sandbox:
         self.process: subprocess.Popen | None = None
         self._work_root: str | None = None
         self.cgroup: Cgroup | None = None
+        self._watch: int | None = None  # our end of the keeper's watch pipe (cgroup mode)
         self.starts = 0
         self.host_uid: int | None = None
         self._lock = threading.Lock()  # one program at a time, even if a caller's thread is abandoned
@@ -415,10 +437,10 @@ class Sandbox:
             argv = _bwrap_argv(self._bwrap, self.mode, userns, _server_command(self.mode))
             fds, env = userns.fds, {}
             self.cgroup = Cgroup.create()
-            if self.cgroup is not None:  # bwrap starts inside it: a shell joins, then execs bwrap
-                procs = [str(d / "cgroup.procs") for d in self.cgroup.dirs]
-                argv = ["/bin/sh", "-c", 'for f; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done;'
-                        ' shift; exec "$@"', "sh", *procs, "--", *argv]
+            if self.cgroup is not None:
+                watch, self._watch = os.pipe()
+                argv = ["/bin/sh", "-c", KEEPER, "sh", str(watch), *map(str, self.cgroup.dirs), "--", *argv]
+                fds = (*fds, watch)
         try:
             self.process = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -427,6 +449,8 @@ class Sandbox:
         finally:
             if self.mode != "none":
                 userns.close()
+            if self.cgroup is not None:
+                os.close(fds[-1])  # the keeper's end of the watch pipe
         self.starts += 1
         hello = self._receive(time.monotonic() + START_TIMEOUT)
         if not isinstance(hello, dict) or not hello.get("ready"):
@@ -513,11 +537,12 @@ class Sandbox:
         """Host pids of every process inside this sandbox's PID namespace (init, server and judge when idle)."""
         if self.process is None or self.mode == "none":
             return []
-        try:  # bwrap (the cgroup-joining shell execs it, keeping its pid) has one child: the namespace's init
+        own = os.readlink("/proc/self/ns/pid")
+        try:  # bwrap's children: the namespace's init and, in cgroup mode, the keeper's watcher
             with open(f"/proc/{self.process.pid}/task/{self.process.pid}/children") as f:
-                init = int(f.read().split()[0])
-            namespace = os.readlink(f"/proc/{init}/ns/pid")
-        except (OSError, IndexError, ValueError):
+                children = [int(pid) for pid in f.read().split()]
+            namespace = next(ns for pid in children if (ns := os.readlink(f"/proc/{pid}/ns/pid")) != own)
+        except (OSError, StopIteration, ValueError):
             return []
         found = []
         for name in os.listdir("/proc"):
@@ -537,6 +562,9 @@ class Sandbox:
         complaint, if any).
         """
         process, self.process = self.process, None
+        if self._watch is not None:
+            os.close(self._watch)
+            self._watch = None
         if process is not None:
             if graceful:
                 try:
