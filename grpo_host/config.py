@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from .reward_spec import SpecError, SpecItem, parse_spec
 
-__all__ = ["BitsAndBytesSettings", "ConfigError", "DataSettings", "LoraSettings", "MlxQuantSettings", "QuantizationSettings",
-           "RunConfig", "apply_overrides", "load_config"]
+__all__ = ["BitsAndBytesSettings", "ConfigError", "DataSettings", "LoraSettings", "MlxQuantSettings",
+           "QuantizationSettings", "RunConfig", "apply_overrides", "load_config"]
 
 
 class ConfigError(ValueError):
@@ -66,8 +66,8 @@ class BitsAndBytesSettings(_Strict):
         True, description="4-bit: quantize the quantization constants too (bnb_4bit_use_double_quant)"
     )
     compute_dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
-        "auto", description="4-bit: dtype of the matmuls (bnb_4bit_compute_dtype); auto: bfloat16 where the GPU has it, "
-                            "else float16 (float32 without CUDA)"
+        "auto", description="4-bit: dtype of the matmuls (bnb_4bit_compute_dtype); auto: bfloat16 where the GPU "
+                            "has it, else float16 (float32 without CUDA)"
     )
 
 
@@ -236,7 +236,7 @@ def _fields_at(loc: Sequence[Any]) -> list[str]:
 
 
 def _sections_with(loc: Sequence[Any]) -> list[str]:
-    """Sub-sections of the model holding ``loc`` that have its last key (``quantization.group_size`` lives in ``mlx``)."""
+    """Sub-sections of the model holding ``loc`` that have its last key (``quantization.group_size``: in ``mlx``)."""
     return [name for name in _fields_at(loc) if str(loc[-1]) in _fields_at([*loc[:-1], name, loc[-1]])]
 
 

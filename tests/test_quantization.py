@@ -205,7 +205,7 @@ def test_mlx_quantizes_at_load_trains_lora_resumes_and_the_adapter_generates(env
 
 @mlx_only
 def test_mlx_trains_an_already_quantized_folder_as_it_is(env, tmp_path):
-    """An 8-bit folder from mlx_lm.convert: trained without requantizing; a contradicting block or no LoRA is refused."""
+    """An 8-bit folder from mlx_lm.convert is trained without requantizing; a contradicting block or no LoRA is not."""
     from mlx_lm.convert import convert
 
     folder = tmp_path / "tiny-8bit"

@@ -30,7 +30,7 @@ def run_mlx(job: Job) -> Summary:
 
 
 def validate_trl(config) -> None:
-    """A quantized base bitsandbytes cannot load here fails before any data is read; see :func:`grpo_host.hosts.trl.validate`."""
+    """A base bitsandbytes cannot quantize here fails before data is read; see :func:`grpo_host.hosts.trl.validate`."""
     from .trl import validate
 
     validate(config)

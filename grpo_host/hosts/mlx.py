@@ -45,8 +45,8 @@ from .steps import check_prompt_length, last_checkpoint, refuse_unasked_overwrit
 if TYPE_CHECKING:
     from ..train import Job, Summary
 
-__all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxRewardFuncs", "base_quantization", "grpo_args", "quantize_base",
-           "run", "validate"]
+__all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxRewardFuncs", "base_quantization", "grpo_args",
+           "quantize_base", "run", "validate"]
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
 """The loss normalisations mlx-lm-lora implements (``dapo`` is not among them)."""
