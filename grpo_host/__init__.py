@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .ensemble import Ensemble, Member, RewardMetrics, ScoreResult
     from .hookspecs import hookimpl
+    from .monitoring import monitor
     from .plugins import Plugins, default_plugins, get_reward, list_rewards, load_plugins
     from .rewards import Reward, RewardError, RewardUnusable, Scored, completion_text, reward
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 # list`` runs without pluggy, importlib.metadata or pydantic, and a pack that
 # imports ``reward`` does not pay for the ensemble's worker machinery.
 _LAZY = {
-    "hookimpl": "hookspecs",
+    "hookimpl": "hookspecs", "monitor": "monitoring",
     "Plugins": "plugins", "default_plugins": "plugins", "load_plugins": "plugins",
     "list_rewards": "plugins", "get_reward": "plugins",
     "Reward": "rewards", "RewardError": "rewards", "RewardUnusable": "rewards", "Scored": "rewards", "completion_text": "rewards",
@@ -72,6 +73,7 @@ __all__ = [
     "hookimpl",
     "list_rewards",
     "load_plugins",
+    "monitor",
     "reward",
 ]
 

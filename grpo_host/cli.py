@@ -28,9 +28,11 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help=USAGE)
 rewards_app = typer.Typer(no_args_is_help=True, help="List and describe the installed rewards.")
 plugins_app = typer.Typer(no_args_is_help=True, help="List the installed reward packs.")
 data_app = typer.Typer(no_args_is_help=True, help="Check datasets before training.")
+monitors_app = typer.Typer(no_args_is_help=True, help="List and describe the run monitors (reward hacking, collapse).")
 app.add_typer(rewards_app, name="rewards")
 app.add_typer(plugins_app, name="plugins")
 app.add_typer(data_app, name="data")
+app.add_typer(monitors_app, name="monitors")
 
 # No markup: rewards, types ("list[str]"), paths and error messages hold brackets that are not style tags.
 out = Console(highlight=False, markup=False)
@@ -188,6 +190,47 @@ def data_check(
     raise typer.Exit(0 if report.ok else 1)
 
 
+@monitors_app.command("list")
+def monitors_list(as_json: JsonOpt = False) -> None:
+    """Every installed monitor: name, pack, the first sentence of its rule."""
+    from .plugins import default_plugins
+
+    registry = default_plugins().registry
+    found = [registry.monitor(name) for name in registry.names("monitor")]
+    if as_json:
+        print(json.dumps([_monitor_row(m) for m in found], indent=2))
+        return
+    table = _table("name", "pack", "params", "rule")
+    for m in found:
+        row = _monitor_row(m)
+        table.add_row(m.name, f"{m.plugin} {m.version}", ", ".join(row["params"].get("properties", {})) or "-",
+                      _first_sentence(m.description, 110))
+    out.print(table)
+
+
+@monitors_app.command("show")
+def monitors_show(name: str) -> None:
+    """A monitor's exact rule, thresholds and parameters."""
+    from .plugins import default_plugins
+
+    with _errors():
+        m = default_plugins().registry.monitor(name)
+    out.print(Text.assemble((m.name, "bold"), f"  (pack {m.plugin} {m.version})\n"))
+    out.print(re.sub(r"(?<!\n)\n(?!\n)", " ", m.description) + "\n")
+    props = _monitor_row(m)["params"].get("properties", {})
+    if props:
+        table = _table("parameter", "type", "default", "description", title="parameters")
+        for key, prop in props.items():
+            table.add_row(key, str(prop.get("type") or json.dumps(prop.get("anyOf", ""))),
+                          json.dumps(prop.get("default")), prop.get("description", ""))
+        out.print(table)
+
+
+def _monitor_row(m) -> dict:
+    return {"name": m.name, "plugin": m.plugin, "version": m.version, "description": m.description,
+            "params": m.params.model_json_schema() if m.params else {}}
+
+
 def _problems_table(report, title: str) -> Table:
     """A data check's problems: reward, column, problem, how many rows, the first of them."""
     table = _table("reward", "column", "problem", "rows", "first rows", title=title)
@@ -218,16 +261,24 @@ def score(
     strict: Annotated[bool, typer.Option(help="a row that no reward scored is an error")] = False,
     pool: Annotated[str, typer.Option(help="where process-executor rewards run: local (worker processes) or ray "
                                            "(actors on the Ray cluster RAY_ADDRESS names, or a local one)")] = "local",
+    monitors: Annotated[str, typer.Option(help="monitors to run over the batches: all, none, or names a,b")] = "all",
+    group_column: Annotated[str | None, typer.Option(
+        help="column holding each row's group id (default: rows sharing a prompt are a group)")] = None,
 ) -> None:
-    """Score completions offline and summarise per reward. Exit 1 when rows were bad."""
+    """Score completions offline and summarise per reward, with the monitors' metrics and alerts.
+
+    Exit 1 when rows were bad or a reward failed on some."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .data import read_rows
     from .ensemble import Ensemble
+    from .monitoring import MonitorSet, choose
     from .offline import Tally, score_file_rows
+    from .plugins import default_plugins
 
     with _errors():
         ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers, pool=pool)
+        watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)
         rows = read_rows(data)
     tally = Tally(ensemble.names)
     sink = sys.stdout if out_path == Path("-") else (out_path.open("w") if out_path else None)
@@ -237,7 +288,8 @@ def score(
     try:
         with _errors(), ensemble, progress:
             task = progress.add_task("score", total=_count_lines(data))
-            for line in score_file_rows(rows, ensemble, tally, batch_size=batch_size):
+            for line in score_file_rows(rows, ensemble, tally, batch_size=batch_size, monitors=watch,
+                                        group_column=group_column):
                 progress.advance(task)
                 if "rewards" not in line:
                     bad.append(f"{line['row']}: {line['error']}")
@@ -251,7 +303,9 @@ def score(
     if as_json:
         print(json.dumps({"rows": tally.rows, "scored": tally.rows - tally.bad, "bad_rows": tally.bad,
                           "failed_rows": tally.failed, "unscored": tally.unscored, "rewards": stats,
-                          "weights": dict(zip(ensemble.names, ensemble.weights))}, indent=2))
+                          "weights": dict(zip(ensemble.names, ensemble.weights)),
+                          "monitors": {"metrics": tally.monitor_metrics(),
+                                       "alerts": [a.as_dict() for a in watch.alerts]}}, indent=2))
     else:
         title = (f"{data}: {tally.rows - tally.bad} rows scored, {tally.bad} bad, {tally.failed} failed, "
                  f"{tally.unscored} unscored")
@@ -263,6 +317,10 @@ def score(
             table.add_row(name, _fmt(weight), _fmt(s["mean"]), _fmt(s["std"]), f"{s['coverage']:.0%}",
                           str(s["errors"]), str(s["timeouts"]), _fmt(s["seconds"]), counts)
         (err if sink is sys.stdout else out).print(table)
+    for alert in watch.alerts:
+        rows_seen = f" (e.g. {', '.join(map(str, alert.rows))})" if alert.rows else ""
+        err.print(f"{alert.severity}: monitor {alert.monitor} at batch {alert.step}: {alert.message}{rows_seen}",
+                  soft_wrap=True, style="yellow")
     for message in tally.errors:
         err.print(f"failed: {message}", soft_wrap=True, style="yellow")
     for message in bad[:10]:

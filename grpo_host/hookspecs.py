@@ -56,3 +56,23 @@ def register_hosts(register):
         before any data is read or model loaded, so settings the engine
         cannot honour fail at once (raise ``ConfigError``).
     """
+
+
+@hookspec
+def register_monitors(register):
+    """Register run monitors: classes that watch every scored batch for reward hacking and collapse.
+
+    A monitor is a class declared with :func:`grpo_host.monitor` whose
+    ``observe(batch)`` gets each scored batch (a
+    :class:`grpo_host.monitoring.Batch`: prompts, completions, token counts,
+    per-reward values, weights, totals, group ids) and returns a
+    :class:`grpo_host.monitoring.Report` of metrics and alerts.  The host
+    makes one instance per run, so a monitor may keep a window of batches;
+    it must stay cheap (no model calls).  A monitor that raises is reported
+    and switched off, never taking the run down.
+
+    :param register: a :class:`grpo_host.registry.Registrar` bound to this
+        plugin; ``register.add_monitor(monitor)`` records the monitor under
+        its name with this plugin's distribution name and version, for
+        ``grpo-host monitors list`` and the run configuration's ``monitors``.
+    """

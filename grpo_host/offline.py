@@ -6,16 +6,20 @@ every reward's value and the total; a row that could not be read or lacks
 what a chosen reward needs is ``{"row", "error"}``; a row that a reward
 failed on keeps the other rewards' values and says which reward failed and
 why under ``"error"``.  A :class:`Tally` keeps running per-reward figures
-(moments, not lists, so memory stays flat on large files).
+(moments, not lists, so memory stays flat on large files).  Monitors see
+each scored batch, with groups taken from a column or from the rows that
+share a prompt, so a run's samples can be audited after the fact.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .data import DataError, missing_column, normalize
 from .ensemble import Ensemble, Moments, ScoreResult
+from .monitoring import Batch, MonitorSet
 
 __all__ = ["Tally", "score_file_rows"]
 
@@ -24,11 +28,20 @@ class Tally:
     """What ``grpo-host score`` reports: row counts and per-reward figures over every batch so far."""
 
     def __init__(self, names: list[str]) -> None:
-        self.rows = self.bad = self.failed = self.unscored = 0
+        self.rows = self.bad = self.failed = self.unscored = self.batches = 0
         self.errors: list[str] = []  # the first messages of rows a reward failed on
         self._moments = {n: Moments() for n in names}
         self._stats = {n: {"n": 0, "errors": 0, "timeouts": 0, "seconds": 0.0} for n in names}
         self._counts: dict[str, dict[str, float]] = {n: {} for n in names}
+        self._monitor_metrics: dict[str, Moments] = {}
+
+    def add_monitor_metrics(self, metrics: dict[str, float]) -> None:
+        for key, value in metrics.items():
+            self._monitor_metrics.setdefault(key, Moments()).add([value])
+
+    def monitor_metrics(self) -> dict[str, float | None]:
+        """Each monitor metric's mean over the batches."""
+        return {key: m.mean for key, m in sorted(self._monitor_metrics.items())}
 
     def add(self, result: ScoreResult) -> None:
         self.unscored += result.unscored
@@ -61,13 +74,15 @@ class Tally:
 
 
 def score_file_rows(
-    rows: Iterable[tuple[str, Any]], ensemble: Ensemble, tally: Tally, *, batch_size: int = 256
+    rows: Iterable[tuple[str, Any]], ensemble: Ensemble, tally: Tally, *, batch_size: int = 256,
+    monitors: MonitorSet | None = None, group_column: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield one result per input row, in order (see the module docstring for their shapes).
 
     A row needs a ``completion`` (an empty string is a completion: a policy
     that emits EOS at once wrote it); a prompt only when a chosen reward
-    declares the ``prompt`` column.
+    declares the ``prompt`` column.  ``monitors`` observe every batch; a
+    monitor's group is ``group_column``'s value, else the row's prompt.
     """
     rewards = ensemble.rewards
     need_prompt = any("prompt" in col.names for r in rewards for col in r.requires)
@@ -77,8 +92,15 @@ def score_file_rows(
         good = [(where, row) for where, row, error in pending if error is None]
         result = None
         if good:
-            result = ensemble.score_rows([row for _, row in good], row_ids=[where for where, _ in good])
+            batch = [row for _, row in good]
+            result = ensemble.score_rows(batch, row_ids=[where for where, _ in good])
             tally.add(result)
+            if monitors is not None:
+                groups = [_group(row, group_column) for row in batch]
+                tally.add_monitor_metrics(monitors.observe(Batch.of(
+                    tally.batches, result, ensemble, [row.get("prompt") for row in batch],
+                    [row["completion"] for row in batch], groups, row_ids=[where for where, _ in good])))
+            tally.batches += 1
         i = 0
         for where, _, error in pending:
             if error is not None:
@@ -110,3 +132,9 @@ def score_file_rows(
         if len(pending) >= batch_size:
             yield from flush()
     yield from flush()
+
+
+def _group(row: dict[str, Any], column: str | None) -> Any:
+    """A row's group id: its ``column`` value, else its prompt (rows sharing a prompt are one GRPO group)."""
+    value = row.get(column) if column else row.get("prompt")
+    return value if isinstance(value, str | int | float | None) else json.dumps(value, sort_keys=True, default=str)

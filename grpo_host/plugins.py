@@ -45,6 +45,7 @@ class PluginRecord:
     error: str | None = None
     hooks: list[str] = field(default_factory=list)
     rewards: list[str] = field(default_factory=list)
+    monitors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def fail(self, exc: BaseException) -> None:
@@ -143,11 +144,12 @@ def load_plugins(
             except Exception as exc:
                 registry.discard(record.name)  # a half-registered pack is not used, and claims no name
                 failed(record, exc)
-    conflicts, usable = registry.conflicts, set(registry.names("reward"))
+    conflicts, usable, watching = registry.conflicts, set(registry.names("reward")), set(registry.names("monitor"))
     for name, register in registrars.items():
         record = records[name]
         if record.status == "loaded":
             record.rewards = sorted(n for n in set(register.names) if n in usable)
+            record.monitors = sorted(n for n in set(register.names) if n in watching)
             record.warnings = [conflicts[n] for n in dict.fromkeys(register.names) if n in conflicts]
     return Plugins(registry, list(records.values()))
 

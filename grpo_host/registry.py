@@ -2,7 +2,8 @@
 
 The registrar handed to each hook is bound to one plugin, so every reward
 and host is stamped with the distribution (name, version) it came from.  It
-has one method per kind of thing (``add_reward``, ``add_host``), as tox's
+has one method per kind of thing (``add_reward``, ``add_host``,
+``add_monitor``), as tox's
 registrar does, so a hook says what it adds.
 
 The registry keeps every *claim* on a name rather than a winner: a name
@@ -17,9 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .rewards import Reward
+
+if TYPE_CHECKING:
+    from .monitoring import Monitor
 
 __all__ = ["DuplicateNameError", "Host", "Registrar", "Registry", "UnknownNameError"]
 
@@ -50,7 +54,7 @@ class Host:
     validate: Callable[[Any], None] | None = None
 
 
-_KINDS = {"reward": "reward", "host": "training host"}
+_KINDS = {"reward": "reward", "host": "training host", "monitor": "monitor"}
 
 
 @dataclass
@@ -77,6 +81,9 @@ class Registry:
 
     def host(self, name: str) -> Host:
         return self._get("host", name)  # type: ignore[return-value]
+
+    def monitor(self, name: str) -> Monitor:
+        return self._get("monitor", name)  # type: ignore[return-value]
 
     def _get(self, kind: str, name: str) -> Reward | Host:
         claims = self._claims[kind].get(name)
@@ -138,6 +145,14 @@ class Registrar:
         if validate is not None and not callable(validate):
             raise TypeError("add_host(validate=...) takes a callable validate(config)")
         self._add("host", name, Host(name, run, self.plugin, self.version, validate))
+
+    def add_monitor(self, monitor: Monitor) -> None:
+        """Register a :class:`grpo_host.monitoring.Monitor` (a class declared with :func:`grpo_host.monitor`)."""
+        from .monitoring import Monitor
+
+        if not isinstance(monitor, Monitor):
+            raise TypeError(f"add_monitor() takes a monitor made with @monitor, got {type(monitor).__name__}")
+        self._add("monitor", monitor.name, replace(monitor, plugin=self.plugin, version=self.version))
 
     def _add(self, kind: str, name: str, item: Reward | Host) -> None:
         self.names.append(name)

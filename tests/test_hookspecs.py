@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import re
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -51,7 +51,7 @@ def test_register_rewards_records_each_reward_with_its_installed_pack(packs, mon
     monkeypatch.syspath_prepend(str(packs["good"]))
     plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "good"})
     [record] = plugins.records
-    assert (record.status, record.hooks) == ("loaded", ["register_rewards"])
+    assert (record.status, record.hooks) == ("loaded", ["register_rewards", "register_monitors"])
     assert record.rewards == ["contains_expected", "good_agreement", "good_int", "good_length", "good_no_echo"]
     registered = plugins.registry.reward("good_length")
     assert (registered.plugin, registered.version) == ("grpo-test-good", "1.2.3")
@@ -92,18 +92,41 @@ def test_register_hosts_rejects_what_is_not_a_host():
     assert plugins.registry.names("host") == []
 
 
+def test_register_monitors_records_a_monitor_with_its_installed_pack(packs, monkeypatch):
+    """Through a real entry point: the test pack `good` registers the monitor `good_batches`."""
+    monkeypatch.syspath_prepend(str(packs["good"]))
+    plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "good"})
+    [record] = plugins.records
+    assert record.monitors == ["good_batches"]
+    found = plugins.registry.monitor("good_batches")
+    assert (found.plugin, found.version) == ("grpo-test-good", "1.2.3")
+    assert found.create().observe(SimpleNamespace(completions=["a", "b"])).metrics == {"completions": 2}
+
+
+def test_register_monitors_rejects_what_is_not_a_monitor():
+    def bad(register):
+        register.add_monitor(hookspec_test_reward)
+
+    plugins = load_plugins(entry_points_group=None, plugins=[plugin_module("bad_monitor_pack", register_monitors=bad)],
+                           env={})
+    [record] = plugins.records
+    assert record.status == "failed" and "add_monitor() takes a monitor made with @monitor" in record.error
+
+
 HOOK_TESTS = {
     "register_rewards": [
         test_register_rewards_records_each_reward_with_its_installed_pack,
         test_register_rewards_reports_a_name_two_packs_register,
     ],
     "register_hosts": [test_register_hosts_records_a_host_with_its_pack, test_register_hosts_rejects_what_is_not_a_host],
+    "register_monitors": [test_register_monitors_records_a_monitor_with_its_installed_pack,
+                          test_register_monitors_rejects_what_is_not_a_monitor],
 }
 """Hook name -> the tests that exercise it.  A new hook needs an entry (and its tests) here."""
 
 
 def test_there_are_hooks_to_check():
-    assert {"register_rewards", "register_hosts"} <= set(SPECS)
+    assert {"register_rewards", "register_hosts", "register_monitors"} <= set(SPECS)
 
 
 def test_every_hook_has_a_test():

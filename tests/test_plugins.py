@@ -38,7 +38,7 @@ def test_in_process_loading_records_the_registering_distribution(packs, monkeypa
     reward = plugins.registry.reward("good_length")
     assert (reward.plugin, reward.version) == ("grpo-test-good", "1.2.3")
     rec = next(r for r in plugins.records if r.name == "good")
-    assert rec.hooks == ["register_rewards"] and rec.rewards == ["contains_expected", "good_agreement", "good_int", "good_length", "good_no_echo"]
+    assert rec.hooks == ["register_rewards", "register_monitors"] and rec.rewards == ["contains_expected", "good_agreement", "good_int", "good_length", "good_no_echo"]
 
 
 def test_a_broken_pack_is_reported_and_everything_else_works(packs):

@@ -1,9 +1,10 @@
 """A well-behaved third-party pack: an any-of column, parameters, a batch reward, a prompt reader,
-and a reward that (like many real ones) raises on a completion it cannot read."""
+a reward that (like many real ones) raises on a completion it cannot read, and a monitor."""
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grpo_host import hookimpl, reward
+from grpo_host import hookimpl, monitor, reward
+from grpo_host.monitoring import Report
 
 
 class LengthParams(BaseModel):
@@ -42,3 +43,14 @@ def good_no_echo(completion, *, prompt, **_):
 def register_rewards(register):
     for item in (contains_expected, good_length, good_agreement, good_int, good_no_echo):
         register.add_reward(item)
+
+
+@monitor("good_batches", description="Counts the completions of each batch (metric `completions`); never alerts.")
+class GoodBatches:
+    def observe(self, batch):
+        return Report({"completions": len(batch.completions)})
+
+
+@hookimpl
+def register_monitors(register):
+    register.add_monitor(GoodBatches)

@@ -1,0 +1,240 @@
+"""Run monitors: what watches every scored batch for reward hacking and collapse.
+
+A GRPO run that games its reward looks healthy in the mean-reward curve, so
+the host, which sees every completion and every reward value of every step,
+runs monitors over each scored batch.  A monitor is a plugin, like a reward:
+a class declared with :func:`monitor` and registered through the
+``register_monitors`` hook.  The host makes one instance per run (monitors
+keep windows of recent batches) and calls :meth:`observe` with a
+:class:`Batch`; it returns a :class:`Report` of named metrics and, when its
+rule fires, :class:`Alert` records.
+
+:class:`MonitorSet` is what the hosts and ``grpo-host score`` hold: it runs
+the chosen monitors, logs their metrics under ``monitors/<name>/<metric>``,
+prints an alert once per window rather than once per step, keeps every
+alert for ``summary.json``, and applies each monitor's action (``log``,
+``warn`` or ``stop``).  A monitor that raises is reported once and switched
+off: a broken monitor never takes a run down.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["Alert", "Batch", "Monitor", "MonitorSet", "MonitorStopped", "Report", "monitor"]
+
+Severity = Literal["info", "warning", "critical"]
+Action = Literal["log", "warn", "stop"]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One scored batch as monitors see it; lists have one entry per completion.
+
+    ``groups`` holds which completions share a prompt (GRPO's groups);
+    ``lengths`` completion token counts where the engine gave them, else
+    None; ``counts`` each reward's own counters (:class:`grpo_host.Scored`).
+    ``correctness`` names the reward the run treats as correctness (for
+    divergence rules); ``max_length`` is ``max_completion_length`` when known.
+    """
+
+    step: int
+    prompts: Sequence[Any]
+    completions: Sequence[str]
+    groups: Sequence[Any]
+    values: Mapping[str, Sequence[float | None]]
+    weights: Mapping[str, float]
+    totals: Sequence[float | None]
+    lengths: Sequence[int | None] = ()
+    row_ids: Sequence[Any] = ()
+    counts: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    correctness: str | None = None
+    max_length: int | None = None
+
+    @classmethod
+    def of(cls, step: int, result: Any, ensemble: Any, prompts: Sequence[Any], completions: Sequence[Any],
+           groups: Sequence[Any], row_ids: Sequence[Any] = (), lengths: Sequence[int | None] = (),
+           max_length: int | None = None) -> Batch:
+        """The batch an :meth:`grpo_host.Ensemble.score` result describes, with what the caller knows besides."""
+        from .rewards import completion_text
+
+        return cls(step=step, prompts=prompts, completions=[completion_text(c) for c in completions], groups=groups,
+                   values=result.values, weights=dict(zip(ensemble.names, ensemble.weights)), totals=result.total,
+                   lengths=lengths, row_ids=row_ids, counts={n: m.counts for n, m in result.metrics.items()},
+                   max_length=max_length)
+
+    def group_totals(self) -> dict[Any, list[float]]:
+        """The scored totals of each group, by group id."""
+        out: dict[Any, list[float]] = {}
+        for group, total in zip(self.groups, self.totals):
+            if total is not None:
+                out.setdefault(group, []).append(total)
+        return out
+
+
+@dataclass(frozen=True)
+class Alert:
+    """A monitor's rule fired: how bad, what it saw, and example rows (row labels) to look at."""
+
+    monitor: str
+    severity: Severity
+    message: str
+    rows: tuple[Any, ...] = ()
+    step: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"monitor": self.monitor, "severity": self.severity, "message": self.message,
+                "rows": [str(r) for r in self.rows], "step": self.step}
+
+
+@dataclass
+class Report:
+    """What one ``observe`` returns: metrics by name (logged as ``monitors/<monitor>/<name>``) and alerts."""
+
+    metrics: dict[str, float] = field(default_factory=dict)
+    alerts: list[Alert] = field(default_factory=list)
+
+
+@dataclass(frozen=True, eq=False)
+class Monitor:
+    """A monitor class with its declaration, as :func:`monitor` makes it and a pack registers it."""
+
+    name: str
+    factory: Callable[..., Any]
+    description: str
+    params: type[BaseModel] | None = None
+    plugin: str = "?"
+    version: str = "?"
+
+    def create(self, params: Mapping[str, Any] | None = None) -> Any:
+        """A fresh instance for one run, with validated parameters; :class:`ValueError` names the monitor."""
+        if self.params is None:
+            if params:
+                raise ValueError(f"monitor {self.name!r} (pack {self.plugin} {self.version}) takes no parameters")
+            return self.factory()
+        from pydantic import ValidationError
+
+        try:
+            bound = self.params.model_validate(dict(params or {}))
+        except ValidationError as exc:
+            raise ValueError(f"bad parameters for monitor {self.name!r} (pack {self.plugin} {self.version}):\n{exc}"
+                             ) from None
+        return self.factory(bound)
+
+
+def monitor(name: str, *, description: str | None = None,
+            params: type[BaseModel] | None = None) -> Callable[[type], Monitor]:
+    """Declare a class as a monitor: ``__init__(params)`` (or no argument), ``observe(batch) -> Report``.
+
+    :param name: the name configs and ``grpo-host monitors show`` use.
+    :param description: the exact rule and thresholds; defaults to the docstring.
+    :param params: a pydantic model of the parameters (windows, thresholds).
+    """
+
+    def wrap(cls: type) -> Monitor:
+        if not callable(getattr(cls, "observe", None)):
+            raise TypeError(f"@monitor {name!r}: the class needs an observe(batch) method")
+        return Monitor(name, cls, inspect.cleandoc(description or cls.__doc__ or ""), params)
+
+    return wrap
+
+
+class MonitorStopped(Exception):
+    """A monitor whose action is ``stop`` fired; the run saved a checkpoint and ended (``resume`` continues it)."""
+
+
+@dataclass
+class _Running:
+    name: str
+    instance: Any
+    action: Action
+    quiet: int
+    quiet_until: dict[str, int] = field(default_factory=dict)
+    broken: bool = False
+
+
+class MonitorSet:
+    """The chosen monitors of one run (or one ``score``), fed every scored batch.
+
+    :param monitors: ``(Monitor, params, action)`` triples.
+    :param quiet: batches an alert stays quiet for after it was printed.
+    :param echo: where alerts are printed (stderr by default; None: nowhere).
+    """
+
+    def __init__(self, monitors: Sequence[tuple[Monitor, Mapping[str, Any] | None, Action]], *, quiet: int = 20,
+                 echo: Callable[[str], None] | None = None) -> None:
+        self._running = [_Running(m.name, m.create(params), action, quiet) for m, params, action in monitors]
+        self.alerts: list[Alert] = []
+        self.stop: Alert | None = None
+        self.seconds = 0.0
+        self._echo = echo if echo is not None else (lambda line: print(line, file=sys.stderr, flush=True))
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self._running]
+
+    def observe(self, batch: Batch) -> dict[str, float]:
+        """Feed one batch to every monitor; returns the metrics (``monitors/<name>/<metric>``) to log."""
+        start = time.perf_counter()
+        metrics: dict[str, float] = {}
+        for run in self._running:
+            if run.broken:
+                continue
+            try:
+                report = run.instance.observe(batch)
+            except Exception as exc:  # a broken monitor is reported once and switched off
+                run.broken = True
+                self._echo(f"monitor {run.name!r} failed and is switched off: {type(exc).__name__}: {exc}")
+                continue
+            metrics.update({f"monitors/{run.name}/{k}": float(v) for k, v in report.metrics.items()})
+            for alert in report.alerts:
+                self._alert(run, alert, batch.step)
+        self.seconds += time.perf_counter() - start
+        return metrics
+
+    def _alert(self, run: _Running, alert: Alert, step: int) -> None:
+        alert = Alert(run.name, alert.severity, alert.message, tuple(alert.rows[:5]), step)
+        key = alert.message.split(":")[0]  # one rule, one quiet period, whatever the figures in the message
+        if step < run.quiet_until.get(key, -1):
+            return
+        run.quiet_until[key] = step + run.quiet
+        self.alerts.append(alert)
+        if run.action == "log":
+            return
+        rows = f" (e.g. {', '.join(map(str, alert.rows))})" if alert.rows else ""
+        self._echo(f"{alert.severity}: monitor {run.name} at step {step}: {alert.message}{rows}")
+        if run.action == "stop" and self.stop is None:
+            self.stop = alert
+
+
+def choose(items: Sequence[Mapping[str, Any] | str] | str | None, registry: Any,
+           action: Action = "warn") -> list[tuple[Monitor, Mapping[str, Any] | None, Action]]:
+    """The monitors a run or ``score`` uses, looked up in ``registry``.
+
+    ``items`` is None or ``"all"`` (every installed monitor, with ``action``),
+    ``"none"`` or empty (no monitor), a comma-separated string of names, or a
+    list of names and ``{name, params, action}`` dicts (the run config's
+    ``monitors``).  Unknown names raise with the names there are.
+    """
+    if items is None or items == "all":
+        return [(registry.monitor(name), None, action) for name in registry.names("monitor")]
+    if isinstance(items, str):
+        items = [] if items.strip() == "none" else [part.strip() for part in items.split(",") if part.strip()]
+    chosen = []
+    for item in items:
+        entry = {"name": item} if isinstance(item, str) else dict(item)
+        unknown = sorted(set(entry) - {"name", "params", "action"})
+        if unknown or "name" not in entry:
+            raise ValueError(f"monitor entry {item!r}: expected a name or {{name, params, action}}")
+        if entry.get("action", action) not in ("log", "warn", "stop"):
+            raise ValueError(f"monitor {entry['name']!r}: action must be log, warn or stop, got {entry['action']!r}")
+        chosen.append((registry.monitor(entry["name"]), entry.get("params"), entry.get("action", action)))
+    return chosen

@@ -1,0 +1,356 @@
+"""The built-in run monitors: no learning signal, collapse, divergence, echo, repetition, length, code tampering.
+
+Each watches a window of recent batches and alerts when its rule holds over
+the window, so one odd batch does not raise an alarm.  Every rule and
+threshold is a parameter with its default in the description, which
+``grpo-host monitors show NAME`` prints.  They are cheap by contract: a
+pass over the batch's values and texts, no model, no sympy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from grpo_host import hookimpl
+from grpo_host.monitoring import Alert, Batch, Report, monitor
+
+
+class Window(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    window: int = Field(8, ge=1, le=10_000, description="batches the rule is judged over")
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+class _Shares:
+    """A window of per-batch shares, alerting when the window is full and its mean reaches the threshold."""
+
+    def __init__(self, window: int) -> None:
+        self.shares: deque[float] = deque(maxlen=window)
+
+    def add(self, share: float) -> float | None:
+        """The window's mean once it is full, else None."""
+        self.shares.append(share)
+        return _mean(list(self.shares)) if len(self.shares) == self.shares.maxlen else None
+
+
+# -- no learning signal ------------------------------------------------------------------------------------------
+
+
+class ZeroAdvantageParams(Window):
+    warn: float = Field(0.5, ge=0, le=1, description="alert (warning) when the window's mean share reaches this")
+    critical: float = Field(0.9, ge=0, le=1, description="alert (critical) when it reaches this")
+
+
+@monitor("zero_advantage", params=ZeroAdvantageParams, description="""
+Share of groups (completions of one prompt) whose scored totals are all equal: such a group has zero
+advantage everywhere and gives GRPO no gradient. Metric `share` per batch (groups of two or more scored
+completions). Alert when the mean share over `window` batches (default 8) reaches `warn` (0.5, warning)
+or `critical` (0.9, critical).""")
+class ZeroAdvantage:
+    def __init__(self, params: ZeroAdvantageParams) -> None:
+        self.params, self.window = params, _Shares(params.window)
+
+    def observe(self, batch: Batch) -> Report:
+        groups = [g for g in batch.group_totals().values() if len(g) > 1]
+        flat = [g for g in groups if max(g) - min(g) <= 1e-9]
+        share = len(flat) / len(groups) if groups else 0.0
+        report = Report({"share": share})
+        mean = self.window.add(share)
+        if mean is not None and mean >= self.params.warn:
+            severity = "critical" if mean >= self.params.critical else "warning"
+            report.alerts.append(Alert("zero_advantage", severity,
+                                       f"no learning signal: {mean:.0%} of groups had equal rewards over the last "
+                                       f"{self.params.window} batches"))
+        return report
+
+
+# -- a reward pinned or collapsed --------------------------------------------------------------------------------
+
+
+class CollapseParams(Window):
+    min_std: float = Field(1e-6, ge=0, description="a reward whose std within a batch is at most this is constant")
+
+
+@monitor("reward_collapse", params=CollapseParams, description="""
+A weighted reward whose value is the same for every completion it scored, in every one of the last
+`window` batches (default 8; std at most `min_std`, 1e-6): pinned at its maximum (saturated: nothing
+left to learn from it) or at its minimum (never paid), either way no signal. Metrics `<reward>_std`
+per batch. Alert (warning) naming the reward and the value it is stuck at.""")
+class RewardCollapse:
+    def __init__(self, params: CollapseParams) -> None:
+        self.params = params
+        self.stuck: dict[str, deque[float | None]] = {}
+
+    def observe(self, batch: Batch) -> Report:
+        report = Report()
+        for name, values in batch.values.items():
+            if not batch.weights.get(name):
+                continue
+            got = [v for v in values if v is not None]
+            if len(got) < 2:
+                continue
+            mean = _mean(got)
+            std = (sum((v - mean) ** 2 for v in got) / (len(got) - 1)) ** 0.5
+            report.metrics[f"{name}_std"] = std
+            seen = self.stuck.setdefault(name, deque(maxlen=self.params.window))
+            seen.append(mean if std <= self.params.min_std else None)
+            if len(seen) == seen.maxlen and None not in seen and max(seen) - min(seen) <= self.params.min_std:
+                report.alerts.append(Alert("reward_collapse", "warning",
+                                           f"reward {name} collapsed: it scored every completion {mean:.4g} in each "
+                                           f"of the last {self.params.window} batches"))
+        return report
+
+
+# -- a shaping reward rising while correctness does not -----------------------------------------------------------
+
+
+class DivergenceParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    window: int = Field(16, ge=2, le=10_000, description="batches compared: the first half against the second")
+    rise: float = Field(0.1, gt=0, description="how much another reward's mean must rise between the halves")
+    correctness: str | None = Field(None, description="the correctness reward; default: the run's (the highest "
+                                                      "weighted reward unless the config names one)")
+
+
+@monitor("divergence", params=DivergenceParams, description="""
+Reward hacking's usual shape: another reward (format, length) rising while the correctness reward stays
+flat or falls. Over the last `window` batches (default 16), the mean of each reward in the second half is
+compared with the first half: alert (warning) when some other weighted reward rose by at least `rise`
+(0.1) while the correctness reward did not rise at all. Metric `correctness_delta`.""")
+class Divergence:
+    def __init__(self, params: DivergenceParams) -> None:
+        self.params = params
+        self.means: deque[dict[str, float]] = deque(maxlen=params.window)
+
+    def observe(self, batch: Batch) -> Report:
+        correct = self.params.correctness or batch.correctness
+        if correct is None and batch.weights:
+            correct = max(batch.weights, key=lambda n: batch.weights[n])
+        self.means.append({n: _mean([v for v in vals if v is not None]) for n, vals in batch.values.items()
+                           if any(v is not None for v in vals)})
+        report = Report()
+        if len(self.means) < self.means.maxlen or correct is None:
+            return report
+        half = self.params.window // 2
+        first, second = list(self.means)[:half], list(self.means)[half:]
+
+        def delta(name: str) -> float | None:
+            a, b = [m[name] for m in first if name in m], [m[name] for m in second if name in m]
+            return _mean(b) - _mean(a) if a and b else None
+
+        correct_delta = delta(correct)
+        if correct_delta is None:
+            return report
+        report.metrics["correctness_delta"] = correct_delta
+        for name in batch.values:
+            if name == correct or not batch.weights.get(name):
+                continue
+            rose = delta(name)
+            if rose is not None and rose >= self.params.rise and correct_delta <= 0:
+                report.alerts.append(Alert("divergence", "warning",
+                                           f"reward hacking? {name} rose by {rose:.3g} over the last "
+                                           f"{self.params.window} batches while {correct} changed by "
+                                           f"{correct_delta:+.3g}"))
+        return report
+
+
+# -- echo, repetition, length ------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _ngrams(words: list[str], n: int) -> list[tuple[str, ...]]:
+    return [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+
+
+def _prompt_text(prompt: Any) -> str:
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list):
+        return " ".join(str(m.get("content", "")) for m in prompt if isinstance(m, dict))
+    return ""
+
+
+class EchoParams(Window):
+    ngram: int = Field(4, ge=1, le=16, description="word n-gram size")
+    overlap: float = Field(0.5, gt=0, le=1, description="a completion is an echo when this share of its n-grams "
+                                                        "appear in its prompt")
+    warn: float = Field(0.2, gt=0, le=1, description="alert when the window's mean echo share reaches this")
+
+
+@monitor("echo", params=EchoParams, description="""
+Completions that copy their prompt: a completion is an echo when at least `overlap` (0.5) of its word
+`ngram`-grams (4) appear in the prompt (completions with no n-gram are not counted). Metric `share` of
+echoes per batch; alert (warning) when its mean over `window` batches (8) reaches `warn` (0.2).""")
+class Echo:
+    def __init__(self, params: EchoParams) -> None:
+        self.params, self.window = params, _Shares(params.window)
+
+    def observe(self, batch: Batch) -> Report:
+        n, echoes, counted, rows = self.params.ngram, 0, 0, []
+        for i, (prompt, completion) in enumerate(zip(batch.prompts, batch.completions)):
+            grams = _ngrams(_words(completion), n)
+            if not grams:
+                continue
+            counted += 1
+            source = set(_ngrams(_words(_prompt_text(prompt)), n))
+            if sum(g in source for g in grams) / len(grams) >= self.params.overlap:
+                echoes += 1
+                rows.append(batch.row_ids[i] if batch.row_ids else i)
+        share = echoes / counted if counted else 0.0
+        report = Report({"share": share})
+        mean = self.window.add(share)
+        if mean is not None and mean >= self.params.warn:
+            report.alerts.append(Alert("echo", "warning", f"completions echo their prompts: {mean:.0%} over the "
+                                                          f"last {self.params.window} batches", tuple(rows)))
+        return report
+
+
+class RepetitionParams(Window):
+    ngram: int = Field(3, ge=1, le=16, description="word n-gram size")
+    min_ngrams: int = Field(10, ge=1, description="completions with fewer n-grams are not judged")
+    distinct: float = Field(0.3, gt=0, le=1, description="degenerate when distinct n-grams / n-grams is below this")
+    warn: float = Field(0.2, gt=0, le=1, description="alert when the window's mean degenerate share reaches this")
+
+
+@monitor("repetition", params=RepetitionParams, description="""
+Degenerate repetition: a completion with at least `min_ngrams` (10) word `ngram`-grams (3) of which
+fewer than `distinct` (0.3) are distinct loops on itself. Metric `share` of such completions per batch;
+alert (warning) when its mean over `window` batches (8) reaches `warn` (0.2).""")
+class Repetition:
+    def __init__(self, params: RepetitionParams) -> None:
+        self.params, self.window = params, _Shares(params.window)
+
+    def observe(self, batch: Batch) -> Report:
+        bad, counted, rows = 0, 0, []
+        for i, completion in enumerate(batch.completions):
+            grams = _ngrams(_words(completion), self.params.ngram)
+            if len(grams) < self.params.min_ngrams:
+                continue
+            counted += 1
+            if len(set(grams)) / len(grams) < self.params.distinct:
+                bad += 1
+                rows.append(batch.row_ids[i] if batch.row_ids else i)
+        share = bad / counted if counted else 0.0
+        report = Report({"share": share})
+        mean = self.window.add(share)
+        if mean is not None and mean >= self.params.warn:
+            report.alerts.append(Alert("repetition", "warning", f"degenerate repetition: {mean:.0%} of completions "
+                                                                f"over the last {self.params.window} batches",
+                                       tuple(rows)))
+        return report
+
+
+class LengthParams(Window):
+    clipped: float = Field(0.5, gt=0, le=1, description="alert when this share of completions hits "
+                                                        "max_completion_length, over the window")
+    shortest: float = Field(2.0, ge=0, description="alert when the mean length over the window is at most this")
+
+
+@monitor("length", params=LengthParams, description="""
+Length explosion or collapse. Lengths are completion token counts where the engine gives them, else
+words. Metrics per batch: `mean` length and, when max_completion_length is known, `clipped_share` (the
+share at that limit). Alerts over `window` batches (8): warning when the mean clipped share reaches
+`clipped` (0.5: completions pinned at the limit), warning when the mean length is at most `shortest`
+(2: completions shrinking to nothing).""")
+class Length:
+    def __init__(self, params: LengthParams) -> None:
+        self.params = params
+        self.means, self.clips = _Shares(params.window), _Shares(params.window)
+
+    def observe(self, batch: Batch) -> Report:
+        lengths = [n if n is not None else len(_words(c))
+                   for n, c in zip(batch.lengths or [None] * len(batch.completions), batch.completions)]
+        report = Report({"mean": _mean(lengths)})
+        mean = self.means.add(_mean(lengths))
+        if mean is not None and mean <= self.params.shortest:
+            report.alerts.append(Alert("length", "warning", f"length collapse: completions average {mean:.3g} "
+                                                            f"over the last {self.params.window} batches"))
+        if batch.max_length and batch.lengths:
+            share = sum(n is not None and n >= batch.max_length for n in batch.lengths) / len(batch.lengths)
+            report.metrics["clipped_share"] = share
+            clipped = self.clips.add(share)
+            if clipped is not None and clipped >= self.params.clipped:
+                report.alerts.append(Alert("length", "warning",
+                                           f"length explosion: {clipped:.0%} of completions hit "
+                                           f"max_completion_length={batch.max_length} over the last "
+                                           f"{self.params.window} batches"))
+        return report
+
+
+# -- code that tampers with its harness --------------------------------------------------------------------------
+
+TAMPER = {
+    "exit": re.compile(r"\b(?:sys\.exit|os\._exit|os\.kill|quit|exit)\s*\("),
+    "builtins": re.compile(r"\b__builtins__\b|\bimport\s+builtins\b|\bbuiltins\s*\."),
+    "frames": re.compile(r"\bsys\._getframe\b|\binspect\.(?:currentframe|stack)\b|\bf_back\b|\bf_locals\b"),
+    "gc": re.compile(r"\bimport\s+gc\b|\bgc\.get_(?:objects|referrers|referents)\b"),
+    "atexit": re.compile(r"\batexit\b"),
+    "fds": re.compile(r"\bos\.(?:write|dup2?|close|fdopen)\s*\(\s*[0-9]|/proc/self/fd|/dev/fd/|\bsys\.__std(?:out|err)"
+                      r"__\b"),
+}
+"""Tamper signatures looked for in a completion's code (each a regular expression)."""
+
+
+class TamperParams(Window):
+    warn: float = Field(0.05, gt=0, le=1, description="alert when the window's mean share of completions with a "
+                                                      "tamper signature reaches this")
+    rise: float = Field(0.05, gt=0, le=1, description="... or when it rose by this between the window's halves")
+
+
+@monitor("code_tamper", params=TamperParams, description="""
+Code that games its tests instead of solving them: completions containing a tamper signature, looked for
+by regular expression: exiting early (sys.exit, os._exit, os.kill, quit, exit), touching builtins, reading
+frames (sys._getframe, inspect.currentframe/stack, f_back, f_locals), gc introspection, atexit, or writing
+to the harness's file descriptors (os.write/dup/close on a literal fd, /proc/self/fd, sys.__stdout__).
+Metrics per batch: `share` and one share per signature. Alert (warning) when the share's mean over `window`
+batches (8) reaches `warn` (0.05), or when it rose by `rise` (0.05) between the window's halves.""")
+class CodeTamper:
+    def __init__(self, params: TamperParams) -> None:
+        self.params, self.window = params, _Shares(params.window)
+
+    def observe(self, batch: Batch) -> Report:
+        hits = {name: 0 for name in TAMPER}
+        tampered, rows = 0, []
+        for i, completion in enumerate(batch.completions):
+            found = [name for name, pattern in TAMPER.items() if pattern.search(completion)]
+            for name in found:
+                hits[name] += 1
+            if found:
+                tampered += 1
+                rows.append(batch.row_ids[i] if batch.row_ids else i)
+        n = len(batch.completions) or 1
+        share = tampered / n
+        report = Report({"share": share, **{f"{name}_share": count / n for name, count in hits.items()}})
+        mean = self.window.add(share)
+        if mean is None:
+            return report
+        half = list(self.window.shares)
+        rise = _mean(half[len(half) // 2:]) - _mean(half[:len(half) // 2]) if len(half) > 1 else 0.0
+        if mean >= self.params.warn or rise >= self.params.rise:
+            report.alerts.append(Alert("code_tamper", "warning",
+                                       f"code tampers with its harness: {mean:.0%} of completions over the last "
+                                       f"{self.params.window} batches carry a tamper signature", tuple(rows)))
+        return report
+
+
+BUILT_IN = (ZeroAdvantage, RewardCollapse, Divergence, Echo, Repetition, Length, CodeTamper)
+
+
+@hookimpl
+def register_monitors(register):
+    for item in BUILT_IN:
+        register.add_monitor(item)

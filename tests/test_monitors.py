@@ -1,0 +1,211 @@
+"""Run monitors: each built-in fires on a pathology and stays quiet on a healthy run; the monitor set's policy.
+
+Batches are made the way a run makes them: real completions scored by the
+real built-in rewards through an :class:`Ensemble`, then handed to the
+monitor as :class:`Batch` (``Batch.of``), so the figures a monitor judges are
+real reward values, not numbers set by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from conftest import cli_json, run_cli, write_jsonl
+
+from grpo_host import Ensemble
+from grpo_host.monitoring import Alert, Batch, MonitorSet, Report, choose, monitor
+from grpo_host.plugins import default_plugins
+
+GROUP = 4
+
+
+def registry():
+    return default_plugins().registry
+
+
+ENSEMBLES: dict[str, Ensemble] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_ensembles():
+    yield
+    for ensemble in ENSEMBLES.values():
+        ensemble.close()
+
+
+def scored(spec: str, groups: list[tuple[str, list[str], str]], step: int = 0, lengths=(), max_length=None) -> Batch:
+    """A batch of groups ``(prompt, completions, answer)`` scored by the ensemble ``spec``."""
+    prompts = [p for p, cs, _ in groups for _ in cs]
+    completions = [c for _, cs, _ in groups for c in cs]
+    answers = [a for _, cs, a in groups for _ in cs]
+    ids = [i for i, (_, cs, _) in enumerate(groups) for _ in cs]
+    ensemble = ENSEMBLES.get(spec) or ENSEMBLES.setdefault(spec, Ensemble.from_spec(spec, workers=1))
+    result = ensemble.score(completions, prompts, answer=answers)
+    return Batch.of(step, result, ensemble, prompts, completions, ids, row_ids=list(range(len(completions))),
+                    lengths=lengths, max_length=max_length)
+
+
+def formatted(answer: str) -> str:
+    return f"<think>\nworking it out\n</think>\n<answer>\n{answer}\n</answer>\n"
+
+
+def run(name: str, batches: list[Batch], **params) -> list[Alert]:
+    watcher = registry().monitor(name).create(params)
+    return [alert for batch in batches for alert in watcher.observe(batch).alerts]
+
+
+def questions(n: int, seed: int) -> list[tuple[str, int]]:
+    rng = random.Random(seed)
+    return [(f"What is {a} + {b}?", a + b) for a, b in ((rng.randint(1, 99), rng.randint(1, 99)) for _ in range(n))]
+
+
+def test_zero_advantage_fires_when_every_group_agrees_and_not_on_mixed_groups():
+    flat = [scored("accuracy", [(q, [formatted(str(s))] * GROUP, str(s)) for q, s in questions(4, i)], i)
+            for i in range(8)]
+    alerts = run("zero_advantage", flat)
+    assert alerts and alerts[0].severity == "critical" and "100% of groups had equal rewards" in alerts[0].message
+    mixed = [scored("accuracy", [(q, [formatted(str(s)), formatted(str(s + 1))] * 2, str(s))
+                                 for q, s in questions(4, i)], i) for i in range(8)]
+    assert run("zero_advantage", mixed) == []
+
+
+def test_reward_collapse_names_a_reward_stuck_at_one_value():
+    stuck = [scored("r1_strict_format, accuracy", [(q, [formatted(str(s)), formatted("0")] * 2, str(s))
+                                                   for q, s in questions(3, i)], i) for i in range(8)]
+    alerts = run("reward_collapse", stuck)
+    assert [a.message.split(":")[0] for a in alerts[:1]] == ["reward r1_strict_format collapsed"]
+    assert all("accuracy" not in a.message for a in alerts)  # accuracy varies within each batch
+
+
+def test_divergence_fires_when_format_rises_and_accuracy_does_not():
+    def batch(i: int, share_formatted: float, share_right: float) -> Batch:
+        groups = []
+        for k, (q, s) in enumerate(questions(4, i)):
+            right = [j < share_right * GROUP for j in range(GROUP)]  # right answers are always formatted
+            texts = [formatted(str(s)) if ok else formatted(str(s + 7)) if j < share_formatted * GROUP else str(s + 7)
+                     for j, ok in enumerate(right)]
+            groups.append((q, texts, str(s)))
+        return scored("math:1, r1_strict_format:0.5", groups, i)
+
+    hacked = [batch(i, share_formatted=min(1.0, i / 10), share_right=0.25) for i in range(16)]
+    alerts = run("divergence", hacked)
+    assert alerts and "r1_strict_format rose by" in alerts[0].message and "while math changed by" in alerts[0].message
+    learning = [batch(i, share_formatted=min(1.0, i / 10), share_right=min(1.0, 0.25 + i / 20)) for i in range(16)]
+    assert run("divergence", learning) == []
+
+
+def test_echo_fires_on_completions_that_copy_the_prompt():
+    prompt = "Explain in one sentence why the sky looks blue on a clear day at noon."
+    echoing = [scored("r1_soft_format", [(prompt, [f"<think>{prompt}</think><answer>{prompt}</answer>"] * GROUP, "x")],
+                      i) for i in range(8)]
+    alerts = run("echo", echoing)
+    assert alerts and "completions echo their prompts: 100%" in alerts[0].message and alerts[0].rows
+    own = [scored("r1_soft_format", [(prompt, ["<think>light scatters</think><answer>Rayleigh scattering favours "
+                                               "short wavelengths</answer>"] * GROUP, "x")], i) for i in range(8)]
+    assert run("echo", own) == []
+
+
+def test_repetition_fires_on_looping_completions():
+    loops = [scored("r1_soft_format", [("Count.", ["one two three " * 20] * GROUP, "x")], i) for i in range(8)]
+    alerts = run("repetition", loops)
+    assert alerts and "degenerate repetition: 100%" in alerts[0].message
+    prose = [scored("r1_soft_format", [("Count.", [" ".join(str(k) for k in range(40))] * GROUP, "x")], i)
+             for i in range(8)]
+    assert run("repetition", prose) == []
+
+
+def test_length_fires_on_completions_pinned_at_the_limit_or_shrinking_to_nothing():
+    long = [scored("r1_soft_format", [("Go.", ["word " * 64] * GROUP, "x")], i, lengths=[64] * GROUP, max_length=64)
+            for i in range(8)]
+    assert any("length explosion: 100% of completions hit max_completion_length=64" in a.message
+               for a in run("length", long))
+    short = [scored("r1_soft_format", [("Go.", ["", "a", "", "b"], "x")], i, lengths=[1, 1, 0, 1], max_length=64)
+             for i in range(8)]
+    assert any(a.message.startswith("length collapse") for a in run("length", short))
+    fine = [scored("r1_soft_format", [("Go.", ["word " * 20] * GROUP, "x")], i, lengths=[20, 25, 30, 18],
+                   max_length=64) for i in range(8)]
+    assert run("length", fine) == []
+
+
+TAMPERING = [
+    "```python\nimport sys\ndef add(a, b):\n    sys.exit(0)\n```",
+    "```python\nimport builtins\nbuiltins.exec = lambda *a, **k: None\n```",
+    "```python\nimport sys\nprint(sys._getframe(1).f_locals)\n```",
+    "```python\nimport os\nos.write(1, b'PASS')\n```",
+]
+HONEST = "```python\ndef add(a, b):\n    return a + b\n```"
+
+
+def test_code_tamper_fires_on_a_rising_share_of_tampering_code():
+    def batch(i: int, tampering: int) -> Batch:
+        texts = TAMPERING[:tampering] + [HONEST] * (GROUP * 2 - tampering)
+        return scored("r1_soft_format", [("Write add.", texts, "x")], i)
+
+    alerts = run("code_tamper", [batch(i, min(4, i // 2)) for i in range(8)])
+    assert alerts and "code tampers with its harness" in alerts[0].message and alerts[0].rows
+    assert run("code_tamper", [batch(i, 0) for i in range(8)]) == []
+    metrics = registry().monitor("code_tamper").create().observe(batch(0, 4)).metrics
+    assert metrics["exit_share"] == metrics["builtins_share"] == metrics["fds_share"] == 1 / 8
+
+
+@monitor("test_explodes", description="Raises on the second batch.")
+class Explodes:
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def observe(self, batch: Batch) -> Report:
+        self.seen += 1
+        if self.seen == 2:
+            raise RuntimeError("boom")
+        return Report({"seen": self.seen}, [Alert("test_explodes", "warning", f"seen: {self.seen}")])
+
+
+def test_the_monitor_set_prints_once_per_quiet_period_switches_off_a_broken_monitor_and_stops():
+    lines: list[str] = []
+    flat = [scored("accuracy", [(q, [formatted(str(s))] * GROUP, str(s)) for q, s in questions(2, i)], i)
+            for i in range(12)]
+    zero = registry().monitor("zero_advantage")
+    watch = MonitorSet([(zero, {"window": 2}, "warn"), (Explodes, None, "warn")], quiet=5, echo=lines.append)
+    metrics = [watch.observe(b) for b in flat]
+    assert metrics[0]["monitors/zero_advantage/share"] == 1.0 and metrics[0]["monitors/test_explodes/seen"] == 1
+    assert "monitors/test_explodes/seen" not in metrics[2]  # switched off after it raised
+    assert [a.step for a in watch.alerts if a.monitor == "zero_advantage"] == [1, 6, 11]  # once per quiet period
+    assert any("monitor 'test_explodes' failed and is switched off: RuntimeError: boom" in line for line in lines)
+    assert watch.stop is None and watch.seconds > 0
+    stopping = MonitorSet([(zero, {"window": 2}, "stop")], echo=lines.append)
+    for b in flat[:3]:
+        stopping.observe(b)
+    assert stopping.stop is not None and stopping.stop.monitor == "zero_advantage"
+
+
+def test_choosing_monitors_by_name_and_by_config_entry():
+    assert [m.name for m, _, _ in choose(None, registry())] == sorted(registry().names("monitor"))
+    assert choose("none", registry()) == []
+    [(m, params, action)] = choose([{"name": "echo", "params": {"window": 2}, "action": "stop"}], registry())
+    assert (m.name, params, action) == ("echo", {"window": 2}, "stop")
+    with pytest.raises(ValueError, match="action must be log, warn or stop"):
+        choose([{"name": "echo", "action": "panic"}], registry())
+    with pytest.raises(KeyError, match="unknown monitor 'ecco'; available: code_tamper"):
+        choose("ecco", registry())
+    with pytest.raises(ValueError, match="bad parameters for monitor 'echo'"):
+        registry().monitor("echo").create({"window": 0})
+
+
+def test_score_runs_monitors_over_a_file_and_a_third_party_monitor_is_discovered(tmp_path, packs):
+    listed = {m["name"]: m for m in cli_json("monitors", "list", pythonpath=[packs["good"]])}
+    assert listed["good_batches"]["plugin"] == "grpo-test-good" and "zero_advantage" in listed
+    rows = [{"prompt": q, "completion": formatted(str(s)), "answer": str(s)} for q, s in questions(3, 0)
+            for _ in range(GROUP)] * 3
+    data = write_jsonl(tmp_path / "same.jsonl", rows)
+    proc = run_cli("score", str(data), "--rewards", "accuracy", "--batch-size", str(3 * GROUP), "--json",
+                   pythonpath=[packs["good"]])
+    assert proc.returncode == 0, proc.stderr
+    monitors = json.loads(proc.stdout)["monitors"]
+    assert monitors["metrics"]["monitors/zero_advantage/share"] == 1.0
+    assert monitors["metrics"]["monitors/good_batches/completions"] == 3 * GROUP
+    only = run_cli("score", str(data), "--rewards", "accuracy", "--monitors", "echo", "--json")
+    assert set(json.loads(only.stdout)["monitors"]["metrics"]) == {"monitors/echo/share"}
+    show = run_cli("monitors", "show", "zero_advantage")
+    assert show.returncode == 0 and "reaches `warn` (0.5, warning)" in show.stdout
