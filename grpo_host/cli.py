@@ -22,7 +22,7 @@ from rich.text import Text
 USAGE = """Reward functions for GRPO as installable packs: list them, check a dataset against them, score
 completions offline, and train on TRL or MLX with a weighted ensemble such as "math:2, r1_strict_format:0.5".
 
-Exit codes: 0 success, 1 the data has problems, 2 the command could not run."""
+Exit codes: 0 success, 1 the data has problems, 2 the command could not run, 3 a monitor stopped training."""
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=USAGE)
 rewards_app = typer.Typer(no_args_is_help=True, help="List and describe the installed rewards.")
@@ -365,10 +365,11 @@ def train(
     """Train with GRPO: check the data, run the chosen backend, save the model and a summary.
 
     Exit 0 trained, 1 the data has problems (the check failed before any model was loaded, or a prompt is too
-    long), 2 the run could not start or stopped.
+    long), 2 the run could not start or stopped, 3 a monitor with action stop ended it (after a checkpoint).
     """
     from .config import load_config
     from .data import DataError
+    from .monitoring import MonitorStopped
     from .train import DataCheckFailed
     from .train import train as run_training
 
@@ -380,6 +381,9 @@ def train(
             except DataError as exc:  # a data problem found past the column checks (a prompt too long)
                 err.print(Text.assemble(("error:", "red"), f" {exc}"), soft_wrap=True)
                 raise typer.Exit(1) from None
+            except MonitorStopped as exc:
+                err.print(Text.assemble(("stopped:", "red"), f" {exc}"), soft_wrap=True)
+                raise typer.Exit(3) from None
     except DataCheckFailed as exc:
         err.print(_problems_table(exc.report, f"data check failed: {exc.path}: {exc.report.rows} rows"))
         err.print(Text.assemble(("error:", "red"), " the data check failed; nothing was trained"))

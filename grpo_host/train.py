@@ -30,6 +30,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import ConfigError, RunConfig
+from .monitoring import MonitorSet, MonitorStopped, choose
 from .data import CheckReport, DataError, check_rows, normalize, read_rows
 from .builtin_model import is_builtin, resolve_model
 
@@ -67,6 +68,10 @@ class Summary:
     """Each reward's own counters (:class:`grpo_host.Scored`) summed over this process's scoring passes."""
     quantization: dict[str, Any] | None = None
     """How the host quantized the base (engine, bits and the engine's options, as resolved); None: full precision."""
+    alerts: list[dict[str, Any]] = field(default_factory=list)
+    """Every alert the run's monitors raised (one per quiet period), in order."""
+    stopped_by: dict[str, Any] | None = None
+    """The alert of a monitor with action ``stop`` that ended the run (a checkpoint was saved first)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -148,6 +153,7 @@ class Job:
     val: list[Row]
     output_dir: Path
     metrics: MetricsLog
+    monitors: MonitorSet | None = None
 
     @property
     def rows(self) -> list[Row]:
@@ -160,8 +166,10 @@ class Job:
         return resolve_model(self.config.model)
 
     def summary(self, steps: int, seconds: float, resumed_from: int | None = None) -> Summary:
+        alerts = [a.as_dict() for a in self.monitors.alerts] if self.monitors else []
+        stop = self.monitors.stop.as_dict() if self.monitors and self.monitors.stop else None
         return Summary(steps, round(seconds, 3), self.metrics.first_last(), str(self.output_dir),
-                       self.config.backend, resumed_from, counts=self.ensemble.counts)
+                       self.config.backend, resumed_from, counts=self.ensemble.counts, alerts=alerts, stopped_by=stop)
 
 
 def _import_plugin(spec: str) -> ModuleType:
@@ -222,6 +230,8 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     host = plugins.registry.host(config.backend)  # an unknown backend fails before any data is read
     if host.validate is not None:  # a host rejects settings its engine cannot honour, before any data is read
         host.validate(config)
+    quiet = None if echo and is_main_process() else (lambda line: None)  # alerts print once, on rank 0
+    monitors = MonitorSet(choose(config.monitors, plugins.registry), echo=quiet)
     ensemble = Ensemble.from_spec(config.rewards, plugins=plugins, strict=config.strict, workers=config.workers)
     try:
         rows = _read(config.data.train, ensemble, "train")
@@ -233,7 +243,7 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     if is_main_process():
         _write_records(output_dir, config, plugins)
     metrics = MetricsLog(output_dir / "metrics.jsonl", ensemble.names, config.max_steps, echo=echo)
-    return Job(config, plugins, ensemble, rows, val, output_dir, metrics)
+    return Job(config, plugins, ensemble, rows, val, output_dir, metrics, monitors)
 
 
 def _write_records(output_dir: Path, config: RunConfig, plugins: Plugins) -> None:
@@ -259,5 +269,10 @@ def train(config: RunConfig, *, echo: bool = True) -> Summary:
         summary.seconds = round(time.perf_counter() - start, 3)
     if is_main_process():
         (job.output_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
+    if summary.stopped_by is not None:
+        alert = summary.stopped_by
+        raise MonitorStopped(f"monitor {alert['monitor']} stopped the run at step {summary.steps}: {alert['message']}; "
+                             f"a checkpoint is in {job.output_dir}: change the config (the monitor's action or "
+                             "thresholds) and run again with resume: true to continue")
     return summary
 

@@ -54,10 +54,16 @@ class EnsembleRewardFuncs:
         ``data``); row ids index it, and ``where`` names a row in errors.
     :param log_metric: where our metrics go when the engine passes no
         ``log_metric`` of its own.
+    :param monitors: the run's :class:`grpo_host.monitoring.MonitorSet`; it
+        sees every scored batch (groups: completions of one row), and its
+        metrics are logged beside the rewards'.
+    :param max_length: ``max_completion_length``, for the length monitor.
     """
 
-    def __init__(self, ensemble: Any, rows: Sequence[Any], log_metric: LogMetric | None = None) -> None:
+    def __init__(self, ensemble: Any, rows: Sequence[Any], log_metric: LogMetric | None = None,
+                 monitors: Any = None, max_length: int | None = None) -> None:
         self.ensemble, self.rows, self.log_metric = ensemble, rows, log_metric
+        self.monitors, self.max_length, self.passes = monitors, max_length, 0
         self.funcs = [MemberRewardFunc(self, i, m.name) for i, m in enumerate(ensemble.members)]
         self._batch: tuple[Sequence[Any], list[int]] | None = None
         self._values: list[list[float | None]] = []
@@ -97,3 +103,14 @@ class EnsembleRewardFuncs:
                 for key, count in m.counts.items():
                     log_metric(f"rewards/{name}/{key}", count)
             log_metric("unscored", float(result.unscored))
+        if self.monitors is not None:
+            from ..monitoring import Batch
+
+            lengths = [len(c) for c in completion_ids] if completion_ids is not None else ()
+            batch = Batch.of(self.passes, result, self.ensemble, [self.rows[i].data["prompt"] for i in ids],
+                             completions, ids, row_ids=[self.rows[i].where for i in ids], lengths=lengths,
+                             max_length=self.max_length)
+            for key, value in self.monitors.observe(batch).items():
+                if log_metric is not None:
+                    log_metric(key, value)
+        self.passes += 1
