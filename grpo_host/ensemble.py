@@ -36,7 +36,10 @@ __all__ = [
 DEFAULT_TIMEOUT = 30.0
 """Per-item seconds when neither the spec nor the reward sets a timeout."""
 
-POOLS: dict[str, Any] = {"local": WorkerPool}
+POOLS: dict[str, Any] = {
+    "local": WorkerPool,
+    "ray": lambda size: __import__("grpo_host.ray_pool", fromlist=["RayPool"]).RayPool(size),  # Ray: on first use
+}
 """Where ``executor="process"`` items run: a class taking the worker count, with ``run(tasks, timeout)`` returning
 one :class:`~grpo_host.workers.Outcome` per task, ``killed`` (workers replaced) and ``close()``.  ``local`` is this
 machine's :class:`~grpo_host.workers.WorkerPool`."""

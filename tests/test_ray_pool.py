@@ -1,0 +1,111 @@
+"""The Ray executor on a local two-CPU Ray cluster started here: order, warm actors, hangs, lost actors.
+
+Tasks are functions of this module; the actors import it, because the
+cluster is started with this folder on ``PYTHONPATH`` (as every node of a
+real cluster has the reward packs installed).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from grpo_host import Ensemble  # noqa: E402
+from grpo_host.ray_pool import RayPool  # noqa: E402
+
+CALLS = {"n": 0}  # module state: lives as long as the actor process that imported this module
+
+
+def square(x):
+    CALLS["n"] += 1
+    return x * x, os.getpid(), CALLS["n"]
+
+
+def fails(x):
+    raise ValueError(f"bad item {x}")
+
+
+def sleeps(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+def ignores_the_alarm(seconds):
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)  # as C code that never returns to Python would
+    time.sleep(seconds)
+    return seconds
+
+
+def dies(code):
+    os._exit(code)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    here = str(Path(__file__).parent)
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, old) if p)
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    yield
+    ray.shutdown()
+    if old is None:
+        os.environ.pop("PYTHONPATH")
+    else:
+        os.environ["PYTHONPATH"] = old
+
+
+@pytest.fixture
+def pool(cluster):
+    p = RayPool(2, grace=0.5)
+    yield p
+    p.close()
+
+
+def test_outcomes_in_order_from_warm_actors(pool):
+    first = pool.run([(square, (i,), {}) for i in range(6)] + [(fails, (9,), {})], timeout=10)
+    assert [o.value[0] for o in first[:6]] == [i * i for i in range(6)]
+    assert first[6].status == "error" and first[6].error.startswith("ValueError: bad item 9")
+    second = pool.run([(square, (i,), {}) for i in range(4)], timeout=10)
+    pids = {o.value[1] for o in first[:6]}
+    assert len(pids) == 2 and {o.value[1] for o in second} <= pids  # the same two processes, kept warm
+    assert sum(o.value[2] for o in second) > 4  # each actor's module state carried over from the first run
+    assert pool.killed == 0
+
+
+def test_hanging_items_time_out_and_the_stuck_actor_is_replaced(pool):
+    start = time.monotonic()
+    out = pool.run([(sleeps, (30,), {}), (ignores_the_alarm, (30,), {}), (square, (3,), {})], timeout=1.0)
+    assert [o.status for o in out] == ["timeout", "timeout", "ok"] and out[2].value[0] == 9
+    assert time.monotonic() - start < 15  # not the 30 s the items asked for
+    assert pool.killed == 1  # the alarm stopped the first item; only the second needed its actor killed
+    assert [o.status for o in pool.run([(square, (i,), {}) for i in range(3)], timeout=5)] == ["ok"] * 3
+
+
+def test_a_lost_actor_is_a_counted_error_and_replaced(pool):
+    out = pool.run([(dies, (3,), {}), (square, (2,), {}), (square, (5,), {})], timeout=10)
+    assert out[0].status == "error" and out[0].error.startswith("Ray actor lost: ")
+    assert [o.value[0] for o in out[1:]] == [4, 25]
+    assert pool.killed == 1
+    assert [o.value[0] for o in pool.run([(square, (i,), {}) for i in range(4)], timeout=5)] == [0, 1, 4, 9]
+
+
+def test_an_ensemble_on_the_ray_pool_scores_as_the_local_pool_does(cluster):
+    rows = [{"completion": f"so \\boxed{{{n}}}", "answer": str(n if n % 2 else n + 1)} for n in range(8)]
+    with Ensemble.from_spec("math", workers=2, pool="ray") as on_ray, Ensemble.from_spec("math", workers=2) as local:
+        assert on_ray.score_rows(rows).values == local.score_rows(rows).values == {
+            "math": [0.0 if n % 2 == 0 else 1.0 for n in range(8)]}
+
+
+def test_ray_is_not_imported_unless_the_pool_is_used():
+    code = ("import sys, grpo_host.ensemble, grpo_host.cli\n"
+            "from grpo_host.ensemble import POOLS\n"
+            "assert 'ray' in POOLS and 'ray' not in sys.modules, sorted(m for m in sys.modules if 'ray' in m)\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
