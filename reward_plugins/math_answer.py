@@ -235,10 +235,15 @@ def read_python(text: str) -> Any | None:
     Anything else, a tree over MAX_PYTHON_NODES nodes, or a numeric power
     with over MAX_POWER_DIGITS digits is not read.
     """
-    import sympy
-
     if "\\" in text or "{" in text or "^" in text or not _PYTHON_HINT.search(text):
         return None
+    return _python_expression(text)
+
+
+def _python_expression(text: str) -> Any | None:
+    """:func:`read_python` without its "does this look like Python" gate (see there)."""
+    import sympy
+
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -297,6 +302,154 @@ def read_python(text: str) -> Any | None:
     if not isinstance(value, sympy.Basic) or value.has(sympy.zoo, sympy.nan):
         return None
     return value
+
+
+# -- simple LaTeX, read without the ANTLR grammar ----------------------------------------------------------------
+
+_SIMPLE_TOKEN = re.compile(
+    r"\s+|\\[,;! ]|\\left\(|\\right\)|\\[dt]?frac|\\sqrt|\\cdot|\\times|\\pi(?![A-Za-z])"
+    r"|\\(?:sin|cos|tan|ln|exp|arcsin|arccos|arctan|sinh|cosh|tanh)(?![A-Za-z])|\d+(?:\.\d+)?|[A-Za-z]|[-+(){}^]"
+)
+_SIMPLE_FUNCTIONS = {"\\sin": "sin", "\\cos": "cos", "\\tan": "tan", "\\ln": "log", "\\exp": "exp",
+                     "\\arcsin": "asin", "\\arccos": "acos", "\\arctan": "atan", "\\sinh": "sinh",
+                     "\\cosh": "cosh", "\\tanh": "tanh"}
+
+
+def read_simple_latex(text: str) -> Any | None:
+    """Polynomial-style LaTeX (``- 35574 x^{6} + \\frac{3 x}{4} + C``, ``2\\sqrt{3}``) as sympy, or None.
+
+    What sympy's LaTeX printer and most models write for a polynomial or a
+    plain expression is a small language: numbers, one-letter variables
+    side by side (a product), ``+ -``, ``\\cdot``, ``\\times``, ``^{...}``,
+    ``\\frac{..}{..}``, ``\\sqrt{..}``, parentheses and a few named functions
+    with a parenthesised argument (letters written together, ``cm`` or
+    ``percentage``, may be a word, so they are not read here).  ANTLR's LaTeX grammar spends tens of
+    milliseconds on a long one; this reads it in a fraction of one, by
+    translating it to Python syntax for :func:`_python_expression` (the same
+    whitelist).  It reads what latex2sympy reads: ``e`` is Euler's number,
+    other letters are lower-cased real symbols.  Anything outside the
+    language (``=``, commas, ``\\int``, ``f(x)``, ``E``, ``I``, ``\\log``...) is
+    None, left to the grammar.
+    """
+    tokens, pos = [], 0
+    while pos < len(text):
+        m = _SIMPLE_TOKEN.match(text, pos)
+        if m is None:
+            return None
+        if m[0].isalpha() and text[pos - 1 : pos].isalpha():
+            return None  # a word (cm, percentage, units): math-verify's normaliser knows what it means
+        pos = m.end()
+        token = m[0]
+        if token.isspace() or token in ("\\,", "\\;", "\\!", "\\ "):
+            continue
+        tokens.append({"\\left(": "(", "\\right)": ")"}.get(token, token))
+    if not tokens or len(tokens) > MAX_PYTHON_NODES:
+        return None
+    out: list[str] = []
+    index = 0
+
+    def group() -> bool:
+        """``{...}`` as ``(...)``."""
+        nonlocal index
+        if index >= len(tokens) or tokens[index] != "{":
+            return False
+        index += 1
+        out.append("(")
+        if not expression("}"):
+            return False
+        index += 1
+        out.append(")")
+        return True
+
+    def factor() -> bool:
+        nonlocal index
+        token = tokens[index]
+        index += 1
+        if token[0].isdigit():
+            out.append(token)
+        elif len(token) == 1 and token.isalpha():
+            if token in "EI" or (index < len(tokens) and tokens[index] == "("):
+                return False  # E and I mean other things to latex2sympy; x(...) may be a function
+            out.append("E" if token == "e" else token)
+        elif token == "\\pi":
+            out.append("pi")
+        elif token in ("\\frac", "\\dfrac", "\\tfrac"):
+            out.append("(")
+            if not group():
+                return False
+            out.append("/")
+            if not group():
+                return False
+            out.append(")")
+        elif token == "\\sqrt":
+            out.append("sqrt")
+            if not group():
+                return False
+        elif token in _SIMPLE_FUNCTIONS:
+            if index < len(tokens) and tokens[index] == "{":  # \sin{\left(x \right)}
+                out.append(_SIMPLE_FUNCTIONS[token])
+                return group()
+            if index >= len(tokens) or tokens[index] != "(":
+                return False
+            out.append(_SIMPLE_FUNCTIONS[token])
+            index += 1
+            out.append("(")
+            if not expression(")"):
+                return False
+            index += 1
+            out.append(")")
+        elif token == "(":
+            out.append("(")
+            if not expression(")"):
+                return False
+            index += 1
+            out.append(")")
+        else:
+            return False
+        if index < len(tokens) and tokens[index] == "^":
+            index += 1
+            out.append("**")
+            if index < len(tokens) and tokens[index] == "{":
+                return group()
+            if index < len(tokens) and (tokens[index].isdigit() and len(tokens[index]) == 1 or
+                                        len(tokens[index]) == 1 and tokens[index].isalpha() and tokens[index] not in "EI"):
+                out.append("E" if tokens[index] == "e" else tokens[index])
+                index += 1
+                return True
+            return False
+        return True
+
+    def expression(close: str | None) -> bool:
+        """Terms joined by + and -, each a product of factors side by side, up to ``close`` (or the end)."""
+        nonlocal index
+        first = True
+        while True:
+            while index < len(tokens) and tokens[index] in "+-":
+                out.append(tokens[index])
+                index += 1
+            product = 0
+            while index < len(tokens) and tokens[index] not in ("+", "-", close):
+                if tokens[index] in ("\\cdot", "\\times"):
+                    if not product:
+                        return False
+                    index += 1
+                    continue
+                if product:
+                    out.append("*")
+                if not factor():
+                    return False
+                product += 1
+            if not product and not first:
+                return False
+            first = False
+            if index >= len(tokens) or tokens[index] == close:
+                return close is None or index < len(tokens)
+    try:
+        if not expression(None):
+            return None
+    except IndexError:
+        return None
+    return _python_expression("".join(out))
 
 
 # -- math-verify, imported on first use ---------------------------------------------------------------------------
@@ -614,6 +767,8 @@ def read_answer(text: str) -> Parsed | None:
     if number is not None:
         return Parsed(number=number)
     expression = read_python(text)
+    if expression is None:
+        expression = read_simple_latex(text)
     if expression is not None:
         return Parsed(sympy=(expression,))
     span = _SPAN.fullmatch(text)
