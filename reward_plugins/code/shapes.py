@@ -95,14 +95,15 @@ def program_names(source: str) -> frozenset[str]:
 def owned(tests: str, source: str) -> frozenset[str]:
     """The names in ``tests`` that refer to the program."""
     _, used, bound = test_names(tests)
-    return frozenset(n for n in used - bound if n not in BUILTINS or n in program_names(source))
+    defined = program_names(source)  # first: a program that does not compile raises here, before anything runs
+    return frozenset(n for n in used - bound if n not in BUILTINS or n in defined)
 
 
 @functools.lru_cache(maxsize=4096)
 def plan(tests: str, program: frozenset[str]) -> Calls | Scripts:
     """How to run ``tests`` against a program owning the names ``program`` (see the module's docstring)."""
-    tree, used, _ = test_names(tests)
-    return (None if RESULTS in used else _calls(tree, program)) or Scripts(_scripts(tree))
+    tree, used, bound = test_names(tests)
+    return (None if RESULTS in used | bound else _calls(tree, program)) or Scripts(_scripts(tree))
 
 
 def _scripts(tree: ast.Module) -> tuple[str, ...]:

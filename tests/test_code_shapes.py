@@ -1,0 +1,128 @@
+"""Which assert tests are judged outside the program, and the plain data that crosses the sandbox's wall.
+
+:mod:`reward_plugins.code.shapes` decides, per row and program, whether a
+row's asserts can be split into calls (run by the program) and checks (run
+by the judge); :mod:`reward_plugins.code.plain` is the only form a call's
+result may take on its way out.  Both are pure functions, tested here on the
+shapes real datasets use (MBPP asserts, HumanEval's ``check``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from reward_plugins.code import plain, shapes
+
+
+def plan_for(tests: str, program: str = "def f(*a, **k):\n    pass\n"):
+    return shapes.plan(tests, shapes.owned(tests, program))
+
+
+def test_mbpp_asserts_become_calls_and_the_judges_checks():
+    tests = ("import math\nassert f(1, [2, 3]) == 6\nassert math.isclose(f(0.5, x=2), 1.0)\n"
+             "assert set(f('ab')) == {'a', 'b'}, 'a message'\n")
+    plan = plan_for(tests)
+    assert isinstance(plan, shapes.Calls) and plan.cases == 3
+    assert [(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in plan.calls] == [
+        ("f", (1, [2, 3]), {}), ("f", (0.5,), {"x": 2}), ("f", ("ab",), {})]
+    judge = json.loads(plan.plan)
+    assert judge["setup"] == "import math"
+    assert judge["cases"] == [[["__grpo_r[0] == 6"], [0]], [["math.isclose(__grpo_r[1], 1.0)"], [1]],
+                              [["set(__grpo_r[2]) == {'a', 'b'}"], [2]]]
+    assert "6" not in "".join(args for _, args, _ in plan.calls)  # the program never sees an expected value
+
+
+def test_humaneval_check_is_one_case_with_the_candidate_resolved():
+    tests = ("METADATA = {'author': 'x'}\n\ndef check(candidate):\n    '''doc'''\n    import math\n"
+             "    assert candidate([1, 2]) == 3\n    assert abs(candidate([]) - 0) < 1e-6\n    assert True\n\n"
+             "check(total)\n")
+    plan = plan_for(tests, "def total(xs):\n    return sum(xs)\n")
+    assert isinstance(plan, shapes.Calls) and plan.cases == 1
+    assert [name for name, _, _ in plan.calls] == ["total", "total"]
+    judge = json.loads(plan.plan)
+    assert judge["setup"].splitlines() == ["METADATA = {'author': 'x'}", "import math"]
+    assert judge["cases"] == [[["__grpo_r[0] == 3", "abs(__grpo_r[1] - 0) < 1e-06", "True"], [0, 1]]]
+
+
+@pytest.mark.parametrize("tests", [
+    "for x in [1, 2]:\n    assert f(x) == x\n",  # a loop: the argument is not a literal
+    "x = 3\nassert f(x) == 3\n",  # a name as argument
+    "y = f(2)\nassert y == 2\n",  # set-up that calls the program
+    "def helper():\n    return f(1)\nassert helper() == 1\n",  # a helper of the tests that calls the program
+    "assert f(1) == f\n",  # the program's function used as a value
+    "assert f(1) == 1\n__grpo_r = 1\n",  # the judge's own name taken by the tests
+    "def check(candidate):\n    for x in [1]:\n        assert candidate(x) == x\n\ncheck(f)\n",
+    "import math\nprint('no asserts at all')\n",
+])
+def test_any_other_shape_runs_as_scripts(tests):
+    plan = plan_for(tests)
+    assert isinstance(plan, shapes.Scripts)
+    top_level_asserts = sum(line.startswith("assert") for line in tests.splitlines())
+    assert len(plan.cases) == max(top_level_asserts, 1)
+
+
+def test_a_program_may_define_a_name_that_is_also_a_builtin():
+    tests = "assert max(3, 1) == 1\n"
+    assert isinstance(shapes.plan(tests, shapes.owned(tests, "def max(a, b):\n    return min(a, b)\n")), shapes.Calls)
+    plan = shapes.plan(tests, shapes.owned(tests, "def other():\n    pass\n"))  # the builtin, judged as it is
+    assert isinstance(plan, shapes.Calls) and plan.calls == ()
+
+
+def test_programs_that_do_not_compile_are_found_before_running():
+    with pytest.raises(SyntaxError):
+        shapes.owned("assert f(1) == 1", "def f(:\n")
+
+
+PLAIN_VALUES = [None, True, False, 0, -7, 10**40, 1.5, -0.0, math.inf, "é\n\ud800", b"\x00\xff", 2 + 3j, [1, [2]],
+                (1, (2.5, "x")), {1, "a"}, frozenset({(1, 2)}), {"k": [1], 2: (3,), (1, 2): {"n": None}}, [], ()]
+
+
+@pytest.mark.parametrize("value", PLAIN_VALUES, ids=repr)
+def test_plain_values_cross_exactly(value):
+    text = plain.encode(value)
+    assert "\n" not in text
+    back = plain.decode(text)
+    assert back == value and type(back) is type(value)
+    assert repr(back) == repr(value)
+
+
+def test_nan_crosses_as_nan():
+    assert math.isnan(plain.decode(plain.encode(math.nan)))
+
+
+class Anything:
+    def __eq__(self, other):
+        return True
+
+
+class Int(int):
+    pass
+
+
+@pytest.mark.parametrize("value", [Anything(), Int(3), [1, Int(2)], {"k": Anything()}, bytearray(b"x"), range(3),
+                                   type("L", (list,), {})(), print], ids=repr)
+def test_anything_but_exact_builtin_values_is_refused(value):
+    with pytest.raises(plain.NotPlain):
+        plain.encode(value)
+
+
+def test_self_containing_and_too_deep_values_are_refused():
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(plain.NotPlain):
+        plain.encode(loop)
+    deep: list = []
+    for _ in range(plain.MAX_DEPTH + 1):
+        deep = [deep]
+    with pytest.raises(plain.NotPlain):
+        plain.encode(deep)
+
+
+@pytest.mark.parametrize("text", ['{"x": 1}', '{"s": [[1]]}', '{"d": [[[1], 2]]}', '{"f": 3}', '{"t": [], "s": []}',
+                                  "!", "", '{"b": "zz"}', "[" * 200 + "]" * 200])
+def test_decoding_accepts_only_what_encoding_writes(text):
+    with pytest.raises(ValueError):
+        plain.decode(text)
