@@ -210,7 +210,7 @@ class MonitorSet:
         if run.action == "log":
             return
         rows = f" (e.g. {', '.join(map(str, alert.rows))})" if alert.rows else ""
-        self._echo(f"{alert.severity}: monitor {run.name} at step {step}: {alert.message}{rows}")
+        self._echo(f"{alert.severity}: monitor {run.name} at batch {step}: {alert.message}{rows}")
         if run.action == "stop" and self.stop is None:
             self.stop = alert
 

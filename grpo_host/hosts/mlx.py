@@ -272,7 +272,8 @@ class MlxRewardFuncs:
 
     def __init__(self, job: Job, train_rows: int, stats: RewardStats) -> None:
         self.ensemble, self.train_rows, self.stats = job.ensemble, train_rows, stats
-        self.scorer = EnsembleRewardFuncs(job.ensemble, job.rows, log_metric=self._log_metric)
+        self.scorer = EnsembleRewardFuncs(job.ensemble, job.rows, log_metric=self._log_metric, monitors=job.monitors,
+                                          max_length=job.config.max_completion_length)
         names = job.ensemble.names
         self.funcs: list[Callable[..., list]] = [_Member(self, i, n) for i, n in enumerate(names)] + [_Fill(self)]
         self.weights = [*job.ensemble.weights, 1.0]
@@ -381,8 +382,9 @@ class _Checkpoints:
         self.offset, self.adapter_config, self.main = offset, adapter_config, main
         self.ga = job.config.gradient_accumulation_steps
 
-    def after_iteration(self, iteration: int) -> None:
-        if iteration % (self.job.config.save_every * self.ga):
+    def after_iteration(self, iteration: int, *, force: bool = False) -> None:
+        """Checkpoint after ``iteration`` when the trainer saved there, or (``force``: a monitor stops the run) always."""
+        if iteration % (self.job.config.save_every * self.ga) and not force:
             return
         written = self.adapter_dir / f"{iteration:07d}_adapters.safetensors"
         if not self.main:
@@ -394,7 +396,10 @@ class _Checkpoints:
         step = self.offset + iteration // self.ga
         folder = self.job.output_dir / f"checkpoint-{step}"
         folder.mkdir(parents=True, exist_ok=True)
-        os.replace(written, folder / "adapters.safetensors")
+        if written.exists():
+            os.replace(written, folder / "adapters.safetensors")
+        else:  # a forced checkpoint between the trainer's own saves
+            mx.save_safetensors(str(folder / "adapters.safetensors"), dict(tree_flatten(self.model.trainable_parameters())))
         mx.save_safetensors(str(folder / "optimizer.safetensors"), dict(tree_flatten(self.optimizer.state)))
         (folder / "adapter_config.json").write_text(json.dumps(self.adapter_config, indent=2) + "\n")
         key = [int(x) for x in mx.random.state[0].tolist()]
@@ -422,13 +427,25 @@ def _iterate_batches(checkpoints: _Checkpoints, skip: int) -> Callable[..., Iter
         for _ in range(skip):
             next(batches)
         done = 0
+        monitors = checkpoints.job.monitors
         for batch in batches:
             if done:
                 checkpoints.after_iteration(done)
+                if monitors is not None and monitors.stop is not None and done % checkpoints.ga == 0:
+                    checkpoints.after_iteration(done, force=True)
+                    raise _MonitorStop(done)
             yield batch
             done += 1
 
     return iterate
+
+
+class _MonitorStop(Exception):
+    """Raised into the trainer's loop by the batch iterator: a monitor with action ``stop`` fired (checkpoint saved)."""
+
+    def __init__(self, iteration: int) -> None:
+        super().__init__(f"stopped by a monitor after iteration {iteration}")
+        self.iteration = iteration
 
 
 def _encode(tokenizer: Any, prompt: str | list[dict[str, Any]]) -> list[int]:
@@ -633,21 +650,24 @@ def run(job: Job) -> Summary:
     job.metrics.start(offset if checkpoint is not None else None)
     start = time.perf_counter()
     try:
-        if iters:
-            train_grpo(
-                model=model,
-                ref_model=reference,
-                tokenizer=tokenizer,
-                optimizer=optimizer,
-                train_dataset=train_set,
-                val_dataset=val_set or None,
-                reward_funcs=rewards.funcs,
-                args=args,
-                iterate_batches=_iterate_batches(checkpoints, offset * ga),
-                training_callback=_Reports(job, stats, offset, trackers),
-                end_answer_token=extra["end_answer_token"],
-            )
-            checkpoints.after_iteration(iters)  # the trainer's last iteration has no next batch to ask for
+        try:
+            if iters:
+                train_grpo(
+                    model=model,
+                    ref_model=reference,
+                    tokenizer=tokenizer,
+                    optimizer=optimizer,
+                    train_dataset=train_set,
+                    val_dataset=val_set or None,
+                    reward_funcs=rewards.funcs,
+                    args=args,
+                    iterate_batches=_iterate_batches(checkpoints, offset * ga),
+                    training_callback=_Reports(job, stats, offset, trackers),
+                    end_answer_token=extra["end_answer_token"],
+                )
+                checkpoints.after_iteration(iters)  # the trainer's last iteration has no next batch to ask for
+        except _MonitorStop as stop:  # the checkpoint is written; the summary says which alert stopped it
+            iters = stop.iteration
         seconds = time.perf_counter() - start
         if main:
             _save_outputs(job, model, tokenizer, model_config, adapter_config)

@@ -257,11 +257,18 @@ def _metrics_callback(job: Job) -> Any:
     from transformers import TrainerCallback
 
     class Metrics(TrainerCallback):
-        """Feeds every TRL log record (reward means, our reward metrics, loss, KL) to the run's MetricsLog."""
+        """Feeds every TRL log record (reward means, our reward metrics, loss, KL) to the run's MetricsLog, and ends
+        the run (after a checkpoint) when a monitor with action ``stop`` fired."""
 
         def on_log(self, args, state, control, logs=None, **kwargs):
             if logs:
                 job.metrics.add(state.global_step, logs)
+
+        def on_step_end(self, args, state, control, **kwargs):
+            """A monitor with action ``stop`` fired during this step: save a checkpoint, then end the run."""
+            if job.monitors is not None and job.monitors.stop is not None:
+                control.should_save = True
+                control.should_training_stop = True
 
     return Metrics()
 
@@ -272,7 +279,7 @@ def run(job: Job) -> Summary:
     refuse_unasked_overwrite(job)
     found = last_checkpoint(job.output_dir) if config.resume else None
     checkpoint = str(found) if found is not None else None
-    funcs = EnsembleRewardFuncs(job.ensemble, job.rows)
+    funcs = EnsembleRewardFuncs(job.ensemble, job.rows, monitors=job.monitors, max_length=config.max_completion_length)
     args_kwargs = grpo_config_kwargs(config, funcs.weights)
     if config.quantization is not None:
         args_kwargs.pop("model_init_kwargs", None)  # used by the host's own load (TRL would warn they go unused)
