@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-PACKS = ("good", "broken", "dup", "typo", "raising")
+PACKS = ("good", "broken", "dup", "typo", "raising", "asyncpack")
 GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
 CLI_ENV: dict[str, str] = {}  # what every CLI run gets: the session's cache folder, never the user's
 
