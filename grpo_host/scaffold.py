@@ -84,6 +84,7 @@ def render_pack(
     target: str | Path | None = None,
     *,
     reward: str | None = None,
+    monitor: str | None = None,
     interactive: bool = False,
     template: Path = TEMPLATE,
 ) -> Path:
@@ -92,6 +93,8 @@ def render_pack(
     :param name: the pack's distribution name, e.g. ``grpo-rewards-chess``.
     :param target: the directory to create; it must not exist or be empty.
     :param reward: the example reward's name (see :func:`pack_names`).
+    :param monitor: also render an example run monitor of this name (a
+        Python identifier), registered through ``register_monitors``.
     :param interactive: ask for the description and author (needs a
         terminal); otherwise use the template's defaults.
     :param template: the copier template to render.
@@ -101,6 +104,8 @@ def render_pack(
     scratch directory and copied into place only once rendering succeeded.
     """
     names = pack_names(name, reward)
+    if monitor is not None and (not monitor.isidentifier() or keyword.iskeyword(monitor)):
+        raise ScaffoldError(f"monitor name {monitor!r} must be a Python identifier (letters, digits, '_')")
     target = Path(target if target is not None else names.dist)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ScaffoldError(f"target {str(target)!r} exists and is not an empty directory; choose another with --dir")
@@ -117,6 +122,7 @@ def render_pack(
         "dist_name": names.dist,
         "module": names.module,
         "reward_name": names.reward,
+        "monitor_name": monitor or "",
         "grpo_host_version": __version__.split("+")[0],  # the lower bound the new pack depends on
     }
     with tempfile.TemporaryDirectory(prefix="grpo-host-new-plugin-") as scratch:

@@ -8,6 +8,10 @@ these through the code paths the CLI itself uses (:func:`grpo_host.load_plugins`
 :class:`grpo_host.Ensemble`, :func:`grpo_host.data.check_rows`), so a passing
 test means the host will behave the same way.
 
+A pack's monitors are tested the same way: :func:`scored_batch` builds the
+batch a run would hand them (rows scored by real rewards), and
+:func:`observe` feeds a monitor a sequence of such batches.
+
 This module is also a pytest plugin, registered through the ``pytest11``
 entry point: wherever grpo-host is installed, tests can ask for the
 ``grpo_plugins`` and ``score_rows`` fixtures.
@@ -29,6 +33,8 @@ from .plugins import GROUP, PluginRecord, Plugins, load_plugins
 
 if TYPE_CHECKING:
     from .data import CheckReport
+    from .ensemble import Ensemble
+    from .monitoring import Batch, Report
 
 __all__ = [
     "HEAVY_MODULES",
@@ -36,7 +42,9 @@ __all__ = [
     "assert_listing_is_light",
     "data_check",
     "load_pack",
+    "observe",
     "score_rows",
+    "scored_batch",
 ]
 
 HEAVY_MODULES = ("torch", "transformers", "mlx", "sympy")
@@ -141,6 +149,43 @@ def score_rows(spec: str, rows: Iterable[Mapping[str, Any]], *, plugins: Plugins
                 raise ValueError(f"row {i}: {problem}")
         result = ensemble.score_rows(rows, row_ids=[f"row {i}" for i in range(len(rows))])
     return result.values[ensemble.names[0]]
+
+
+def scored_batch(rewards: str | Ensemble, rows: Iterable[Mapping[str, Any]], *, step: int = 0,
+                 plugins: Plugins | None = None, lengths: Iterable[int | None] = (),
+                 max_length: int | None = None) -> Batch:
+    """The :class:`~grpo_host.monitoring.Batch` a run hands monitors when it has scored ``rows``.
+
+    ``rows`` hold ``completion``, ``prompt`` and the rewards' columns; rows
+    sharing a prompt are one group, as GRPO's completions of one prompt are.
+    ``rewards`` is a spec (an ensemble is built and closed) or an open
+    :class:`~grpo_host.Ensemble` (reused across batches: worker processes
+    start once).  ``lengths``: completion token counts, as an engine gives them.
+    """
+    from .ensemble import Ensemble
+    from .monitoring import Batch
+
+    rows = list(rows)
+    owned = isinstance(rewards, str)
+    ensemble = Ensemble.from_spec(rewards, plugins=plugins) if owned else rewards
+    try:
+        result = ensemble.score_rows(rows, row_ids=[f"row {i}" for i in range(len(rows))])
+    finally:
+        if owned:
+            ensemble.close()
+    prompts = [row.get("prompt") for row in rows]
+    groups = [str(p) for p in prompts]
+    return Batch.of(step, result, ensemble, prompts, [row["completion"] for row in rows], groups,
+                    row_ids=[f"row {i}" for i in range(len(rows))], lengths=list(lengths), max_length=max_length)
+
+
+def observe(name: str, batches: Iterable[Batch], *, params: Mapping[str, Any] | None = None,
+            plugins: Plugins | None = None) -> list[Report]:
+    """Feed a fresh instance of the installed monitor ``name`` every batch, in order; one report per batch."""
+    from .plugins import default_plugins
+
+    watcher = (plugins or default_plugins()).registry.monitor(name).create(params)
+    return [watcher.observe(batch) for batch in batches]
 
 
 def data_check(

@@ -17,6 +17,7 @@ from conftest import cli_json, run_cli, write_jsonl
 from grpo_host import Ensemble
 from grpo_host.monitoring import Alert, Batch, MonitorSet, Report, choose, monitor
 from grpo_host.plugins import default_plugins
+from grpo_host.testing import observe, scored_batch
 
 GROUP = 4
 
@@ -37,14 +38,9 @@ def _close_ensembles():
 
 def scored(spec: str, groups: list[tuple[str, list[str], str]], step: int = 0, lengths=(), max_length=None) -> Batch:
     """A batch of groups ``(prompt, completions, answer)`` scored by the ensemble ``spec``."""
-    prompts = [p for p, cs, _ in groups for _ in cs]
-    completions = [c for _, cs, _ in groups for c in cs]
-    answers = [a for _, cs, a in groups for _ in cs]
-    ids = [i for i, (_, cs, _) in enumerate(groups) for _ in cs]
+    rows = [{"prompt": p, "completion": c, "answer": a} for p, cs, a in groups for c in cs]
     ensemble = ENSEMBLES.get(spec) or ENSEMBLES.setdefault(spec, Ensemble.from_spec(spec, workers=1))
-    result = ensemble.score(completions, prompts, answer=answers)
-    return Batch.of(step, result, ensemble, prompts, completions, ids, row_ids=list(range(len(completions))),
-                    lengths=lengths, max_length=max_length)
+    return scored_batch(ensemble, rows, step=step, lengths=lengths, max_length=max_length)
 
 
 def formatted(answer: str) -> str:
@@ -52,8 +48,7 @@ def formatted(answer: str) -> str:
 
 
 def run(name: str, batches: list[Batch], **params) -> list[Alert]:
-    watcher = registry().monitor(name).create(params)
-    return [alert for batch in batches for alert in watcher.observe(batch).alerts]
+    return [alert for report in observe(name, batches, params=params) for alert in report.alerts]
 
 
 def questions(n: int, seed: int) -> list[tuple[str, int]]:
@@ -146,7 +141,8 @@ def test_code_tamper_fires_on_a_rising_share_of_tampering_code():
     alerts = run("code_tamper", [batch(i, min(4, i // 2)) for i in range(8)])
     assert alerts and "code tampers with its harness" in alerts[0].message and alerts[0].rows
     assert run("code_tamper", [batch(i, 0) for i in range(8)]) == []
-    metrics = registry().monitor("code_tamper").create().observe(batch(0, 4)).metrics
+    [report] = observe("code_tamper", [batch(0, 4)])
+    metrics = report.metrics
     assert metrics["exit_share"] == metrics["builtins_share"] == metrics["fds_share"] == 1 / 8
 
 

@@ -140,6 +140,24 @@ def test_the_rendered_pack_passes_its_own_test_suite(pack, site):
     assert "13 passed" in proc.stdout.splitlines()[-1], proc.stdout
 
 
+def test_a_pack_rendered_with_a_monitor_registers_it_and_its_own_tests_pass(tmp_path):
+    dist, module, name = "grpo-rewards-watch", "grpo_rewards_watch", "watch_long_answers"
+    pack = tmp_path / dist
+    proc = run_cli("new-plugin", dist, "--dir", str(pack), "--monitor", name, "--no-input")
+    assert proc.returncode == 0, proc.stderr
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--target", str(site), str(pack)], check=True, capture_output=True, timeout=300)
+    listed = {m["name"]: m for m in cli_json("monitors", "list", pythonpath=[site])}
+    assert listed[name]["plugin"] == dist and set(listed[name]["params"]["properties"]) == {"words", "warn"}
+    result = run_pack_tests(pack, [site])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "14 passed" in result.stdout  # the 13 of a plain pack, and the monitor's
+    plain = (pack.parent / "plain")
+    assert run_cli("new-plugin", "grpo-rewards-plain", "--dir", str(plain), "--no-input").returncode == 0
+    assert "monitor" not in (plain / "grpo_rewards_plain" / "rewards.py").read_text()
+
+
 def test_the_rendered_suite_fails_when_the_pack_is_importable_but_not_installed(pack, tmp_path):
     """Its discovery test proves the entry point, not the import: the source tree alone must not pass it.
 
