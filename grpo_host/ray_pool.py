@@ -42,17 +42,9 @@ from typing import Any
 import ray
 
 from .rewards import RewardUnusable
-from .workers import STARTUP_TIMEOUT, Outcome, Task, WorkerError
+from .workers import STARTUP_TIMEOUT, Outcome, Task, WorkerError, _on_alarm, _Timeout
 
 __all__ = ["RayPool"]
-
-
-class _Timeout(BaseException):
-    """Raised by SIGALRM inside an actor; a BaseException so reward code's ``except Exception`` can't eat it."""
-
-
-def _on_alarm(signum, frame):
-    raise _Timeout
 
 
 class _Slot:

@@ -64,7 +64,7 @@ def cluster():
 
 @pytest.fixture
 def pool(cluster):
-    p = RayPool(2, grace=0.5)
+    p = RayPool(2, grace=2.0)  # a loaded 2-core machine can take over a second to answer an alarm
     yield p
     p.close()
 
