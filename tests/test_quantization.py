@@ -2,9 +2,11 @@
 
 The MLX runs are real subprocesses training ``builtin:tiny`` on a base
 quantized by mlx-lm (mlx[cpu]), killed and resumed, and their adapter
-loaded back for generation.  On the TRL side, what CPU allows: the exact
+loaded back for generation.  On the TRL side, always: the exact
 ``BitsAndBytesConfig`` built, and the refusal before any data is read where
-bitsandbytes cannot run (no CUDA GPU here); a real 4-bit load needs a GPU.
+bitsandbytes cannot run.  Where it can (a CUDA GPU, or bitsandbytes' CPU
+backend: ``pip install bitsandbytes``, not a dev dependency), real 4- and
+8-bit loads and a QLoRA run killed and resumed; skipped elsewhere.
 """
 
 from __future__ import annotations
@@ -67,6 +69,17 @@ def test_the_resolved_config_is_a_valid_config_with_every_quantization_option():
             "bits": bits, "trl": {"quant_type": "nf4", "double_quant": True, "compute_dtype": "auto"},
             "mlx": {"group_size": None}}
         assert RunConfig.model_validate(yaml.safe_load(yaml.safe_dump(resolved))).quantization.bits == bits
+
+
+def test_every_quantization_key_is_described_and_documented():
+    from grpo_host.config import BitsAndBytesSettings, MlxQuantSettings, QuantizationSettings
+
+    guide = (ROOT / "docs" / "training.md").read_text()
+    for prefix, model in (("", QuantizationSettings), ("trl.", BitsAndBytesSettings), ("mlx.", MlxQuantSettings)):
+        for name, field in model.model_fields.items():
+            assert field.description, f"quantization.{prefix}{name} has no description"
+            if name not in ("trl", "mlx"):
+                assert f"| `{prefix}{name}` |" in guide, f"quantization.{prefix}{name} is not in docs/training.md"
 
 
 # --- TRL: bitsandbytes --------------------------------------------------------------------------------------------
@@ -135,6 +148,59 @@ def test_trl_refuses_a_quantized_base_without_bitsandbytes_before_reading_data(e
     assert ("config key 'quantization': a 4-bit base on the trl backend needs bitsandbytes, which is not installed"
             in proc.stderr and "does not fall back to full precision" in proc.stderr)
     assert "missing.jsonl" not in proc.stderr and "Traceback" not in proc.stderr and not out.exists()
+
+
+def _skip_unless_bitsandbytes_runs() -> None:
+    """These load real bitsandbytes models: a CUDA GPU, or bitsandbytes' CPU backend (0.46.1+, not a dev dependency)."""
+    from grpo_host.hosts.trl import bitsandbytes_problem
+
+    problem = bitsandbytes_problem()
+    if problem is not None:
+        pytest.skip(f"bitsandbytes cannot run here: {problem}")
+
+
+@pytest.mark.parametrize(("bits", "layer", "storage"),
+                         [(4, "Linear4bit", "Params4bit"), (8, "Linear8bitLt", "Int8Params")])
+def test_trl_loads_the_base_quantized_and_prepared_for_kbit_training(env, tmp_path, monkeypatch, bits, layer, storage):
+    """The model the host hands to GRPOTrainer: bitsandbytes layers, the base frozen, unquantized parts in float32."""
+    _skip_unless_bitsandbytes_runs()
+    import torch
+    from trl import GRPOConfig
+
+    from grpo_host.hosts.trl import _quantized_model, bitsandbytes_config, grpo_config_kwargs
+    from grpo_host.train import prepare
+
+    monkeypatch.setenv("GRPO_HOST_CACHE", env["GRPO_HOST_CACHE"])
+    run = load_config(EXAMPLE, [f"quantization={{bits: {bits}}}", "lora={r: 4}", f"output_dir={tmp_path}",
+                                f"data={ROOT / 'examples' / 'letters.jsonl'}",
+                                f"plugins=[{ROOT / 'examples' / 'letters_rewards.py'}]"])
+    job = prepare(run, echo=False)
+    try:
+        args = GRPOConfig(**grpo_config_kwargs(run, job.ensemble.weights))
+        model = _quantized_model(job, args, bitsandbytes_config(run))
+    finally:
+        job.ensemble.close()
+    assert getattr(model, f"is_loaded_in_{bits}bit")
+    q_proj = model.model.layers[0].self_attn.q_proj
+    assert type(q_proj).__name__ == layer and type(q_proj.weight).__name__ == storage
+    assert not any(p.requires_grad for p in model.parameters())
+    assert {p.dtype for n, p in model.named_parameters() if "norm" in n or "embed" in n} == {torch.float32}
+
+
+@pytest.mark.slow
+def test_trl_qlora_run_killed_after_a_checkpoint_resumes_and_records_its_quantization(env, tmp_path):
+    """4-bit NF4 through the CLI, killed after step 2 and resumed to 4 (90 s on bitsandbytes' CPU backend, 2 cores)."""
+    _skip_unless_bitsandbytes_runs()
+    from importlib.metadata import version
+
+    out = tmp_path / "qlora"
+    args = [str(EXAMPLE), *QUICK, "--set", "max_steps=4", "--set", "save_every=2", "--set", "lora={r: 4, alpha: 8}",
+            "--set", "quantization={bits: 4, trl: {compute_dtype: float32}}", "--set", f"output_dir={out}"]
+    summary = kill_and_resume(env, args, out, steps=4)
+    assert summary["quantization"] == {"engine": "bitsandbytes", "version": version("bitsandbytes"),
+                                       "bits": 4, "quant_type": "nf4", "double_quant": True,
+                                       "compute_dtype": "float32"}
+    assert (out / "adapter_model.safetensors").exists() and not (out / "model.safetensors").exists()
 
 
 # --- MLX: mlx-lm quantization -------------------------------------------------------------------------------------
