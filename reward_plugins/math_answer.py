@@ -386,18 +386,38 @@ def read_simple_latex(text: str) -> Any | None:
             if not group():
                 return False
         elif token in _SIMPLE_FUNCTIONS:
-            if index < len(tokens) and tokens[index] == "{":  # \sin{\left(x \right)}
-                out.append(_SIMPLE_FUNCTIONS[token])
-                return group()
-            if index >= len(tokens) or tokens[index] != "(":
-                return False
+            power: list[str] = []
+            if index < len(tokens) and tokens[index] == "^":  # \cos^{3}(x) is cos(x)**3
+                index += 1
+                mark = len(out)
+                if index < len(tokens) and tokens[index] == "{":
+                    if not group():
+                        return False
+                elif index < len(tokens) and len(tokens[index]) == 1 and tokens[index].isdigit():
+                    out.append(tokens[index])
+                    index += 1
+                else:
+                    return False
+                power = ["**", *out[mark:]]
+                del out[mark:]
+                if "-" in power:
+                    return False  # \sin^{-1} is the inverse function, not a power
             out.append(_SIMPLE_FUNCTIONS[token])
-            index += 1
-            out.append("(")
-            if not expression(")"):
+            if index < len(tokens) and tokens[index] == "{":  # \sin{\left(x \right)}
+                if not group():
+                    return False
+            elif index < len(tokens) and tokens[index] == "(":
+                index += 1
+                out.append("(")
+                if not expression(")"):
+                    return False
+                index += 1
+                out.append(")")
+            else:
                 return False
-            index += 1
-            out.append(")")
+            out.extend(power)
+            if power and index < len(tokens) and tokens[index] == "^":
+                return False
         elif token == "(":
             out.append("(")
             if not expression(")"):
@@ -561,9 +581,10 @@ def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bo
     Two exact values are equal here only when they are the same tree once
     evaluated (``doit``; ``9\\%`` read as 9 is ``Integer(9)``) or their
     difference expands to 0; every other exact pair is left to math-verify's
-    symbolic step, which proves the difference zero or not.
+    symbolic step, which proves the difference zero or not.  (An unevaluated
+    integral is not evaluated here: the symbolic step does that when it must.)
     """
-    from sympy import Float, MatrixBase, Mul, Rational, UnevaluatedExpr
+    from sympy import Float, Integral, MatrixBase, Mul, Rational, UnevaluatedExpr
     from sympy.matrices.expressions import MatrixExpr
 
     if isinstance(a, MatrixBase | MatrixExpr) or isinstance(b, MatrixBase | MatrixExpr):
@@ -581,11 +602,13 @@ def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bo
     if len(pairs) == 4:  # a percent on both sides: compare the percentages
         pairs = pairs[:1]
     for x, y in pairs:
-        x, y = _doit(x), _doit(y)
         if not (x.has(Float) or y.has(Float)):
+            if not (x.has(Integral) or y.has(Integral)):
+                x, y = _doit(x), _doit(y)
             if x == y or _expands_to_zero(x, y):
                 return True
             continue
+        x, y = _doit(x), _doit(y)
         if x.free_symbols or y.free_symbols:
             continue
         try:
@@ -894,7 +917,9 @@ def _clearly_unequal(golds: list, preds: list, tolerance: float) -> bool:
     (``simplify``, often tens of milliseconds) cannot prove zero a difference
     that evaluates clearly away from zero at some point, and the rule's
     tolerance (decimals, no symbols) cannot accept a gap over twice its
-    bound.  So when every pair is either two different strings, a plain gold
+    bound; an unevaluated integral (reasoning-gym writes some golds so) has
+    no value at a point, but if the difference's derivative is not 0 there,
+    the difference is not 0 either.  So when every pair is either two different strings, a plain gold
     against an inequality, or two such expressions (an equation's right side
     standing for it, as in ``verify``) whose difference, with
     each symbol set to a fixed value in (0, 1), is more than a relative 1e-9
@@ -908,8 +933,22 @@ def _clearly_unequal(golds: list, preds: list, tolerance: float) -> bool:
         return False
 
 
+def _clearly_nonzero(a: Any, b: Any, point: dict) -> bool:
+    """Whether ``a - b`` at ``point`` is more than a relative 1e-9 from 0 (False when it cannot be evaluated)."""
+    from sympy import Integral
+
+    if a.has(Integral) or b.has(Integral):
+        return False
+    try:
+        gap = abs(complex((a - b).evalf(15, subs=point, chop=True)))
+        scale = max(abs(complex(a.evalf(15, subs=point))), abs(complex(b.evalf(15, subs=point))))
+    except (TypeError, ValueError, ArithmeticError):
+        return False
+    return gap > 1e-9 * (1 + scale)
+
+
 def _all_pairs_differ(golds: list, preds: list, tolerance: float) -> bool:
-    from sympy import Eq, Expr, Float, Rational, UnevaluatedExpr
+    from sympy import Eq, Expr, Float, Integral, Rational, UnevaluatedExpr, diff
     from sympy.core.function import AppliedUndef
     from sympy.core.relational import Relational
     from sympy.matrices.expressions import MatrixExpr
@@ -934,6 +973,10 @@ def _all_pairs_differ(golds: list, preds: list, tolerance: float) -> bool:
                 return False
             symbols = sorted(g.free_symbols | p.free_symbols, key=str)
             point = {s: Rational(7 + 3 * i, 13 + 4 * i) for i, s in enumerate(symbols)}
+            if g.has(Integral) or p.has(Integral):  # no value to evaluate: a derivative that is not 0 will do
+                if not any(_clearly_nonzero(diff(g, s), diff(p, s), point) for s in symbols):
+                    return False
+                continue
             try:
                 gap = abs(complex((g - p).evalf(15, subs=point, chop=True)))
                 scale = max(abs(complex(g.evalf(15, subs=point))), abs(complex(p.evalf(15, subs=point))))
