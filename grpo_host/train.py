@@ -72,6 +72,8 @@ class Summary:
     """Every alert the run's monitors raised (one per quiet period), in order."""
     stopped_by: dict[str, Any] | None = None
     """The alert of a monitor with action ``stop`` that ended the run (a checkpoint was saved first)."""
+    monitor_seconds: float = 0.0
+    """Time this process spent in the monitors, over the whole run."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -169,7 +171,8 @@ class Job:
         alerts = [a.as_dict() for a in self.monitors.alerts] if self.monitors else []
         stop = self.monitors.stop.as_dict() if self.monitors and self.monitors.stop else None
         return Summary(steps, round(seconds, 3), self.metrics.first_last(), str(self.output_dir),
-                       self.config.backend, resumed_from, counts=self.ensemble.counts, alerts=alerts, stopped_by=stop)
+                       self.config.backend, resumed_from, counts=self.ensemble.counts, alerts=alerts, stopped_by=stop,
+                       monitor_seconds=round(self.monitors.seconds, 4) if self.monitors else 0.0)
 
 
 def _import_plugin(spec: str) -> ModuleType:
