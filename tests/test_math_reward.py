@@ -188,6 +188,48 @@ def test_adapted_latex_parser_gives_the_same_values():
     assert "Exception" in json.loads(plain.stdout)  # the samples include inputs that do not parse
 
 
+SIMPLE_LATEX = [
+    r"- 35574 x^{6} + 22506 x^{5} - 107136 x", r"C - \frac{7 X^{9}}{9} + \frac{2 X^{6}}{7} - X^{5}",
+    r"C + \frac{4 \left(4 - 5 x\right)^{\frac{3}{2}}}{3}", r"C + \left(- 6 x^{4} + 2 x^{3}\right) e^{x}",
+    r"3 x^{3} \sin{\left(x \right)} - x^{3} \cos{\left(x \right)}", r"2\sqrt{3}", "x^2y", "-x^2", r"e^{2x}",
+    r"2 \cdot 3 \times 4", "3 + 2i", r"\ln{\left(x^{2} + 1 \right)}", "0.5x", "12", r"\pi r^2", r"\frac{x}{2}y",
+    r"\cos^{3}{\left(7 x - 7 \right)}", r"\sin^2(x) + \cos^2(x)", r"\tan(x)^2", r"2^{10}", r"(x+1)(x-1)",
+    r"\arctan(x) - x", "a - b + c",
+]
+NOT_SIMPLE = [r"\frac12", "f(x)", r"x \left(x+1\right)", "E + 1", "I", r"\sin^{-1}(x)", r"\cos^3 x", "x = 2", "1, 2",
+              "28 percentage", "5 cm", r"\log(x)", r"\int x dx", "a-", "(x+1", "x^{2", r"x_1", r"\{1\}", "|x|"]
+
+
+@pytest.mark.parametrize("latex", SIMPLE_LATEX)
+def test_simple_latex_reader_gives_latex2sympy_values(latex):
+    """The grammar-free reader of polynomial-style LaTeX must give the value latex2sympy gives."""
+    import sympy
+    from latex2sympy2_extended import latex2sympy
+
+    mine = math_answer.read_simple_latex(latex)
+    theirs = latex2sympy(latex)
+    theirs = theirs.xreplace({s: sympy.Symbol(s.name, real=True) for s in theirs.free_symbols})
+    assert mine is not None and sympy.simplify(mine - theirs) == 0, (mine, theirs)
+
+
+@pytest.mark.parametrize("latex", NOT_SIMPLE)
+def test_simple_latex_reader_leaves_the_rest_to_the_grammar(latex):
+    assert math_answer.read_simple_latex(latex) is None
+
+
+def test_integrals_that_differ_skip_integration():
+    """reasoning-gym writes some golds as unevaluated integrals; a different integrand is told without integrating."""
+    mv, params = math_answer._mv(), math_answer.MathParams()
+    gold = math_answer.parse_gold("-3*Integral(x**3*cos(2*x), x) + C")
+    for completion, expected in [(r"\boxed{-3*Integral(x**5*cos(2*x), x) + C}", False),
+                                 (r"\boxed{C - 3*Integral(x**3*cos(2*x), x)}", True)]:
+        pred = math_answer.parse_prediction(completion, params)
+        assert math_answer._clearly_unequal(gold.expressions(), pred.expressions(), params.tolerance) == (not expected)
+        assert math_answer.equal(gold, pred, params) == expected
+        assert mv.verify(gold.expressions(), pred.expressions(), float_rounding=params.tolerance,
+                         timeout_seconds=None) == expected
+
+
 def test_gold_is_parsed_once_per_group(math_reward):
     math_answer.parse_gold.cache_clear()
     gold = r"$\frac{\pi}{3}$"
