@@ -1,9 +1,20 @@
 """Throughput of the `math` reward against the two usual ways of calling math-verify.
 
-Run:  python benchmarks/math_throughput.py [--pairs 10000] [--batch 256] [--workers N] [--json]
+Run:  python benchmarks/math_throughput.py [--pairs 10000] [--batch 256] [--workers N] [--sets ...] [--json]
 
-One set of generated (gold, completion) pairs, GRPO-shaped (8 completions per
-gold, scored in batches of ``--batch``), is scored three ways:
+Two sets of (gold, completion) pairs, GRPO-shaped (8 completions per gold,
+scored in batches of ``--batch``), ``--pairs`` each:
+
+* ``generated``: golds and answers made up here (:func:`make_pairs`): integers,
+  decimals, fractions, surds, pi, intervals, sets and polynomials in LaTeX;
+* ``reasoning-gym``: drawn from ``tests/data/math/reasoning_gym_truth.jsonl``
+  (reasoning-gym items with a dataset answer, an equal rewrite and a perturbed
+  answer each: Python-syntax polynomials and integrals, scientific notation,
+  thousands separators, complex numbers, root lists, ``<answer>`` tags...),
+  so every pair's right verdict is known and each scorer's agreement with it
+  is reported beside its speed.
+
+Each set is scored three ways:
 
 * ``grpo-host math``: ``Ensemble.score`` with the installed ``math`` reward
   (worker processes, per-worker gold cache, sympy-free plain numbers).
@@ -37,6 +48,7 @@ import platform
 import random
 import time
 from collections import Counter
+from pathlib import Path
 
 FILLER = [
     "Let me work through this carefully.",
@@ -103,6 +115,34 @@ def make_pairs(n: int, seed: int, group: int = 8) -> list[tuple[str, str]]:
                 completion = f"{reasoning} Therefore the result is {box if rng.random() < 0.5 else f'${box}$'}."
             pairs.append((gold, completion))
     return pairs[:n]
+
+
+TRUTH = Path(__file__).resolve().parent.parent / "tests" / "data" / "math" / "reasoning_gym_truth.jsonl"
+
+
+def generator_pairs(n: int, seed: int, group: int = 8) -> list[tuple[str, str, int]]:
+    """``n`` (gold, completion, truth) triples from the reasoning-gym truth set, ``group`` completions per gold.
+
+    Each completion is one of its item's three answers (dataset, equal rewrite,
+    perturbed: the truth set's own wording around it) after a few sentences of
+    reasoning, or, one time in ten, no answer at all.
+    """
+    rows = [json.loads(line) for line in TRUTH.read_text().splitlines()]
+    items: dict[str, list[dict]] = {}
+    for row in rows:
+        items.setdefault(f"{row['task']}|{row['gold']}", []).append(row)
+    golds = sorted(items)
+    rng, triples = random.Random(seed), []
+    while len(triples) < n:
+        answers = items[rng.choice(golds)]
+        for _ in range(group):
+            reasoning = " ".join(rng.choices(FILLER, k=rng.randrange(3, 12)))
+            if rng.random() < 0.1:
+                triples.append((answers[0]["gold"], f"{reasoning} I could not finish the computation.", 0))
+            else:
+                row = rng.choice(answers)
+                triples.append((row["gold"], f"{reasoning} {row['completion']}", row["expected"]))
+    return triples[:n]
 
 
 def open_r1_accuracy_reward(completions, solution, **kwargs):
@@ -193,11 +233,49 @@ def run_interleaved(scorers, pairs, batch):
     return values, seconds, counts
 
 
+def measure(scorers, name: str, pairs: list[tuple], warmup: list[tuple], batch: int, ours: str) -> dict:
+    """One set: warm-up (imports, worker start-up, excluded), then the timed interleaved run, as a report."""
+    truth = [p[2] for p in pairs] if len(pairs[0]) > 2 else None
+    pairs = [p[:2] for p in pairs]
+    _, warmup_seconds, _ = run_interleaved(scorers, [p[:2] for p in warmup], batch)
+    load_before = os.getloadavg()
+    values, seconds, counts = run_interleaved(scorers, pairs, batch)
+    ours_rate = len(pairs) / seconds[ours]
+    ours_per_cpu = len(pairs) / counts[ours]["cpu_seconds"]
+    report = {
+        "set": name,
+        "pairs": len(pairs),
+        "load_average_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+        "verdicts_ours": dict(Counter(map(str, values[ours]))),
+        "scorers": {},
+    }
+    for scorer in scorers:
+        differ = [i for i, (a, b) in enumerate(zip(values[scorer], values[ours])) if a != b]
+        row = {
+            "seconds": round(seconds[scorer], 2),
+            "items_per_s": round(len(pairs) / seconds[scorer], 1),
+            "speedup_of_ours": round(ours_rate / (len(pairs) / seconds[scorer]), 2),
+            "items_per_cpu_s": round(len(pairs) / counts[scorer]["cpu_seconds"], 1),
+            "cpu_efficiency_of_ours": round(ours_per_cpu / (len(pairs) / counts[scorer]["cpu_seconds"]), 2),
+            "warmup_seconds": round(warmup_seconds[scorer], 2),
+            "same_verdicts": len(pairs) - len(differ),
+            "differing_examples": [{"gold": pairs[i][0], "completion": pairs[i][1][-80:], "theirs": values[scorer][i],
+                                    "ours": values[ours][i]} for i in differ[:5]],
+            **{k: round(v, 2) for k, v in counts[scorer].items()},
+        }
+        if truth is not None:  # 1.0 is "right", anything else (0.0, None) is "not right"
+            row["agrees_with_truth"] = sum((v == 1.0) == bool(t) for v, t in zip(values[scorer], truth))
+            row["false_positives"] = sum(v == 1.0 and not t for v, t in zip(values[scorer], truth))
+        report["scorers"][scorer] = row
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--pairs", type=int, default=10_000)
+    parser.add_argument("--pairs", type=int, default=10_000, help="pairs per set")
     parser.add_argument("--batch", type=int, default=256, help="items per reward call (a GRPO step's completions)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
+    parser.add_argument("--sets", nargs="+", default=["generated", "reasoning-gym"], choices=["generated", "reasoning-gym"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -207,9 +285,7 @@ def main() -> None:
 
     from grpo_host import Ensemble
 
-    pairs = make_pairs(args.pairs, args.seed)
-    warmup = make_pairs(64, args.seed + 1)
-    load_before = os.getloadavg()
+    makers = {"generated": make_pairs, "reasoning-gym": generator_pairs}
     ensemble = Ensemble.from_spec("math", workers=args.workers)
     ours = "grpo-host math (Ensemble.score)"
     scorers = {
@@ -217,47 +293,27 @@ def main() -> None:
         "trl accuracy_reward": trl_style(accuracy_reward),
         "open-r1 accuracy_reward": trl_style(open_r1_accuracy_reward),
     }
-    _, warmup_seconds, _ = run_interleaved(scorers, warmup, args.batch)  # imports, worker start-up
-    values, seconds, counts = run_interleaved(scorers, pairs, args.batch)
+    reports = [measure(scorers, name, makers[name](args.pairs, args.seed), makers[name](64, args.seed + 1),
+                       args.batch, ours) for name in args.sets]
     ensemble.close()
-    ours_rate = len(pairs) / seconds[ours]
-    ours_per_cpu = len(pairs) / counts[ours]["cpu_seconds"]
-    report = {
-        "pairs": len(pairs),
-        "batch": args.batch,
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "load_average_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
-        "verdicts_ours": dict(Counter(map(str, values[ours]))),
-        "scorers": {},
-    }
-    for name in scorers:
-        differ = [i for i, (a, b) in enumerate(zip(values[name], values[ours])) if a != b]
-        report["scorers"][name] = {
-            "seconds": round(seconds[name], 2),
-            "items_per_s": round(len(pairs) / seconds[name], 1),
-            "speedup_of_ours": round(ours_rate / (len(pairs) / seconds[name]), 2),
-            "items_per_cpu_s": round(len(pairs) / counts[name]["cpu_seconds"], 1),
-            "cpu_efficiency_of_ours": round(ours_per_cpu / (len(pairs) / counts[name]["cpu_seconds"]), 2),
-            "warmup_seconds": round(warmup_seconds[name], 2),
-            "same_verdicts": len(pairs) - len(differ),
-            "differing_examples": [{"gold": pairs[i][0], "completion": pairs[i][1][-80:], "theirs": values[name][i],
-                                    "ours": values[ours][i]} for i in differ[:5]],
-            **{k: round(v, 2) for k, v in counts[name].items()},
-        }
+    meta = {"batch": args.batch, "cores": os.cpu_count(), "python": platform.python_version(), "sets": reports}
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(meta, indent=2))
         return
-    print(f"{len(pairs)} pairs, batches of {args.batch}, {os.cpu_count()} cores, "
-          f"load average {report['load_average_before_after']}")
-    print(f"{'scorer':36} {'items/s':>9} {'seconds':>8} {'ours is':>8} {'items/cpu-s':>12} {'ours is':>8} "
-          f"{'same verdicts':>14}")
-    for name, row in report["scorers"].items():
-        print(f"{name:36} {row['items_per_s']:9.1f} {row['seconds']:8.2f} {row['speedup_of_ours']:7.2f}x "
-              f"{row['items_per_cpu_s']:12.1f} {row['cpu_efficiency_of_ours']:7.2f}x {row['same_verdicts']:>8}/{len(pairs)}")
-    for name, row in report["scorers"].items():
-        for ex in row["differing_examples"]:
-            print(f"  differs from {name}: {ex}")
+    for report in reports:
+        n = report["pairs"]
+        print(f"\nset {report['set']}: {n} pairs, batches of {args.batch}, {os.cpu_count()} cores, "
+              f"load average {report['load_average_before_after']}")
+        print(f"{'scorer':36} {'items/s':>9} {'seconds':>8} {'ours is':>8} {'items/cpu-s':>12} {'ours is':>8} "
+              f"{'same verdicts':>14} {'truth':>12} {'false +':>8}")
+        for name, row in report["scorers"].items():
+            truth = f"{row['agrees_with_truth']:>7}/{n} {row['false_positives']:>8}" if "agrees_with_truth" in row else ""
+            print(f"{name:36} {row['items_per_s']:9.1f} {row['seconds']:8.2f} {row['speedup_of_ours']:7.2f}x "
+                  f"{row['items_per_cpu_s']:12.1f} {row['cpu_efficiency_of_ours']:7.2f}x "
+                  f"{row['same_verdicts']:>8}/{n} {truth}")
+        for name, row in report["scorers"].items():
+            for ex in row["differing_examples"][:3]:
+                print(f"  differs from {name}: {ex}")
 
 
 if __name__ == "__main__":
