@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from grpo_host import Ensemble, RewardError
-from test_serve import GOOD, TOKEN, Server, free_port, probe_site  # noqa: F401  (probe_site is a fixture)
+from test_serve import GOOD, TOKEN, Server, free_port, probe_site, until  # noqa: F401  (probe_site is a fixture)
 
 pytest.importorskip("httpx")
 
@@ -113,11 +113,8 @@ def test_server_busy_is_retried_then_counted(server, monkeypatch):
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         hold = pool.submit(httpx.post, server.url + "/score", headers=auth, timeout=30,
                            json={"rows": [{"completion": "x", "answer": "4", "sleep": 3}]})
+        until(lambda h: h["scoring"] == 1, server.url)  # the held request occupies the one slot
         with Ensemble.from_spec(spec(server.url, "retries=1")) as ens:
-            for _ in range(50):  # until the held request occupies the one slot
-                if httpx.get(server.url + "/health").json()["scoring"] == 1:
-                    break
-                threading.Event().wait(0.05)
             result = ens.score_rows(ROWS)
         assert hold.result().status_code == 200
     assert result.metrics["remote"].counts == {"unreachable": 3.0}

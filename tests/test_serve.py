@@ -105,6 +105,15 @@ class Server:
         return code
 
 
+def until(condition, url: str, seconds: float = 10) -> None:
+    """Poll ``/health`` until ``condition(health)`` holds (a ConnectError once the server stops listening)."""
+    stop = time.monotonic() + seconds
+    while not condition(httpx.get(url + "/health", timeout=2).json()):
+        if time.monotonic() > stop:
+            raise AssertionError(f"{url}/health never met the condition")
+        time.sleep(0.02)
+
+
 @pytest.fixture(scope="module")
 def server(probe_site, tmp_path_factory):
     """r1 format, accuracy and the probe; one request at a time plus one waiting; small limits; a token."""
@@ -209,7 +218,7 @@ def test_deadline_then_back_pressure(server):
     with concurrent.futures.ThreadPoolExecutor(3) as pool:
         waiting = pool.submit(httpx.post, server.url + "/score", json={"rows": [{"completion": "x", "answer": "4", "sleep": 0.5}]},
                               headers=AUTH, timeout=30)
-        time.sleep(0.3)
+        until(lambda h: h["scoring"] == 1 and h["waiting"] == 1, server.url)
         start = time.monotonic()
         busy = httpx.post(server.url + "/score", json={"rows": [{"completion": "x"}]}, headers=AUTH)
         assert busy.status_code == 429 and busy.headers["retry-after"] == "1"
@@ -224,11 +233,10 @@ def test_graceful_shutdown_answers_requests_in_flight(probe_site, tmp_path):
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         in_flight = pool.submit(httpx.post, srv.url + "/score", json={"rows": [{"completion": "x", "sleep": 1.5}]},
                                 timeout=30)
-        time.sleep(0.5)
+        until(lambda h: h["scoring"] == 1, srv.url)
         srv.process.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
-        with pytest.raises(httpx.ConnectError):  # no longer listening...
-            httpx.get(srv.url + "/health", timeout=2)
+        with pytest.raises(httpx.TransportError):  # soon no longer listening...
+            until(lambda h: False, srv.url)
         reply = in_flight.result()  # ...but the request already taken is answered
     assert reply.status_code == 200 and reply.json()["results"][0]["total"] == 1.0
     # uvicorn re-raises the signal once it has shut down, as process managers expect (0 from older uvicorns)
