@@ -16,7 +16,8 @@ from grpo_host import hookimpl, reward
 @reward(
     name="letter_share",
     requires={"answer": str},
-    examples=[{"completion": "cccc", "answer": "c"}, {"completion": "c?x!", "answer": "c"}, {"completion": "", "answer": "c"}],
+    examples=[{"completion": "cccc", "answer": "c", "score": 1.0}, {"completion": "c?x!", "answer": "c", "score": 0.25},
+              {"completion": "", "answer": "c", "score": 0.0}],
 )
 def letter_share(completion: str, *, answer: str, **_) -> float:
     """The share of the completion's characters that equal the gold `answer` letter (0.0 for an empty completion)."""
@@ -25,7 +26,7 @@ def letter_share(completion: str, *, answer: str, **_) -> float:
 
 @reward(
     name="lowercase_share",
-    examples=[{"completion": "abc"}, {"completion": "a B?"}],
+    examples=[{"completion": "abc", "score": 1.0}, {"completion": "a B?", "score": 0.25}],
 )
 def lowercase_share(completion: str, **_) -> float:
     """The share of the completion's characters that are lowercase letters a-z (0.0 for an empty completion)."""

@@ -138,7 +138,7 @@ def rewards_show(name: str) -> None:
     if r.examples:
         table = Table("completion", "columns", "score", title="examples")
         for ex in r.examples:
-            cols = {k: v for k, v in ex.items() if k not in ("completion", "prompt")}
+            cols = {k: v for k, v in ex.items() if k not in ("completion", "prompt", "score")}
             try:
                 score = r.score_one(ex["completion"], ex.get("prompt"), **cols)
             except Exception as exc:  # show, do not crash: this is documentation

@@ -474,7 +474,11 @@ def reward(
     :param check_row: ``check_row(row) -> problem or None``, run by
         ``grpo-host data check`` on every row (e.g. "gold answer parses").
     :param examples: rows (``completion`` plus columns) shown by
-        ``rewards show`` with the score each gets.
+        ``rewards show`` with the score each gets; an example's ``score``
+        key is the score it must get, stated as TRL's docstring examples
+        state their output, and checked by
+        :func:`grpo_host.testing.check_examples` (``score`` is therefore
+        not a column an example can carry).
     :param concurrency: for an ``async def`` function, how many of a batch's
         items the ensemble awaits at once (an async reward runs in this
         process's event loop, beside the synchronous members).

@@ -40,6 +40,7 @@ __all__ = [
     "HEAVY_MODULES",
     "assert_discovered",
     "assert_listing_is_light",
+    "check_examples",
     "data_check",
     "load_pack",
     "observe",
@@ -149,6 +150,26 @@ def score_rows(spec: str, rows: Iterable[Mapping[str, Any]], *, plugins: Plugins
                 raise ValueError(f"row {i}: {problem}")
         result = ensemble.score_rows(rows, row_ids=[f"row {i}" for i in range(len(rows))])
     return result.values[ensemble.names[0]]
+
+
+def check_examples(reward: Any) -> int:
+    """Score every example of ``reward`` (a :class:`~grpo_host.Reward`) that states a ``score`` and assert it gets
+    that score (to 1e-9); returns how many were checked.  The examples are the reward's documentation
+    (``rewards show`` prints them), so this keeps the documentation true."""
+    wrong, checked = [], 0
+    for i, example in enumerate(reward.examples):
+        if "score" not in example:
+            continue
+        columns = {k: v for k, v in example.items() if k not in ("completion", "prompt", "score")}
+        got = reward.score_one(example["completion"], example.get("prompt"), **columns)
+        want = example["score"]
+        checked += 1
+        if (got is None) != (want is None) or (got is not None and abs(got - want) > 1e-9):
+            wrong.append(f"example {i} ({example['completion']!r:.60}): documented {want!r}, scored {got!r}")
+    if wrong:
+        raise AssertionError(f"reward {reward.name!r} ({reward.origin}) does not score its examples as documented:\n"
+                             + "\n".join(wrong))
+    return checked
 
 
 def scored_batch(rewards: str | Ensemble, rows: Iterable[Mapping[str, Any]], *, step: int = 0,

@@ -47,9 +47,9 @@ def extract_answer(text: str) -> str | None:
     name="accuracy",
     requires={"answer": str},
     examples=[
-        {"completion": "<think>2+2</think>\n<answer>4</answer>", "answer": "4"},
-        {"completion": "<answer>5</answer>", "answer": "4"},
-        {"completion": "4", "answer": "4"},
+        {"completion": "<think>2+2</think>\n<answer>4</answer>", "answer": "4", "score": 1.0},
+        {"completion": "<answer>5</answer>", "answer": "4", "score": 0.0},
+        {"completion": "4", "answer": "4", "score": 0.0},
     ],
 )
 def accuracy(completion: str, *, answer: str, **_) -> float | None:
@@ -64,7 +64,7 @@ def accuracy(completion: str, *, answer: str, **_) -> float | None:
 
 @reward(
     name="r1_int",
-    examples=[{"completion": "<answer>-12</answer>"}, {"completion": "<answer>12.5</answer>"}],
+    examples=[{"completion": "<answer>-12</answer>", "score": 1.0}, {"completion": "<answer>12.5</answer>", "score": 0.0}],
 )
 def r1_int(completion: str, **_) -> float:
     """1.0 when the last <answer> block holds an integer (optional sign, digits only), else 0.0."""
@@ -86,8 +86,8 @@ def _soft(tag: str) -> re.Pattern[str]:
     name="r1_strict_format",
     params=FormatParams,
     examples=[
-        {"completion": "<think>\nsteps\n</think>\n<answer>\n4\n</answer>\n"},
-        {"completion": "<think>steps</think><answer>4</answer>"},
+        {"completion": "<think>\nsteps\n</think>\n<answer>\n4\n</answer>\n", "score": 1.0},
+        {"completion": "<think>steps</think><answer>4</answer>", "score": 0.0},
     ],
 )
 def r1_strict_format(completion: str, *, params: FormatParams, **_) -> float:
@@ -99,7 +99,8 @@ def r1_strict_format(completion: str, *, params: FormatParams, **_) -> float:
 @reward(
     name="r1_soft_format",
     params=FormatParams,
-    examples=[{"completion": "<think>steps</think> <answer>4</answer>"}, {"completion": "<answer>4</answer>"}],
+    examples=[{"completion": "<think>steps</think> <answer>4</answer>", "score": 1.0},
+              {"completion": "<answer>4</answer>", "score": 0.0}],
 )
 def r1_soft_format(completion: str, *, params: FormatParams, **_) -> float:
     """1.0 when the completion is a <think>...</think> block followed by an <answer>...</answer> block, with any
@@ -111,14 +112,18 @@ def r1_soft_format(completion: str, *, params: FormatParams, **_) -> float:
     name="r1_xmlcount",
     params=FormatParams,
     examples=[
-        {"completion": "<think>\nsteps\n</think>\n<answer>\n4\n</answer>"},
-        {"completion": "<think>\nsteps\n</think>\n<answer>\n4\n</answer>\ntrailing text"},
+        {"completion": "<think>\nsteps\n</think>\n<answer>\n4\n</answer>\n", "score": 1.0},
+        {"completion": "<think>\nsteps\n</think>\n<answer>\n4\n</answer>\ntrailing text", "score": 0.948},
+        {"completion": "<think>\nsteps\n</think>\n<answer>\n4\n</answer>", "score": 0.916},
     ],
 )
 def r1_xmlcount(completion: str, *, params: FormatParams, **_) -> float:
     """Partial credit per tag, as in the R1 GSM8K recipe (doubled to a maximum of 1.0): +0.25 for each of
     `<think>\\n`, `\\n</think>\\n`, `\\n<answer>\\n`, `\\n</answer>` appearing exactly once; minus 0.002 per
-    character after the final `</answer>` (the recipe's penalty for trailing text).  Can go below 0."""
+    character after the final `\\n</answer>` (the recipe's penalty for trailing text, less one character for the
+    final newline), and, with the `\\n<answer>\\n` credit, minus 0.002 per character after `\\n</answer>\\n`: when
+    that is absent (no newline after the closing tag) the recipe counts the whole completion, kept here for
+    parity, so end the answer block with a newline.  Can go below 0."""
     tag, score = params.reasoning_tag, 0.0
     if completion.count(f"<{tag}>\n") == 1:
         score += 0.25
@@ -150,9 +155,9 @@ THINK_PREFILLED = re.compile(r"^(?P<body>(?:(?!<think>).)*?)</think>(?P<rest>.*)
     name="think_format",
     params=ThinkParams,
     examples=[
-        {"completion": "<think>\nreasoning\n</think>\nThe answer is 4."},
-        {"completion": "reasoning\n</think>\nThe answer is 4."},
-        {"completion": "The answer is 4."},
+        {"completion": "<think>\nreasoning\n</think>\nThe answer is 4.", "score": 1.0},
+        {"completion": "reasoning\n</think>\nThe answer is 4.", "score": 1.0},
+        {"completion": "The answer is 4.", "score": 0.0},
     ],
 )
 def think_format(completion: str, *, params: ThinkParams, **_) -> float:

@@ -39,9 +39,9 @@ class OverlongParams(BaseModel):
     name="overlong",
     params=OverlongParams,
     examples=[
-        {"completion": "x" * 700, "completion_ids": list(range(700))},
-        {"completion": "x" * 900, "completion_ids": list(range(900))},
-        {"completion": "x" * 1100, "completion_ids": list(range(1100))},
+        {"completion": "x" * 700, "completion_ids": list(range(700)), "score": 0.0},
+        {"completion": "x" * 900, "completion_ids": list(range(900)), "score": -0.515625},
+        {"completion": "x" * 1100, "completion_ids": list(range(1100)), "score": -1.0},
     ],
 )
 def overlong(completion: str, *, params: OverlongParams, completion_ids=None, **_) -> float | None:
@@ -74,8 +74,8 @@ class RepetitionParams(BaseModel):
     name="repetition",
     params=RepetitionParams,
     examples=[
-        {"completion": "the cat sat on the mat"},
-        {"completion": "I think so. I think so. I think so. I think so."},
+        {"completion": "the cat sat on the mat", "score": 0.0},
+        {"completion": "I think so. I think so. I think so. I think so.", "score": -0.7},
     ],
 )
 def repetition(completion: str, *, params: RepetitionParams, **_) -> float:
