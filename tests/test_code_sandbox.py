@@ -631,6 +631,30 @@ def test_literal_call_asserts_cannot_be_forged(runner, outside, shape):
         assert honest["cases"] == expected, (name, honest)  # and the judge still works afterwards
 
 
+SCAVENGE = (  # every 9-digit number anywhere in the program's memory: a copy of the server's, with its heap
+    "import re\nfound = set()\nfor line in open('/proc/self/maps'):\n    parts = line.split()\n"
+    "    if 'r' not in parts[1]:\n        continue\n    start, end = (int(x, 16) for x in parts[0].split('-'))\n"
+    "    try:\n        with open('/proc/self/mem', 'rb') as mem:\n            mem.seek(start)\n"
+    "            found.update(re.findall(rb'(?<!\\d)\\d{9}(?!\\d)', mem.read(end - start)))\n"
+    "    except (OSError, ValueError, OverflowError):\n        pass\nprint(sorted(found))\n"
+)
+
+
+@pytest.mark.timeout(120)
+def test_a_program_cannot_copy_an_earlier_programs_answer(runner, outside):
+    """A sibling completion printed (or returned) the right answer a moment ago in the same sandbox: none of it
+    (output, results, tests, code) is anywhere in the next program's memory."""
+    honest_io = {"code": f"input()\nprint({SECRET})", "stdin": "3"}
+    steps = [honest_io, {"code": HONEST, "calls": MBPP}, {"code": HONEST, "tests": SCRIPT},
+             {"code": SCAVENGE, "stdin": "3"}]
+    results = runner.run(steps)
+    assert results[0]["stdout"] == f"{SECRET}\n" and results[1]["cases"] == [True, True]
+    assert results[2]["passed_asserts"]
+    scavenged = results[3]
+    assert scavenged["status"] == "exited" and scavenged["stdout"].startswith("["), scavenged
+    assert str(SECRET) not in scavenged["stdout"] and str(SECRET + 1) not in scavenged["stdout"]
+
+
 SCRIPT = f"for x, y in [(3, {SECRET})]:\n    assert secret(x) == y\n"
 
 

@@ -1,4 +1,4 @@
-"""The warm interpreter that runs untrusted programs: a fork server and its judge, one of each per sandbox.
+"""The warm interpreter that runs untrusted programs: a fork server and its collector, one of each per sandbox.
 
 This file is executed as a script (``python -I -B runner.py CONFIG``) inside
 the sandbox that :mod:`reward_plugins.code.sandbox` builds; it imports
@@ -11,27 +11,34 @@ tmpfs has no inode option); in ``user`` mode move into a nested user
 namespace that owns no mount (so no capability left here can undo a mount);
 drop every capability the server does not need; load the seccomp filter the
 host compiled (:mod:`reward_plugins.code.seccomp`), which every later fork
-inherits; fork the judge.
+inherits; fork the collector.
 
-Requests arrive on fd 0 as a 4-byte big-endian length and UTF-8 JSON (the
-header), followed by the raw payload: the program's source, then the tests.
-The server never reads the payload into its own memory: it splices the
-source straight into the program's fd 4 and the tests straight to their
-reader, so no program, being a copy of the server's memory, ever finds an
-earlier request's tests or a sibling's code in it.  Three kinds:
+Every program is a fork of the server, so the server holds nothing a later
+program could use.  Requests arrive on fd 0 as a 4-byte big-endian length
+and UTF-8 JSON (the header: limits, stdin input, call arguments), followed
+by the raw payload, the program's source then the tests, which the server
+splices straight from the host's pipe to their reader without reading them:
+the source to the program's fd 4, the tests to the collector (literal-call
+tests) or to the program's fd 5 (assert scripts).  The program's stdout,
+stderr and fd 3 go to the **collector**, a process that never runs program
+code: it reads them (capped), judges, and writes the reply to the host
+itself.  So no program finds, in its copy of the server's memory, an
+earlier request's tests, a sibling's code, output or results, or a token.
+
+Three kinds of request:
 
 * ``io``: the program runs as ``__main__`` with the case's input on stdin;
   the host compares its stdout with the expected output, which never enters
   the sandbox.
 * ``calls`` (assert tests whose calls have literal arguments, see
   :mod:`reward_plugins.code.shapes`): the program's module runs, then the
-  harness makes each call, decoded before the program ran, and writes each
-  result to fd 3 as one line of plain data (:mod:`plain`), or ``!`` when the
-  call raised or returned anything but builtin values.  The judge, a
-  process that never runs program code, gets the tests (set-up and rewritten
-  asserts) spliced from the host and the result lines once the program and
-  everything it started are dead, and decides every case.  The program never
-  sees an expected value, so it can only pass by computing it.
+  harness writes ``=`` to fd 3 (the module ran to its end; without it every
+  case fails), makes each call, decoded before the program ran, and writes
+  each result as one line of plain data (:mod:`plain`), or ``!`` when the
+  call raised or returned anything but builtin values.  The collector
+  decides every case from those values once the program and everything it
+  started are dead.  The program never sees an expected value, so it can
+  only pass by computing it.
 * ``script`` (any other assert tests; forgeable, the host counts such rows):
   the harness captures what it needs (``exec``, ``compile``, ``os.read``,
   ``os.write``) before the program runs, reads a per-run token and the
@@ -44,12 +51,14 @@ Per program the child starts a new session, drops to uid 65534 (``root``
 mode; in ``user`` mode it already is that uid, without capabilities), makes
 itself the OOM killer's first choice, sets rlimits (address space, CPU,
 processes, file size, open files), and runs in its empty work folder.  The
-server enforces the wall clock (``calls``: per call, each result line earns
-one more per-test timeout, within the run's total budget), reads at most
-``max_output`` bytes, then kills every process the program left and empties
-what it wrote; ``clean: false`` makes the host rebuild the sandbox.  When
-the host's end of fd 0 closes (the scoring process died), the server kills
-the program, removes its work folder and exits.
+server enforces the wall clock (``calls``: each answered call earns the
+next one a full per-test timeout, within the run's total budget; the
+collector notes the times, the server looks only when a deadline is up),
+kills the program when the collector reports too much output, then kills
+every process the program left and empties what it wrote; ``clean: false``
+makes the host rebuild the sandbox.  When the host's end of fd 0 closes
+(the scoring process died), the server kills the program, removes its work
+folder and exits.
 """
 
 import ctypes
@@ -82,7 +91,7 @@ ROOT_CAPS = (0, 5, 6, 7)  # CAP_CHOWN, KILL, SETGID, SETUID: what the root-mode 
 IPC_RMID = 0
 NPROC_BASE = 0  # processes of the program's uid that are not the program's (set in main)
 OWN_IPC = True  # the IPC namespace is the sandbox's own (False without a sandbox)
-JUDGE_PID = None  # never killed with a program's leftovers
+COLLECTOR_PID = None  # never killed with a program's leftovers
 _libc = ctypes.CDLL(None, use_errno=True)
 plain = None  # the codec module, imported in main from this file's folder
 
@@ -220,8 +229,9 @@ def child(req, drop_uid, workdir, fds):
             signal.signal(signum, signal.SIG_DFL)
         place(fds)  # 0 stdin, 1 stdout, 2 stderr, 3 results or token, 4 source, 5 tests (script)
         _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # a non-dumpable process's /proc files are not its own to write
-        with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")  # past a memory bound, the kernel kills a program, not the server or the judge
+        oom = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        os.write(oom, b"1000")  # past a memory bound, the kernel kills a program, not the server or the collector
+        os.close(oom)
         _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         if drop_uid:
             os.setgroups([])
@@ -286,22 +296,7 @@ def child(req, drop_uid, workdir, fds):
     os._exit(status)
 
 
-# ---------------------------------------------------------------- the judge
-
-
-def judge_main(requests, answers):
-    """The judge's loop: a tests plan, then the program's result lines; answers one verdict per case."""
-    import builtins
-
-    while True:
-        try:
-            size = int.from_bytes(read_exact(requests, 4), "big")
-            plan = json.loads(read_exact(requests, size))
-            outcome = receive(requests)
-        except EOFError:
-            os._exit(0)
-        ran = outcome["ran"]
-        send(answers, {"cases": judge(plan, outcome["results"], builtins) if ran else [False] * len(plan["cases"])})
+# ---------------------------------------------------------------- the collector (and judge)
 
 
 def judge(plan, results, builtins):
@@ -330,22 +325,116 @@ def judge(plan, results, builtins):
     return verdicts
 
 
-class Judge:
-    """The judge process: forked once (and again after it dies), never runs program code."""
+def collect(info, pipes, plan_r, control, ticks, alerts):
+    """Read one program's output (capped), tick per answered call, then build and send the host's reply."""
+    out_r, err_r, res_r = pipes
+    plan = None
+    if info["kind"] == "calls":
+        size = int.from_bytes(read_exact(plan_r, 4), "big")
+        plan = json.loads(read_exact(plan_r, size))
+    cap, kind = int(info["cap"]), info["kind"]
+    buffers = {out_r: bytearray(), err_r: bytearray(), res_r: bytearray()}
+    total, limited = 0, False
+    poller = select.poll()
+    for fd in (out_r, err_r, res_r, control):
+        poller.register(fd, select.POLLIN)
+    finished = None
+    while finished is None:
+        for fd, _ in poller.poll():
+            if fd == control:
+                finished = receive(control)
+                continue
+            while True:
+                try:
+                    data = os.read(fd, CHUNK)
+                except BlockingIOError:
+                    break
+                total += len(data)
+                if total > cap:
+                    os.write(alerts, b"L")  # the server kills the program; the rest is drained at its end
+                    limited = True
+                    for reader in (out_r, err_r, res_r):
+                        poller.unregister(reader)
+                    break
+                buffers[fd] += data
+                if fd == res_r and kind == "calls" and b"\n" in data:  # each answered call earns the next its time
+                    os.write(ticks, b"%.6f\n" % time.monotonic())  # read by the server only when a deadline is up
+                if len(data) < CHUNK:
+                    break
+    for fd in (out_r, err_r, res_r):  # every writer is dead now: the rest, all of it (none may reach the next)
+        while True:
+            try:
+                data = os.read(fd, CHUNK)
+            except BlockingIOError:
+                break
+            if not limited:
+                buffers[fd] += data[: max(0, cap - total)]
+            total += len(data)
+    status = finished["status"]
+    if status == "exited" and total > cap:
+        status = "output_limit"
+    reply = {
+        "status": status,
+        "exit_code": finished["exit_code"],
+        "stdout": bytes(buffers[out_r][:cap]).decode("utf-8", "replace"),
+        "stderr": bytes(buffers[err_r][-4096:]).decode("utf-8", "replace"),
+        "seconds": finished["seconds"],
+        "clean": finished["clean"],
+    }
+    results = bytes(buffers[res_r])
+    if kind == "script":
+        reply["passed_asserts"] = results == bytes.fromhex(info["nonce"]) and finished["exit_code"] == 0
+    elif kind == "calls":
+        import builtins
 
-    def __init__(self, drop_uid, sandboxed):
-        self.drop_uid, self.sandboxed = drop_uid, sandboxed
+        found = results.decode("utf-8", "replace").split("\n")[:-1][: int(info["ncalls"]) + 1]  # whole lines
+        ran = bool(found) and found[0] == "="
+        reply["cases"] = judge(plan, found[1:], builtins) if ran else [False] * len(plan["cases"])
+    return reply
+
+
+def collector_main(pipes, plan_r, control, ticks, alerts, outbox):
+    """The collector's loop: one request's description from the server, then the program's output."""
+    for fd in pipes:
+        os.set_blocking(fd, False)
+    while True:
+        try:
+            info = receive(control)
+        except EOFError:
+            os._exit(0)
+        send(outbox, collect(info, pipes, plan_r, control, ticks, alerts))
+
+
+class Collector:
+    """The process that reads what programs write and judges literal-call tests; it never runs program code.
+
+    Programs are forks of the server, so the server must never hold anything
+    a later program could use: not an earlier program's output (a sibling's
+    right answer), its call results, or any tests.  The collector holds them
+    instead, in memory no program can read (another process, non-dumpable,
+    no ptrace), reads the programs' stdout, stderr and result pipes (shared by
+    every program: the server hands each its write ends), enforces the
+    output cap, and writes each reply to the host itself.
+    """
+
+    def __init__(self, drop_uid, sandboxed, outbox):
+        self.drop_uid, self.sandboxed, self.outbox = drop_uid, sandboxed, outbox
         self.pid = None
         self.spawn()
 
     def spawn(self):
-        global JUDGE_PID
-        plan_r, plan_w = os.pipe()
-        out_r, out_w = os.pipe()
+        global COLLECTOR_PID
+        out_r, self.out_w = os.pipe()
+        err_r, self.err_w = os.pipe()
+        res_r, self.res_w = os.pipe()
+        plan_r, self.plan_w = os.pipe()
+        control_r, self.control = os.pipe()
+        self.ticks, ticks_w = os.pipe()
+        self.alerts, alerts_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
-                place([None, None, 2, plan_r, out_w])
+                place([None, None, 2, out_r, err_r, res_r, plan_r, control_r, ticks_w, alerts_w, self.outbox])
                 signal.signal(signal.SIGPIPE, signal.SIG_DFL)
                 if self.sandboxed:
                     set_caps(())  # root mode: still uid 0 of the sandbox (programs cannot signal it), no capability
@@ -353,18 +442,17 @@ class Judge:
                     os.setgroups([])
                     os.setgid(NOBODY)
                     os.setuid(NOBODY)
-                judge_main(3, 4)
+                collector_main((3, 4, 5), 6, 7, 8, 9, 10)
             finally:
                 os._exit(70)
-        os.close(plan_r)
-        os.close(out_w)
-        os.set_inheritable(plan_w, False)
-        os.set_inheritable(out_r, False)
-        self.pid, self.plan_w, self.out_r = pid, plan_w, out_r
-        JUDGE_PID = pid
+        for fd in (out_r, err_r, res_r, plan_r, control_r, ticks_w, alerts_w):
+            os.close(fd)
+        os.set_blocking(self.ticks, False)
+        os.set_blocking(self.alerts, False)
+        self.pid = COLLECTOR_PID = pid
 
     def close(self):
-        for fd in (self.plan_w, self.out_r):
+        for fd in (self.out_w, self.err_w, self.res_w, self.plan_w, self.control, self.ticks, self.alerts):
             os.close(fd)
         try:
             os.kill(self.pid, signal.SIGKILL)
@@ -375,32 +463,45 @@ class Judge:
         except ChildProcessError:
             pass
 
-    def respawn(self):
-        self.close()
-        self.spawn()
-
     def give_plan(self, inbox, size):
-        """Splice the tests (a JSON plan from the host, ``size`` bytes) from the request pipe to the judge."""
+        """Splice the tests (a JSON plan from the host, ``size`` bytes) from the request pipe to the collector."""
         try:
             os.write(self.plan_w, size.to_bytes(4, "big"))
             target = self.plan_w
         except OSError:
             target = None
-        return forward(inbox, target, size)
+        forward(inbox, target, size)
 
-    def verdicts(self, ran, results, cases, timeout):
-        """The judge's answer, or every case failed when it died or took longer than ``timeout``."""
+    def finish(self, outcome):
+        """Tell the collector the program's end: it drains the pipes, judges and replies to the host itself.
+
+        Not waited for: a collector that died (a program of the same uid may
+        kill it) or hangs sends no reply, and the host, seeing none in time,
+        scores the program as failed and rebuilds the sandbox.
+        """
         try:
-            send(self.plan_w, {"ran": ran, "results": results})
-            ready = select.select([self.out_r], [], [], timeout)[0]
-            answer = receive(self.out_r) if ready else None
-        except (OSError, EOFError, ValueError):
-            answer = None
-        got = answer.get("cases") if isinstance(answer, dict) else None
-        if not isinstance(got, list) or len(got) != cases:
-            self.respawn()
-            return [False] * cases
-        return [v is True for v in got]
+            send(self.control, outcome)
+        except OSError:
+            pass
+
+    def last_tick(self):
+        """When the collector last saw a call answered (monotonic seconds), or None since the last look."""
+        data = b""
+        try:
+            while chunk := os.read(self.ticks, CHUNK):
+                data += chunk
+        except BlockingIOError:
+            pass
+        return float(data.split()[-1]) if data.strip() else None
+
+    def stale_events(self):
+        """Drop the last request's ticks and alerts before the next one starts."""
+        self.last_tick()
+        try:
+            while os.read(self.alerts, CHUNK):
+                pass
+        except BlockingIOError:
+            pass
 
 
 # ---------------------------------------------------------------- the program's leftovers
@@ -427,12 +528,12 @@ def descendants(root):
 
 
 def others(mode):
-    """Processes other than the server, the judge (and the namespace's init) that are still alive."""
+    """Processes other than the server, the collector (and the namespace's init) that are still alive."""
     me = os.getpid()
     if mode == "none":
-        pids = [p for p in descendants(me) if p != JUDGE_PID]
+        pids = [p for p in descendants(me) if p != COLLECTOR_PID]
     else:
-        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me, JUDGE_PID)]
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me, COLLECTOR_PID)]
     alive = []
     for pid in pids:
         try:
@@ -467,15 +568,15 @@ def reap():
 
 
 def alone(mode):
-    """Fast check that nothing but the server, its judge (and init) is left, from two ``children`` lists.
+    """Fast check that nothing but the server, its collector (and init) is left, from two ``children`` lists.
 
     In a sandbox every process descends from init (pid 1): when init's only
-    child is the server and the server's only child the judge, nothing else exists.
+    child is the server and the server's only child the collector, nothing else exists.
     """
     me = os.getpid()
     try:
         with open(f"/proc/{me}/task/{me}/children") as f:
-            if f.read().split() != [str(JUDGE_PID)]:
+            if f.read().split() != [str(COLLECTOR_PID)]:
                 return False
         if mode == "none":
             return True
@@ -590,13 +691,11 @@ def cleanup(workdir, drop_uid):
 # ---------------------------------------------------------------- one request
 
 
-def run(req, inbox, judge_process, mode, drop_uid, workdir, before):
+def run(req, inbox, collector, mode, drop_uid, workdir, before):
+    """One program: fork it, feed it, bound it, clean up after it; the collector reads it and replies."""
     kind = req["kind"]
     stdin_data = (req.get("stdin") or "").encode() if kind == "io" else b""
     stdin_r, stdin_w = os.pipe() if kind == "io" else (os.open("/dev/null", os.O_RDONLY), None)
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    res_r, res_w = os.pipe() if kind != "io" else (None, None)
     code_r, code_w = os.pipe()
     tests_r, tests_w = os.pipe() if kind == "script" else (None, None)
     if tests_w is not None:
@@ -607,13 +706,20 @@ def run(req, inbox, judge_process, mode, drop_uid, workdir, before):
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        child(req, drop_uid, workdir, (stdin_r, out_w, err_w, res_w, code_r, tests_r))
-    for fd in (stdin_r, out_w, err_w, res_w, code_r, tests_r):
+        results = collector.res_w if kind != "io" else None
+        child(req, drop_uid, workdir, (stdin_r, collector.out_w, collector.err_w, results, code_r, tests_r))
+    for fd in (stdin_r, code_r, tests_r):
         if fd is not None:
             os.close(fd)
+    nonce = os.urandom(TOKEN_BYTES)  # made after the fork: the program has no copy of it
+    collector.stale_events()
+    try:
+        send(collector.control, {"kind": kind, "cap": req["max_output"], "ncalls": len(req.get("calls", ())),
+                                 "nonce": nonce.hex()})
+    except OSError:
+        pass  # a dead collector sends no reply: the host rebuilds the sandbox
     forward(inbox, code_w, req["code_len"])
     os.close(code_w)
-    planned, nonce = True, os.urandom(TOKEN_BYTES)  # made after the fork: the program has no copy of it
     if kind == "script":
         try:
             os.write(tests_w, nonce)
@@ -623,17 +729,11 @@ def run(req, inbox, judge_process, mode, drop_uid, workdir, before):
         forward(inbox, tests_w if nonce_sent else None, req["tests_len"])
         os.close(tests_w)
     elif kind == "calls":
-        planned = judge_process.give_plan(inbox, req["tests_len"])
+        collector.give_plan(inbox, req["tests_len"])
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
-    buffers = {out_r: bytearray(), err_r: bytearray()}
-    results = bytearray()
-    readers = {out_r: buffers[out_r], err_r: buffers[err_r]}
-    if res_r is not None:
-        readers[res_r] = results
-    for fd in readers:
-        poller.register(fd, select.POLLIN)
     poller.register(pidfd, select.POLLIN)
+    poller.register(collector.alerts, select.POLLIN)
     poller.register(inbox, 0)  # POLLHUP only: the host is gone
     if stdin_w is not None:
         os.set_blocking(stdin_w, False)
@@ -645,12 +745,13 @@ def run(req, inbox, judge_process, mode, drop_uid, workdir, before):
     timeout = float(req["timeout"])
     budget_end = start + float(req["budget"])
     progress_end = start + timeout
-    ncalls = len(req.get("calls", ()))
-    cap = int(req["max_output"])
     status, exited, hangup = None, False, False
     sent = 0
-    while not exited:
+    while not exited and status is None:
         left = min(budget_end, progress_end) - time.monotonic()
+        if left <= 0 and (tick := collector.last_tick()) is not None:
+            progress_end = tick + timeout  # answered calls since the last look: the clock runs from the latest
+            continue
         if left <= 0:
             status = "timeout"
             break
@@ -659,6 +760,9 @@ def run(req, inbox, judge_process, mode, drop_uid, workdir, before):
                 exited = True
             elif fd == inbox:
                 hangup = True
+            elif fd == collector.alerts:
+                os.read(fd, CHUNK)
+                status = "output_limit"
             elif fd == stdin_w:
                 try:
                     sent += os.write(stdin_w, stdin_data[sent:sent + CHUNK])
@@ -668,68 +772,25 @@ def run(req, inbox, judge_process, mode, drop_uid, workdir, before):
                     poller.unregister(stdin_w)
                     os.close(stdin_w)
                     stdin_w = None
-            elif fd in readers:
-                data = os.read(fd, CHUNK)
-                if not data:
-                    poller.unregister(fd)
-                    continue
-                readers[fd] += data
-                if fd == res_r and kind == "calls":  # each answered call earns the next one its own time
-                    progress_end = time.monotonic() + timeout
         if hangup:
-            break
-        if len(buffers[out_r]) + len(buffers[err_r]) + len(results) > cap:
-            status = "output_limit"
             break
     seconds = time.monotonic() - start
     if not exited:
         os.kill(pid, signal.SIGKILL)
     wstatus = os.waitpid(pid, 0)[1]
     clean = kill_all(mode)
-    for fd in list(readers):  # every writer is dead now: drain to EOF, within the cap
-        os.set_blocking(fd, False)
-        while len(buffers[out_r]) + len(buffers[err_r]) + len(results) <= cap:
-            try:
-                data = os.read(fd, CHUNK)
-            except BlockingIOError:
-                break
-            if not data:
-                break
-            readers[fd] += data
-        os.close(fd)
     if stdin_w is not None:
         os.close(stdin_w)
     os.close(pidfd)
     if hangup:
         raise Hangup
-    if status is None and len(buffers[out_r]) + len(buffers[err_r]) + len(results) > cap:
-        status = "output_limit"
-    exit_code = os.waitstatus_to_exitcode(wstatus)
-    if status is None:
-        status = "exited"
     try:
         if marks(workdir) != before or ipc_objects():
             clean = cleanup(workdir, drop_uid) and clean
     except Exception:  # e.g. a tree too deep to remove: the host builds a new sandbox
         clean = False
-    reply = {
-        "status": status,
-        "exit_code": exit_code,
-        "stdout": bytes(buffers[out_r][:cap]).decode("utf-8", "replace"),
-        "stderr": bytes(buffers[err_r][-4096:]).decode("utf-8", "replace"),
-        "seconds": seconds,
-        "clean": clean,
-    }
-    if kind == "script":
-        reply["passed_asserts"] = bytes(results) == nonce and exit_code == 0
-    elif kind == "calls":
-        lines = bytes(results).decode("utf-8", "replace").split("\n")[:-1][:ncalls + 1]  # complete lines only
-        ran = bool(lines) and lines[0] == "="
-        ncases = int(req["cases"])
-        reply["cases"] = judge_process.verdicts(ran, lines[1:], ncases, timeout) if planned else [False] * ncases
-        if not planned:
-            judge_process.respawn()
-    return reply
+    collector.finish({"status": status or "exited", "exit_code": os.waitstatus_to_exitcode(wstatus),
+                      "seconds": seconds, "clean": clean})
 
 
 def warm_up():
@@ -799,7 +860,7 @@ def main():
     if mode == "none":
         _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     warm_up()
-    judge_process = Judge(drop_uid, mode != "none")
+    collector = Collector(drop_uid, mode != "none", outbox)
     if mode == "none" or not drop_uid:  # RLIMIT_NPROC counts every process of the uid, not only the program's
         NPROC_BASE = count_processes(NOBODY if drop_uid else os.getuid())
     send(outbox, {"ready": True, "mode": mode, "uid": os.getuid(), "pid": os.getpid()})
@@ -810,12 +871,12 @@ def main():
             except EOFError:
                 return
             before = marks(workdir)
-            send(outbox, run(req, inbox, judge_process, mode, drop_uid, workdir, before))
+            run(req, inbox, collector, mode, drop_uid, workdir, before)
     except Hangup:
         return
     finally:
         kill_all(mode)
-        judge_process.close()
+        collector.close()
         if mode == "none":
             try:
                 remove_tree(config["work_root"])

@@ -1,4 +1,4 @@
-"""Running untrusted Python: one warm bubblewrap sandbox per worker, a fork per program, a judge beside them.
+"""Running untrusted Python: one warm bubblewrap sandbox per worker, a fork per program, a collector beside them.
 
 The programs are written by an optimiser that is paid for passing, so the
 sandbox assumes they will try to escape and to forge (``docs/sandbox.md``
@@ -23,9 +23,10 @@ is the threat model).  What a program gets, by construction:
 
 The verdict: for stdin/stdout cases the host compares the output; for
 assert tests of the literal-call shape (:mod:`reward_plugins.code.shapes`)
-the program only computes the calls and the judge, a process of the
-sandbox that never runs program code, decides (see :mod:`runner`); other
-assert tests run in the program's own process and are counted forgeable.
+the program only computes the calls and the collector, a process of the
+sandbox that reads every program's output and never runs program code,
+decides (see :mod:`runner`); other assert tests run in the program's own
+process and are counted forgeable.
 
 Speed comes from keeping the sandbox warm: starting bwrap and Python costs
 about 0.3 s of CPU, a program run by a fork of the warm server a few
@@ -44,7 +45,7 @@ Modes, picked by :func:`isolation`:
   and CAP_SYS_ADMIN until it has mounted its tmpfs, all valid inside the
   namespace only) and sandbox 65534 -> an unused high host uid unique to
   this sandbox (the programs), so RLIMIT_NPROC counts only their processes
-  and they cannot signal the server or the judge.
+  and they cannot signal the server or the collector.
 * ``user`` (not root): bwrap's own unprivileged user namespace; the server
   mounts, then moves into a nested user namespace as uid 65534 with no
   capabilities, and programs run as that same uid.
@@ -89,8 +90,8 @@ WORK_BYTES = 256 << 20
 WORK_INODES = 4096  # files and folders a program may create in its work folder
 SHM_BYTES = 64 << 20
 SHM_INODES = 256
-MEMORY_RESERVE = 64 << 20  # the sandbox's own processes (bwrap's init, the server, the judge), in its cgroup
-PROCESS_RESERVE = 8  # init, server, judge, a cleanup fork, with room
+MEMORY_RESERVE = 64 << 20  # the sandbox's own processes (bwrap's init, the server, the collector), in its cgroup
+PROCESS_RESERVE = 8  # init, server, collector, a cleanup fork, with room
 HOST_UID_BASE = 1_000_000_000  # programs' host uids: unused, high, distinct per sandbox
 HOST_UID_SPAN = 1_000_000_000
 ANSWER_GRACE = 1.0  # seconds the host waits beyond a program's budget for the server's answer
@@ -534,7 +535,7 @@ class Sandbox:
         return buf
 
     def processes(self) -> list[int]:
-        """Host pids of every process inside this sandbox's PID namespace (init, server and judge when idle)."""
+        """Host pids of every process inside this sandbox's PID namespace (init, server and collector when idle)."""
         if self.process is None or self.mode == "none":
             return []
         own = os.readlink("/proc/self/ns/pid")

@@ -16,7 +16,7 @@ into the kernel's less-travelled code:
   ``AF_UNIX`` no pathname socket (``docker.sock``, D-Bus) can be reached,
   whatever file a bind exposes; ``socketpair`` (asyncio's self-pipe) stays;
 * another process's memory (``ptrace``, ``process_vm_readv``/``writev``,
-  ``kcmp``, ``pidfd_getfd``): the fork server and the judge share the sandbox;
+  ``kcmp``, ``pidfd_getfd``): the fork server and the collector share the sandbox;
 * kernel attack surface a test never needs: ``bpf``, ``perf_event_open``,
   ``userfaultfd``, ``io_uring_*``, modules, ``kexec``, ``acct``, swap,
   ``reboot``, clocks, ``syslog``, NUMA policy calls, ``open_by_handle_at``,
