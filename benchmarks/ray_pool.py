@@ -101,7 +101,7 @@ def main() -> None:
     for row in code:
         print(f"| {row['pool']} | {row['items']} | {row['wall_s']:.2f} | {row['items_per_s']:.1f} | "
               f"{row['ms_per_item_per_worker']:.1f} |")
-    print(f"Ray costs {report['ray_overhead_pct']:.0f}% more wall time per item than the local pool")
+    print(f"Ray's wall time per item against the local pool's: {report['ray_overhead_pct']:+.0f}%")
     print("| dispatch (no-op) | ms per item | driver CPU ms per item |\n|---|---|---|")
     for row in calls:
         print(f"| {row['pool']} | {row['ms_per_item']:.2f} | {row['driver_cpu_ms_per_item']:.2f} |")

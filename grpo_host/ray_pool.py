@@ -21,6 +21,13 @@ on a Ray cluster:
 * **A lost actor or node is counted, not a hung step:** its item becomes an
   ``error`` outcome naming the failure, a replacement actor takes the slot,
   and ``killed`` counts it, as ``WorkerPool`` counts replaced processes.
+* **Several items per call** when there are enough to keep every actor
+  busy (``chunk``, 4 by default): Ray's per-call cost in the calling
+  process, not the cluster, is what limits a large cluster.  When a call of
+  several items has to be killed or loses its actor, its items run again one
+  per call, so only the item that hangs or kills its actor is counted; an
+  item that hangs outside Python is thus answered after at most
+  ``(chunk + 1) * timeout + 2 * grace``.
 
 The pool connects to the cluster ``RAY_ADDRESS`` names (``ray start --head``
 on one machine, ``ray start --address=HEAD:6379`` on the others), or starts
@@ -48,7 +55,7 @@ __all__ = ["RayPool"]
 
 
 class _Slot:
-    """One warm worker: runs one item at a time, timing it with SIGALRM as a local worker does."""
+    """One warm worker: runs the items of a call one after another, timing each with SIGALRM as a local worker does."""
 
     def __init__(self) -> None:
         signal.signal(signal.SIGALRM, _on_alarm)
@@ -56,7 +63,11 @@ class _Slot:
     def ready(self) -> bool:
         return True
 
-    def call(self, fn, args, kwargs, timeout) -> tuple[str, Any, str | None]:
+    def call(self, tasks, timeout) -> list[tuple[str, Any, str | None]]:
+        return [self._one(fn, args, kwargs, timeout) for fn, args, kwargs in tasks]
+
+    @staticmethod
+    def _one(fn, args, kwargs, timeout) -> tuple[str, Any, str | None]:
         try:
             if timeout:
                 signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -82,13 +93,18 @@ class RayPool:
 
     :param size: actors (one CPU each); default: the cluster's CPUs.
     :param grace: seconds past an item's timeout before its actor is killed.
+    :param chunk: most items per actor call.  Each call costs the caller about 0.7 ms of CPU
+        (``benchmarks/serve.md``), which caps one process at about 1,400 calls a second however
+        large the cluster; sending up to ``chunk`` items per call divides that cost.  A call's
+        deadline is its items' timeouts added up, plus ``grace``.
     """
 
-    def __init__(self, size: int | None = None, *, grace: float = 1.0) -> None:
+    def __init__(self, size: int | None = None, *, grace: float = 1.0, chunk: int = 4) -> None:
         if not ray.is_initialized():
             ray.init(include_dashboard=False, logging_level="warning")
         self.size = size or max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.grace = grace
+        self.chunk = max(1, chunk)
         self.killed = 0
         self._remote = ray.remote(num_cpus=1, max_restarts=0)(_Slot)
         self._actors: list[Any] = []
@@ -112,25 +128,35 @@ class RayPool:
         self._actors[slot] = self._start(1)[0]
 
     def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
-        """Run every task, at most ``size`` at a time; one :class:`~grpo_host.workers.Outcome` per task, in order."""
+        """Run every task, at most ``size`` calls at a time; one :class:`~grpo_host.workers.Outcome` per task, in order.
+
+        Items go to actors up to ``chunk`` per call while there are enough to keep every actor busy.
+        """
         want = min(self.size, len(tasks))
         if len(self._actors) < want:
             self._actors += self._start(want - len(self._actors))
         results: list[Outcome | None] = [None] * len(tasks)
         pending = deque(range(len(tasks)))
+        singles: deque[int] = deque()  # items of a call whose actor had to be killed: each runs again on its own
         idle = list(range(want))
-        busy: dict[Any, tuple[int, int, float]] = {}  # ref -> (slot, task index, deadline)
-        while pending or busy:
-            while pending and idle:
-                slot, index = idle.pop(), pending.popleft()
-                fn, args, kwargs = tasks[index]
+        busy: dict[Any, tuple[int, list[int], float]] = {}  # ref -> (slot, task indices, deadline)
+        while pending or singles or busy:
+            while (pending or singles) and idle:
+                slot = idle.pop()
+                if singles:
+                    indices = [singles.popleft()]
+                else:
+                    k = min(self.chunk, max(1, len(pending) // (2 * want)))
+                    indices = [pending.popleft() for _ in range(min(k, len(pending)))]
                 try:
-                    ref = self._actors[slot].call.remote(fn, args, kwargs, timeout)
-                except Exception as exc:  # the task did not pickle
-                    results[index] = Outcome("error", error=f"cannot send to a Ray actor: {exc}")
+                    ref = self._actors[slot].call.remote([tasks[i] for i in indices], timeout)
+                except Exception as exc:  # a task did not pickle
+                    for i in indices:
+                        results[i] = Outcome("error", error=f"cannot send to a Ray actor: {exc}")
                     idle.append(slot)
                     continue
-                busy[ref] = (slot, index, time.monotonic() + timeout + self.grace if timeout else float("inf"))
+                deadline = time.monotonic() + len(indices) * timeout + self.grace if timeout else float("inf")
+                busy[ref] = (slot, indices, deadline)
             if not busy:
                 continue
             wait_for = min(d for _, _, d in busy.values()) - time.monotonic()
@@ -138,26 +164,36 @@ class RayPool:
             if done:
                 done, _ = ray.wait(list(busy), num_returns=len(busy), timeout=0)
             for ref in done:
-                slot, index, _ = busy.pop(ref)
+                slot, indices, _ = busy.pop(ref)
                 try:
-                    status, value, error = ray.get(ref)
+                    replies = ray.get(ref)
                 except ray.exceptions.RayActorError as exc:  # the actor's process or its node died
-                    results[index] = Outcome("error", error=f"Ray actor lost: {_first_line(exc)}")
+                    self._fail(indices, results, singles, f"Ray actor lost: {_first_line(exc)}")
                     self._replace(slot)
-                except ray.exceptions.RayError as exc:  # the value could not come back (it did not pickle)
-                    results[index] = Outcome("error", error=f"the result could not be sent back: {_first_line(exc)}")
+                except ray.exceptions.RayError as exc:  # a value could not come back (it did not pickle)
+                    self._fail(indices, results, singles, f"the result could not be sent back: {_first_line(exc)}")
                 else:
-                    results[index] = Outcome(status, value, error)
+                    for i, (status, value, error) in zip(indices, replies):
+                        results[i] = Outcome(status, value, error)
                 idle.append(slot)
             now = time.monotonic()
-            for ref, (slot, index, deadline) in list(busy.items()):
-                if now > deadline:  # did not answer its own alarm: stuck outside Python
+            for ref, (slot, indices, deadline) in list(busy.items()):
+                if now > deadline:  # an item did not answer its own alarm: stuck outside Python
                     del busy[ref]
                     ray.cancel(ref)
-                    results[index] = Outcome("timeout")
+                    self._fail(indices, results, singles, None)
                     self._replace(slot)
                     idle.append(slot)
         return results  # type: ignore[return-value]
+
+    @staticmethod
+    def _fail(indices: list[int], results: list[Outcome | None], singles: deque[int], error: str | None) -> None:
+        """A call that failed as a whole: its one item is counted (a timeout when ``error`` is None); a chunk's
+        items run again one per call, so that only the item that hangs or kills its actor is counted."""
+        if len(indices) > 1:
+            singles.extend(indices)
+        else:
+            results[indices[0]] = Outcome("timeout") if error is None else Outcome("error", error=error)
 
     def close(self) -> None:
         for actor in self._actors:

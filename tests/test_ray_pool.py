@@ -89,6 +89,19 @@ def test_hanging_items_time_out_and_the_stuck_actor_is_replaced(pool):
     assert [o.status for o in pool.run([(square, (i,), {}) for i in range(3)], timeout=5)] == ["ok"] * 3
 
 
+def test_chunked_calls_count_only_the_item_that_hangs_or_kills(pool):
+    """16 items on 2 actors: the first two calls carry items 0-3 and 4-7.  The call holding a stuck item (1)
+    and the one holding a dying item (6) run again item by item, so exactly those two items are counted."""
+    tasks = [(square, (i,), {}) for i in range(16)]
+    tasks[1] = (ignores_the_alarm, (30,), {})
+    tasks[6] = (dies, (4,), {})
+    out = pool.run(tasks, timeout=1.0)
+    assert [o.status for o in out] == ["ok", "timeout"] + ["ok"] * 4 + ["error"] + ["ok"] * 9
+    assert [o.value[0] for i, o in enumerate(out) if i not in (1, 6)] == [i * i for i in range(16) if i not in (1, 6)]
+    assert out[6].error.startswith("Ray actor lost: ")
+    assert pool.killed == 4  # each bad item's actor was killed twice: once with its chunk, once alone
+
+
 def test_a_lost_actor_is_a_counted_error_and_replaced(pool):
     out = pool.run([(dies, (3,), {}), (square, (2,), {}), (square, (5,), {})], timeout=10)
     assert out[0].status == "error" and out[0].error.startswith("Ray actor lost: ")
