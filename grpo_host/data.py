@@ -118,12 +118,19 @@ def _read_json(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def _read_csv(path: Path) -> Iterator[tuple[str, Any]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        for i, row in enumerate(csv.DictReader(f), 1):
-            if None in row:
-                yield f"row {i}", DataError(f"row {i}", "more cells than header columns")
-            else:
-                yield f"row {i}", row
+    i = 0
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            for i, row in enumerate(csv.DictReader(f), 1):
+                if None in row:
+                    yield f"row {i}", DataError(f"row {i}", "more cells than header columns")
+                else:
+                    yield f"row {i}", row
+    except UnicodeDecodeError as exc:  # the rows before it were read; CSV has no line to resume from
+        raise DataError(str(path), f"not UTF-8 text after row {i} ({exc.reason} at byte {exc.start} of a read); "
+                                   "save the file as UTF-8") from None
+    except csv.Error as exc:
+        raise DataError(str(path), f"not readable as CSV after row {i}: {exc}") from None
 
 
 def _read_parquet(path: Path) -> Iterator[tuple[str, Any]]:
