@@ -69,10 +69,13 @@ class Column:
 
     ``names`` has one entry for a plain column and several for a group such as
     ("expected", "answer"), satisfied when any one is present and non-empty.
+    ``empty_ok``: an empty value ("", [], {}) is a value, not a gap (the
+    schema ``{}`` accepts everything); only None is then empty.
     """
 
     names: tuple[str, ...]
     type: Any = str
+    empty_ok: bool = False
 
     @property
     def label(self) -> str:
@@ -97,13 +100,13 @@ class Column:
             if name not in row:
                 return name, "missing"
             value = row[name]
-            if _is_empty(value):
+            if value is None or (not self.empty_ok and _is_empty(value)):
                 return name, "empty"
             return None if self._type_ok(value) else (name, self._wrong(value))
         present = [n for n in self.names if n in row]
         if not present:
             return self.label, "missing"
-        filled = [n for n in present if not _is_empty(row[n])]
+        filled = [n for n in present if row[n] is not None and (self.empty_ok or not _is_empty(row[n]))]
         if not filled:
             return self.label, "empty"
         if any(self._type_ok(row[name]) for name in filled):
@@ -141,13 +144,16 @@ def _validates(tp: Any, value: Any) -> bool:
 _ADAPTERS: dict[int, Any] = {}
 
 
-def _columns(requires: Mapping[str | tuple[str, ...], Any]) -> tuple[Column, ...]:
+def _columns(requires: Mapping[str | tuple[str, ...], Any], empty_ok: Sequence[str] = ()) -> tuple[Column, ...]:
     cols = []
     for key, tp in requires.items():
         names = (key,) if isinstance(key, str) else tuple(key)
         if not names or not all(isinstance(n, str) and n for n in names):
             raise TypeError(f"requires key {key!r}: expected a column name or a tuple of names")
-        cols.append(Column(names, tp))
+        cols.append(Column(names, tp, empty_ok=bool(set(names) & set(empty_ok))))
+    unknown = set(empty_ok) - {n for col in cols for n in col.names}
+    if unknown:
+        raise TypeError(f"empty_ok names {sorted(unknown)}, which are not required columns")
     return tuple(cols)
 
 
@@ -455,6 +461,7 @@ def reward(
     check_row: Callable[[Mapping[str, Any]], str | None] | None = None,
     examples: Sequence[Mapping[str, Any]] = (),
     concurrency: int = 16,
+    empty_ok: Sequence[str] = (),
 ) -> Callable[[Callable[..., Any]], Reward]:
     """Declare a function as a reward.
 
@@ -479,6 +486,8 @@ def reward(
         state their output, and checked by
         :func:`grpo_host.testing.check_examples` (``score`` is therefore
         not a column an example can carry).
+    :param empty_ok: required columns whose empty value ("", [], {}) is
+        meaningful (a JSON schema ``{}``), so ``data check`` accepts it.
     :param concurrency: for an ``async def`` function, how many of a batch's
         items the ensemble awaits at once (an async reward runs in this
         process's event loop, beside the synchronous members).
@@ -497,7 +506,7 @@ def reward(
         return (AsyncReward if is_async else Reward)(
             name=name or fn.__name__,
             fn=fn,
-            requires=_columns(requires or {}),
+            requires=_columns(requires or {}, empty_ok),
             params=params,
             description=inspect.cleandoc(description or fn.__doc__ or ""),
             batch=batch,

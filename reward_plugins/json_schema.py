@@ -525,6 +525,7 @@ def check_schema_row(row: Mapping[str, Any]) -> str | None:
 @reward(
     name="json_schema",
     requires={"schema": dict | str | bool},
+    empty_ok=("schema",),  # {} is the schema that accepts everything
     params=JsonSchemaParams,
     executor="process",
     timeout=5.0,

@@ -510,3 +510,16 @@ def test_data_check_reports_a_non_schema_once(tmp_path):
 def test_fences_pair_up_whatever_the_json_between_them_holds(completion):
     found, value = pack.extract_json(completion)
     assert found and value in ("ends with ```", "```", "x ```", {"s": "a\n```\nb"})
+
+
+def test_the_empty_schema_accepts_everything_and_is_not_an_empty_column(tmp_path):
+    from conftest import run_cli, write_jsonl
+
+    data = write_jsonl(tmp_path / "empty.jsonl", [{"prompt": "p", "completion": '{"a": 1}', "schema": {}},
+                                                  {"prompt": "p", "completion": "no JSON", "schema": {}},
+                                                  {"prompt": "p", "completion": "{}", "schema": None}])
+    check = run_cli("data", "check", str(data), "--rewards", "json_schema", "--json")
+    assert [(p["column"], p["problem"], p["rows"]) for p in json.loads(check.stdout)["problems"]] == [
+        ("schema", "empty", ["line 3"])]  # None is still empty; {} is a schema
+    proc = run_cli("score", str(data), "--rewards", "json_schema", "--out", "-")
+    assert [json.loads(line).get("total") for line in proc.stdout.splitlines()] == [1.0, 0.0, None]
