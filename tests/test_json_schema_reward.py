@@ -19,7 +19,7 @@ import pytest
 from grpo_host import Ensemble
 from grpo_host.testing import assert_discovered, assert_listing_is_light, data_check, load_pack
 from reward_plugins import json_schema as pack
-from tests.conftest import run_cli
+from conftest import run_cli, write_jsonl
 
 PERSON = {
     "type": "object",
@@ -513,8 +513,6 @@ def test_fences_pair_up_whatever_the_json_between_them_holds(completion):
 
 
 def test_the_empty_schema_accepts_everything_and_is_not_an_empty_column(tmp_path):
-    from conftest import run_cli, write_jsonl
-
     data = write_jsonl(tmp_path / "empty.jsonl", [{"prompt": "p", "completion": '{"a": 1}', "schema": {}},
                                                   {"prompt": "p", "completion": "no JSON", "schema": {}},
                                                   {"prompt": "p", "completion": "{}", "schema": None}])
