@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grpo_host import hookimpl, reward  # noqa: E402
+from grpo_host import hookimpl, reward
 
 
 def serve(port: int, delay: float) -> None:
@@ -109,10 +109,9 @@ def sequential(base_url: str, n: int) -> dict:
 
 
 def ensemble_run(base_url: str, n: int, concurrency: int, *, cache: bool, salt: str, extra: str = "") -> dict:
+    import reward_plugins.judge as judge_pack
     from grpo_host import Ensemble
     from grpo_host.plugins import load_plugins
-
-    import reward_plugins.judge as judge_pack
 
     plugins = load_plugins(entry_points_group=None, plugins=[judge_pack, sys.modules[__name__]])
     spec = [{"name": "judge", "params": {"base_url": base_url, "model": "m", "concurrency": concurrency,

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from conftest import cli_json, run_cli, write_jsonl
 
 import reward_plugins.judge as judge_pack
-from conftest import cli_json, run_cli, write_jsonl
 from grpo_host import Ensemble, RewardError
 from grpo_host.plugins import load_plugins
 from reward_plugins.judge import prompts
@@ -129,7 +129,7 @@ class ScriptedJudge:
                 criterion = re.search(r"Criterion '([^']+)'", system)[1]
                 word = "MET" if criterion in arg.split(",") else "NOT_MET"
         if word == "FAIL":
-            reference = re.search(r"<reference(-[0-9a-f]+)?>\n(.*?)\n</reference", user, re.S)[2]
+            reference = re.search(r"<reference(-[0-9a-f]+)?>\n(.*?)\n</reference", user, re.DOTALL)[2]
             word = "PASS" if data == reference else "FAIL"
         return 200, render(verdict, fmt, word or value), extra
 

@@ -37,8 +37,16 @@ from grpo_host import Scored, hookimpl, reward
 
 from . import prompts
 
-__all__ = ["Criterion", "CriteriaParams", "JudgeParams", "JudgeServer", "ReferenceParams", "judge",
-           "judge_criteria", "judge_reference"]
+__all__ = [
+    "CriteriaParams",
+    "Criterion",
+    "JudgeParams",
+    "JudgeServer",
+    "ReferenceParams",
+    "judge",
+    "judge_criteria",
+    "judge_reference",
+]
 
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 """What ``api_key_env`` must look like: a variable's name, which no API key does (they hold '-')."""
@@ -174,11 +182,15 @@ JUDGE_TIMEOUT = 3600.0
 """The ensemble's per-item bound, a backstop only: the pack's ``deadline`` governs a judgment."""
 
 
-@reward(
+def _judge_reward(**declaration: Any):
+    """``@reward`` with what every judge reward shares: the ensemble hands over a whole batch at once (the pack
+    bounds the requests) and its timeout is only a backstop."""
+    return reward(concurrency=JUDGE_CONCURRENCY, timeout=JUDGE_TIMEOUT, **declaration)
+
+
+@_judge_reward(
     requires={"prompt": Any},
     params=JudgeParams,
-    concurrency=JUDGE_CONCURRENCY,
-    timeout=JUDGE_TIMEOUT,
     description="An LLM judge rates the response against a rubric: 0..10 (scored v/10) or a Likert scale 1..N "
     "(scored (v-1)/(N-1)). The judge reasons first and ends with the verdict; a reply without one, or a judgment "
     "that got no reply after retries and within the deadline, scores None and is counted (unparseable, failures). "
@@ -191,11 +203,9 @@ async def judge(completion: str, *, prompt: Any = None, params: JudgeParams, **_
     return Scored(value, tally.counts())
 
 
-@reward(
+@_judge_reward(
     requires={"prompt": Any, "answer": str},
     params=ReferenceParams,
-    concurrency=JUDGE_CONCURRENCY,
-    timeout=JUDGE_TIMEOUT,
     description="An LLM judge compares the response with the reference answer (the answer column): PASS scores "
     "1.0, FAIL 0.0. No verdict, or no reply after retries and within the deadline, scores None and is counted.",
 )
@@ -207,11 +217,9 @@ async def judge_reference(completion: str, *, prompt: Any = None, answer: str, p
     return Scored(value, tally.counts())
 
 
-@reward(
+@_judge_reward(
     requires={"prompt": Any},
     params=CriteriaParams,
-    concurrency=JUDGE_CONCURRENCY,
-    timeout=JUDGE_TIMEOUT,
     description="An LLM judge decides, one request per criterion, whether the response meets each of the given "
     "criteria (MET or NOT_MET); the score is sum(weight * met) / sum(weight). A criterion without a verdict "
     "makes the row None (counted), since a partial sum would be biased low.",

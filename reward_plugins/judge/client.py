@@ -222,7 +222,7 @@ class JudgeClient:
             response = await http.post("chat/completions", json=request, headers=headers)
         except httpx.TimeoutException:
             return "retry", f"no reply within request_timeout={self.settings.request_timeout:g} s", 0.0
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:  # a refused or dropped connection, a protocol or decoding error
             return "retry", f"{type(exc).__name__}: {exc}", 0.0
         status = response.status_code
         if status in UNUSABLE_STATUS:

@@ -34,7 +34,7 @@ Verdict = Literal["score", "pass_fail", "met"]
 """What a reply must end with: a number on a scale, PASS/FAIL against a reference, or MET/NOT_MET for a criterion."""
 Format = Literal["tag", "line"]
 
-_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S | re.I)
+_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _NUMBER = r"\**\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*\d+(?:\.\d+)?)?\s*\**"
 _WORDS = {"pass_fail": ("PASS", "FAIL"), "met": ("MET", "NOT_MET")}
 
@@ -116,10 +116,10 @@ def parse(reply: str, verdict: Verdict, fmt: Format, low: int = 0, high: int = 1
         body = r"\**\s*(" + "|".join(sorted(_WORDS[verdict], key=len, reverse=True)) + r")\s*\**"
     if fmt == "tag":
         key = "score" if verdict == "score" else "verdict"
-        pattern = re.compile(rf"<{key}>\s*{body}\s*</{key}>", re.I)
+        pattern = re.compile(rf"<{key}>\s*{body}\s*</{key}>", re.IGNORECASE)
     else:
         key = "score" if verdict == "score" else "verdict"
-        pattern = re.compile(rf"^[\s*#>_-]*{key}\s*\**\s*[:=]\s*{body}[\s.]*$", re.I | re.M)
+        pattern = re.compile(rf"^[\s*#>_-]*{key}\s*\**\s*[:=]\s*{body}[\s.]*$", re.IGNORECASE | re.MULTILINE)
     found = pattern.findall(text)
     if not found:
         return None
