@@ -19,8 +19,16 @@ import pytest
 
 HERE = Path(__file__).parent
 PACKS = ("good", "broken", "dup", "typo", "raising", "asyncpack")
-GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
+BIN = Path(sys.executable).parent
+GRPO_HOST = str(BIN / "grpo-host")
 CLI_ENV: dict[str, str] = {}  # what every CLI run gets: the session's cache folder, never the user's
+
+
+def clean_env(*prefixes: str, **extra: str) -> dict[str, str]:
+    """This process's environment without the ``GRPO_HOST_*`` settings (and ``prefixes``), plus ``extra``:
+    what a subprocess under test starts from, so the developer's own settings never leak into a test."""
+    drop = ("GRPO_HOST_", *prefixes)
+    return {**{k: v for k, v in os.environ.items() if not k.startswith(drop)}, **extra}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -34,11 +42,8 @@ def cli_cache(tmp_path_factory) -> Path:
 def run_cli(*args: str, env: dict[str, str] | None = None, pythonpath: list[Path] = (), timeout: float = 120,
             input: str | None = None) -> subprocess.CompletedProcess:
     """Run ``grpo-host ARGS`` the way a user does, with only the chosen packs on the path."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
-    full_env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
-    full_env["COLUMNS"] = "200"
-    full_env.update(CLI_ENV)
-    full_env.update(env or {})
+    full_env = clean_env(**{"PYTHONPATH": os.pathsep.join(str(p) for p in pythonpath), "COLUMNS": "200", **CLI_ENV,
+                            **(env or {})})
     return subprocess.run([GRPO_HOST, *args], capture_output=True, text=True, env=full_env, timeout=timeout,
                           input=input)
 
@@ -69,9 +74,7 @@ def packs(tmp_path_factory) -> dict[str, Path]:
 def env(tmp_path_factory) -> dict[str, str]:
     """The environment for training runs in subprocesses: no inherited GRPO_HOST_* settings, one tiny-model cache."""
     cache = tmp_path_factory.mktemp("tiny-cache")
-    out = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
-    out.update(GRPO_HOST_CACHE=str(cache), COLUMNS="200", PYTHONWARNINGS="ignore")
-    return out
+    return clean_env(GRPO_HOST_CACHE=str(cache), COLUMNS="200", PYTHONWARNINGS="ignore")
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
+from conftest import GRPO_HOST, clean_env
 from train_helpers import read_metrics
 
 pytest.importorskip("trl", reason="the trl extra is not installed")
 pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
 
 ROOT = Path(__file__).resolve().parents[1]
-GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 SMALL = ["--set", "max_steps=2", "--set", "max_completion_length=6", "--set", "group_size=4", "--set", "batch_size=2",
          "--set", "rewards=letter_share:1, lowercase_share:0.5, r1_soft_format:0"]  # a weight-0 member is logged too
@@ -32,8 +29,7 @@ PER_REWARD = ("mean", "std", "coverage", "errors", "timeouts", "seconds")
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("backends")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
-    env.update(GRPO_HOST_CACHE=str(root / "cache"), PYTHONWARNINGS="ignore")
+    env = clean_env(GRPO_HOST_CACHE=str(root / "cache"), PYTHONWARNINGS="ignore")
     out = {}
     for backend in ("trl", "mlx"):
         out[backend] = root / backend

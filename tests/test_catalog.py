@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import HERE, cli_json, run_cli
+from conftest import HERE, clean_env, cli_json, run_cli
 
 LISTING = """
 import sys
@@ -24,8 +23,7 @@ print('LOADED', sorted(m for m in ('pydantic', 'pluggy', 'importlib.metadata') i
 
 def listing(cache: Path, cwd: Path, pythonpath: str = "", **env: str) -> tuple[list[dict], str]:
     """`rewards list --json` in a fresh interpreter: the rows, and which loading machinery it imported."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
-    full_env.update(GRPO_HOST_CACHE=str(cache), PYTHONPATH=pythonpath, **env)
+    full_env = clean_env(GRPO_HOST_CACHE=str(cache), PYTHONPATH=pythonpath, **env)
     proc = subprocess.run([sys.executable, "-c", LISTING], capture_output=True, text=True, env=full_env, cwd=cwd,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -9,7 +9,6 @@ model is loaded.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import write_jsonl
+from conftest import clean_env, write_jsonl
 from grpo_host.config import ConfigError, RunConfig, load_config
 
 BASE = {"model": "builtin:tiny", "data": "rows.jsonl", "rewards": "accuracy:2, r1_soft_format:0.5"}
@@ -152,8 +151,7 @@ def _train(tmp_path: Path, config: dict, *args: str) -> tuple[int, str, str]:
     """``grpo-host train`` in a fresh interpreter; returns (exit code, stdout+stderr, heavy modules imported)."""
     path = tmp_path / "run.yaml"
     path.write_text(yaml.safe_dump(config))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
-    env.update(GRPO_HOST_CACHE=str(tmp_path / "cache"), COLUMNS="200")
+    env = clean_env(GRPO_HOST_CACHE=str(tmp_path / "cache"), COLUMNS="200")
     proc = subprocess.run([sys.executable, "-c", PROBE, "train", str(path), *args], capture_output=True, text=True,
                           env=env, cwd=tmp_path, timeout=120)
     last = proc.stderr.strip().splitlines()[-1]

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import GRPO_HOST
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -26,7 +27,6 @@ from reward_plugins.prm.loading import PRMModelError, load  # noqa: E402
 from reward_plugins.prm.tiny_prm import build_tiny_prm  # noqa: E402
 
 KINDS = ("token_classification", "math_shepherd", "sequence_classification")
-GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
 PROMPT = "What is 3*4+1?"
 COMPLETIONS = [
     "3*4 = 12.\n\n12+1 = 13.\n\nThe answer is 13.",

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import cli_json, run_cli, write_jsonl
+from conftest import clean_env, cli_json, run_cli, write_jsonl
 
 from grpo_host.scaffold import render_pack
 from grpo_host.testing import assert_discovered, assert_listing_is_light, data_check, load_pack, score_rows
@@ -59,8 +59,7 @@ def run_pack_tests(pack: Path, pythonpath: list[Path], *args: str) -> subprocess
     ``-P`` keeps the pack's directory off ``sys.path``: the tests see the pack
     only through ``PYTHONPATH``, as an installed pack is seen.
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRPO_HOST_", "PYTEST_"))}
-    env["PYTHONPATH"] = os.pathsep.join(map(str, pythonpath))
+    env = clean_env("PYTEST_", PYTHONPATH=os.pathsep.join(map(str, pythonpath)))
     return subprocess.run(
         [sys.executable, "-P", "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=pack, env=env, capture_output=True, text=True, timeout=300, check=False,
@@ -141,7 +140,7 @@ def test_the_rendered_pack_passes_its_own_test_suite(pack, site):
 
 
 def test_a_pack_rendered_with_a_monitor_registers_it_and_its_own_tests_pass(tmp_path):
-    dist, module, name = "grpo-rewards-watch", "grpo_rewards_watch", "watch_long_answers"
+    dist, name = "grpo-rewards-watch", "watch_long_answers"
     pack = tmp_path / dist
     proc = run_cli("new-plugin", dist, "--dir", str(pack), "--monitor", name, "--no-input")
     assert proc.returncode == 0, proc.stderr

@@ -12,19 +12,16 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import write_jsonl
+from conftest import BIN, GRPO_HOST, write_jsonl
 from train_helpers import EXPECTED_SEEN, QUICK, kill_and_resume, meta_config, read_metrics, tenths
 
 pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
-GRPO_HOST = str(BIN / "grpo-host")
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 MLX = ["--backend", "mlx"]
 REWARD_KEYS = ("mean", "std", "coverage", "errors", "timeouts", "seconds")

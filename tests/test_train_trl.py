@@ -10,17 +10,15 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import write_jsonl
+from conftest import GRPO_HOST, write_jsonl
 from train_helpers import EXPECTED_SEEN, QUICK, kill_and_resume, meta_config, read_metrics, tenths
 
 ROOT = Path(__file__).resolve().parents[1]
-GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 
 

@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import yaml
-from conftest import write_jsonl
+from conftest import GRPO_HOST, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
-GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
 PACK = Path(__file__).with_name("meta_rewards.py")
 
 def read_metrics(output_dir: str | Path) -> list[dict]:
