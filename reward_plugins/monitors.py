@@ -184,6 +184,39 @@ def _prompt_text(prompt: Any) -> str:
     return ""
 
 
+class _Flagged:
+    """A monitor of the share of completions its rule flags: metric ``share``, a warning when the window's mean
+    reaches ``params.warn``.  ``flag`` returns None for a completion the rule does not judge."""
+
+    name = ""
+
+    def __init__(self, params: Any) -> None:
+        self.params, self.window = params, _Shares(params.window)
+
+    def flag(self, prompt: Any, completion: str) -> bool | None:
+        raise NotImplementedError
+
+    def message(self, mean: float) -> str:
+        raise NotImplementedError
+
+    def observe(self, batch: Batch) -> Report:
+        flagged, counted, rows = 0, 0, []
+        for i, (prompt, completion) in enumerate(zip(batch.prompts, batch.completions)):
+            verdict = self.flag(prompt, completion)
+            if verdict is None:
+                continue
+            counted += 1
+            if verdict:
+                flagged += 1
+                rows.append(batch.row_ids[i] if batch.row_ids else i)
+        share = flagged / counted if counted else 0.0
+        report = Report({"share": share})
+        mean = self.window.add(share)
+        if mean is not None and mean >= self.params.warn:
+            report.alerts.append(Alert(self.name, "warning", self.message(mean), tuple(rows)))
+        return report
+
+
 class EchoParams(Window):
     ngram: int = Field(4, ge=1, le=16, description="word n-gram size")
     overlap: float = Field(0.5, gt=0, le=1, description="a completion is an echo when this share of its n-grams "
@@ -195,28 +228,18 @@ class EchoParams(Window):
 Completions that copy their prompt: a completion is an echo when at least `overlap` (0.5) of its word
 `ngram`-grams (4) appear in the prompt (completions with no n-gram are not counted). Metric `share` of
 echoes per batch; alert (warning) when its mean over `window` batches (8) reaches `warn` (0.2).""")
-class Echo:
-    def __init__(self, params: EchoParams) -> None:
-        self.params, self.window = params, _Shares(params.window)
+class Echo(_Flagged):
+    name = "echo"
 
-    def observe(self, batch: Batch) -> Report:
-        n, echoes, counted, rows = self.params.ngram, 0, 0, []
-        for i, (prompt, completion) in enumerate(zip(batch.prompts, batch.completions)):
-            grams = _ngrams(_words(completion), n)
-            if not grams:
-                continue
-            counted += 1
-            source = set(_ngrams(_words(_prompt_text(prompt)), n))
-            if sum(g in source for g in grams) / len(grams) >= self.params.overlap:
-                echoes += 1
-                rows.append(batch.row_ids[i] if batch.row_ids else i)
-        share = echoes / counted if counted else 0.0
-        report = Report({"share": share})
-        mean = self.window.add(share)
-        if mean is not None and mean >= self.params.warn:
-            report.alerts.append(Alert("echo", "warning", f"completions echo their prompts: {mean:.0%} over the "
-                                                          f"last {self.params.window} batches", tuple(rows)))
-        return report
+    def flag(self, prompt: Any, completion: str) -> bool | None:
+        grams = _ngrams(_words(completion), self.params.ngram)
+        if not grams:
+            return None
+        source = set(_ngrams(_words(_prompt_text(prompt)), self.params.ngram))
+        return sum(g in source for g in grams) / len(grams) >= self.params.overlap
+
+    def message(self, mean: float) -> str:
+        return f"completions echo their prompts: {mean:.0%} over the last {self.params.window} batches"
 
 
 class RepetitionParams(Window):
@@ -230,28 +253,17 @@ class RepetitionParams(Window):
 Degenerate repetition: a completion with at least `min_ngrams` (10) word `ngram`-grams (3) of which
 fewer than `distinct` (0.3) are distinct loops on itself. Metric `share` of such completions per batch;
 alert (warning) when its mean over `window` batches (8) reaches `warn` (0.2).""")
-class Repetition:
-    def __init__(self, params: RepetitionParams) -> None:
-        self.params, self.window = params, _Shares(params.window)
+class Repetition(_Flagged):
+    name = "repetition"
 
-    def observe(self, batch: Batch) -> Report:
-        bad, counted, rows = 0, 0, []
-        for i, completion in enumerate(batch.completions):
-            grams = _ngrams(_words(completion), self.params.ngram)
-            if len(grams) < self.params.min_ngrams:
-                continue
-            counted += 1
-            if len(set(grams)) / len(grams) < self.params.distinct:
-                bad += 1
-                rows.append(batch.row_ids[i] if batch.row_ids else i)
-        share = bad / counted if counted else 0.0
-        report = Report({"share": share})
-        mean = self.window.add(share)
-        if mean is not None and mean >= self.params.warn:
-            report.alerts.append(Alert("repetition", "warning", f"degenerate repetition: {mean:.0%} of completions "
-                                                                f"over the last {self.params.window} batches",
-                                       tuple(rows)))
-        return report
+    def flag(self, prompt: Any, completion: str) -> bool | None:
+        grams = _ngrams(_words(completion), self.params.ngram)
+        if len(grams) < self.params.min_ngrams:
+            return None
+        return len(set(grams)) / len(grams) < self.params.distinct
+
+    def message(self, mean: float) -> str:
+        return f"degenerate repetition: {mean:.0%} of completions over the last {self.params.window} batches"
 
 
 class LengthParams(Window):
