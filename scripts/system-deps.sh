@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The system packages the test suite uses besides Python's: bubblewrap (the code reward's sandbox) and
+# libseccomp2 (its seccomp filter).  Installed with apt-get where the machine has it and this user may (root,
+# or sudo without a password); otherwise this says what is missing, and the isolation tests skip with that
+# reason in pytest's summary.  Never fails: a machine without them can still run everything else.
+set -u
+need=()
+command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
+{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libseccomp\.so\.2' || need+=(libseccomp2)
+[ ${#need[@]} -eq 0 ] && exit 0
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "system-deps: no apt-get here; install ${need[*]} with this system's package manager" >&2
+  exit 0
+fi
+if [ "$(id -u)" = 0 ]; then
+  sudo=()
+elif sudo -n true 2>/dev/null; then
+  sudo=(sudo)
+else
+  echo "system-deps: not root and no password-less sudo; install ${need[*]} (apt-get install ${need[*]})" >&2
+  exit 0
+fi
+if ! { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq "${need[@]}"; } >/dev/null; then
+  echo "system-deps: could not install ${need[*]}" >&2
+fi
+exit 0
