@@ -389,6 +389,11 @@ print("add_session", *call("add_key", b"user", {marker!r}.encode(), b"secret", 6
 print("session_id", *call("keyctl", 0, -3, 0))  # KEYCTL_GET_KEYRING_ID @s
 print("search", *call("keyctl", 10, -4, b"user", {marker!r}.encode(), 0))  # KEYCTL_SEARCH @u
 print("request", *call("request_key", b"user", {marker!r}.encode(), None, 0))
+for listing in ("/proc/keys", "/proc/key-users"):
+    try:
+        print(listing, len(open(listing).read()), 0)
+    except OSError as exc:
+        print(listing, -1, exc.errno)
 """
 
 
@@ -399,9 +404,13 @@ def test_no_kernel_keyring_is_reachable(runner, outside):
     results = runner.run([{"code": code}, {"code": code}])
     for result in results:
         lines = dict(line.split(" ", 1) for line in result["stdout"].splitlines())
-        assert set(lines) == {"add_user", "add_session", "session_id", "search", "request"}, result
+        assert set(lines) == {"add_user", "add_session", "session_id", "search", "request", "/proc/keys",
+                              "/proc/key-users"}, result
         for name, outcome in lines.items():
-            assert outcome.split() == ["-1", "1"], (name, outcome)  # EPERM, nothing created or found
+            if name.startswith("/proc"):  # the listings of every keyring's keys are not readable
+                assert outcome.split()[0] == "-1", (name, outcome)
+            else:
+                assert outcome.split() == ["-1", "1"], (name, outcome)  # EPERM, nothing created or found
 
 
 NAMESPACES = """
@@ -715,15 +724,37 @@ def test_the_suite_ran_in_the_mode_it_claims(runner):
         assert result["mode"] == "root" and result["cgroup"] == (available() is not None)
 
 
+UNCOUNTED = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def report(name, r):
+    print(name, r, ctypes.get_errno(), flush=True)
+report("shmget", libc.shmget(0x6772706F, 1 << 30, 0o1666))  # IPC_CREAT: a segment outlives its process
+report("semget", libc.semget(0x6772706F, 1, 0o1666))
+report("msgget", libc.msgget(0x6772706F, 0o1666))
+report("memfd_create", libc.memfd_create(b"fill", 0))
+"""
+
+
+@pytest.mark.timeout(60)
+def test_no_memory_that_no_limit_counts(runner, outside):
+    """System V IPC and memfd hold pages no rlimit counts (a segment keeps them after its process is gone)."""
+    watch = MemoryWatch()
+    (result,) = runner.run([{"code": UNCOUNTED}])
+    watch.stop()
+    lines = dict(line.split(" ", 1) for line in result["stdout"].splitlines())
+    assert set(lines) == {"shmget", "semget", "msgget", "memfd_create"}, result
+    assert all(outcome.split() == ["-1", "1"] for outcome in lines.values()), lines
+
+
 @pytest.mark.timeout(60)
 def test_programs_leave_nothing_for_the_next_one(runner):
-    """Files, /dev/shm entries and System V IPC objects are removed between programs of one warm sandbox."""
-    leave = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-             "assert libc.shmget(0x6772706F, 4096, 0o1666) >= 0\n"
-             "open('/dev/shm/left', 'w').write('x')\nopen('left', 'w').write('x')\n")
-    find = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-            "assert libc.shmget(0x6772706F, 4096, 0o666) < 0, 'System V segment survived'\n"
-            "assert not os.path.exists('/dev/shm/left')\nassert os.listdir('.') == [], os.listdir('.')\n")
+    """Files in the work folder and /dev/shm entries (POSIX shared memory) are removed between programs."""
+    leave = ("import os\nfrom multiprocessing import shared_memory\n"
+             "shared_memory.SharedMemory('left', create=True, size=4096)\n"
+             "open('/dev/shm/also', 'w').write('x')\nopen('left', 'w').write('x')\nos.mkdir('folder')\n")
+    find = ("import os\nassert os.listdir('/dev/shm') == [], os.listdir('/dev/shm')\n"
+            "assert os.listdir('.') == [], os.listdir('.')\n")
     results = runner.run([{"code": leave, "tests": "assert True"}, {"code": find, "tests": "assert True"}])
     assert [r["passed_asserts"] for r in results] == [True, True], results
 

@@ -88,9 +88,7 @@ CLONE_NEWUSER = 0x10000000
 MS_NOSUID, MS_NODEV = 2, 4
 CAPABILITY_VERSION_3 = 0x20080522
 ROOT_CAPS = (0, 5, 6, 7)  # CAP_CHOWN, KILL, SETGID, SETUID: what the root-mode server keeps (not CAP_SYS_ADMIN)
-IPC_RMID = 0
 NPROC_BASE = 0  # processes of the program's uid that are not the program's (set in main)
-OWN_IPC = True  # the IPC namespace is the sandbox's own (False without a sandbox)
 COLLECTOR_PID = None  # never killed with a program's leftovers
 _libc = ctypes.CDLL(None, use_errno=True)
 plain = None  # the codec module, imported in main from this file's folder
@@ -609,24 +607,6 @@ def kill_all(mode):
         time.sleep(0.002)
 
 
-def remove_ipc():
-    """Delete System V IPC objects a program left: they would outlive it and reach the next program."""
-    if not OWN_IPC:
-        return
-    for kind, remove in (("shm", _libc.shmctl), ("msg", _libc.msgctl), ("sem", _libc.semctl)):
-        try:
-            with open(f"/proc/sysvipc/{kind}") as f:
-                rows = f.read().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            ident = int(row.split()[1])
-            if kind == "sem":
-                remove(ident, 0, IPC_RMID)
-            else:
-                remove(ident, IPC_RMID, None)
-
-
 def remove_tree(path):
     """Delete a directory tree without following links; too deep a tree raises (the sandbox is then rebuilt)."""
     os.chmod(path, 0o700)  # a program may have chmod-ed its directories shut
@@ -646,31 +626,17 @@ def empty(directory):
         remove_tree(path) if is_dir else os.unlink(path)
 
 
-def ipc_objects():
-    if not OWN_IPC:
-        return False
-    for kind in ("shm", "msg", "sem"):
-        try:
-            with open(f"/proc/sysvipc/{kind}") as f:
-                if len(f.read().splitlines()) > 1:
-                    return True
-        except OSError:
-            pass
-    return False
-
-
 def marks(workdir):
     """Change times of the writable directories: a change means the program left something to delete."""
     return tuple(os.stat(d).st_ctime_ns for d in (workdir, SHM) if d)
 
 
 def cleanup(workdir, drop_uid):
-    """Empty the work dir and /dev/shm and remove IPC objects; as the programs' uid when they run as another."""
+    """Empty the work dir and /dev/shm; as the programs' uid when they run as another."""
     if not drop_uid:
         empty(workdir)
         if SHM:
             empty(SHM)
-        remove_ipc()
         return True
     pid = os.fork()
     if pid == 0:
@@ -681,7 +647,6 @@ def cleanup(workdir, drop_uid):
             empty(workdir)
             if SHM:
                 empty(SHM)
-            remove_ipc()
         except BaseException:
             os._exit(1)
         os._exit(0)
@@ -785,7 +750,7 @@ def run(req, inbox, collector, mode, drop_uid, workdir, before):
     if hangup:
         raise Hangup
     try:
-        if marks(workdir) != before or ipc_objects():
+        if marks(workdir) != before:
             clean = cleanup(workdir, drop_uid) and clean
     except Exception:  # e.g. a tree too deep to remove: the host builds a new sandbox
         clean = False
@@ -815,10 +780,10 @@ def warm_up():
 
 def set_up(config):
     """Mounts, namespace and capabilities, then the seccomp filter; returns the programs' work folder."""
-    global SHM, OWN_IPC
+    global SHM
     mode, drop_uid = config["mode"], config["drop_uid"]
     if mode == "none":
-        SHM, OWN_IPC = None, False  # the host's /dev/shm and System V IPC objects are not ours to remove
+        SHM = None  # the host's /dev/shm is not ours to empty
         os.chmod(config["work_root"], 0o755)  # only the server writes here; programs get the work dir inside
         workdir = os.path.join(config["work_root"], "work")
         os.mkdir(workdir, 0o700)

@@ -33,7 +33,7 @@ about 0.3 s of CPU, a program run by a fork of the warm server a few
 milliseconds all told (``benchmarks/code.md``).  Programs run one after
 another in the *same* sandbox, so isolation between two programs rests on
 the server's cleanup (every process killed, the work folder and
-``/dev/shm`` emptied, System V IPC removed) rather than on a fresh
+``/dev/shm`` emptied; System V IPC is not there at all) rather than on a fresh
 namespace each time; whatever the server cannot account for, a timeout, or
 no answer in time makes the host kill the whole sandbox (its PID namespace
 dies with it) and build a new one.
@@ -318,7 +318,11 @@ def _mount_args() -> list[str]:
                 args += ["--perms", "0755", "--dir", str(parent)]
                 made.add(str(parent))
         args += ["--ro-bind", path, path]
-    args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--dir", "/dev/shm", "--remount-ro", "/dev",
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    for listing in ("/proc/keys", "/proc/key-users"):  # every keyring's keys and users, by description: hidden
+        if os.path.exists(listing):
+            args += ["--ro-bind", "/dev/null", listing]
+    args += ["--perms", "1777", "--dir", "/dev/shm", "--remount-ro", "/dev",
              "--perms", "0755", "--dir", "/tmp", "--dir", "/tmp/work", "--remount-ro", "/"]
     return args
 

@@ -17,6 +17,10 @@ into the kernel's less-travelled code:
   whatever file a bind exposes; ``socketpair`` (asyncio's self-pipe) stays;
 * another process's memory (``ptrace``, ``process_vm_readv``/``writev``,
   ``kcmp``, ``pidfd_getfd``): the fork server and the collector share the sandbox;
+* memory that no rlimit counts: System V shared memory, semaphores and
+  message queues (a segment keeps its pages after it is detached, and
+  outlives the program), ``memfd_create``; POSIX shared memory stays, on the
+  sandbox's own size- and inode-capped ``/dev/shm``;
 * kernel attack surface a test never needs: ``bpf``, ``perf_event_open``,
   ``userfaultfd``, ``io_uring_*``, modules, ``kexec``, ``acct``, swap,
   ``reboot``, clocks, ``syslog``, NUMA policy calls, ``open_by_handle_at``,
@@ -53,6 +57,8 @@ BLOCKED = (
     "clock_settime", "clock_adjtime", "settimeofday", "adjtimex", "sethostname", "setdomainname",
     "mbind", "migrate_pages", "move_pages", "set_mempolicy", "get_mempolicy", "set_mempolicy_home_node",
     "name_to_handle_at", "open_by_handle_at", "fanotify_init", "iopl", "ioperm", "modify_ldt",
+    "shmget", "shmat", "shmdt", "shmctl", "semget", "semop", "semtimedop", "semctl",
+    "msgget", "msgsnd", "msgrcv", "msgctl", "memfd_create", "memfd_secret",
 )
 """Syscalls that fail with EPERM inside the sandbox."""
 
