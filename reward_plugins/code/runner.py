@@ -87,7 +87,7 @@ PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 CLONE_NEWUSER = 0x10000000
 MS_NOSUID, MS_NODEV = 2, 4
 CAPABILITY_VERSION_3 = 0x20080522
-ROOT_CAPS = (0, 5, 6, 7)  # CAP_CHOWN, KILL, SETGID, SETUID: what the root-mode server keeps (not CAP_SYS_ADMIN)
+ROOT_CAPS = (5, 6, 7)  # CAP_KILL, SETGID, SETUID: what the root-mode server keeps (to kill and to drop to 65534)
 NPROC_BASE = 0  # processes of the program's uid that are not the program's (set in main)
 COLLECTOR_PID = None  # never killed with a program's leftovers
 _libc = ctypes.CDLL(None, use_errno=True)

@@ -41,8 +41,8 @@ dies with it) and build a new one.
 Modes, picked by :func:`isolation`:
 
 * ``root`` (we are root): a user namespace prepared by us with two ids,
-  sandbox root -> host root (the server: CAP_SETUID, SETGID, KILL, CHOWN,
-  and CAP_SYS_ADMIN until it has mounted its tmpfs, all valid inside the
+  sandbox root -> host root (the server: CAP_SETUID, SETGID and KILL, and
+  CAP_SYS_ADMIN until it has mounted its tmpfs, all valid inside the
   namespace only) and sandbox 65534 -> an unused high host uid unique to
   this sandbox (the programs), so RLIMIT_NPROC counts only their processes
   and they cannot signal the server or the collector.
@@ -331,7 +331,7 @@ def _bwrap_argv(bwrap: str, mode: Mode, userns: _Namespace, command: list[str]) 
     if mode == "root":
         argv = [bwrap, "--userns", str(userns.fds[0]), "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]
-        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_SYS_ADMIN")
+        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_SYS_ADMIN")
     else:
         argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0", "--cap-drop", "ALL"]
         caps = ("CAP_SYS_ADMIN", "CAP_SETFCAP")  # to mount the tmpfs, and to map uid 0 into the nested namespace
