@@ -390,6 +390,10 @@ def train(
         err.print(_problems_table(exc.report, f"data check failed: {exc.path}: {exc.report.rows} rows"))
         err.print(Text.assemble(("error:", "red"), " the data check failed; nothing was trained"))
         raise typer.Exit(1) from None
+    from .train import is_main_process
+
+    if not is_main_process():  # one summary for an accelerate launch / mlx.launch run, not one per process
+        return
     table = _table("reward", "first mean", "last mean",
                    title=f"{summary.steps} steps in {summary.seconds:.1f}s ({summary.backend}) -> {summary.output_dir}")
     for name, values in summary.rewards.items():

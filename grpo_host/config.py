@@ -121,6 +121,8 @@ class RunConfig(_Strict):
         None, description="run monitors: names or {name, params, action: log|warn|stop}; None: every installed "
                           "monitor with action warn; []: none (see grpo-host monitors list)")
     workers: int | None = Field(None, ge=1, description="worker processes for process-executor rewards (None: cores)")
+    pool: Literal["local", "ray"] = Field("local", description="where process-executor rewards run: local worker "
+                                                               "processes, or actors on a Ray cluster (extra ray)")
     plugins: list[str] = Field(
         default_factory=list,
         description="extra reward modules to load besides installed packs: a .py file path or a dotted module name",

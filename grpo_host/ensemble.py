@@ -38,10 +38,11 @@ DEFAULT_TIMEOUT = 30.0
 
 POOLS: dict[str, Any] = {
     "local": WorkerPool,
-    "ray": lambda size: __import__("grpo_host.ray_pool", fromlist=["RayPool"]).RayPool(size),  # Ray: on first use
+    "ray": lambda size: _ray_pool(size),
 }
 """Where ``executor="process"`` items run: a class taking the worker count, with ``run(tasks, timeout)`` returning
-one :class:`~grpo_host.workers.Outcome` per task, ``killed`` (workers replaced) and ``close()``.  ``local`` is this
+one :class:`~grpo_host.workers.Outcome` per task, ``killed`` (workers replaced) and ``close()``.  ``ray`` sends them to
+warm actors on a Ray cluster (:class:`grpo_host.ray_pool.RayPool`, imported on first use).  ``local`` is this
 machine's :class:`~grpo_host.workers.WorkerPool`."""
 
 BUG_STREAK = 32
@@ -378,6 +379,12 @@ def _text(error: Any) -> str:
     if isinstance(error, BaseException) and not isinstance(error, BadValue):
         return f"{type(error).__name__}: {error}"
     return str(error)
+
+
+def _ray_pool(size: int | None) -> Any:
+    from .ray_pool import RayPool  # Ray is imported only by a run that asks for it
+
+    return RayPool(size)
 
 
 async def _run_async(member: Member, texts: list[str], prompts: list[Any],

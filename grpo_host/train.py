@@ -235,7 +235,8 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
         host.validate(config)
     quiet = None if echo and is_main_process() else (lambda line: None)  # alerts print once, on rank 0
     monitors = MonitorSet(choose(config.monitors, plugins.registry), echo=quiet)
-    ensemble = Ensemble.from_spec(config.rewards, plugins=plugins, strict=config.strict, workers=config.workers)
+    ensemble = Ensemble.from_spec(config.rewards, plugins=plugins, strict=config.strict, workers=config.workers,
+                                  pool=config.pool)
     try:
         rows = _read(config.data.train, ensemble, "train")
         val = _read(config.data.val, ensemble, "val") if config.data.val else []

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
 from conftest import GRPO_HOST, write_jsonl
-from train_helpers import EXPECTED_SEEN, QUICK, kill_and_resume, meta_config, read_metrics, tenths
+from train_helpers import EXPECTED_SEEN, QUICK, ROWS, kill_and_resume, meta_config, read_metrics, tenths
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "letters.yaml"
@@ -160,3 +163,58 @@ def test_a_prompt_over_max_prompt_length_is_a_data_error_naming_the_row(env, tmp
     assert proc.returncode == 1, proc.stdout + proc.stderr  # a data problem, not a config one
     assert "line 1: the prompt has " in proc.stderr and "tokens, over max_prompt_length=3" in proc.stderr
     assert "Traceback" not in proc.stderr and not list(out.glob("checkpoint-*"))
+
+
+ACCELERATE = ["--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
+              "--dynamo_backend", "no", "-m", "grpo_host", "train"]
+"""``accelerate launch`` of ``grpo-host train`` in two processes; on a machine without GPUs ``trl.use_cpu``
+makes accelerate's multi-CPU (gloo) backend join them."""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_two_processes_under_accelerate_launch_score_every_completion_once_and_resume(env, tmp_path):
+    rows = [{**row, "expect": json.dumps(row["meta"])} for row in ROWS] * 2
+    write_jsonl(tmp_path / "rows.jsonl", rows)
+    out, seen = tmp_path / "out", tmp_path / "seen.jsonl"
+    config = {"model": "builtin:tiny", "data": "rows.jsonl", "plugins": [str(ROOT / "tests" / "meta_rewards.py")],
+              "rewards": "meta_intact:1", "group_size": 2, "batch_size": 2, "max_steps": 4, "save_every": 2,
+              "max_completion_length": 4, "output_dir": str(out), "trl": {"use_cpu": True}}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
+    launch = [str(Path(GRPO_HOST).with_name("accelerate")), "launch", *ACCELERATE, str(tmp_path / "run.yaml")]
+    run_env = {**env, "SEEN_FILE": str(seen)}
+
+    two = subprocess.run(launch, capture_output=True, text=True, env=run_env, cwd=tmp_path, timeout=600)
+    assert two.returncode == 0, two.stdout + two.stderr
+    assert two.stdout.count("4 steps in") == 1  # one summary, from rank 0
+    # 4 steps x 2 processes x (2 prompts x 2 completions): each completion scored once, by the process that made it
+    assert len(seen.read_text().splitlines()) == 4 * 2 * 2 * 2
+    records = [r for r in read_metrics(out) if "reward" in r]
+    assert [r["step"] for r in records] == [1, 2, 3, 4]
+    assert all(r["rewards/meta_intact/coverage"] == 1.0 and r["unscored"] == 0.0 for r in records)
+
+    one_out = tmp_path / "one"
+    one = train(run_env, str(tmp_path / "run.yaml"), "--set", f"output_dir={one_out}", "--set", "batch_size=4",
+                cwd=tmp_path)
+    assert one.returncode == 0, one.stdout + one.stderr
+    single = [r for r in read_metrics(one_out) if "reward" in r]
+    assert {k for r in single for k in r} == {k for r in records for k in r}  # the same metrics under both
+    assert all(r["rewards/meta_intact/coverage"] == 1.0 and r["unscored"] == 0.0 for r in single)
+
+    resumed_out = tmp_path / "resumed"
+    args = ["--set", f"output_dir={resumed_out}", "--set", "max_steps=6"]
+    proc = subprocess.Popen([*launch, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=run_env,
+                            cwd=tmp_path, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not (resumed_out / "checkpoint-2" / "trainer_state.json").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint before the run ended"
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)  # the launcher and both ranks
+    finally:
+        proc.wait()
+    again = subprocess.run([*launch, *args, "--set", "resume=true"], capture_output=True, text=True, env=run_env,
+                           cwd=tmp_path, timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    summary = json.loads((resumed_out / "summary.json").read_text())
+    assert summary["steps"] == 6 and summary["resumed_from"] >= 2
