@@ -98,8 +98,10 @@ class MathParams(BaseModel):
         ("answer_tag", "boxed", "latex"),
         min_length=1,
         description="where the final answer is looked for, in this order: answer_tag (the last <answer>...</answer>),"
-        " boxed (the last \\boxed{} or \\fbox{}, alone: earlier boxes are ignored), latex (math-verify's last $...$, "
-        "$$...$$, \\(...\\) or \\[...\\] span, answer-anchored spans such as 'final answer is $x$' first), number "
+        " boxed (the last \\boxed{} or \\fbox{}, alone: earlier boxes are ignored), latex (a $...$, $$...$$, \\(...\\) "
+        "or \\[...\\] span after an answer phrase such as 'final answer is $x$' (math-verify's anchors), else the last "
+        "span when it ends the completion: at most 40 characters after it; a span the text goes on from is reasoning, "
+        "not an answer), number "
         "(the last plain number in the text such as 42, -3.5, .4, 1,234.5, 1 234, 1.5e-3, 3/4 or 28%, a unit after "
         "it allowed: 2.5kg, but 2x is no number; taken before latex when it comes after every math span, otherwise "
         "when the others find nothing)",
@@ -121,19 +123,20 @@ _UNIT_WORDS = (
     "|ft|feet|foot|in|inch|inches|yd|yards|mi|miles|mph|meters|metres|meter|metre|kilometers|kilograms|grams|"
     "pounds|ounces|liters|litres|seconds|second|minutes|minute|hours|hour|days|day|weeks|week|months|years|year|"
     "dollars|dollar|cents|cent|euros|units|unit|degrees|degree|deg|people|persons|students|apples|items|ways|"
-    "times|points|sq|square|cubic"
+    "times|points|sq|square|cubic|USD|EUR|GBP|usd"
 )
 _NUMBER = re.compile(
     r"(?P<sign>[-+−]?)\s*(?:\\\$|\$|\\euro|€|£)?\s*(?:"
     r"(?P<rep_int>\d*)\.(?P<rep_fix>\d*)\\overline\s*\{\s*(?P<rep>\d+)\s*\}"
     r"|(?P<mant>(?:\d{1,3}(?:" + _SEP + r"\d{3})+|\d+)(?:\.\d*)?|\.\d+)"
-    r"(?:[eE](?P<exp>[-+]?\d+)|\s*(?:\\times|\\cdot|×|\*)\s*10\s*\^\s*(?:\{\s*(?P<exp2>[-+−]?\d+)\s*\}|(?P<exp3>[-+−]?\d+)))?"
+    r"(?:[eE](?P<exp>[-+]?\d+)|\s*(?:\\times|\\cdot|×|·|\*)\s*10\s*\^\s*(?:\{\s*(?P<exp2>[-+−]?\d+)\s*\}|(?P<exp3>[-+−]?\d+)))?"
     r"|\\[dt]?frac\s*\{\s*(?P<num>[-+]?\d+)\s*\}\s*\{\s*(?P<den>\d+)\s*\}"
     r"|\\[dt]?frac(?P<num1>\d)(?P<den1>\d)"
     r"|(?P<snum>\d+)\s*/\s*(?P<sden>\d+)"
-    r")\s*(?P<pct>\\%|%|\\text\{\s*\\?%\s*\}|\s*percent\b|\s*pct\b)?"
+    r")\s*(?P<pct>(?:\\,|\\ |~)?\s*(?:\\%|%)|\\text\{\s*\\?%\s*\}|\s*percent\b|\s*pct\b)?"
     r"\s*(?:(?:\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{\s*[A-Za-z°²³ .$/~]*\}"
-    r"|\^\s*\{?\s*(?:\\circ|[23])\s*\}?|°|€|£|\\,|\\ |~|\s)*(?:(?<![A-Za-z])(?:" + _UNIT_WORDS + r")(?![A-Za-z])[²³]?(?:\^\{?[23]\}?)?)?\s*\.?\s*)*"
+    r"|\^\s*\{?\s*(?:\\circ|[23])\s*\}?|°|€|£|\\\$|\\,|\\ |~|\s)*(?:(?<![A-Za-z])(?:" + _UNIT_WORDS + r")(?![A-Za-z])[²³]?(?:\^\{?[23]\}?)?"
+    r"(?:\s*/\s*(?:" + _UNIT_WORDS + r")(?![A-Za-z])[²³]?(?:\^\{?[23]\}?)?)?)?\s*\.?\s*)*"
 )
 _SEPARATORS = re.compile(_SEP)
 
@@ -145,7 +148,6 @@ class Number:
     value: Fraction
     ulp: Fraction | None = None
     percent: bool = False
-    latex: str = ""
 
     def readings(self) -> list[tuple[Fraction, Fraction | None]]:
         """The values it may stand for: a percent p% is p (the sign dropped, as in '28 (%)') or p/100."""
@@ -170,7 +172,7 @@ def read_number(text: str) -> Number | None:
         fixed, repeating = m["rep_fix"], m["rep"]
         value = Fraction(int(m["rep_int"] or "0")) + Fraction(int(fixed or "0"), 10 ** len(fixed)) + Fraction(
             int(repeating), (10 ** len(repeating) - 1) * 10 ** len(fixed))
-        return Number(sign * value, None, percent, text.strip())
+        return Number(sign * value, None, percent)
     if m["mant"] is not None:
         mant = _SEPARATORS.sub("", m["mant"])
         exp_text = m["exp"] or m["exp2"] or m["exp3"]
@@ -181,12 +183,12 @@ def read_number(text: str) -> Number | None:
         value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac)) * Fraction(10) ** exponent
         decimal = "." in mant or m["exp"] is not None
         ulp = Fraction(10) ** (exponent - len(frac)) if decimal else None
-        return Number(sign * value, ulp, percent, mant if not exp_text else f"{mant}e{exponent}")
+        return Number(sign * value, ulp, percent)
     num, den = (m["num"], m["den"]) if m["num"] is not None else (
         (m["num1"], m["den1"]) if m["num1"] is not None else (m["snum"], m["sden"]))
     if int(den) == 0:
         return None
-    return Number(sign * Fraction(int(num), int(den)), None, percent, f"{sign * int(num)}/{den}")
+    return Number(sign * Fraction(int(num), int(den)), None, percent)
 
 
 def _close(a: Fraction, a_ulp: Fraction | None, b: Fraction, b_ulp: Fraction | None, tolerance: float) -> bool:
@@ -348,18 +350,23 @@ def read_simple_latex(text: str) -> Any | None:
     out: list[str] = []
     index = 0
 
+    def enclosed(close: str) -> bool:
+        """What follows an opening bracket, up to ``close``, in parentheses."""
+        nonlocal index
+        out.append("(")
+        if not expression(close):
+            return False
+        index += 1
+        out.append(")")
+        return True
+
     def group() -> bool:
         """``{...}`` as ``(...)``."""
         nonlocal index
         if index >= len(tokens) or tokens[index] != "{":
             return False
         index += 1
-        out.append("(")
-        if not expression("}"):
-            return False
-        index += 1
-        out.append(")")
-        return True
+        return enclosed("}")
 
     def factor() -> bool:
         nonlocal index
@@ -408,22 +415,16 @@ def read_simple_latex(text: str) -> Any | None:
                     return False
             elif index < len(tokens) and tokens[index] == "(":
                 index += 1
-                out.append("(")
-                if not expression(")"):
+                if not enclosed(")"):
                     return False
-                index += 1
-                out.append(")")
             else:
                 return False
             out.extend(power)
             if power and index < len(tokens) and tokens[index] == "^":
                 return False
         elif token == "(":
-            out.append("(")
-            if not expression(")"):
+            if not enclosed(")"):
                 return False
-            index += 1
-            out.append(")")
         else:
             return False
         if index < len(tokens) and tokens[index] == "^":
@@ -672,17 +673,17 @@ def _respell(latex: str) -> str:
     return _LATEX_SPELLINGS.sub(lambda m: _LATEX_SPELLED[m[0]], latex)
 
 
-@lru_cache(maxsize=8)
-def _latex_config(boxed: bool) -> Any:
-    mv = _mv()
-    return mv.LatexExtractionConfig(boxed_match_priority=0 if boxed else -1, try_extract_without_anchor=True)
+@lru_cache(maxsize=2)
+def _latex_config(anywhere: bool) -> Any:
+    """Answer-anchored LaTeX spans first, then (``anywhere``) any; boxes are found before math-verify is asked."""
+    return _mv().LatexExtractionConfig(boxed_match_priority=-1, try_extract_without_anchor=anywhere)
 
 
-def _parse_latex(text: str, *, boxed: bool = False) -> list:
+def _parse_latex(text: str, anywhere: bool = True) -> list:
     """math-verify's parse with LaTeX targets only (never its sympy-``eval`` expression target)."""
     found = _mv().parse(
         _respell(text),
-        extraction_config=[_latex_config(boxed)],
+        extraction_config=[_latex_config(anywhere)],
         extraction_mode="first_match",
         parsing_timeout=_own_timeout(),
     )
@@ -704,7 +705,8 @@ def _real_symbols(expr: Any) -> Any:
 
 
 _DELIMITERS = ("$", "\\(", "\\[")
-_SPAN = re.compile(r"\$\$(?P<a>[^$]*)\$\$|\$(?P<b>[^$]*)\$|\\\((?P<c>.*?)\\\)|\\\[(?P<d>.*?)\\\]", re.S)
+_SPAN = re.compile(r"\$\$(?P<a>[^$]*)\$\$|\$(?P<b>[^$\n]*)\$|\\\((?P<c>[^\n]*?)\\\)|\\\[(?P<d>.*?)\\\]", re.S)
+"""A math span; inline ones ($...$, \\(...\\)) stay on one line, as math-verify reads them."""
 
 
 def _has_delimiters(text: str) -> bool:
@@ -868,10 +870,35 @@ def parse_prediction(completion: str, params: MathParams) -> Parsed | None:
         if plain[1] >= spans_end:  # "... so $x = 3$, and the total is 42": the later answer wins
             return Parsed(number=plain[0])
     if "latex" in targets:
-        found = _parse_latex(text)
+        # text without a math span is bare LaTeX (\frac{10}{9}); with spans, a span is an answer only when an
+        # answer phrase introduces it or it ends the text
+        found = _parse_latex(text, anywhere=not _has_delimiters(text))
         if found:
             return Parsed(sympy=tuple(found))
+        final = _final_span(text)
+        if final is not None:
+            return final
     return Parsed(number=plain[0]) if plain is not None else None
+
+
+MAX_FINAL_TAIL = 40
+"""Characters that may follow the last math span for it to count as the final answer without an answer phrase."""
+
+
+def _final_span(text: str) -> Parsed | None:
+    """The last ``$...$`` / ``$$...$$`` / ``\\(...\\)`` / ``\\[...\\]`` span, read, when it ends the text.
+
+    A span the completion goes on from ("when $n = 0$ nothing changes. ... I
+    could not finish") is part of the reasoning, not an answer; a span
+    followed by at most MAX_FINAL_TAIL characters ("... is $\\{1, 2\\}$.") is.
+    """
+    last = None
+    for last in _SPAN.finditer(text):
+        pass
+    if last is None or len(text[last.end() :].strip()) > MAX_FINAL_TAIL:
+        return None
+    inner = next(g for g in last.groups() if g is not None)
+    return read_answer(inner) or Parsed(sympy=(inner,))  # unreadable: compared as text, as math-verify does
 
 
 def equal(gold: Parsed, pred: Parsed, params: MathParams) -> bool:
@@ -1007,7 +1034,8 @@ DESCRIPTION = (
     "1.0 when the completion's final answer is mathematically equal to the gold `answer`, else 0.0; None (not "
     "applicable) when the gold is empty, longer than max_chars or does not parse (`data check` lists such rows). "
     "The final answer is the content of the last <answer>...</answer> block, else of the last \\boxed{} (earlier "
-    "boxes do not count), else the last LaTeX math span (see `extract`); no answer found scores 0.0. Golds and "
+    "boxes do not count), else an answer-anchored or final LaTeX math span (see `extract`); no answer found scores "
+    "0.0. Golds and "
     "answers may be plain numbers (42, -3.5, .4, 1,000, 1\\,000, 28 \\%, \\$12.50, 2.5 kg), scientific notation "
     "(5.02e-18, 1.37 \\times 10^{-3}), LaTeX (2\\sqrt{3} is 2*sqrt(3), not 2), or Python/sympy syntax "
     "(-896*x**5 + 3*x**2 - 7, sqrt(2)/2). Equal means: the same number, the same set in any order, the same "

@@ -125,6 +125,11 @@ PITFALLS = [
     (r"\{2, 3\}", r"Maybe \boxed{2}; then again the total gives \boxed{3}", 0),
     ("3", r"\boxed{3} or \boxed{5}", 0),
     ("3", r"\boxed{3}, \boxed{5}", 0),  # a hedge is a list, and a list is not the number
+    # without a box, a math span is the answer only after an answer phrase or at the very end
+    ("0", "We check the case $n = 0$ separately. The sum telescopes. I could not finish the computation.", 0),
+    ("0", "We check the case $n = 0$ separately, so the answer is $3$.", 0),
+    ("3", "We check the case $n = 0$ separately, so the answer is $3$, as the table shows for every $n$.", 1),
+    ("2", "Solving, we get $x = 2$.", 1),
     # scientific notation: e is an exponent after a mantissa, Euler's number elsewhere
     ("6.022e23", r"\boxed{6.022 \times 10^{23}}", 1),
     ("6.022e23", r"\boxed{6.022\cdot10^{23}}", 1),
@@ -192,6 +197,11 @@ PITFALLS = [
     (r"5 \text{ cm}", r"\boxed{5}", 1),
     (r"45^\circ", r"\boxed{45}", 1),
     ("5", r"\boxed{5x}", 0),
+    ("5", r"\boxed{5 m/s}", 1),
+    ("5", r"\boxed{5 \text{ m}/\text{s}}", 1),
+    ("1500", r"\boxed{1.5 · 10^{3}}", 1),
+    ("28%", r"\boxed{28\,\%}", 1),
+    ("12.5", r"\boxed{12.50 USD}", 1),
     ("5", r"\boxed{5\pi}", 0),
     # escaped dollars
     (r"\$7.25", r"\boxed{7.25}", 1),
