@@ -111,7 +111,9 @@ def test_leaving_before_the_asserts_does_not_pass(code):
 @pytest.mark.timeout(60)
 def test_no_code_block_or_broken_code_scores_zero(code):
     assert code.score_one("a + b, obviously", tests=IO_TESTS) == 0.0
-    assert code.score_one(fenced("def add(a, b) return a + b"), tests="assert add(1, 2) == 3") == 0.0
+    for broken in ("def add(a, b) return a + b", "def add(a, b):\n    return a\0 + b", "x = " + "(" * 300000):
+        assert code.score_one(fenced(broken), tests="assert add(1, 2) == 3") == 0.0
+        assert code.score_one(fenced(broken), tests=IO_TESTS) == 0.0
 
 
 @pytest.mark.timeout(60)

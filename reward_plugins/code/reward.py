@@ -262,7 +262,8 @@ def code(completion: str, *, tests: Any, params: CodeParams, language: Any = Non
     else:
         try:
             plan = shapes.plan(tests, shapes.owned(tests, source))
-        except SyntaxError:  # the program does not compile: every test fails, nothing needs to run
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # the program does not compile (a null byte,
+            # nesting too deep for the parser): every test fails, nothing needs to run
             return Scored(0.0, counts)
         if isinstance(plan, Calls):
             result = sandbox.run(source, calls=plan, limits=limits, budget=deadline - time.monotonic())
