@@ -183,6 +183,8 @@ def _tests_problem(tests: str) -> str | None:
         shapes.test_names(tests)
     except SyntaxError as exc:
         return f"tests do not compile: {exc.msg} (line {exc.lineno})"
+    except (ValueError, RecursionError, MemoryError) as exc:  # a null byte; nesting too deep for the parser
+        return f"tests do not compile: {type(exc).__name__}: {exc}"
     return None
 
 
