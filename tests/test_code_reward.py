@@ -252,6 +252,12 @@ def test_a_forged_equality_fails_literal_asserts_and_passes_only_counted_scripts
     assert (looped.value, looped.counts) == (1.0, {"forgeable": 1.0})
     assert code.score_one(fenced("def add(a, b):\n    return [a, (b,), {a: b}]"),
                           tests="assert add(1, 2) == [1, (2,), {1: 2}]") == 1.0  # plain containers compare as data
+    leetcode = "assert Solution().add(1, 2) == 3\nassert Solution().add(2, 2) == 4\n"  # a method chain: one call
+    honest = fenced("class Solution:\n    def add(self, a, b):\n        return a + b")
+    assert code.score_item(honest, tests=leetcode).value == 1.0 and code.score_item(honest, tests=leetcode).counts == {}
+    forged = fenced("class A:\n    __eq__ = lambda self, other: True\n\nclass Solution:\n"
+                    "    def add(self, a, b):\n        return A()")
+    assert code.score_one(forged, tests=leetcode) == 0.0
 
 
 @needs_sandbox

@@ -26,13 +26,21 @@ def test_mbpp_asserts_become_calls_and_the_judges_checks():
              "assert set(f('ab')) == {'a', 'b'}, 'a message'\n")
     plan = plan_for(tests)
     assert isinstance(plan, shapes.Calls) and plan.cases == 3
-    assert [(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in plan.calls] == [
-        ("f", (1, [2, 3]), {}), ("f", (0.5,), {"x": 2}), ("f", ("ab",), {})]
+    assert [[(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in call] for call in plan.calls] == [
+        [("f", (1, [2, 3]), {})], [("f", (0.5,), {"x": 2})], [("f", ("ab",), {})]]
     judge = json.loads(plan.plan)
     assert judge["setup"] == "import math"
     assert judge["cases"] == [[["__grpo_r[0] == 6"], [0]], [["math.isclose(__grpo_r[1], 1.0)"], [1]],
                               [["set(__grpo_r[2]) == {'a', 'b'}"], [2]]]
-    assert "6" not in "".join(args for _, args, _ in plan.calls)  # the program never sees an expected value
+    assert "6" not in "".join(args for (_, args, _), in plan.calls)  # the program never sees an expected value
+
+
+def test_a_method_chain_on_the_programs_object_is_one_call():
+    tests = "assert Solution().two_sum([2, 7, 11], 9) == [0, 1]\nassert f(3)[0] == 1\n"
+    plan = plan_for(tests, "class Solution:\n    pass\ndef f(x):\n    pass\n")
+    assert isinstance(plan, shapes.Calls)
+    assert [[step[0] for step in call] for call in plan.calls] == [["Solution", "two_sum"], ["f"]]
+    assert json.loads(plan.plan)["cases"] == [[["__grpo_r[0] == [0, 1]"], [0]], [["__grpo_r[1][0] == 1"], [1]]]
 
 
 def test_humaneval_check_is_one_case_with_the_candidate_resolved():
@@ -41,7 +49,7 @@ def test_humaneval_check_is_one_case_with_the_candidate_resolved():
              "check(total)\n")
     plan = plan_for(tests, "def total(xs):\n    return sum(xs)\n")
     assert isinstance(plan, shapes.Calls) and plan.cases == 1
-    assert [name for name, _, _ in plan.calls] == ["total", "total"]
+    assert [[name for name, _, _ in call] for call in plan.calls] == [["total"], ["total"]]
     judge = json.loads(plan.plan)
     assert judge["setup"].splitlines() == ["METADATA = {'author': 'x'}", "import math"]
     assert judge["cases"] == [[["__grpo_r[0] == 3", "abs(__grpo_r[1] - 0) < 1e-06", "True"], [0, 1]]]
@@ -53,6 +61,8 @@ def test_humaneval_check_is_one_case_with_the_candidate_resolved():
     "y = f(2)\nassert y == 2\n",  # set-up that calls the program
     "def helper():\n    return f(1)\nassert helper() == 1\n",  # a helper of the tests that calls the program
     "assert f(1) == f\n",  # the program's function used as a value
+    "assert Solution().size == 3\n",  # an attribute of the program's object: not plain data
+    "s = Solution()\nassert s.f(1) == 1\n",  # set-up that makes the program's object
     "assert f(1) == 1\n__grpo_r = 1\n",  # the judge's own name taken by the tests
     "def check(candidate):\n    for x in [1]:\n        assert candidate(x) == x\n\ncheck(f)\n",
     "import math\nprint('no asserts at all')\n",

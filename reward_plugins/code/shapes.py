@@ -44,8 +44,9 @@ BUILTINS = frozenset(dir(builtins))
 class Calls:
     """Literal-call tests: what the program computes (``calls``) and what the judge decides with (``plan``)."""
 
-    calls: tuple[tuple[str, str, str], ...]
-    """Per call: the function's name, its positional arguments and its keyword arguments (:mod:`plain` text)."""
+    calls: tuple[tuple[tuple[str, str, str], ...], ...]
+    """Per call, its steps: the program's function, then any methods called on what it returned, each with its
+    positional and keyword arguments as :mod:`plain` text."""
     plan: bytes
     """JSON for the judge: ``setup`` (the tests' own statements) and ``cases`` (asserts rewritten, call indices)."""
     cases: int
@@ -122,7 +123,7 @@ def _calls(tree: ast.Module, program: frozenset[str]) -> Calls | None:
     check, target = _check_call(body, program)
     if check is not None:
         body = body[:-1]
-    calls: list[tuple[str, str, str]] = []
+    calls: list[tuple[tuple[str, str, str], ...]] = []
     setup: list[ast.stmt] = []
     cases: list[tuple[list[str], list[int]]] = []
     for node in body:
@@ -174,25 +175,51 @@ def _check_call(body: list[ast.stmt], program: frozenset[str]) -> tuple[ast.Func
 
 
 class _Replace(ast.NodeTransformer):
-    """Every literal-argument call of a program's function becomes ``__grpo_r[i]``; records the call."""
+    """Every literal-argument call of a program's function becomes ``__grpo_r[i]``; records the call.
+
+    A chain of literal-argument method calls on what the program returned,
+    ``Solution().two_sum([2, 7], 9)`` (LeetCode-style tests), is one call:
+    the program's process runs the whole chain and hands out only its end.
+    An attribute of a program's object that is not called stays as it is,
+    so the program's name is left in and the shape is refused.
+    """
 
     def __init__(self, program: frozenset[str], alias: dict[str, str], calls: list, used: list[int]) -> None:
         self.program, self.alias, self.calls, self.used = program, alias, calls, used
 
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        func = node.func
-        if isinstance(func, ast.Name) and (func.id in self.program or func.id in self.alias):
+    def _chain(self, node: ast.AST) -> list[tuple[str, str, str]] | None:
+        """The steps of ``f(...)`` or ``f(...).m(...)...`` with literal arguments, from the program's ``f``."""
+        steps = []
+        while isinstance(node, ast.Call):
             try:
                 args = tuple(ast.literal_eval(a) for a in node.args)
                 kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                return self.generic_visit(node)  # not literal: the name stays, and the shape is refused below
-            if None in kwargs or any(isinstance(a, ast.Starred) for a in node.args):
-                return self.generic_visit(node)
-            self.used.append(len(self.calls))
-            self.calls.append((self.alias.get(func.id, func.id), plain.encode(args), plain.encode(kwargs)))
-            index = ast.Subscript(ast.Name(RESULTS, ast.Load()), ast.Constant(len(self.calls) - 1), ast.Load())
-            return ast.copy_location(index, node)
+                return None  # not literal
+            if None in kwargs:  # **mapping
+                return None
+            func = node.func
+            if isinstance(func, ast.Name) and (func.id in self.program or func.id in self.alias):
+                steps.append((self.alias.get(func.id, func.id), plain.encode(args), plain.encode(kwargs)))
+                return steps[::-1]
+            if not isinstance(func, ast.Attribute):
+                return None
+            steps.append((func.attr, plain.encode(args), plain.encode(kwargs)))
+            node = func.value
+        return None
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        steps = self._chain(node)
+        if steps is None:
+            return self.generic_visit(node)  # not a literal call of the program's: if its name is inside, it stays
+        self.used.append(len(self.calls))
+        self.calls.append(tuple(steps))
+        index = ast.Subscript(ast.Name(RESULTS, ast.Load()), ast.Constant(len(self.calls) - 1), ast.Load())
+        return ast.copy_location(index, node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if self._chain(node.value) is not None:
+            return node  # an attribute of the program's object, not called: not plain data, refused
         return self.generic_visit(node)
 
 
