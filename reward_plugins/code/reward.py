@@ -223,10 +223,10 @@ def _budget() -> float:
     check_row=check_row,
     examples=[
         {"completion": "```python\nprint(sum(map(int, input().split())))\n```",
-         "tests": [{"input": "1 2\n", "output": "3\n"}, {"input": "5 5\n", "output": "10"}]},
+         "tests": [{"input": "1 2\n", "output": "3\n"}, {"input": "5 5\n", "output": "10"}], "score": 1.0},
         {"completion": "```python\ndef add(a, b):\n    return a + b if a else 0\n```",
-         "tests": "assert add(1, 2) == 3\nassert add(0, 5) == 5"},
-        {"completion": "print(3)", "tests": [{"input": "", "output": "3"}]},
+         "tests": "assert add(1, 2) == 3\nassert add(0, 5) == 5", "score": 0.5},
+        {"completion": "print(3)", "tests": [{"input": "", "output": "3"}], "score": 0.0},
     ],
 )
 def code(completion: str, *, tests: Any, params: CodeParams, language: Any = None, **_) -> Scored:
