@@ -4,15 +4,18 @@ The reward a reasoning run trains on, so it must never pay a wrong answer
 and should pay every right one.  Three parts:
 
 * **Reading** (:func:`read_answer`).  The final answer is the content of the
-  last ``<answer>`` block, else of the last ``\\boxed{}``, else math-verify's
-  last LaTeX span.  Its text (and a gold's) is read, in order, as a plain
+  last ``<answer>`` block, else of the last ``\\boxed{}`` (or the last run of
+  boxes joined by commas or "and"), else a LaTeX span that an answer phrase
+  introduces or that ends the text.  Its text (and a gold's) is read, in order, as a plain
   number (integers, decimals, ``.4``, scientific notation ``1.37e-3`` and
   ``1.37 \\times 10^{-3}``, thousands separators ``1,000`` ``1\\,000``
   ``1{,}000``, fractions, percent, currency and unit words), as a
   Python/sympy-style expression (``-896*x**5 + 3*x**2``, ``sqrt(2)/2``: an
   :mod:`ast` translator over a whitelist of node types, see
-  :func:`read_python`), or as LaTeX (latex2sympy2-extended's grammar through
-  math-verify's parser and normaliser).
+  :func:`read_python`), as polynomial-style LaTeX without a grammar
+  (:func:`read_simple_latex`, the same values in a fraction of the time), or
+  as LaTeX (latex2sympy2-extended's grammar through math-verify's parser and
+  normaliser).
 * **Comparing** (:func:`numbers_equal` for two plain numbers, otherwise
   math-verify's structural ``verify``: sets, intervals, tuples, relations,
   matrices, ``x = 2`` against ``2``) under one rule: exact sides compare
@@ -31,8 +34,9 @@ and should pay every right one.  Three parts:
   (``executor="process"``) whose timer interrupts a runaway sympy call and
   which is killed from outside when it does not come back, so
   ``\\boxed{9^{9^{9^{9}}}}`` costs one timeout, not the run.  Plain numbers
-  never touch sympy; parsed golds and sympy verdicts are cached per worker;
-  the LaTeX parser tries ANTLR's cheap SLL prediction before its full LL one.
+  never touch sympy; parsed golds, answers and sympy verdicts are cached per
+  worker; the LaTeX parser tries ANTLR's cheap SLL prediction before its full
+  LL one; pairs that clearly differ skip ``simplify`` (:func:`_clearly_unequal`).
 """
 
 from __future__ import annotations
