@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import random
 import re
 import subprocess
@@ -221,6 +222,8 @@ def reasoning_gym_rows(per_task: int, seed: int) -> list[dict]:
 
 
 def main() -> None:
+    if os.environ.get("PYTHONHASHSEED") != "0":  # some reasoning-gym tasks iterate over sets: same items every run
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
     if sys.argv[1:2] == ["math-verify"]:
         rows = math_verify_cases(sys.argv[2])
         out = HERE / "math_verify_cases.jsonl"
