@@ -356,6 +356,11 @@ class Ensemble:
         return total, sum(t is None for t in total)
 
     @property
+    def worker_pids(self) -> list[int]:
+        """The local worker processes' ids (empty before the first process-executor item, or on another pool)."""
+        return list(getattr(self._pool, "pids", ()))
+
+    @property
     def replaced_workers(self) -> int:
         """How many worker processes were killed and replaced (timeouts the worker's own alarm could not stop)."""
         return self._pool.killed if self._pool is not None else 0

@@ -248,6 +248,11 @@ class WorkerPool:
         self._workers: list[_Worker] = []
         self.killed = 0
 
+    @property
+    def pids(self) -> list[int]:
+        """The worker processes' ids, e.g. to read their CPU time (benchmarks)."""
+        return [w.process.pid for w in self._workers]
+
     def _replace(self, worker: _Worker) -> _Worker:
         worker.kill()
         self.killed += 1

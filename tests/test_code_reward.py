@@ -142,7 +142,7 @@ def test_data_check_reports_missing_tests_other_languages_and_broken_asserts(cod
     assert not report.ok
     problems = {(p.column, p.problem): p.rows for p in report.problems}
     text = json.dumps(report.as_dict())
-    assert any("missing" in problem for _, problem in problems), problems
+    assert problems[("tests", "missing")] == ["line 2"], problems
     assert "wrong type" in text and "do not compile" in text and "'rust'" in text
 
 
