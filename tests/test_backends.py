@@ -16,6 +16,8 @@ import pytest
 from conftest import GRPO_HOST, clean_env
 from train_helpers import read_metrics
 
+pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): two training runs
+
 pytest.importorskip("trl", reason="the trl extra is not installed")
 pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
 

@@ -177,7 +177,7 @@ def unprivileged_user():
     subprocess.run(["userdel", "-r", USER], capture_output=True)
 
 
-@pytest.fixture(scope="module", params=["invoker", "unprivileged"])
+@pytest.fixture(scope="module", params=["invoker", pytest.param("unprivileged", marks=pytest.mark.slow)])
 def runner(request, suite_dir):
     if request.param == "unprivileged":
         request.getfixturevalue("unprivileged_user")

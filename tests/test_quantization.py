@@ -24,6 +24,8 @@ import yaml
 from grpo_host.config import ConfigError, RunConfig, load_config
 from train_helpers import GRPO_HOST, QUICK, kill_and_resume, read_metrics
 
+pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): quantized training runs
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 BASE = {"model": "builtin:tiny", "data": "x.jsonl", "rewards": "accuracy"}

@@ -21,6 +21,8 @@ ray = pytest.importorskip("ray")
 from grpo_host import Ensemble  # noqa: E402
 from grpo_host.ray_pool import RayPool  # noqa: E402
 
+pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): a local Ray cluster
+
 CALLS = {"n": 0}  # module state: lives as long as the actor process that imported this module
 
 

@@ -24,6 +24,8 @@ from conftest import CLI_ENV, GRPO_HOST, run_cli, write_jsonl
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 
+pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): real servers, saturated
+
 PROBE = '''
 import time
 from grpo_host import hookimpl, reward

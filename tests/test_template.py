@@ -25,6 +25,8 @@ from conftest import clean_env, cli_json, run_cli, write_jsonl
 from grpo_host.scaffold import render_pack
 from grpo_host.testing import assert_discovered, assert_listing_is_light, data_check, load_pack, score_rows
 
+pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): rendered, installed packs
+
 DIST, MODULE, REWARD = "grpo-rewards-e2e", "grpo_rewards_e2e", "e2e_contains"
 
 

@@ -19,6 +19,8 @@ import pytest
 from conftest import BIN, GRPO_HOST, write_jsonl
 from train_helpers import EXPECTED_SEEN, QUICK, kill_and_resume, meta_config, read_metrics, tenths
 
+pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): tiny-model training runs
+
 pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,6 +21,8 @@ import yaml
 from conftest import GRPO_HOST, write_jsonl
 from train_helpers import EXPECTED_SEEN, QUICK, ROWS, kill_and_resume, meta_config, read_metrics, tenths
 
+pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): tiny-model training runs
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 
