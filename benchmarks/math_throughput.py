@@ -196,10 +196,10 @@ def trl_style(fn):
 
 def _worker_cpu(ensemble) -> float:
     """CPU seconds used so far by the ensemble's worker processes (Linux /proc; 0 elsewhere)."""
-    pool, total = ensemble._pool, 0.0
-    for worker in pool._workers if pool is not None else ():
+    total = 0.0
+    for pid in ensemble.worker_pids:
         try:
-            fields = open(f"/proc/{worker.process.pid}/stat").read().rsplit(")", 1)[1].split()
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
         except OSError:
             continue
         total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

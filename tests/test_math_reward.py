@@ -14,10 +14,10 @@ from fractions import Fraction
 
 import pytest
 
-from grpo_host import Ensemble
-from grpo_host.testing import assert_discovered, assert_listing_is_light, data_check, load_pack
+from grpo_host import Ensemble, get_reward
+from grpo_host.testing import assert_discovered, assert_listing_is_light, check_examples, data_check, load_pack
 from reward_plugins import math_answer
-from tests.conftest import run_cli
+from conftest import run_cli
 
 TOWER = r"The answer is \boxed{9^{9^{9^{9}}}}"
 
@@ -339,7 +339,5 @@ def test_rewards_show_documents_scoring_with_scored_examples():
     proc = run_cli("rewards", "show", "math")
     assert proc.returncode == 0, proc.stderr
     assert "not applicable" in proc.stdout and "tolerance" in proc.stdout and "extract" in proc.stdout
-    examples = [line for line in proc.stdout.splitlines() if "boxed" in line and "│" in line]
-    assert any(line.rstrip(" │").endswith("1.0") for line in examples)
-    assert any(line.rstrip(" │").endswith("None") for line in examples)
     assert "error" not in proc.stdout.lower()
+    assert check_examples(get_reward("math")) == 11  # the shown examples score as they state
