@@ -44,7 +44,7 @@ def test_remote_values_and_counts(server, monkeypatch):
     assert result.metrics["remote"].counts == {"bad_rows": 1.0}
     assert result.metrics["remote"].errors == 0 and not result.row_errors
     # one request per batch: the server logged one /score of all 3 rows
-    assert [e["rows"] for e in server.access() if e["path"] == "/score"] == [3]
+    assert [e["rows"] for e in server.access("/score", at_least=1)] == [3]
 
 
 def test_remote_picks_one_member(server, monkeypatch):
@@ -118,4 +118,4 @@ def test_server_busy_is_retried_then_counted(server, monkeypatch):
             result = ens.score_rows(ROWS)
         assert hold.result().status_code == 200
     assert result.metrics["remote"].counts == {"unreachable": 3.0}
-    assert [e["status"] for e in server.access() if e["path"] == "/score"][-3:] == [429, 429, 200]
+    assert [e["status"] for e in server.access("/score", at_least=3)][-3:] == [429, 429, 200]

@@ -94,10 +94,16 @@ class Server:
                 raise AssertionError(f"grpo-host serve did not start:\n{log.read_text()}")
             time.sleep(0.1)
 
-    def access(self) -> list[dict]:
-        """The access log's entries so far."""
-        lines = [json.loads(line) for line in self.log.read_text().splitlines() if line.startswith("{")]
-        return [line["access"] for line in lines]
+    def access(self, path: str | None = None, *, at_least: int = 0, seconds: float = 10) -> list[dict]:
+        """The access log's entries so far (for ``path`` only, if given), waiting up to ``seconds`` for
+        ``at_least`` of them: the server writes a request's line after the client has its answer."""
+        deadline = time.monotonic() + seconds
+        while True:
+            lines = [json.loads(line) for line in self.log.read_text().splitlines() if line.startswith("{")]
+            entries = [line["access"] for line in lines if path is None or line["access"]["path"] == path]
+            if len(entries) >= at_least or time.monotonic() > deadline:
+                return entries
+            time.sleep(0.05)
 
     def stop(self) -> int:
         if self.process.poll() is None:
@@ -176,7 +182,7 @@ def test_openrlhf_get_reward(server):
     assert got["rewards"] == got["scores"] == [3.0, 0.0, 0.0, 1.0]
     assert got["extra_logs"]["accuracy"] == [1.0, 0.0, 0.0, 0.0]
     assert got["extra_logs"]["grpo_host/scored"] == [1.0, 1.0, 0.0, 1.0]
-    logged = [e for e in server.access() if e["path"] == "/get_reward"][-1]
+    logged = server.access("/get_reward", at_least=1)[-1]
     assert logged["status"] == 200 and logged["rows"] == 4 and logged["bad_rows"] == 1
     assert logged["errors"] == ["row 2: reward 'accuracy' needs column 'answer': missing"]
     bad = httpx.post(server.url + "/get_reward", json={"query": ["a", "b"], "prompts": ["a"]}, headers=AUTH)
@@ -226,7 +232,7 @@ def test_deadline_then_back_pressure(server):
         assert busy.status_code == 429 and busy.headers["retry-after"] == "1"
         assert time.monotonic() - start < 1.0
         assert waiting.result().status_code == 200
-    statuses = [e["status"] for e in server.access() if e["path"] == "/score"]
+    statuses = [e["status"] for e in server.access("/score", at_least=3)]
     assert 504 in statuses and 429 in statuses
 
 
