@@ -45,9 +45,11 @@ HOST_DIRS = ["/etc", "/tmp", "/var/tmp", "/dev/shm", "/root", "/", str(ROOT), st
 SYSCALLS = {"x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250, "clone": 56},
             "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "clone": 220}}[platform.machine()]
 
-pytestmark = pytest.mark.skipif(
-    not isolation().isolated, reason=f"no bubblewrap sandbox here ({isolation().reason}): hostile code is not run"
-)
+pytestmark = [
+    pytest.mark.skipif(not isolation().isolated,
+                       reason=f"no bubblewrap sandbox here ({isolation().reason}): hostile code is not run"),
+    pytest.mark.slow,  # the attack suite: left out of the fast lane (-m "not slow"), run by CI as root and unprivileged
+]
 
 # The driver: runs an attack's programs in one sandbox and prints what became of each, as JSON.
 DRIVER = r"""

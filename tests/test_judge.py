@@ -36,6 +36,8 @@ from grpo_host import Ensemble, RewardError
 from grpo_host.plugins import load_plugins
 from reward_plugins.judge import prompts
 
+pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): real judge servers
+
 TAG = re.compile(r"<response(-[0-9a-f]+)?>")
 
 

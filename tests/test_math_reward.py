@@ -293,6 +293,7 @@ def test_completion_text_never_reaches_sympify_or_parse_expr(math_reward):
         assert watch(lambda: score(math_reward, completion, "7", extract=["number"])) == [], completion
 
 
+@pytest.mark.slow  # waits out a timeout and a replacement worker's start
 def test_hostile_tower_is_bounded_through_the_ensemble():
     """`\\boxed{9^{9^{9^{9}}}}` hangs sympy; in the ensemble it costs one counted timeout, and scoring goes on."""
     # 6 s: long enough for a replacement worker (the stuck one is killed) to import sympy within its first item

@@ -290,6 +290,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([GRPO_HOST, *args], capture_output=True, text=True, timeout=300, env=env)
 
 
+@pytest.mark.slow  # a CLI process loading a model per kind
 @pytest.mark.parametrize("kind", KINDS)
 def test_cli_score_reports_the_hand_computed_values(models, kind, tmp_path):
     data = tmp_path / "rows.jsonl"
@@ -306,6 +307,7 @@ def test_cli_score_reports_the_hand_computed_values(models, kind, tmp_path):
     assert [g for g in got if g is not None] == pytest.approx([w for w in want if w is not None], abs=1e-5)
 
 
+@pytest.mark.slow  # a CLI process loading a model
 def test_cli_names_the_expected_head_when_the_kind_is_wrong(models, tmp_path):
     data = tmp_path / "rows.jsonl"
     data.write_text(json.dumps({"prompt": PROMPT, "completion": COMPLETIONS[0]}) + "\n")
