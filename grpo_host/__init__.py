@@ -28,7 +28,8 @@ _LAZY = {
     "hookimpl": "hookspecs", "monitor": "monitoring",
     "Plugins": "plugins", "default_plugins": "plugins", "load_plugins": "plugins",
     "list_rewards": "plugins", "get_reward": "plugins",
-    "Reward": "rewards", "RewardError": "rewards", "RewardUnusable": "rewards", "Scored": "rewards", "completion_text": "rewards",
+    "Reward": "rewards", "RewardError": "rewards", "RewardUnusable": "rewards", "Scored": "rewards",
+    "completion_text": "rewards",
     "reward": "rewards",
     "Ensemble": "ensemble", "Member": "ensemble", "RewardMetrics": "ensemble", "ScoreResult": "ensemble",
 }

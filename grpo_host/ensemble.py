@@ -230,7 +230,8 @@ class Ensemble:
         runs: dict[str, tuple[Any, ...]] = {}
         for member in self.members:
             if member.reward.is_async:
-                runs[member.name] = (time.perf_counter(), self._async.submit(_run_async(member, texts, prompts, columns)))
+                future = self._async.submit(_run_async(member, texts, prompts, columns))
+                runs[member.name] = (time.perf_counter(), future)
         for member in self.members:
             if not member.reward.is_async:
                 start = time.perf_counter()
@@ -242,31 +243,7 @@ class Ensemble:
                 seconds = time.perf_counter() - start
             else:
                 _, outcomes, seconds = runs[member.name]
-            vals: list[float | None] = []
-            failed = timeouts = 0
-            counts: dict[str, float] = {}
-            for i, out in enumerate(outcomes):
-                if out.status == "ok":
-                    try:
-                        scored = Scored.of(out.value)  # checked again: a worker's reply crossed a process boundary
-                    except BadValue as exc:
-                        out = Outcome("error", error=exc)
-                    else:
-                        vals.append(scored.value)
-                        for key, count in scored.counts.items():
-                            counts[key] = counts.get(key, 0.0) + count
-                        self._streaks[member.name] = 0
-                        continue
-                vals.append(None)
-                if out.status == "unusable":
-                    raise RewardError(f"reward {member.name!r} ({member.reward.origin}) cannot run: {_text(out.error)}")
-                if out.status == "timeout":
-                    timeouts += 1
-                    continue
-                failed += 1
-                message = self._failure(member, out.error, row_ids, i)
-                errors.append(message)
-                row_errors.setdefault(i, []).append(message)
+            vals, failed, timeouts, counts = self._account(member, outcomes, row_ids, errors, row_errors)
             values[member.name] = vals
             metrics[member.name] = _metrics(vals, failed, timeouts, seconds, counts)
             total_counts = self.counts[member.name]
@@ -277,6 +254,37 @@ class Ensemble:
             rows = [row_ids[i] for i in range(n) if total[i] is None]
             raise UnscoredRowsError(f"{unscored} rows were scored by no reward (strict): rows {rows[:10]}")
         return ScoreResult(values, total, metrics, unscored, errors, row_errors)
+
+    def _account(self, member: Member, outcomes: Sequence[Outcome], row_ids: list[Any], errors: list[str],
+                 row_errors: dict[int, list[str]]) -> tuple[list[float | None], int, int, dict[str, float]]:
+        """One member's outcomes as values, error and timeout counts and summed counters; failures are recorded
+        in ``errors`` and ``row_errors`` (or raise, as the member's policy says)."""
+        vals: list[float | None] = []
+        failed = timeouts = 0
+        counts: dict[str, float] = {}
+        for i, out in enumerate(outcomes):
+            if out.status == "ok":
+                try:
+                    scored = Scored.of(out.value)  # checked again: a worker's reply crossed a process boundary
+                except BadValue as exc:
+                    out = Outcome("error", error=exc)
+                else:
+                    vals.append(scored.value)
+                    for key, count in scored.counts.items():
+                        counts[key] = counts.get(key, 0.0) + count
+                    self._streaks[member.name] = 0
+                    continue
+            vals.append(None)
+            if out.status == "unusable":
+                raise RewardError(f"reward {member.name!r} ({member.reward.origin}) cannot run: {_text(out.error)}")
+            if out.status == "timeout":
+                timeouts += 1
+                continue
+            failed += 1
+            message = self._failure(member, out.error, row_ids, i)
+            errors.append(message)
+            row_errors.setdefault(i, []).append(message)
+        return vals, failed, timeouts, counts
 
     def _failure(self, member: Member, error: Any, row_ids: list[Any], i: int) -> str:
         """The message for a failed row; raises when the member's policy says this failure stops the run."""

@@ -34,7 +34,8 @@ def plugin_names(value: str | None) -> set[str] | None:
 
 
 def cache_root(cache_dir: str | Path | None = None) -> Path:
-    """``cache_dir`` if given, else ``$GRPO_HOST_CACHE``, else ``$XDG_CACHE_HOME/grpo-host``, else ``~/.cache/grpo-host``."""
+    """``cache_dir`` if given, else ``$GRPO_HOST_CACHE``, else ``$XDG_CACHE_HOME/grpo-host``, else
+    ``~/.cache/grpo-host``."""
     if cache_dir is not None:
         return Path(cache_dir)
     if os.environ.get("GRPO_HOST_CACHE"):

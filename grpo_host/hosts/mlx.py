@@ -383,7 +383,7 @@ class _Checkpoints:
         self.ga = job.config.gradient_accumulation_steps
 
     def after_iteration(self, iteration: int, *, force: bool = False) -> None:
-        """Checkpoint after ``iteration`` when the trainer saved there, or (``force``: a monitor stops the run) always."""
+        """Checkpoint after ``iteration`` when the trainer saved there; with ``force`` (a monitor stops the run) always."""
         if iteration % (self.job.config.save_every * self.ga) and not force:
             return
         written = self.adapter_dir / f"{iteration:07d}_adapters.safetensors"
@@ -399,7 +399,8 @@ class _Checkpoints:
         if written.exists():
             os.replace(written, folder / "adapters.safetensors")
         else:  # a forced checkpoint between the trainer's own saves
-            mx.save_safetensors(str(folder / "adapters.safetensors"), dict(tree_flatten(self.model.trainable_parameters())))
+            weights = dict(tree_flatten(self.model.trainable_parameters()))
+            mx.save_safetensors(str(folder / "adapters.safetensors"), weights)
         mx.save_safetensors(str(folder / "optimizer.safetensors"), dict(tree_flatten(self.optimizer.state)))
         (folder / "adapter_config.json").write_text(json.dumps(self.adapter_config, indent=2) + "\n")
         key = [int(x) for x in mx.random.state[0].tolist()]
