@@ -18,13 +18,14 @@ stops there, naming the reward, its pack and the first error.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .rewards import BadValue, Reward, RewardError, Scored, completion_text
+from .rewards import BadValue, Reward, RewardError, Scored, completion_text, gather_bounded
 from .reward_spec import SpecItem, parse_spec
 from .workers import AsyncRunner, InlineRunner, Outcome, WorkerPool, failure
 
@@ -264,8 +265,8 @@ class Ensemble:
         counts: dict[str, float] = {}
         for i, out in enumerate(outcomes):
             if out.status == "ok":
-                try:
-                    scored = Scored.of(out.value)  # checked again: a worker's reply crossed a process boundary
+                try:  # the executors hand back Scored, already checked where the reward ran; anything else is checked
+                    scored = out.value if out.value.__class__ is Scored else Scored.of(out.value)
                 except BadValue as exc:
                     out = Outcome("error", error=exc)
                 else:
@@ -406,21 +407,18 @@ async def _run_async(member: Member, texts: list[str], prompts: list[Any],
     is not part of it); a batch reward is one call under the timeout."""
     reward, n = member.reward, len(texts)
 
-    async def bounded(coro: Any) -> Outcome:
+    async def bounded(call: Any) -> Outcome:
         try:
-            return Outcome("ok", await asyncio.wait_for(coro, member.timeout))
+            return Outcome("ok", await asyncio.wait_for(call(), member.timeout))
         except TimeoutError:
             return Outcome("timeout")
         except Exception as exc:
             return failure(exc)
 
     if reward.batch:
-        out = await bounded(reward.ascore_items(texts, prompts, columns))
+        out = await bounded(functools.partial(reward.ascore_items, texts, prompts, columns))
         return [Outcome("ok", v) for v in out.value] if out.status == "ok" else [out] * n
-    slots = asyncio.Semaphore(reward.concurrency)
-
-    async def one(i: int) -> Outcome:
-        async with slots:
-            return await bounded(reward.ascore_item(texts[i], prompts[i], **{k: v[i] for k, v in columns.items()}))
-
-    return list(await asyncio.gather(*(one(i) for i in range(n))))
+    return await gather_bounded(reward.concurrency, [
+        functools.partial(bounded, functools.partial(reward.ascore_item, texts[i], prompts[i],
+                                                     **{k: v[i] for k, v in columns.items()}))
+        for i in range(n)])

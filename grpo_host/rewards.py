@@ -11,11 +11,12 @@ and (through ``__call__``) a ready-made TRL reward function.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import math
 import numbers
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -341,12 +342,7 @@ class Reward:
         texts = [completion_text(c) for c in completions]
         if not self.batch:
             return [self.score_item(texts[i], prompts[i], **{k: v[i] for k, v in columns.items()}) for i in range(n)]
-        out = self.fn(texts, prompts=prompts, **columns, **self._kwargs())
-        if not isinstance(out, Sequence) or isinstance(out, str | bytes):
-            raise BadValue(f"returned {type(out).__name__} (a batch reward returns a list)")
-        if len(out) != n:
-            raise BadValue(f"returned {len(out)} values for {n} completions")
-        return [Scored.of(v) for v in out]
+        return _batch_values(self.fn(texts, prompts=prompts, **columns, **self._kwargs()), n)
 
     @property
     def is_async(self) -> bool:
@@ -364,6 +360,26 @@ class Reward:
             return self.score_batch(completions, prompts, columns)
         except BadValue as exc:
             raise RewardError(f"reward {self.name!r} ({self.origin}) {exc}") from exc
+
+
+def _batch_values(out: Any, n: int) -> list[Scored]:
+    """A batch function's return value checked: a list of ``n`` values, each a float, None or :class:`Scored`."""
+    if not isinstance(out, Sequence) or isinstance(out, str | bytes):
+        raise BadValue(f"returned {type(out).__name__} (a batch reward returns a list)")
+    if len(out) != n:
+        raise BadValue(f"returned {len(out)} values for {n} completions")
+    return [Scored.of(v) for v in out]
+
+
+async def gather_bounded(limit: int, calls: Sequence[Callable[[], Awaitable[Any]]]) -> list[Any]:
+    """Await every call, at most ``limit`` at a time; the results in order (an async reward's concurrency)."""
+    slots = asyncio.Semaphore(limit)
+
+    async def one(call: Callable[[], Awaitable[Any]]) -> Any:
+        async with slots:
+            return await call()
+
+    return list(await asyncio.gather(*(one(call) for call in calls)))
 
 
 def _trl_columns(n: int, completion_ids: Sequence[Any] | None, kwargs: Mapping[str, Any]) -> dict[str, Sequence[Any]]:
@@ -405,19 +421,10 @@ class AsyncReward(Reward):
         prompts = list(prompts) if prompts is not None else [None] * n
         texts = [completion_text(c) for c in completions]
         if self.batch:
-            out = await self.fn(texts, prompts=prompts, **columns, **self._kwargs())
-            if not isinstance(out, Sequence) or isinstance(out, str | bytes):
-                raise BadValue(f"returned {type(out).__name__} (a batch reward returns a list)")
-            if len(out) != n:
-                raise BadValue(f"returned {len(out)} values for {n} completions")
-            return [Scored.of(v) for v in out]
-        bound = asyncio.Semaphore(self.concurrency)
-
-        async def one(i: int) -> Scored:
-            async with bound:
-                return await self.ascore_item(texts[i], prompts[i], **{k: v[i] for k, v in columns.items()})
-
-        return list(await asyncio.gather(*(one(i) for i in range(n))))
+            return _batch_values(await self.fn(texts, prompts=prompts, **columns, **self._kwargs()), n)
+        return await gather_bounded(self.concurrency, [
+            functools.partial(self.ascore_item, texts[i], prompts[i], **{k: v[i] for k, v in columns.items()})
+            for i in range(n)])
 
     def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
         return asyncio.run(self.ascore_item(completion, prompt, **columns))
