@@ -124,17 +124,10 @@ def rewards_show(name: str) -> None:
         r = get_reward(name)
     out.print(Text.assemble((r.name, "bold"), f"  (pack {r.plugin} {r.version}; {'batch' if r.batch else 'per item'}, "
                             f"executor {r.executor}{f', timeout {r.timeout}s' if r.timeout else ''})\n"))
-    paragraphs = re.sub(r"(?<!\n)\n(?!\n)", " ", r.description)  # rewrap to the terminal
-    out.print(paragraphs + "\n")
+    out.print(_rewrapped(r.description) + "\n")
     row = reward_row(r)
     out.print("columns: " + (", ".join(f"{k} ({v})" for k, v in row["requires"].items()) or "none"))
-    props = (row["params"] or {}).get("properties", {})
-    if props:
-        table = _table("parameter", "type", "default", "description", title="parameters")
-        for key, prop in props.items():
-            kind = prop.get("type") or " | ".join(map(str, prop.get("enum", []))) or json.dumps(prop.get("anyOf", ""))
-            table.add_row(key, str(kind), json.dumps(prop.get("default")), prop.get("description", ""))
-        out.print(table)
+    _print_params(row["params"])
     if r.examples:
         table = Table("completion", "columns", "score", title="examples")
         for ex in r.examples:
@@ -216,14 +209,25 @@ def monitors_show(name: str) -> None:
     with _errors():
         m = default_plugins().registry.monitor(name)
     out.print(Text.assemble((m.name, "bold"), f"  (pack {m.plugin} {m.version})\n"))
-    out.print(re.sub(r"(?<!\n)\n(?!\n)", " ", m.description) + "\n")
-    props = _monitor_row(m)["params"].get("properties", {})
-    if props:
-        table = _table("parameter", "type", "default", "description", title="parameters")
-        for key, prop in props.items():
-            table.add_row(key, str(prop.get("type") or json.dumps(prop.get("anyOf", ""))),
-                          json.dumps(prop.get("default")), prop.get("description", ""))
-        out.print(table)
+    out.print(_rewrapped(m.description) + "\n")
+    _print_params(_monitor_row(m)["params"])
+
+
+def _rewrapped(description: str) -> str:
+    """Single line breaks joined, so the terminal wraps the paragraphs."""
+    return re.sub(r"(?<!\n)\n(?!\n)", " ", description)
+
+
+def _print_params(schema: dict | None) -> None:
+    """A parameter table (name, type, default, description) from a pydantic JSON schema; nothing without one."""
+    props = (schema or {}).get("properties", {})
+    if not props:
+        return
+    table = _table("parameter", "type", "default", "description", title="parameters")
+    for key, prop in props.items():
+        kind = prop.get("type") or " | ".join(map(str, prop.get("enum", []))) or json.dumps(prop.get("anyOf", ""))
+        table.add_row(key, str(kind), json.dumps(prop.get("default")), prop.get("description", ""))
+    out.print(table)
 
 
 def _monitor_row(m) -> dict:
