@@ -25,8 +25,16 @@ class Window(BaseModel):
     window: int = Field(8, ge=1, le=10_000, description="batches the rule is judged over")
 
 
+def _moments(values: list[float | None]) -> Any:
+    """The ensemble's moments of ``values`` (imported here: listing the pack must not load the ensemble)."""
+    from grpo_host.ensemble import Moments
+
+    return Moments().add(values)
+
+
 def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
+    """The mean, 0.0 for no values (a share of nothing is none)."""
+    return _moments(values).mean or 0.0
 
 
 class _Shares:
@@ -94,11 +102,10 @@ class RewardCollapse:
         for name, values in batch.values.items():
             if not batch.weights.get(name):
                 continue
-            got = [v for v in values if v is not None]
-            if len(got) < 2:
+            moments = _moments(values)
+            if moments.n < 2:
                 continue
-            mean = _mean(got)
-            std = (sum((v - mean) ** 2 for v in got) / (len(got) - 1)) ** 0.5
+            mean, std = moments.mean, moments.std
             report.metrics[f"{name}_std"] = std
             seen = self.stuck.setdefault(name, deque(maxlen=self.params.window))
             seen.append(mean if std <= self.params.min_std else None)
