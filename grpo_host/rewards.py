@@ -10,7 +10,6 @@ and (through ``__call__``) a ready-made TRL reward function.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import math
@@ -373,6 +372,8 @@ def _batch_values(out: Any, n: int) -> list[Scored]:
 
 async def gather_bounded(limit: int, calls: Sequence[Callable[[], Awaitable[Any]]]) -> list[Any]:
     """Await every call, at most ``limit`` at a time; the results in order (an async reward's concurrency)."""
+    import asyncio  # here, not at the top: every pack imports this module, and asyncio costs ~40 ms to import
+
     slots = asyncio.Semaphore(limit)
 
     async def one(call: Callable[[], Awaitable[Any]]) -> Any:
@@ -427,11 +428,15 @@ class AsyncReward(Reward):
             for i in range(n)])
 
     def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
+        import asyncio
+
         return asyncio.run(self.ascore_item(completion, prompt, **columns))
 
     def score_items(
         self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
     ) -> list[Scored]:
+        import asyncio
+
         return asyncio.run(self.ascore_items(completions, prompts, columns))
 
     async def __call__(  # type: ignore[override]
