@@ -19,7 +19,7 @@ from conftest import run_cli, write_jsonl
 from grpo_host import Ensemble, get_reward
 from grpo_host.data import check_rows
 from grpo_host.testing import HEAVY_MODULES, assert_discovered, assert_listing_is_light
-from reward_plugins.code.reward import extract_code, same_output, shared_sandbox
+from reward_plugins.code.rewards import extract_code, same_output, shared_sandbox
 from reward_plugins.code.sandbox import Limits, Sandbox, announce_unisolated, isolation
 
 needs_sandbox = pytest.mark.skipif(not isolation().isolated, reason=f"no sandbox here: {isolation().reason}")

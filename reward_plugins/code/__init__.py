@@ -1,6 +1,6 @@
 """The ``code`` reward pack: completions' Python run against the row's tests in a bubblewrap sandbox that fails closed.
 
-``reward`` holds the reward and its registration hook; ``sandbox`` the
+``rewards`` holds the reward and its registration hook; ``sandbox`` the
 isolation layer (bubblewrap, one warm sandbox per worker process), with
 ``seccomp`` (its syscall filter), ``cgroup`` (its total memory and process
 bounds) and ``runner`` (the fork server and the collector that run inside
