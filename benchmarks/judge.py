@@ -92,7 +92,8 @@ def sequential(base_url: str, n: int) -> dict:
     """TRL's synchronous path: one blocking request per completion, in a loop."""
     import httpx
 
-    from reward_plugins.judge import POINTWISE_RUBRIC, prompts
+    from reward_plugins.judge import prompts
+    from reward_plugins.judge.rewards import POINTWISE_RUBRIC
 
     scores = []
     with httpx.Client(base_url=base_url + "/", timeout=60) as http:
@@ -109,7 +110,7 @@ def sequential(base_url: str, n: int) -> dict:
 
 
 def ensemble_run(base_url: str, n: int, concurrency: int, *, cache: bool, salt: str, extra: str = "") -> dict:
-    import reward_plugins.judge as judge_pack
+    import reward_plugins.judge.rewards as judge_pack
     from grpo_host import Ensemble
     from grpo_host.plugins import load_plugins
 

@@ -31,7 +31,7 @@ import httpx
 import pytest
 from conftest import cli_json, run_cli, write_jsonl
 
-import reward_plugins.judge as judge_pack
+import reward_plugins.judge.rewards as judge_pack
 from grpo_host import Ensemble, RewardError
 from grpo_host.plugins import load_plugins
 from reward_plugins.judge import prompts
@@ -125,6 +125,8 @@ class ScriptedJudge:
                 return 200, render(verdict, fmt, "9"), {"finish": "length"}
             elif name == "usage":
                 extra["usage"] = int(arg)
+            elif name == "spaces":  # a verdict opened and never closed, then a flood of white space
+                return 200, ("<score>" if fmt == "tag" else "Score:") + " " * int(arg), {}
             elif name == "score":
                 value = arg
             elif name == "meets":
@@ -204,16 +206,43 @@ def test_judgments_overlap_up_to_the_concurrency(plugins, server):
 
 
 def test_requests_and_tokens_per_minute_are_honoured(plugins, server):
+    # Only lower bounds, measured where load cannot shrink them: a request reaches the server after the limiter
+    # released it, so the k-th arrival, counted from before the run began, is never earlier than the k-th release.
+    # (Gaps between arrivals are no measure: a busy server thread reads requests sent apart in one burst.)
+    start = time.monotonic()
     judged(plugins, server, [f"score {i}" for i in range(6)], requests_per_minute=120)
-    arrivals = [t for t, _, _ in server.requests]
-    assert arrivals[-1] - arrivals[0] >= 1.9  # 2 a second: 2 at once, then one every 0.5 s
-    assert all(b - a >= 0.45 for a, b in zip(arrivals, arrivals[2:]))  # at most a second's worth (2) at once
+    arrivals = sorted(t - start for t, _, _ in server.requests)
+    assert len(arrivals) == 6
+    assert all(t >= (k - 1) * 0.5 - 0.01 for k, t in enumerate(arrivals))  # 2 a second, at most 2 at once
     server.requests.clear()
+    start = time.monotonic()
     r, _ = judged(plugins, server, [f"usage 1000; score {i}" for i in range(4)], tokens_per_minute=60_000,
-                  max_tokens=100)
-    arrivals = [t for t, _, _ in server.requests]
+                  max_tokens=100, concurrency=1)
     assert counts(r)["tokens"] == 4000
-    assert arrivals[-1] - arrivals[0] >= 1.9  # 1000 tokens a second, each reply uses 1000
+    # One request at a time, so each reply's usage (1000, more than the up-front estimate) is charged before the
+    # next request waits: at 1000 tokens a second request k goes no earlier than k - 1 s plus its estimate's time.
+    estimate = sum(len(m["content"]) for m in server.requests[0][1]["messages"]) / 4 + 100
+    arrivals = sorted(t - start for t, _, _ in server.requests)
+    assert all(t >= k - 1 + estimate / 1000 - 0.01 for k, t in enumerate(arrivals) if k)
+
+
+def test_a_usage_claim_is_clamped_and_rate_waits_end_at_the_deadline(plugins, server):
+    # a reply claiming 10^12 tokens is charged what the request could have used, so later requests still go
+    r, _ = judged(plugins, server, ["usage 1000000000000; score 5", "score 6", "score 7"],
+                  tokens_per_minute=600_000, max_tokens=100, concurrency=1, deadline=30)
+    assert r.values["judge"] == [0.5, 0.6, 0.7]
+    assert counts(r)["tokens"] < 10_000
+    # a budget that cannot be met within the deadline: the judgment gives up at its deadline, counted
+    r, _ = judged(plugins, server, ["score 5", "score 6"], tokens_per_minute=60, max_tokens=1000, concurrency=1,
+                  deadline=0.5, cache=False)
+    assert r.values["judge"][1] is None and counts(r)["failures"] >= 1
+
+
+@pytest.mark.parametrize("fmt", ["tag", "line"])
+def test_a_flooded_reply_is_no_verdict_and_does_not_take_other_rows_down(plugins, server, fmt):
+    r, _ = judged(plugins, server, ["spaces 2000000", "score 8"], score_format=fmt, deadline=20)
+    assert r.values["judge"] == [None, 0.8]
+    assert counts(r)["unparseable"] == 1 and counts(r)["failures"] == 0
 
 
 def test_429_and_500_are_retried_with_backoff_then_counted_as_failures(plugins, server):
@@ -317,6 +346,15 @@ def test_verdicts_are_read_last_first_and_outside_thinking():
     assert prompts.parse("reasoning\nVerdict: not_met", "met", "line") == 0.0
     assert prompts.parse("<verdict>PASS</verdict>", "pass_fail", "tag") == 1.0
     assert prompts.parse("a score of 7", "score", "tag") is None
+    assert prompts.parse("<score>\n7\n</score>\nThanks!", "score", "tag") == 0.7
+    assert prompts.parse("Score: 7" + " " * 10**6 + "\nScore:" + " \n" * 10**6, "score", "line") is None
+
+
+def test_hostile_replies_are_no_verdict():
+    # shapes that made the old patterns quadratic (a megabyte of them was hours of work): now one pass each
+    for reply in ("<score>" + " " * 10**6, "Score:" + " " * 10**6, "\n" * 10**6, "<think>" * 10**5, "<score>*" * 10**5):
+        for verdict, fmt in (("score", "tag"), ("score", "line"), ("met", "line"), ("pass_fail", "tag")):
+            assert prompts.parse(reply, verdict, fmt) is None
 
 
 def test_the_pack_imports_no_http_stack_until_it_judges(tmp_path):

@@ -17,8 +17,10 @@ A judgment's life:
 2. Each attempt waits for a free slot (``concurrency``) and for the rate
    budgets (``requests_per_minute``; ``tokens_per_minute``, charged with an
    estimate up front and corrected with the server's reported usage).
-3. The ``deadline`` clock starts with the first attempt and covers every
-   later one, backoff sleeps and waits included.  A 429, a 408, a 5xx, a
+3. The ``deadline`` clock starts once the first attempt holds a slot and
+   covers the rate waits and every later attempt, backoff sleeps included.
+   A server's reported usage is clamped to what the request could have
+   used (its prompt's bytes plus ``max_tokens``).  A 429, a 408, a 5xx, a
    timeout or a broken connection is retried after an exponential backoff
    with jitter (a longer ``Retry-After`` wins); any other 4xx fails at once.
    A 401, 403 or 404 means the server, the key or the model name is wrong,
@@ -187,12 +189,12 @@ class JudgeClient:
             async with asyncio.timeout(None) as deadline:
                 while True:
                     async with self._slot() as http:
+                        if attempt == 0:  # the rate waits count: a budget in debt cannot hold a judgment forever
+                            deadline.reschedule(loop.time() + s.deadline)
                         if self.rpm is not None:
                             await self.rpm.acquire(1)
                         if self.tpm is not None:
                             await self.tpm.acquire(estimate)
-                        if attempt == 0:
-                            deadline.reschedule(loop.time() + s.deadline)
                         tally.calls += 1
                         outcome, detail, wait = await self._attempt(http, request, headers, estimate, tally)
                     if outcome == "ok":
@@ -239,14 +241,30 @@ class JudgeClient:
             content = choice["message"].get("content") or ""
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             return "retry", f"a reply that is not a chat completion: {response.text[:200]!r}", 0.0
-        usage = body.get("usage") or {}
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
         tokens = usage.get("total_tokens")
-        if not isinstance(tokens, int):
+        if not isinstance(tokens, int) or isinstance(tokens, bool):
             tokens = int(sum(len(m["content"]) for m in request["messages"]) / 4 + len(content) / 4)
+        tokens = min(max(tokens, 0), _most_tokens(request))
         tally.tokens += tokens
         if self.tpm is not None:
             self.tpm.adjust(tokens - estimate)
         return "ok", Reply(content, choice.get("finish_reason") == "length"), 0.0
+
+
+MESSAGE_OVERHEAD = 16
+"""Tokens a chat template may add per message (role markers, separators); generous, so no honest count is cut."""
+
+
+def _most_tokens(request: dict[str, Any]) -> int:
+    """The most tokens ``request`` could have used: a token holds at least one byte of the prompt, plus the
+    template's markers and the reply's ``max_tokens``.  A server's usage claim is clamped to this, so a reply
+    claiming 10^12 tokens cannot put the token budget in a debt that stalls every later request."""
+    limit = request.get("max_tokens")
+    reply = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else 0
+    prompt = sum(len(str(m.get("content", "")).encode("utf-8", "surrogatepass")) + MESSAGE_OVERHEAD
+                 for m in request["messages"])
+    return prompt + reply
 
 
 def _retry_after(response: httpx.Response) -> float:

@@ -34,8 +34,14 @@ Verdict = Literal["score", "pass_fail", "met"]
 """What a reply must end with: a number on a scale, PASS/FAIL against a reference, or MET/NOT_MET for a criterion."""
 Format = Literal["tag", "line"]
 
-_THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
-_NUMBER = r"\**\s*(-?\d+(?:\.\d+)?)\s*(?:/\s*\d+(?:\.\d+)?)?\s*\**"
+_THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
+_PADS = {"tag": r"[\s*]*", "line": r"[ \t*]*"}
+"""White space (on the verdict's own line, for ``line``) and markdown stars around a verdict: one class each, so no
+two quantifiers compete for the same text and a match attempt is linear."""
+VERDICT_WINDOW = 2000
+"""Characters at the end of a reply (thinking removed) in which its verdict is looked for: the verdict ends the
+reply, so this holds it with room for a closing remark, and it bounds what a hostile reply can make the parser do."""
 _WORDS = {"pass_fail": ("PASS", "FAIL"), "met": ("MET", "NOT_MET")}
 
 
@@ -103,23 +109,39 @@ def messages(*, instructions: str, verdict: Verdict, fmt: Format, prompt: Any, c
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+def _outside_thinking(reply: str) -> str:
+    """``reply`` without its ``<think>`` blocks (an unclosed one runs to the end), in one linear pass."""
+    parts, pos = [], 0
+    while (start := _THINK_OPEN.search(reply, pos)) is not None:
+        parts.append(reply[pos:start.start()])
+        end = _THINK_CLOSE.search(reply, start.end())
+        if end is None:
+            return "".join(parts)
+        pos = end.end()
+    parts.append(reply[pos:])
+    return "".join(parts)
+
+
 def parse(reply: str, verdict: Verdict, fmt: Format, low: int = 0, high: int = 10) -> float | None:
     """The last verdict in ``reply`` mapped to [0, 1], or None when there is none or it is out of range.
 
     A score ``v`` on ``low..high`` maps to ``(v - low) / (high - low)``; PASS and MET map to 1.0, FAIL and
-    NOT_MET to 0.0.  ``7/10`` and ``**7**`` read as 7; a number outside the scale is no verdict.
+    NOT_MET to 0.0.  ``7/10`` and ``**7**`` read as 7; a number outside the scale is no verdict.  Only the last
+    :data:`VERDICT_WINDOW` characters outside thinking are read, with patterns that never backtrack over the
+    same text twice, so the cost is linear in the reply whatever it holds (a judgment's deadline cannot be
+    outrun by its own parsing).
     """
-    text = _THINK.sub("", reply)
+    text = _outside_thinking(reply)[-VERDICT_WINDOW:]
+    pad = _PADS[fmt]
     if verdict == "score":
-        body = _NUMBER
+        body = rf"{pad}(-?\d+(?:\.\d+)?){pad}(?:/{pad}\d+(?:\.\d+)?{pad})?"
     else:
-        body = r"\**\s*(" + "|".join(sorted(_WORDS[verdict], key=len, reverse=True)) + r")\s*\**"
+        body = pad + "(" + "|".join(sorted(_WORDS[verdict], key=len, reverse=True)) + ")" + pad
+    key = "score" if verdict == "score" else "verdict"
     if fmt == "tag":
-        key = "score" if verdict == "score" else "verdict"
-        pattern = re.compile(rf"<{key}>\s*{body}\s*</{key}>", re.IGNORECASE)
+        pattern = re.compile(rf"<{key}>{body}</{key}>", re.IGNORECASE)
     else:
-        key = "score" if verdict == "score" else "verdict"
-        pattern = re.compile(rf"^[\s*#>_-]*{key}\s*\**\s*[:=]\s*{body}[\s.]*$", re.IGNORECASE | re.MULTILINE)
+        pattern = re.compile(rf"^[ \t*#>_-]*{key}{pad}[:=]{body}[ \t.]*$", re.IGNORECASE | re.MULTILINE)
     found = pattern.findall(text)
     if not found:
         return None
