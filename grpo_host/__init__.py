@@ -15,11 +15,12 @@ import importlib.util
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .ensemble import Ensemble, Member, RewardMetrics, ScoreResult
+    from .scoring.contract import Reward, RewardError, RewardUnusable, Scored, completion_text, reward
+    from .scoring.ensemble import Ensemble, Member, ScoreResult
+    from .scoring.stats import RewardMetrics
     from .hookspecs import hookimpl
     from .monitoring import monitor
     from .plugins import Plugins, default_plugins, get_reward, list_rewards, load_plugins
-    from .rewards import Reward, RewardError, RewardUnusable, Scored, completion_text, reward
 
 # Every name is imported on first use (PEP 562): a cached ``grpo-host rewards
 # list`` runs without pluggy, importlib.metadata or pydantic, and a pack that
@@ -28,10 +29,10 @@ _LAZY = {
     "hookimpl": "hookspecs", "monitor": "monitoring",
     "Plugins": "plugins", "default_plugins": "plugins", "load_plugins": "plugins",
     "list_rewards": "plugins", "get_reward": "plugins",
-    "Reward": "rewards", "RewardError": "rewards", "RewardUnusable": "rewards", "Scored": "rewards",
-    "completion_text": "rewards",
-    "reward": "rewards",
-    "Ensemble": "ensemble", "Member": "ensemble", "RewardMetrics": "ensemble", "ScoreResult": "ensemble",
+    "Reward": "scoring.contract", "RewardError": "scoring.contract", "RewardUnusable": "scoring.contract",
+    "Scored": "scoring.contract", "completion_text": "scoring.contract", "reward": "scoring.contract",
+    "Ensemble": "scoring.ensemble", "Member": "scoring.ensemble", "ScoreResult": "scoring.ensemble",
+    "RewardMetrics": "scoring.stats",
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 
@@ -10,7 +11,8 @@ import pytest
 import sample_rewards
 
 from grpo_host import Ensemble, RewardError
-from grpo_host.ensemble import UnscoredRowsError
+from grpo_host.ensemble import Member, UnscoredRowsError
+from grpo_host.scoring.calls import RewardCallError
 from grpo_host.plugins import load_plugins
 from grpo_host.registry import UnknownNameError
 from grpo_host.reward_spec import SpecError
@@ -72,6 +74,42 @@ def test_by_default_a_failed_row_is_counted_and_kept_with_its_row(plugins, text)
     assert list(r.row_errors) == [1]
     [message] = r.row_errors[1]
     assert message.startswith("reward 'misbehave' (pack sample_rewards 0) failed on row 7: ")
+
+
+def raised_under_raise(reward, **kw):
+    """The exception ``on_error=raise`` gives for ``reward`` failing on row 'r0' (its text 'raise')."""
+    with Ensemble([Member(reward, on_error="raise", timeout=20)], **kw) as e, pytest.raises(RewardError) as caught:
+        e.score(["raise"], row_ids=["r0"])
+    return caught.value
+
+
+def check_raise_chain(error, message):
+    """One chain from every executor: RewardError naming reward, pack and row, from a RewardCallError
+    that carries the reward's exception as data (type, message, its traceback's text)."""
+    assert str(error).startswith("reward '") and f"failed on row r0: {message}" in str(error)
+    cause = error.__cause__
+    assert type(cause) is RewardCallError and str(cause.failure) == message
+    assert cause.failure.type == message.split(":")[0] and "raise" in cause.failure.traceback
+
+
+@pytest.mark.parametrize("executor", ["inline", "process", "async"])
+def test_every_executor_gives_the_same_exception_chain_under_on_error_raise(plugins, executor):
+    if executor == "async":
+        reward, message = plugins.registry.reward("waits"), "ValueError: the judge said no"
+    else:
+        reward = dataclasses.replace(plugins.registry.reward("in_worker"), executor=executor)
+        message = "ValueError: bad item"
+    check_raise_chain(raised_under_raise(reward, workers=1), message)
+
+
+@pytest.mark.parametrize("make", [
+    lambda plugins: Member(plugins.registry.reward("echo"), on_error="rase"),
+    lambda plugins: Ensemble.from_spec([{"name": "echo", "on_error": "rase"}], plugins=plugins),
+    lambda plugins: Ensemble.from_spec("echo [on_error=rase]", plugins=plugins),
+])
+def test_an_unknown_on_error_is_refused_wherever_a_member_is_made(plugins, make):
+    with pytest.raises(ValueError, match="on_error"):
+        make(plugins)
 
 
 def test_by_default_a_reward_failing_row_after_row_stops_as_a_bug(plugins):

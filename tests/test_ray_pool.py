@@ -15,10 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
+import sample_rewards
 
 ray = pytest.importorskip("ray")
 
 from grpo_host import Ensemble  # noqa: E402
+from grpo_host.plugins import load_plugins  # noqa: E402
 from grpo_host.ray_pool import RayPool  # noqa: E402
 
 pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): a local Ray cluster
@@ -74,7 +76,7 @@ def pool(cluster):
 def test_outcomes_in_order_from_warm_actors(pool):
     first = pool.run([(square, (i,), {}) for i in range(6)] + [(fails, (9,), {})], timeout=10)
     assert [o.value[0] for o in first[:6]] == [i * i for i in range(6)]
-    assert first[6].status == "error" and first[6].error.startswith("ValueError: bad item 9")
+    assert first[6].status == "error" and str(first[6].error).startswith("ValueError: bad item 9")
     second = pool.run([(square, (i,), {}) for i in range(4)], timeout=10)
     pids = {o.value[1] for o in first[:6]}
     assert len(pids) == 2 and {o.value[1] for o in second} <= pids  # the same two processes, kept warm
@@ -100,13 +102,13 @@ def test_chunked_calls_count_only_the_item_that_hangs_or_kills(pool):
     out = pool.run(tasks, timeout=1.0)
     assert [o.status for o in out] == ["ok", "timeout"] + ["ok"] * 4 + ["error"] + ["ok"] * 9
     assert [o.value[0] for i, o in enumerate(out) if i not in (1, 6)] == [i * i for i in range(16) if i not in (1, 6)]
-    assert out[6].error.startswith("Ray actor lost: ")
+    assert str(out[6].error).startswith("Ray actor lost: ")
     assert pool.killed == 4  # each bad item's actor was killed twice: once with its chunk, once alone
 
 
 def test_a_lost_actor_is_a_counted_error_and_replaced(pool):
     out = pool.run([(dies, (3,), {}), (square, (2,), {}), (square, (5,), {})], timeout=10)
-    assert out[0].status == "error" and out[0].error.startswith("Ray actor lost: ")
+    assert out[0].status == "error" and str(out[0].error).startswith("Ray actor lost: ")
     assert [o.value[0] for o in out[1:]] == [4, 25]
     assert pool.killed == 1
     assert [o.value[0] for o in pool.run([(square, (i,), {}) for i in range(4)], timeout=5)] == [0, 1, 4, 9]
@@ -117,6 +119,13 @@ def test_an_ensemble_on_the_ray_pool_scores_as_the_local_pool_does(cluster):
     with Ensemble.from_spec("math", workers=2, pool="ray") as on_ray, Ensemble.from_spec("math", workers=2) as local:
         assert on_ray.score_rows(rows).values == local.score_rows(rows).values == {
             "math": [0.0 if n % 2 == 0 else 1.0 for n in range(8)]}
+
+
+def test_ray_gives_the_same_exception_chain_under_on_error_raise_as_the_other_executors(cluster):
+    from test_ensemble import check_raise_chain, raised_under_raise
+
+    reward = load_plugins(entry_points_group=None, plugins=[sample_rewards]).registry.reward("in_worker")
+    check_raise_chain(raised_under_raise(reward, workers=1, pool="ray"), "ValueError: bad item")
 
 
 def test_ray_is_not_imported_unless_the_pool_is_used():

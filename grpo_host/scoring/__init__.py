@@ -1,0 +1,16 @@
+"""The scoring core: everything between a reward function and a scored batch, one module per idea.
+
+* :mod:`~grpo_host.scoring.contract`: the reward contract (``@reward``, :class:`~grpo_host.Reward`,
+  :class:`~grpo_host.Scored`, the errors a reward may raise).
+* :mod:`~grpo_host.scoring.spec`: reward specs (``"math:2, code [timeout=60]"`` and the YAML list).
+* :mod:`~grpo_host.scoring.calls`: the one place a reward call's failure is caught and classified.
+* :mod:`~grpo_host.scoring.policy`: the error policy (``on_error``: auto, skip, raise; the bug streak).
+* :mod:`~grpo_host.scoring.executors`: where items run (inline thread, worker processes, event loop),
+  and :mod:`~grpo_host.scoring.ray_pool` on a Ray cluster.
+* :mod:`~grpo_host.scoring.stats`: per-reward statistics and their metric names.
+* :mod:`~grpo_host.scoring.ensemble`: members and weights; ``score() = run, account, total``.
+
+Nothing here imports the plugin layer, a training engine or an HTTP stack (the one exception:
+:meth:`Ensemble.from_spec` without ``plugins`` looks names up in the installed plugins).  This
+``__init__`` imports nothing, so a pack importing ``grpo_host.reward`` pays for the contract alone.
+"""

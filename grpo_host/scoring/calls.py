@@ -1,0 +1,123 @@
+"""The one place a reward call's failure is caught and turned into an :class:`Outcome`.
+
+Every executor (the inline thread, a worker process, a Ray actor, the
+event loop of async rewards) runs a reward through :func:`call` or
+:func:`acall`, as pluggy runs every hook implementation through one catch
+site.  So a failure has one shape wherever it happened: an :class:`Outcome`
+whose ``error`` is a :class:`Failure`, plain picklable data (the exception's
+type name, message and last frames) that crosses a process or a Ray
+boundary unchanged.  The error policy (:mod:`grpo_host.scoring.policy`)
+then raises one exception chain for all of them: ``RewardError`` from
+:class:`RewardCallError`.
+
+Timeouts: ``alarm`` arms ``SIGALRM`` around the call, which only a worker's
+main thread may do (a worker process, a Ray actor); the inline thread and
+the event loop bound their calls from outside instead.
+"""
+
+from __future__ import annotations
+
+import signal
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+from .contract import BadValue, RewardUnusable
+
+__all__ = ["CallTimeout", "Failure", "Outcome", "RewardCallError", "acall", "call", "failed", "install_alarm"]
+
+Status = Literal["ok", "error", "timeout", "unusable"]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a reward call raised, as data: the exception's type name, its message and its last frames."""
+
+    type: str
+    message: str
+    traceback: str = ""
+
+    @classmethod
+    def of(cls, exc: BaseException) -> Failure:
+        frames = "".join(traceback.format_exception(exc)[-3:]).rstrip()
+        return cls(type(exc).__name__, str(exc), frames)
+
+    @classmethod
+    def note(cls, message: str) -> Failure:
+        """A failure around the call rather than in it (a worker died, a value did not pickle)."""
+        return cls("", message)
+
+    def __str__(self) -> str:
+        """As error messages show it: with the exception's type, except for a bad value (its message names what was
+        returned) and a failure around the call (its message says what happened)."""
+        return self.message if self.type in ("", BadValue.__name__) else f"{self.type}: {self.message}"
+
+
+class RewardCallError(Exception):
+    """A reward call's :class:`Failure` as an exception: the cause that ``on_error=raise`` chains to its error.
+
+    The same type from every executor, carrying the reward's traceback as text (``failure.traceback``).
+    """
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(f"{failure}\n{failure.traceback}".rstrip())
+        self.failure = failure
+
+
+class Outcome(NamedTuple):
+    """What became of one call: ``ok`` with its value, ``error``/``unusable`` with a :class:`Failure`, ``timeout``."""
+
+    status: Status
+    value: Any = None
+    error: Failure | None = None
+
+
+class CallTimeout(BaseException):
+    """Raised by SIGALRM inside a call; a BaseException so reward code's ``except Exception`` cannot eat it."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise CallTimeout
+
+
+def install_alarm() -> None:
+    """Make SIGALRM raise :class:`CallTimeout` (once, in a worker's main thread) so ``call(alarm=...)`` can time."""
+    signal.signal(signal.SIGALRM, _on_alarm)
+
+
+def failed(exc: BaseException) -> Outcome:
+    """The outcome of a call that raised: ``unusable`` for :class:`grpo_host.RewardUnusable`, else ``error``."""
+    return Outcome("unusable" if isinstance(exc, RewardUnusable) else "error", error=Failure.of(exc))
+
+
+def call(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None, *,
+         alarm: float | None = None) -> Outcome:
+    """Run ``fn(*args, **kwargs)``; its value, or its failure, as an :class:`Outcome`.  Never raises.
+
+    :param alarm: seconds after which SIGALRM interrupts the call (see :func:`install_alarm`).
+    """
+    try:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, alarm)
+        try:
+            return Outcome("ok", fn(*args, **(kwargs or {})))
+        finally:
+            if alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    except CallTimeout:
+        return Outcome("timeout")
+    except Exception as exc:
+        return failed(exc)
+
+
+async def acall(make: Callable[[], Awaitable[Any]], timeout: float | None) -> Outcome:
+    """:func:`call` for a coroutine: awaited under ``timeout`` (waiting for a concurrency slot is not part of it)."""
+    import asyncio
+
+    try:
+        return Outcome("ok", await asyncio.wait_for(make(), timeout))
+    except TimeoutError:
+        return Outcome("timeout")
+    except Exception as exc:
+        return failed(exc)

@@ -1,0 +1,536 @@
+"""The reward contract: the :class:`Reward` record and the :func:`reward` decorator.
+
+A reward is a plain function plus a declaration of what it needs (dataset
+columns and their types, a pydantic parameter model) so the host can check a
+dataset before anything is generated.  The declaration travels with the
+function, which is why ``@reward`` returns a :class:`Reward` object instead of
+the bare function: the object is what a pack registers, what the CLI lists,
+and (through ``__call__``) a ready-made TRL reward function.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import numbers
+import sys
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # pydantic is imported where it is used: listing rewards stays cheap
+    from pydantic import BaseModel
+
+__all__ = [
+    "AsyncReward",
+    "Column",
+    "Reward",
+    "RewardError",
+    "RewardUnusable",
+    "Scored",
+    "completion_text",
+    "reward",
+]
+
+Executor = Literal["inline", "process"]
+
+
+class RewardError(Exception):
+    """A reward misbehaved: it raised, returned a bad value or a bad count.
+
+    The message always names the reward, its pack and version, and the row.
+    """
+
+
+class RewardUnusable(RewardError, ValueError):
+    """Raised by a reward that cannot score any row as configured: a model of the wrong kind, no GPU, a missing tool.
+
+    Unlike a failure on one row (a bad row or a hostile completion, counted
+    per row), this stops scoring whatever the error policy, because every
+    row would fail the same way.  The message should say what to change.
+    """
+
+
+class BadValue(ValueError):
+    """A reward returned something outside the contract (inf, a non-number, a wrong count)."""
+
+
+_SIZED = (str, list, dict, tuple)
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (not value and isinstance(value, _SIZED))
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One required column, or an any-of group of columns sharing one type.
+
+    ``names`` has one entry for a plain column and several for a group such as
+    ("expected", "answer"), satisfied when any one is present and non-empty.
+    ``empty_ok``: an empty value ("", [], {}) is a value, not a gap (the
+    schema ``{}`` accepts everything); only None is then empty.
+    """
+
+    names: tuple[str, ...]
+    type: Any = str
+    empty_ok: bool = False
+
+    @property
+    def label(self) -> str:
+        return " or ".join(self.names)
+
+    @property
+    def type_label(self) -> str:
+        """The declared type as listings print it (``str``, ``list[IOCase] | str``)."""
+        tp = self.type
+        return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
+
+    def problem(self, row: Mapping[str, Any]) -> tuple[str, str] | None:
+        """Return ``(column, problem)`` for the first thing wrong in ``row``, or None.
+
+        Problems are ``missing`` (no such key), ``empty`` (None, "", [], {}) and
+        ``wrong type``; a plain class is checked with ``isinstance`` (fast path
+        for the common ``str``), anything else through a pydantic TypeAdapter.
+        This runs once per row and column in ``data check``: keep it lean.
+        """
+        if len(self.names) == 1:  # the common case, without the any-of bookkeeping
+            name = self.names[0]
+            if name not in row:
+                return name, "missing"
+            value = row[name]
+            if value is None or (not self.empty_ok and _is_empty(value)):
+                return name, "empty"
+            return None if self._type_ok(value) else (name, self._wrong(value))
+        present = [n for n in self.names if n in row]
+        if not present:
+            return self.label, "missing"
+        filled = [n for n in present if row[n] is not None and (self.empty_ok or not _is_empty(row[n]))]
+        if not filled:
+            return self.label, "empty"
+        if any(self._type_ok(row[name]) for name in filled):
+            return None
+        return filled[0], self._wrong(row[filled[0]])
+
+    def _wrong(self, value: Any) -> str:
+        return f"wrong type: expected {self.type_label}, got {type(value).__name__}"
+
+    def _type_ok(self, value: Any) -> bool:
+        if value.__class__ is self.type:  # fast path: a str column holding a str
+            return True
+        if self.type is Any:
+            return True
+        if self.type is float:
+            return isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if isinstance(self.type, type) and not hasattr(self.type, "model_validate"):
+            return isinstance(value, self.type)
+        return _validates(self.type, value)
+
+
+def _validates(tp: Any, value: Any) -> bool:
+    from pydantic import TypeAdapter, ValidationError
+
+    adapter = _ADAPTERS.get(id(tp))
+    if adapter is None:
+        adapter = _ADAPTERS[id(tp)] = TypeAdapter(tp)
+    try:
+        adapter.validate_python(value, strict=False)
+    except ValidationError:
+        return False
+    return True
+
+
+_ADAPTERS: dict[int, Any] = {}
+
+
+def _columns(requires: Mapping[str | tuple[str, ...], Any], empty_ok: Sequence[str] = ()) -> tuple[Column, ...]:
+    cols = []
+    for key, tp in requires.items():
+        names = (key,) if isinstance(key, str) else tuple(key)
+        if not names or not all(isinstance(n, str) and n for n in names):
+            raise TypeError(f"requires key {key!r}: expected a column name or a tuple of names")
+        cols.append(Column(names, tp, empty_ok=bool(set(names) & set(empty_ok))))
+    unknown = set(empty_ok) - {n for col in cols for n in col.names}
+    if unknown:
+        raise TypeError(f"empty_ok names {sorted(unknown)}, which are not required columns")
+    return tuple(cols)
+
+
+def completion_text(completion: Any) -> str:
+    """Reduce a completion to text.
+
+    Strings pass through; a chat completion (a list of ``{"role", "content"}``
+    messages, as TRL hands conversational completions to reward functions) is
+    reduced to the content of its last assistant message.
+    """
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence):
+        for message in reversed(completion):
+            if isinstance(message, Mapping) and message.get("role", "assistant") == "assistant":
+                content = message.get("content", "")
+                if isinstance(content, list):  # multimodal content parts
+                    return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+                return "" if content is None else str(content)
+        return ""
+    raise TypeError(f"completion must be a string or a list of chat messages, got {type(completion).__name__}")
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """A score plus counters: what a reward returns when a row carries a fact that is not a score.
+
+    ``value`` is the score (a float or None, as a plain return value would
+    be).  ``counts`` maps counter names to numbers that the ensemble adds up
+    per reward over every row of a batch and reports beside the mean, as
+    ``<reward>/<counter>`` (``code/forgeable``: rows whose tests ran in a
+    mode the program could tamper with).  Counters are how a reward makes a
+    property of its own verdicts visible in ``score`` summaries, training
+    logs and ``summary.json`` without bending the score.
+    """
+
+    value: Any
+    counts: Mapping[str, float] = field(default_factory=dict)
+
+    @staticmethod
+    def of(value: Any) -> Scored:
+        """A reward's return value as a :class:`Scored` with a checked value and counts, or raise :class:`BadValue`."""
+        if value.__class__ is not Scored:
+            return Scored(_coerce(value))
+        counts = {}
+        for key, count in value.counts.items():
+            if not isinstance(key, str) or not isinstance(count, bool | numbers.Real) or not math.isfinite(count):
+                raise BadValue(f"returned a count {key!r}: {count!r} (counts map names to finite numbers)")
+            counts[key] = float(count)
+        return Scored(_coerce(value.value), counts)
+
+
+def _coerce(value: Any) -> float | None:
+    """Turn a reward's return value into a float or None, or raise :class:`BadValue`."""
+    if value is None:
+        return None
+    if isinstance(value, bool | numbers.Real):
+        out = float(value)
+        if math.isnan(out):
+            return None
+        if math.isinf(out):
+            raise BadValue(f"returned {out} (rewards must be finite)")
+        return out
+    raise BadValue(f"returned {type(value).__name__} {value!r:.60} (expected a float or None)")
+
+
+@dataclass(frozen=True, eq=False)
+class Reward:
+    """A reward function with its declaration.
+
+    Instances are made by :func:`reward`; :meth:`bind` returns a copy carrying
+    validated parameters, and the registrar stamps ``plugin``/``version``.
+
+    Calling an instance follows TRL's reward-function contract
+    (``prompts=, completions=, completion_ids=, **columns`` in, one float or
+    None per completion out), so a registered reward can be passed straight to
+    ``trl.GRPOTrainer(reward_funcs=[...])``.  Columns are the keyword
+    arguments whose value is a list with one entry per completion, plus
+    ``completion_ids``; anything else TRL passes (``trainer_state``,
+    ``log_metric``) is not a column and is not forwarded.
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    requires: tuple[Column, ...] = ()
+    params: type[BaseModel] | None = None
+    description: str = ""
+    batch: bool = False
+    executor: Executor = "inline"
+    timeout: float | None = None
+    check_row: Callable[[Mapping[str, Any]], str | None] | None = None
+    examples: tuple[Mapping[str, Any], ...] = ()
+    concurrency: int = 16
+    plugin: str = "?"
+    version: str = "?"
+    bound: BaseModel | None = field(default=None)
+
+    @property
+    def __name__(self) -> str:
+        """TRL names reward functions (and logs ``rewards/<name>/mean``) by ``__name__``."""
+        return self.name
+
+    def __reduce__(self):
+        """Pickle by reference to the module attribute (for worker processes).
+
+        A bound copy is rebuilt from the module-level reward and its params,
+        so only names and plain values cross the process boundary.
+        """
+        module, qualname = self.fn.__module__, self.fn.__qualname__
+        base = getattr(sys.modules.get(module), qualname, None)
+        if not isinstance(base, Reward) or base.fn is not self.fn:
+            raise TypeError(
+                f"reward {self.name!r} ({self.origin}) is not a module-level @reward, so it cannot run "
+                "in a worker process; use executor='inline'"
+            )
+        params = self.bound.model_dump() if self.bound is not None else None
+        return _rebuild, (module, qualname, self.plugin, self.version, params)
+
+    @property
+    def origin(self) -> str:
+        return f"pack {self.plugin} {self.version}"
+
+    def bind(self, params: Mapping[str, Any] | None = None) -> Reward:
+        """Return a copy with validated parameters (the model's defaults when None).
+
+        Raises :class:`ValueError` naming the reward and listing its parameter
+        schema when ``params`` does not fit the declared model.
+        """
+        if self.params is None:
+            if params:
+                raise ValueError(f"reward {self.name!r} ({self.origin}) takes no parameters, got {sorted(params)}")
+            return self
+        from pydantic import ValidationError
+
+        try:
+            bound = self.params.model_validate(dict(params or {}))
+        except ValidationError as exc:
+            raise ValueError(
+                f"bad parameters for reward {self.name!r} ({self.origin}):\n{exc}\n"
+                f"parameters of {self.name!r}: {self.describe_params()}"
+            ) from None
+        return replace(self, bound=bound)
+
+    def describe_params(self) -> str:
+        if self.params is None:
+            return "none"
+        schema = self.params.model_json_schema()
+        parts = []
+        for key, prop in schema.get("properties", {}).items():
+            kind = prop.get("type") or prop.get("enum") or "any"
+            parts.append(f"{key} ({kind}, default {prop.get('default')!r}): {prop.get('description', '')}".rstrip(": "))
+        return "; ".join(parts) or "none"
+
+    def _kwargs(self) -> dict[str, Any]:
+        if self.params is None:
+            return {}
+        return {"params": self.bound if self.bound is not None else self.params()}
+
+    def score_one(self, completion: Any, prompt: Any = None, **columns: Any) -> float | None:
+        """Score one completion; raise :class:`BadValue` on a value that is not a float or None."""
+        return self.score_item(completion, prompt, **columns).value
+
+    def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
+        """Score one completion, keeping the counts a reward may return with its value (see :class:`Scored`)."""
+        if self.batch:
+            return self.score_items([completion], [prompt], {k: [v] for k, v in columns.items()})[0]
+        return Scored.of(self.fn(completion_text(completion), prompt=prompt, **columns, **self._kwargs()))
+
+    def score_batch(
+        self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
+    ) -> list[float | None]:
+        """Score a batch by calling the function once (batch) or per item (inline, no timeouts).
+
+        This is the plain path TRL takes through ``__call__``; the ensemble adds
+        executors, timeouts and the error policy on top of :meth:`score_item`.
+        """
+        return [s.value for s in self.score_items(completions, prompts, columns)]
+
+    def score_items(
+        self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
+    ) -> list[Scored]:
+        """:meth:`score_batch` with each row's counts kept."""
+        n = len(completions)
+        prompts = list(prompts) if prompts is not None else [None] * n
+        texts = [completion_text(c) for c in completions]
+        if not self.batch:
+            return [self.score_item(texts[i], prompts[i], **{k: v[i] for k, v in columns.items()}) for i in range(n)]
+        return _batch_values(self.fn(texts, prompts=prompts, **columns, **self._kwargs()), n)
+
+    @property
+    def is_async(self) -> bool:
+        return False
+
+    def __call__(
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] = (),
+        completion_ids: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        columns = _trl_columns(len(completions), completion_ids, kwargs)
+        try:
+            return self.score_batch(completions, prompts, columns)
+        except BadValue as exc:
+            raise RewardError(f"reward {self.name!r} ({self.origin}) {exc}") from exc
+
+
+def _batch_values(out: Any, n: int) -> list[Scored]:
+    """A batch function's return value checked: a list of ``n`` values, each a float, None or :class:`Scored`."""
+    if not isinstance(out, Sequence) or isinstance(out, str | bytes):
+        raise BadValue(f"returned {type(out).__name__} (a batch reward returns a list)")
+    if len(out) != n:
+        raise BadValue(f"returned {len(out)} values for {n} completions")
+    return [Scored.of(v) for v in out]
+
+
+async def gather_bounded(limit: int, calls: Sequence[Callable[[], Awaitable[Any]]]) -> list[Any]:
+    """Await every call, at most ``limit`` at a time; the results in order (an async reward's concurrency)."""
+    import asyncio  # here, not at the top: every pack imports this module, and asyncio costs ~40 ms to import
+
+    slots = asyncio.Semaphore(limit)
+
+    async def one(call: Callable[[], Awaitable[Any]]) -> Any:
+        async with slots:
+            return await call()
+
+    return list(await asyncio.gather(*(one(call) for call in calls)))
+
+
+def _trl_columns(n: int, completion_ids: Sequence[Any] | None, kwargs: Mapping[str, Any]) -> dict[str, Sequence[Any]]:
+    """The columns among what TRL passes a reward function: lists with one entry per completion, and token ids."""
+    columns = {k: v for k, v in kwargs.items() if isinstance(v, list | tuple) and len(v) == n}
+    if completion_ids is not None and len(completion_ids) == n:  # token counts, for length-based rewards
+        columns["completion_ids"] = completion_ids
+    return columns
+
+
+@dataclass(frozen=True, eq=False)
+class AsyncReward(Reward):
+    """A reward whose function is ``async def`` (a judge, a reward server): made by :func:`reward` for one.
+
+    The ensemble awaits a batch's items concurrently, at most ``concurrency``
+    at a time, beside the synchronous members, with each item's timeout
+    enforced by ``asyncio.wait_for``.  As a TRL reward function it is an
+    async callable (``async def __call__``), which TRL gathers with its other
+    async reward functions on its own event loop.  The synchronous methods
+    (``score_one``, ``score_batch``) run the coroutine to completion with
+    ``asyncio.run``, for ``rewards show`` and plain scripts; they cannot be
+    called from inside a running event loop.
+    """
+
+    @property
+    def is_async(self) -> bool:
+        return True
+
+    async def ascore_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
+        if self.batch:
+            return (await self.ascore_items([completion], [prompt], {k: [v] for k, v in columns.items()}))[0]
+        return Scored.of(await self.fn(completion_text(completion), prompt=prompt, **columns, **self._kwargs()))
+
+    async def ascore_items(
+        self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
+    ) -> list[Scored]:
+        """Every completion's score: one call of a batch function, or the items ``concurrency`` at a time."""
+        n = len(completions)
+        prompts = list(prompts) if prompts is not None else [None] * n
+        texts = [completion_text(c) for c in completions]
+        if self.batch:
+            return _batch_values(await self.fn(texts, prompts=prompts, **columns, **self._kwargs()), n)
+        return await gather_bounded(self.concurrency, [
+            functools.partial(self.ascore_item, texts[i], prompts[i], **{k: v[i] for k, v in columns.items()})
+            for i in range(n)])
+
+    def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
+        import asyncio
+
+        return asyncio.run(self.ascore_item(completion, prompt, **columns))
+
+    def score_items(
+        self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
+    ) -> list[Scored]:
+        import asyncio
+
+        return asyncio.run(self.ascore_items(completions, prompts, columns))
+
+    async def __call__(  # type: ignore[override]
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] = (),
+        completion_ids: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        columns = _trl_columns(len(completions), completion_ids, kwargs)
+        try:
+            return [s.value for s in await self.ascore_items(completions, prompts, columns)]
+        except BadValue as exc:
+            raise RewardError(f"reward {self.name!r} ({self.origin}) {exc}") from exc
+
+
+def _rebuild(module: str, qualname: str, plugin: str, version: str, params: dict | None) -> Reward:
+    import importlib
+
+    base = getattr(importlib.import_module(module), qualname)
+    out = replace(base, plugin=plugin, version=version)
+    return out.bind(params) if params is not None else out
+
+
+def reward(
+    name: str | Callable[..., Any] | None = None,
+    *,
+    requires: Mapping[str | tuple[str, ...], Any] | None = None,
+    params: type[BaseModel] | None = None,
+    description: str | None = None,
+    batch: bool = False,
+    executor: Executor = "inline",
+    timeout: float | None = None,
+    check_row: Callable[[Mapping[str, Any]], str | None] | None = None,
+    examples: Sequence[Mapping[str, Any]] = (),
+    concurrency: int = 16,
+    empty_ok: Sequence[str] = (),
+) -> Callable[[Callable[..., Any]], Reward]:
+    """Declare a function as a reward.
+
+    :param name: the name used in specs; defaults to the function's name.
+        ``@reward`` without arguments works too.
+    :param requires: dataset columns the reward reads, mapped to their type.
+        A tuple key is an any-of group: ``{("expected", "answer"): str}``.
+    :param params: a pydantic model of the reward's parameters; the function
+        then receives a validated instance as ``params=``.
+    :param description: one paragraph with the exact scoring rule; defaults
+        to the function's docstring.
+    :param batch: the function takes lists (``completions``, ``prompts=``, one
+        list per column) and returns one value per completion.
+    :param executor: ``"process"`` runs each item in a worker process with a
+        hard timeout (for CPU-heavy or risky work); ``"inline"`` in this one.
+    :param timeout: default per-item time bound in seconds.
+    :param check_row: ``check_row(row) -> problem or None``, run by
+        ``grpo-host data check`` on every row (e.g. "gold answer parses").
+    :param examples: rows (``completion`` plus columns) shown by
+        ``rewards show`` with the score each gets; an example's ``score``
+        key is the score it must get, stated as TRL's docstring examples
+        state their output, and checked by
+        :func:`grpo_host.testing.check_examples` (``score`` is therefore
+        not a column an example can carry).
+    :param empty_ok: required columns whose empty value ("", [], {}) is
+        meaningful (a JSON schema ``{}``), so ``data check`` accepts it.
+    :param concurrency: for an ``async def`` function, how many of a batch's
+        items the ensemble awaits at once (an async reward runs in this
+        process's event loop, beside the synchronous members).
+    """
+
+    def wrap(fn: Callable[..., Any]) -> Reward:
+        if params is not None and not (isinstance(params, type) and hasattr(params, "model_json_schema")):
+            raise TypeError(f"@reward {name or fn.__name__!r}: params must be a pydantic BaseModel subclass")
+        if batch and executor == "process":
+            raise TypeError(f"@reward {name or fn.__name__!r}: batch rewards run inline")
+        is_async = inspect.iscoroutinefunction(fn)
+        if is_async and executor == "process":
+            raise TypeError(f"@reward {name or fn.__name__!r}: async rewards run in this process's event loop")
+        if not isinstance(concurrency, int) or concurrency < 1:
+            raise TypeError(f"@reward {name or fn.__name__!r}: concurrency must be a positive integer")
+        return (AsyncReward if is_async else Reward)(
+            name=name or fn.__name__,
+            fn=fn,
+            requires=_columns(requires or {}, empty_ok),
+            params=params,
+            description=inspect.cleandoc(description or fn.__doc__ or ""),
+            batch=batch,
+            executor=executor,
+            timeout=timeout,
+            check_row=check_row,
+            examples=tuple(examples),
+            concurrency=concurrency,
+        )
+
+    if callable(name):  # bare @reward
+        fn, name = name, None
+        return wrap(fn)  # type: ignore[return-value]
+    return wrap
+

@@ -1,0 +1,362 @@
+"""A weighted ensemble of rewards: ``score() = run, account, total``.
+
+An :class:`Ensemble` is members (a reward with its weight, error policy and
+timeout) and one method that matters, :meth:`Ensemble.score`: it runs every
+member's items on that member's executor
+(:mod:`grpo_host.scoring.executors`), accounts each outcome under the error
+policy (:mod:`grpo_host.scoring.policy`) into values and statistics
+(:mod:`grpo_host.scoring.stats`), and adds the weighted total.
+
+The total follows TRL: the weighted sum over the rewards that applied to a
+row (``nansum``), weight 0 meaning "log it, do not train on it".  What TRL
+leaves implicit is made explicit here: per-reward coverage, error and timeout
+counts, and the rows no reward scored, which get no total (None) and can be
+made an error with ``strict``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .calls import Outcome, acall
+from .contract import Reward, RewardError, completion_text, gather_bounded
+from .executors import AsyncRunner, Executor, InlineRunner, WorkerPool
+from .policy import BUG_STREAK, OnError, Policy, check_on_error
+from .spec import SpecItem
+from .stats import Moments, RewardMetrics
+
+__all__ = [
+    "BUG_STREAK", "DEFAULT_TIMEOUT", "Ensemble", "Member", "Moments", "RewardMetrics", "ScoreResult",
+    "UnscoredRowsError",
+]
+
+DEFAULT_TIMEOUT = 30.0
+"""Per-item seconds when neither the spec nor the reward sets a timeout."""
+
+POOLS: dict[str, Callable[[int | None], Executor]] = {
+    "local": WorkerPool,
+    "ray": lambda size: _ray_pool(size),
+}
+"""Where ``executor="process"`` items run: a factory taking the worker count and returning an
+:class:`~grpo_host.scoring.executors.Executor` with ``killed`` (workers replaced).  ``ray`` sends them to warm actors
+on a Ray cluster (:class:`grpo_host.scoring.ray_pool.RayPool`, imported on first use); ``local`` is this machine's
+:class:`~grpo_host.scoring.executors.WorkerPool`."""
+
+
+class UnscoredRowsError(RewardError):
+    """``strict`` is on and some rows were scored by no (weighted) reward."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """One reward of an ensemble, with its weight and policies."""
+
+    reward: Reward
+    weight: float = 1.0
+    on_error: OnError = "auto"
+    timeout: float | None = DEFAULT_TIMEOUT
+
+    def __post_init__(self) -> None:
+        who = f"reward {self.reward.name!r}"
+        check_on_error(self.on_error, who)
+        if not isinstance(self.weight, int | float) or isinstance(self.weight, bool) or not math.isfinite(self.weight):
+            raise ValueError(f"{who}: weight must be a finite number, not {self.weight!r}")
+        if self.timeout is not None and not (isinstance(self.timeout, int | float) and 0 < self.timeout < math.inf):
+            raise ValueError(f"{who}: timeout must be a positive number of seconds or None, not {self.timeout!r}")
+
+    @property
+    def name(self) -> str:
+        return self.reward.name
+
+    @classmethod
+    def of(cls, base: Reward, item: SpecItem) -> Member:
+        """The member a spec item asks for: ``base`` bound to its parameters, with its weight and policies."""
+        timeout = item.timeout if item.timeout is not None else (base.timeout or DEFAULT_TIMEOUT)
+        return cls(base.bind(item.params), item.weight, item.on_error, timeout)
+
+
+@dataclass
+class ScoreResult:
+    """What :meth:`Ensemble.score` returns."""
+
+    values: dict[str, list[float | None]]
+    total: list[float | None]
+    metrics: dict[str, RewardMetrics]
+    unscored: int = 0
+    errors: list[str] = field(default_factory=list)
+    """Every error counted in this batch, one message each, naming reward, pack and row."""
+    row_errors: dict[int, list[str]] = field(default_factory=dict)
+    """The same messages by row index: what each row that a reward could not score carries."""
+
+
+class Ensemble:
+    """Rewards with weights, scored together.
+
+    Build one with :meth:`from_spec`; call :meth:`score` per batch.  Process
+    workers and the inline thread are created on first use and reused; call
+    :meth:`close` (or use ``with``) to stop the workers early.
+    """
+
+    def __init__(self, members: Sequence[Member], *, strict: bool = False, workers: int | None = None,
+                 pool: str = "local") -> None:
+        if not members:
+            raise ValueError("an ensemble needs at least one reward")
+        if pool not in POOLS:
+            raise ValueError(f"unknown worker pool {pool!r}; choose one of {', '.join(POOLS)}")
+        self.members = list(members)
+        self.strict = strict
+        self._workers = workers
+        self._pool_kind = pool
+        self._pool: Executor | None = None
+        self._inline = InlineRunner()
+        self._async = AsyncRunner()
+        self._policy = Policy()
+        self.counts: dict[str, dict[str, float]] = {m.name: {} for m in self.members}
+        """Every member's counters summed over all batches scored so far (what ``summary.json`` records)."""
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: str | Sequence[Mapping[str, Any] | str] | Sequence[SpecItem],
+        *,
+        plugins: Any = None,
+        strict: bool = False,
+        workers: int | None = None,
+        pool: str = "local",
+    ) -> Ensemble:
+        """Build an ensemble from a spec string or YAML-style list, looking names up in ``plugins``.
+
+        :param plugins: a :class:`grpo_host.plugins.Plugins` (or anything with
+            a ``registry``); defaults to the installed plugins, the one place
+            the scoring core reaches the plugin layer (pass ``plugins`` and it
+            does not).
+        :param pool: where ``executor="process"`` rewards run (see :data:`POOLS`).
+        Unknown names raise with the available names; bad parameters raise with
+        the reward's parameter schema.
+        """
+        from .spec import parse_spec
+
+        if plugins is None:
+            from ..plugins import default_plugins
+
+            plugins = default_plugins()
+        items = spec if spec and all(isinstance(s, SpecItem) for s in spec) else parse_spec(spec)  # type: ignore[arg-type]
+        members = [Member.of(plugins.registry.reward(item.name), item) for item in items]
+        return cls(members, strict=strict, workers=workers, pool=pool)
+
+    @property
+    def names(self) -> list[str]:
+        return [m.name for m in self.members]
+
+    @property
+    def weights(self) -> list[float]:
+        return [m.weight for m in self.members]
+
+    @property
+    def rewards(self) -> list[Reward]:
+        return [m.reward for m in self.members]
+
+    def score(
+        self,
+        completions: Sequence[Any],
+        prompts: Sequence[Any] | None = None,
+        *,
+        row_ids: Sequence[Any] | None = None,
+        **columns: Sequence[Any],
+    ) -> ScoreResult:
+        """Score a batch of completions with every member: run, account, total.
+
+        :param completions: strings or chat message lists, one per row.
+        :param prompts: the prompts, one per row (optional).
+        :param row_ids: labels used in error messages (default: 0-based index).
+        :param columns: dataset columns, one list entry per row.
+        """
+        n = len(completions)
+        for key, col in columns.items():
+            if len(col) != n:
+                raise ValueError(f"column {key!r} has {len(col)} values for {n} completions")
+        items = _Items([completion_text(c) for c in completions],
+                       list(prompts) if prompts is not None else [None] * n, columns)
+        row_ids = list(row_ids) if row_ids is not None else list(range(n))
+        # Async members start first and are collected last: their items overlap each other and the
+        # synchronous members' work.
+        started = {m.name: self._start(m, items) for m in sorted(self.members, key=lambda m: not m.reward.is_async)}
+        result = ScoreResult({}, [], {})
+        for member in self.members:
+            outcomes, seconds = started[member.name]()
+            self._account(member, outcomes, seconds, row_ids, result)
+        result.total, result.unscored = self.weighted_total(result.values, n)
+        if result.unscored and self.strict:
+            rows = [row_ids[i] for i in range(n) if result.total[i] is None]
+            raise UnscoredRowsError(f"{result.unscored} rows were scored by no reward (strict): rows {rows[:10]}")
+        return result
+
+    def _start(self, member: Member, items: _Items) -> Callable[[], tuple[list[Outcome], float]]:
+        """Run ``member``'s items (async ones: start them); returns what collects its outcomes and seconds."""
+        reward, n, start = member.reward, len(items.texts), time.perf_counter()
+        if reward.is_async:
+            future = self._async.submit(_run_async(member, items))
+            rounds = 1 if reward.batch else -(-n // reward.concurrency)
+            backstop = None if member.timeout is None else member.timeout * rounds + 1.0
+
+            def collect() -> tuple[list[Outcome], float]:
+                try:
+                    outcomes = self._async.wait(future, backstop)
+                except TimeoutError:  # its coroutines blocked the event loop
+                    outcomes = [Outcome("timeout")] * n
+                return outcomes, time.perf_counter() - start
+
+            return collect
+        if reward.batch:
+            outcomes = _spread(self._inline.run([(reward.score_items, items.batch_args, {})], member.timeout)[0], n)
+        else:
+            outcomes = self._executor(reward).run(items.tasks(reward.score_item), member.timeout)
+        done = outcomes, time.perf_counter() - start
+        return lambda: done
+
+    def _executor(self, reward: Reward) -> Executor:
+        if reward.executor != "process":
+            return self._inline
+        if self._pool is None:
+            self._pool = POOLS[self._pool_kind](self._workers)
+        return self._pool
+
+    def _account(self, member: Member, outcomes: Sequence[Outcome], seconds: float, row_ids: list[Any],
+                 result: ScoreResult) -> None:
+        """One member's outcomes into ``result``: values, statistics and every failure's message under its policy.
+
+        Values arrive checked (a :class:`~grpo_host.Scored`): every executor runs the reward's own
+        ``score_item``/``score_items``, which check what the function returned.
+        """
+        vals: list[float | None] = []
+        failed = timeouts = 0
+        counts: dict[str, float] = {}
+        for i, out in enumerate(outcomes):
+            if out.status == "ok":
+                vals.append(out.value.value)
+                for key, count in out.value.counts.items():
+                    counts[key] = counts.get(key, 0.0) + count
+                self._policy.succeeded(member.name)
+                continue
+            vals.append(None)
+            if out.status == "unusable":
+                raise self._policy.unusable(member, out.error)
+            if out.status == "timeout":
+                timeouts += 1
+                continue
+            failed += 1
+            where = f"rows {row_ids[0]}..{row_ids[-1]}" if member.reward.batch else f"row {row_ids[i]}"
+            message = self._policy.failed(member, out.error, where)
+            result.errors.append(message)
+            result.row_errors.setdefault(i, []).append(message)
+        result.values[member.name] = vals
+        result.metrics[member.name] = RewardMetrics.of(vals, failed, timeouts, seconds, counts)
+        total_counts = self.counts[member.name]
+        for key, count in counts.items():
+            total_counts[key] = total_counts.get(key, 0.0) + count
+
+    def score_rows(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        completions: Sequence[Any] | None = None,
+        row_ids: Sequence[Any] | None = None,
+        completion_ids: Sequence[Any] | None = None,
+    ) -> ScoreResult:
+        """Score rows as datasets hold them: ``completion`` (unless ``completions`` is given), ``prompt``, columns.
+
+        Every key of any row other than ``completion`` and ``prompt`` becomes
+        a column (None where a row lacks it); ``completion_ids`` (token ids
+        per completion) reach length-based rewards.  This is the one way rows
+        reach :meth:`score`, for ``grpo-host score``, both training hosts and
+        the testing helpers.
+        """
+        if completions is None:
+            completions = [row["completion"] for row in rows]
+        keys = sorted({k for row in rows for k in row} - {"completion", "prompt"})
+        columns = {k: [row.get(k) for row in rows] for k in keys}
+        if completion_ids is not None and len(completion_ids) == len(completions):
+            columns["completion_ids"] = list(completion_ids)
+        return self.score(completions, [row.get("prompt") for row in rows], row_ids=row_ids, **columns)
+
+    def weighted_total(self, values: dict[str, list[float | None]], n: int) -> tuple[list[float | None], int]:
+        """Per-row totals over the weighted members that applied (None when none did), and how many rows had none.
+
+        The one place the weighting rule lives; hosts that compute rows' totals themselves call it too.
+        """
+        total: list[float | None] = []
+        for i in range(n):
+            got = [(m.weight, values[m.name][i]) for m in self.members if m.weight != 0]
+            applied = [w * v for w, v in got if v is not None]
+            total.append(sum(applied) if applied else None)
+        return total, sum(t is None for t in total)
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """The local worker processes' ids (empty before the first process-executor item, or on another pool)."""
+        return list(getattr(self._pool, "pids", ()))
+
+    @property
+    def replaced_workers(self) -> int:
+        """How many worker processes were killed and replaced (timeouts the worker's own alarm could not stop)."""
+        return self._pool.killed if self._pool is not None else 0  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self._async.close()
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def __enter__(self) -> Ensemble:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@dataclass
+class _Items:
+    """One batch as every member receives it: texts, prompts and columns, per item or whole."""
+
+    texts: list[str]
+    prompts: list[Any]
+    columns: Mapping[str, Sequence[Any]]
+
+    @property
+    def batch_args(self) -> tuple[Any, ...]:
+        return self.texts, self.prompts, self.columns
+
+    def row(self, i: int) -> dict[str, Any]:
+        return {k: v[i] for k, v in self.columns.items()}
+
+    def tasks(self, fn: Callable[..., Any]) -> list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]:
+        return [(fn, (self.texts[i], self.prompts[i]), self.row(i)) for i in range(len(self.texts))]
+
+
+def _spread(out: Outcome, n: int) -> list[Outcome]:
+    """A batch call's outcome as one per row: its values when it succeeded, else its failure for every row."""
+    return [Outcome("ok", v) for v in out.value] if out.status == "ok" else [out] * n
+
+
+def _ray_pool(size: int | None) -> Executor:
+    from .ray_pool import RayPool  # Ray is imported only by a run that asks for it
+
+    return RayPool(size)
+
+
+async def _run_async(member: Member, items: _Items) -> list[Outcome]:
+    """An async member's items, ``concurrency`` at a time, each under the member's timeout (waiting for a slot
+    is not part of it); a batch reward is one call under the timeout."""
+    reward = member.reward
+    if reward.batch:
+        return _spread(await acall(functools.partial(reward.ascore_items, *items.batch_args), member.timeout),
+                       len(items.texts))
+    return await gather_bounded(reward.concurrency, [
+        functools.partial(acall, functools.partial(reward.ascore_item, items.texts[i], items.prompts[i],
+                                                   **items.row(i)), member.timeout)
+        for i in range(len(items.texts))])

@@ -1,0 +1,321 @@
+"""Where reward items run, with a time bound that holds: the executors behind one interface.
+
+Every executor takes tasks ``(fn, args, kwargs)`` and a per-item timeout
+and returns one :class:`~grpo_host.scoring.calls.Outcome` per task, in
+order, never raising for a task's failure: each call goes through
+:func:`grpo_host.scoring.calls.call`, the one catch site.
+
+* :class:`InlineRunner` runs items on a daemon thread of this process, so the
+  caller can stop waiting after the timeout.  Cheap, but a timed-out call
+  cannot be killed: it is abandoned (and a new thread takes over).  Fine for
+  regexes and string checks.
+* :class:`WorkerPool` runs items in worker processes.  The timeout is
+  enforced twice: inside the worker (``SIGALRM`` raises in the call) and from
+  outside (a worker that has not answered ``grace`` seconds after its
+  deadline, e.g. stuck in C code that never checks signals, is killed with
+  SIGKILL and replaced).  This is the one for sympy, code and anything that
+  can hang the interpreter.  :class:`grpo_host.scoring.ray_pool.RayPool` is
+  the same on a Ray cluster.
+* :class:`AsyncRunner` runs ``async def`` rewards on an event loop of its
+  own thread, so a judge's many waiting calls overlap each other and the
+  synchronous members the caller scores meanwhile.  Its coroutines are
+  submitted first and collected last; inside them each item goes through
+  :func:`grpo_host.scoring.calls.acall`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection, wait
+from typing import Any, Protocol
+
+from .calls import Failure, Outcome, call, install_alarm
+
+__all__ = ["AsyncRunner", "Executor", "InlineRunner", "Task", "WorkerError", "WorkerPool"]
+
+STARTUP_TIMEOUT = 120.0
+"""Seconds a new worker interpreter may take to import grpo_host and say it is ready."""
+
+Task = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+
+
+class WorkerError(RuntimeError):
+    """No worker process could be started or kept: an environment problem, reported in one message."""
+
+
+class Executor(Protocol):
+    """What the ensemble needs of a place where per-item calls run."""
+
+    def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
+        """One outcome per task, in order; a task's failure or timeout is its outcome, never an exception."""
+
+    def close(self) -> None:
+        """Stop any processes or actors; the executor may be used again afterwards."""
+
+
+class InlineRunner:
+    """Runs calls one at a time on a daemon thread; the caller waits at most ``timeout``."""
+
+    def __init__(self) -> None:
+        self._start()
+
+    def _start(self) -> None:
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._done: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._loop, args=(self._jobs, self._done), daemon=True, name="grpo-host-inline").start()
+
+    @staticmethod
+    def _loop(jobs: queue.SimpleQueue, done: queue.SimpleQueue) -> None:
+        while (job := jobs.get()) is not None:
+            done.put(call(*job))
+
+    def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
+        return [self._one(task, timeout) for task in tasks]
+
+    def _one(self, task: Task, timeout: float | None) -> Outcome:
+        if timeout is None:
+            return call(*task)
+        self._jobs.put(task)
+        try:
+            return self._done.get(timeout=timeout)
+        except queue.Empty:
+            self._jobs.put(None)  # the stuck thread exits if its call ever returns
+            self._start()
+            return Outcome("timeout")
+
+    def close(self) -> None:
+        """Nothing to stop: the thread is a daemon and idles on its queue."""
+
+
+class AsyncRunner:
+    """An event loop on a daemon thread, where async rewards' coroutines run while the caller does other work.
+
+    ``submit`` hands a coroutine over and returns a future at once; ``wait``
+    collects it.  Per-item timeouts are the coroutine's own business
+    (``asyncio.wait_for``); ``wait``'s ``backstop`` is for a coroutine that
+    blocks the loop itself (synchronous work inside ``async def``), which no
+    cancellation can stop: the loop is then abandoned and a new one started,
+    as :class:`InlineRunner` abandons a stuck thread.
+    """
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def submit(self, coro: Any) -> concurrent.futures.Future:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            threading.Thread(target=self._loop.run_forever, daemon=True, name="grpo-host-async").start()
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def wait(self, future: concurrent.futures.Future, backstop: float | None) -> Any:
+        """The coroutine's result; raises ``TimeoutError`` (and starts over with a new loop) past ``backstop``."""
+        try:
+            return future.result(timeout=backstop)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            self.close()
+            raise TimeoutError from None
+
+    def close(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._loop = None
+
+
+def _worker_main(conn) -> None:
+    """Serve calls from the parent until it closes the pipe or sends None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    install_alarm()
+    conn.send("ready")
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):  # parent gone
+            return
+        if msg is None:
+            return
+        index, fn, args, kwargs, timeout = msg
+        out = call(fn, args, kwargs, alarm=timeout)
+        try:
+            conn.send((index, out))
+        except Exception as exc:  # the value did not pickle
+            conn.send((index, Outcome("error", error=Failure.note(f"result could not be sent back: {exc}"))))
+
+
+class _Worker:
+    """A plain ``python -m grpo_host.scoring.executors`` child talking pickle over its own pipe pair.
+
+    A fresh interpreter rather than fork or multiprocessing: it inherits no
+    threads or CUDA state from a training process, and it never re-imports
+    the user's ``__main__`` (a training script without a main guard works).
+    """
+
+    def __init__(self) -> None:
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # import what the parent can
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "grpo_host.scoring.executors", str(down_r), str(up_w)],
+                pass_fds=(down_r, up_w),
+                stdin=subprocess.DEVNULL,
+                stdout=_stderr_fd(),  # a reward's print() must not land in `grpo-host score --out -`
+                env=env,
+            )
+        except OSError as exc:  # out of processes or memory
+            for fd in (down_r, down_w, up_r, up_w):
+                os.close(fd)
+            raise WorkerError(f"cannot start a grpo-host worker process: {exc}") from None
+        os.close(down_r)
+        os.close(up_w)
+        self.conn = _Duplex(Connection(up_r, writable=False), Connection(down_w, readable=False))
+        self.ready = False  # set when the child says so: its start-up is no part of any item's timeout
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(5)
+        self.conn.close()
+
+
+def _stderr_fd() -> int:
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # no real stderr (e.g. captured by a notebook)
+        return subprocess.DEVNULL
+
+
+class _Duplex:
+    """Two one-way connections used as one; ``fileno`` is the readable end, for ``wait``."""
+
+    def __init__(self, reader: Connection, writer: Connection) -> None:
+        self.reader, self.writer = reader, writer
+        self.recv, self.send = reader.recv, writer.send
+
+    def fileno(self) -> int:
+        return self.reader.fileno()
+
+    def close(self) -> None:
+        self.reader.close()
+        self.writer.close()
+
+
+class WorkerPool:
+    """A fixed set of worker processes with per-call timeouts and hard kills.
+
+    Workers are fresh interpreters (see :class:`_Worker`) and stay warm
+    across calls: plugin modules are imported once per worker.
+    """
+
+    def __init__(self, size: int | None = None, *, grace: float = 1.0) -> None:
+        self.size = size or os.cpu_count() or 1
+        self.grace = grace
+        self._workers: list[_Worker] = []
+        self.killed = 0
+
+    @property
+    def pids(self) -> list[int]:
+        """The worker processes' ids, e.g. to read their CPU time (benchmarks)."""
+        return [w.process.pid for w in self._workers]
+
+    def _replace(self, worker: _Worker) -> _Worker:
+        worker.kill()
+        self.killed += 1
+        fresh = _Worker()
+        self._workers[self._workers.index(worker)] = fresh
+        return fresh
+
+    def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
+        """Run every task, at most ``size`` at a time; one :class:`Outcome` per task, in order.
+
+        A task's deadline starts when it is handed to a worker that has said
+        it is ready, so interpreter start-up never eats into an item's timeout.
+        """
+        while len(self._workers) < min(self.size, len(tasks)):
+            self._workers.append(_Worker())
+        results: list[Outcome | None] = [None] * len(tasks)
+        pending = deque(range(len(tasks)))
+        idle = [w for w in self._workers if w.ready]
+        starting = {w: time.monotonic() + STARTUP_TIMEOUT for w in self._workers if not w.ready}
+        busy: dict[_Worker, tuple[int, float]] = {}
+        while pending or busy:
+            while pending and idle:
+                worker, index = idle.pop(), pending.popleft()
+                fn, args, kwargs = tasks[index]
+                try:
+                    worker.conn.send((index, fn, args, kwargs, timeout))
+                except (BrokenPipeError, OSError):
+                    starting[self._replace(worker)] = time.monotonic() + STARTUP_TIMEOUT
+                    pending.appendleft(index)
+                    continue
+                except Exception as exc:  # the task did not pickle
+                    results[index] = Outcome("error", error=Failure.note(f"cannot send to a worker process: {exc}"))
+                    idle.append(worker)
+                    continue
+                busy[worker] = (index, time.monotonic() + timeout + self.grace if timeout else float("inf"))
+            if not busy and not starting:
+                continue
+            wait_for = min([d for _, d in busy.values()] + list(starting.values())) - time.monotonic()
+            ready = wait([w.conn for w in (*busy, *starting)],
+                         timeout=None if wait_for == float("inf") else max(wait_for, 0))
+            for worker in [w for w in starting if w.conn in ready]:
+                del starting[worker]
+                try:
+                    worker.conn.recv()  # the worker's "ready"
+                except (EOFError, OSError):
+                    raise WorkerError(
+                        f"a grpo-host worker process failed to start (exit code {worker.process.wait(5)}); "
+                        f"its error, if any, is on stderr above; it runs `{sys.executable} -m grpo_host.scoring.executors` "
+                        "with this process's environment and sys.path"
+                    ) from None
+                worker.ready = True
+                idle.append(worker)
+            for worker in [w for w in busy if w.conn in ready]:
+                index, _ = busy.pop(worker)
+                try:
+                    _, results[index] = worker.conn.recv()
+                except (EOFError, OSError):
+                    code = worker.process.poll()
+                    results[index] = Outcome("error", error=Failure.note(f"worker process died (exit code {code})"))
+                    starting[self._replace(worker)] = time.monotonic() + STARTUP_TIMEOUT
+                    continue
+                idle.append(worker)
+            now = time.monotonic()
+            for worker, (index, deadline) in list(busy.items()):
+                if now > deadline:  # did not answer its own alarm: stuck outside Python
+                    del busy[worker]
+                    results[index] = Outcome("timeout")
+                    starting[self._replace(worker)] = now + STARTUP_TIMEOUT
+            if any(now > deadline for deadline in starting.values()):
+                raise WorkerError(f"a grpo-host worker process did not start within {STARTUP_TIMEOUT:.0f} s "
+                                  "(is the machine out of memory or processes?)")
+        return results  # type: ignore[return-value]
+
+    def close(self) -> None:
+        for worker in self._workers:
+            try:
+                worker.conn.send(None)
+            except OSError:
+                pass
+            worker.kill()
+        self._workers.clear()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+if __name__ == "__main__":
+    _worker_main(_Duplex(Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False)))

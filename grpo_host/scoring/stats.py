@@ -1,0 +1,108 @@
+"""Per-reward statistics and their metric names, in one place.
+
+A batch's figures per reward are a :class:`RewardMetrics`; figures over
+many batches (a file in ``grpo-host score``, a served request, a log step on
+the MLX host) are kept as :class:`Running` sums and :class:`Moments`, so
+memory stays flat however many rows pass.  The names under which the
+figures reach ``metrics.jsonl`` and the trackers are TRL's
+(``rewards/<name>/mean``, ``reward``, ``reward_std``) and made by
+:func:`reward_key` only, so both hosts, ``score`` and ``serve`` log the same
+names.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Moments", "RewardMetrics", "Running", "reward_key"]
+
+
+def reward_key(name: str, stat: str, prefix: str = "") -> str:
+    """The metric name of one reward's figure: ``rewards/<name>/<stat>`` (``eval_`` before it for validation)."""
+    return f"{prefix}rewards/{name}/{stat}"
+
+
+@dataclass
+class Moments:
+    """Count, mean and sample standard deviation of a stream of scores (Welford's update); None values are skipped."""
+
+    n: int = 0
+    mean: float | None = None
+    _m2: float = 0.0
+
+    def add(self, values: Sequence[float | None]) -> Moments:
+        for v in values:
+            if v is None:
+                continue
+            self.n += 1
+            delta = v - (self.mean or 0.0)
+            self.mean = (self.mean or 0.0) + delta / self.n
+            self._m2 += delta * (v - self.mean)
+        return self
+
+    @property
+    def std(self) -> float | None:
+        """Sample standard deviation; 0.0 for one value, None for none."""
+        if not self.n:
+            return None
+        return math.sqrt(max(self._m2, 0.0) / (self.n - 1)) if self.n > 1 else 0.0
+
+
+@dataclass
+class RewardMetrics:
+    """One reward's figures for one scored batch."""
+
+    mean: float | None
+    std: float | None
+    coverage: float
+    errors: int
+    timeouts: int
+    seconds: float
+    counts: dict[str, float] = field(default_factory=dict)
+    """The reward's own counters (see :class:`grpo_host.Scored`), summed over the batch."""
+
+    @classmethod
+    def of(cls, values: Sequence[float | None], errors: int, timeouts: int, seconds: float,
+           counts: dict[str, float]) -> RewardMetrics:
+        m = Moments().add(values)
+        return cls(mean=m.mean, std=m.std, coverage=m.n / len(values) if values else 0.0,
+                   errors=errors, timeouts=timeouts, seconds=seconds, counts=counts)
+
+    def logged(self, name: str) -> Iterator[tuple[str, float]]:
+        """The figures a host logs per batch beside the engine's own mean and std, under their metric names."""
+        yield reward_key(name, "coverage"), self.coverage
+        yield reward_key(name, "errors"), float(self.errors)
+        yield reward_key(name, "timeouts"), float(self.timeouts)
+        yield reward_key(name, "seconds"), self.seconds
+        for key, count in self.counts.items():
+            yield reward_key(name, key), count
+
+
+@dataclass
+class Running:
+    """One reward's figures summed over every batch so far (what ``score`` and ``serve`` report)."""
+
+    moments: Moments = field(default_factory=Moments)
+    rows: int = 0
+    errors: int = 0
+    timeouts: int = 0
+    seconds: float = 0.0
+    counts: dict[str, float] = field(default_factory=dict)
+
+    def add(self, values: Sequence[float | None], metrics: RewardMetrics) -> None:
+        self.moments.add(values)
+        self.rows += len(values)
+        self.errors += metrics.errors
+        self.timeouts += metrics.timeouts
+        self.seconds += metrics.seconds
+        for key, count in metrics.counts.items():
+            self.counts[key] = self.counts.get(key, 0.0) + count
+
+    def as_dict(self) -> dict[str, Any]:
+        """The shape of one reward in ``grpo-host score --json``."""
+        return {"mean": self.moments.mean, "std": self.moments.std,
+                "coverage": self.moments.n / self.rows if self.rows else 0.0, "errors": self.errors,
+                "timeouts": self.timeouts, "seconds": round(self.seconds, 4), "counts": dict(self.counts)}
