@@ -268,48 +268,65 @@ def score(
     monitors: Annotated[str, typer.Option(help="monitors to run over the batches: all, none, or names a,b")] = "all",
     group_column: Annotated[str | None, typer.Option(
         help="column holding each row's group id (default: rows sharing a prompt are a group)")] = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="continue an interrupted --out file: keep its rows (checked against the input by row "
+                         "number and content hash) and score the rest")] = False,
 ) -> None:
     """Score completions offline and summarise per reward, with the monitors' metrics and alerts.
 
-    Exit 1 when rows were bad or a reward failed on some."""
+    Exit 1 when rows were bad or a reward failed on some; 130 when interrupted (SIGINT or SIGTERM), after which
+    --resume continues the --out file."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .data import read_rows
     from .ensemble import Ensemble
     from .monitoring import MonitorSet, choose
-    from .offline import Tally, score_file_rows
+    from .offline import ScoreOutput, Tally, score_file_batches, sigterm_as_interrupt, write_stream
     from .plugins import default_plugins
 
+    output = ScoreOutput(out_path, data, resume=resume) if out_path not in (None, Path("-")) else None
     with _errors():
+        if resume and output is None:
+            raise ValueError("--resume continues an interrupted --out file: name that file with --out")
+        if output is not None:
+            output.check()  # before anything loads or is opened for writing
         ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers, pool=pool)
         watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)
         rows = read_rows(data)
+        if output is not None:
+            output.open()
+            rows = output.rows(rows)
     tally = Tally(ensemble.names)
-    sink = sys.stdout if out_path == Path("-") else (out_path.open("w") if out_path else None)
+    if output is not None:
+        output.count_kept(tally)
+    sink = sys.stdout if out_path == Path("-") else output
     bad: list[str] = []
     progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                         console=err, transient=True, disable=not err.is_terminal)
+    complete = False
     try:
-        with _errors(), ensemble, progress:
-            task = progress.add_task("score", total=_count_lines(data))
-            for line in score_file_rows(rows, ensemble, tally, batch_size=batch_size, monitors=watch,
-                                        group_column=group_column):
-                progress.advance(task)
-                if "rewards" not in line:
-                    bad.append(f"{line['row']}: {line['error']}")
-                if sink is not None:
-                    sink.write(json.dumps(line) + "\n")
+        with _errors(), ensemble, progress, sigterm_as_interrupt():
+            task = progress.add_task("score", total=_count_lines(data), completed=output.done if output else 0)
+            for lines in score_file_batches(rows, ensemble, tally, batch_size=batch_size, monitors=watch,
+                                            group_column=group_column):
+                progress.advance(task, len(lines))
+                bad += [f"{line['row']}: {line['error']}" for line in lines if "rewards" not in line]
+                if output is not None:
+                    output.write(lines)
+                elif sink is not None:
+                    write_stream(sink, lines)
+        complete = True
+    except KeyboardInterrupt:
+        kept = f": {out_path} keeps the rows scored so far; --resume continues it" if output is not None else ""
+        err.print(Text.assemble(("interrupted", "red"), kept), soft_wrap=True)
+        raise typer.Exit(130) from None
     finally:
-        if sink is not None and sink is not sys.stdout:
-            sink.close()
+        if output is not None:
+            output.close(complete=complete)
 
     stats = tally.per_reward()
     if as_json:
-        print(json.dumps({"rows": tally.rows, "scored": tally.rows - tally.bad, "bad_rows": tally.bad,
-                          "failed_rows": tally.failed, "unscored": tally.unscored, "rewards": stats,
-                          "weights": dict(zip(ensemble.names, ensemble.weights)),
-                          "monitors": {"metrics": tally.monitor_metrics(),
-                                       "alerts": [a.as_dict() for a in watch.alerts]}}, indent=2))
+        print(json.dumps(tally.summary(ensemble, watch), indent=2))
     else:
         title = (f"{data}: {tally.rows - tally.bad} rows scored, {tally.bad} bad, {tally.failed} failed, "
                  f"{tally.unscored} unscored")
@@ -331,7 +348,7 @@ def score(
         err.print(f"bad row: {message}", soft_wrap=True, style="red")
     if len(bad) > 10:
         err.print(f"... and {len(bad) - 10} more bad rows", style="red")
-    raise typer.Exit(1 if bad or tally.failed else 0)
+    raise typer.Exit(1 if bad or tally.bad or tally.failed else 0)
 
 
 def main() -> None:
@@ -409,12 +426,18 @@ def train(
 def serve(
     rewards: SpecOpt,
     host: Annotated[str, typer.Option(help="address to listen on (0.0.0.0: every interface)")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="port to listen on")] = 8000,
-    concurrency: Annotated[int | None, typer.Option(min=1, help="requests scored at once (default: cores, at most 4)")] = None,
-    backlog: Annotated[int, typer.Option(min=0, help="requests that may wait; past that the answer is 429")] = 16,
-    deadline: Annotated[float, typer.Option(min=0.001, help="seconds within which a request is answered (504 past it)")] = 120.0,
-    max_body_mb: Annotated[float, typer.Option(min=0.0001, help="largest request body in MiB (413 past it)")] = 32.0,
-    max_rows: Annotated[int, typer.Option(min=1, help="most rows in one request (413 past it)")] = 8192,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="port to listen on (1-65535)")] = 8000,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="ensembles scoring micro-batches at once (default: cores, at most 4)")] = None,
+    backlog: Annotated[int, typer.Option(min=0, help="rows that may wait; past that /score is 429, /get_reward rows score 0.0 (dropped)")] = 65536,
+    deadline: Annotated[float, typer.Option(min=0.001, help="seconds from a request's first byte within which it is answered")] = 120.0,
+    max_body_mb: Annotated[float, typer.Option(min=0.0001, help="largest request body in MiB (413 past it)")] = 128.0,
+    max_rows: Annotated[int, typer.Option(min=1, help="most rows in one request (413 past it)")] = 65536,
+    batch_rows: Annotated[int, typer.Option(min=1, help="most rows in one micro-batch")] = 256,
+    batch_window_ms: Annotated[float, typer.Option(min=0, help="milliseconds a micro-batch waits for more rows")] = 5.0,
+    tokenizer: Annotated[str | None, typer.Option(help="tokenizer (path or hub id) whose EOS/pad strings are stripped")] = None,
+    end_token: Annotated[list[str] | None, typer.Option(help="a string stripped from the end of responses (repeatable)")] = None,
+    header_timeout: Annotated[float, typer.Option(min=0.001, help="seconds a request's headers may take (408 past it)")] = 10.0,
+    body_timeout: Annotated[float, typer.Option(min=0.001, help="seconds a request's body may take (408 past it)")] = 60.0,
     token_env: Annotated[str, typer.Option(help="environment variable holding the bearer token (unset: no token)")] = "GRPO_HOST_SERVE_TOKEN",
     workers: Annotated[int | None, typer.Option(min=1, help="worker processes per concurrent request")] = None,
     pool: Annotated[str, typer.Option(help="where process-executor rewards run: local or ray")] = "local",
@@ -431,9 +454,14 @@ def serve(
     except ImportError as exc:
         err.print(Text.assemble(("error:", "red"), f" {exc.name} is not installed: pip install 'grpo-host[serve]'"))
         raise typer.Exit(2) from None
-    settings = ServeSettings(backlog=backlog, deadline=deadline, max_body=int(max_body_mb * 1024 * 1024),
-                             max_rows=max_rows, token_env=token_env, workers=workers, pool=pool)
-    if concurrency is not None:
-        settings.concurrency = concurrency
+    from .special_tokens import end_tokens
+
     with _errors():
+        tokens = end_tokens(tokenizer, end_token or ()) if tokenizer or end_token else None
+        settings = ServeSettings(backlog=backlog, deadline=deadline, max_body=int(max_body_mb * 1024 * 1024),
+                                 max_rows=max_rows, batch_rows=batch_rows, batch_window=batch_window_ms / 1000,
+                                 end_tokens=tokens, header_timeout=header_timeout, body_timeout=body_timeout,
+                                 token_env=token_env, workers=workers, pool=pool)
+        if concurrency is not None:
+            settings.concurrency = concurrency
         run_server(rewards, host=host, port=port, settings=settings, strict=strict)

@@ -1,10 +1,10 @@
 """``grpo-host serve``: one ensemble over HTTP, for trainers that cannot load a grpo-host pack themselves.
 
-OpenRLHF posts batches to a reward URL; verl's and TRL's users want the code
+OpenRLHF posts to a reward URL; verl's and TRL's users want the code
 reward's sandbox on another machine than the trainer.  Both are served by one
 ASGI app (Starlette, run by uvicorn) around one spec:
 
-* ``POST /get_reward``: OpenRLHF's remote reward protocol as its client sends
+* ``POST /get_reward``: OpenRLHF's remote reward protocol as its clients send
   it, ``{"query", "prompts", "labels"}`` in, ``{"rewards", "scores",
   "extra_logs"}`` out (see :func:`openrlhf_rows`);
 * ``POST /score``: ``{"rows": [...]}`` in, the summary ``grpo-host score
@@ -17,27 +17,49 @@ ASGI app (Starlette, run by uvicorn) around one spec:
 * ``GET /rewards``: the served members with weights and parameters;
 * ``GET /health``: liveness and load, for load balancers (never behind the token).
 
-Scoring is synchronous CPU work (and an :class:`~grpo_host.Ensemble` serves
-one caller at a time), so the server keeps ``concurrency`` ensembles and runs
-each request's scoring on a thread of its own holding one of them, off the
-event loop.  What a production reward service must do on top:
+Trainers call per sample now (OpenRLHF's agent executor posts one rollout
+per request, a whole step's rollouts at once), so the server does not score
+per request: a :class:`~grpo_host.batching.MicroBatcher` with one thread per
+ensemble (``concurrency`` of them) gathers concurrent requests' rows into
+micro-batches of up to ``batch_rows`` rows within ``batch_window`` seconds.
+A ``/score`` request is scored as one batch of its own (its summary is per
+request); ``/get_reward`` rows are merged across requests, and a large
+request is split into micro-batches.  What a production reward service must
+do on top:
 
-* **Back-pressure, not a queue that grows:** at most ``concurrency`` requests
-  score and ``backlog`` more wait for an ensemble; the next is answered 429
-  with ``Retry-After`` at once, so a client (or a load balancer) retries
-  elsewhere instead of piling on.
-* **Deadlines:** a request is answered within ``deadline`` seconds (a client
-  may ask for less with ``X-Deadline: SECONDS``), with 504 past it.  A thread
-  cannot be killed, so the late scoring runs on and its ensemble comes back
-  when it ends; its slot stays taken until then, so back-pressure still tells
-  the truth.  Per-item timeouts (the spec's) bound that time.
-* **Size limits:** a body over ``max_body`` bytes is 413 (the stream is cut,
-  whatever Content-Length says); a batch over ``max_rows`` rows is 413.
+* **Admission in rows**: at most ``backlog`` rows wait for a scoring thread.
+  ``/score`` past that is answered 429 with ``Retry-After`` at once (the
+  ``remote`` reward and load balancers retry).  ``/get_reward`` never answers
+  429 or 504 for load, because OpenRLHF's client turns five failed tries into
+  a missing reward and then a crash: a row it cannot take or score within
+  the deadline gets reward 0.0 and is counted (``grpo_host/dropped`` or
+  ``grpo_host/late`` in ``extra_logs``, and in ``/health``).
+* **Deadlines from the first byte**: a request is answered within
+  ``deadline`` seconds (a client may ask for less with ``X-Deadline:
+  SECONDS``), counted from the first byte of the request, so a slowly sent
+  body spends it; the 504 says what it was waiting for.  A batch already
+  being scored runs on (a thread cannot be killed; the spec's per-item
+  timeouts bound it) and its rows count as scoring until it ends, so
+  back-pressure still tells the truth; rows not yet taken are dropped.
+* **Slow clients are not held**: the headers must arrive within
+  ``header_timeout`` seconds of the request's first byte (or of the
+  connection), the body within ``body_timeout``; past either the client gets
+  408 and the connection is closed.
+* **Size limits**: a body over ``max_body`` bytes is 413 (the stream is cut,
+  whatever Content-Length says); a request over ``max_rows`` rows is 413; a
+  body nested too deeply to parse is 400.
+* **Special tokens**: OpenRLHF's text ends in the tokenizer's EOS and pad
+  strings; ``/get_reward`` strips them from each response before scoring
+  (:mod:`grpo_host.special_tokens`), and ``/score`` does when the server was
+  given a tokenizer or end tokens explicitly.
 * **A bearer token** from an environment variable (``GRPO_HOST_SERVE_TOKEN``
   by default): when it is set, every endpoint but ``/health`` needs
   ``Authorization: Bearer <token>``.
 * **Graceful shutdown:** on SIGTERM or SIGINT uvicorn stops accepting,
   requests in flight finish and are answered, then the ensembles close.
+* **Start-up failures name the address**: a port in use, a host that does
+  not resolve, an address this machine lacks are a :class:`ValueError` naming
+  host and port (exit 2 from the CLI), before any ensemble is built.
 * **Structured access logs:** one JSON object per request on stderr (method,
   path, status, milliseconds, rows, bad and failed rows, client, request id).
 """
@@ -49,21 +71,24 @@ import hmac
 import json
 import logging
 import os
+import socket
 import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from .batching import DEFAULT_MAX_ROWS, DEFAULT_WINDOW, MicroBatcher, chunks
 from .catalog import reward_row
 from .data import check_rows
 from .ensemble import Ensemble
 from .offline import Tally, score_file_rows
+from .special_tokens import COMMON_END_TOKENS, strip_end_tokens
 
-__all__ = ["ServeSettings", "build_app", "openrlhf_rows", "serve"]
+__all__ = ["ServeSettings", "build_app", "listen_socket", "openrlhf_rows", "serve"]
 
 TOKEN_ENV = "GRPO_HOST_SERVE_TOKEN"
 ACCESS_LOG = "grpo_host.serve.access"
@@ -74,21 +99,37 @@ class ServeSettings:
     """How one server behaves; ``grpo-host serve``'s options, one field each."""
 
     concurrency: int = field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)))
-    """Requests scored at once (one ensemble and one thread each)."""
-    backlog: int = 16
-    """Requests that may wait for a free ensemble; past ``concurrency + backlog`` the answer is 429."""
+    """Ensembles, each scoring one micro-batch at a time on a thread of its own."""
+    backlog: int = 65536
+    """Rows that may wait for a scoring thread; past that ``/score`` is 429 and ``/get_reward`` rows score 0.0,
+    counted as dropped."""
     deadline: float = 120.0
-    """Seconds within which a request is answered (504 past it); ``X-Deadline`` may only shorten it."""
-    max_body: int = 32 * 1024 * 1024
+    """Seconds from a request's first byte within which it is answered; ``X-Deadline`` may only shorten it."""
+    max_body: int = 128 * 1024 * 1024
     """Largest request body in bytes (413 past it)."""
-    max_rows: int = 8192
-    """Most rows in one request (413 past it)."""
+    max_rows: int = 65536
+    """Most rows in one request (413 past it); ``/get_reward`` splits a large request into micro-batches."""
+    batch_rows: int = DEFAULT_MAX_ROWS
+    """Most rows in one micro-batch."""
+    batch_window: float = DEFAULT_WINDOW
+    """Seconds a scoring thread waits for more rows after the first."""
+    end_tokens: tuple[str, ...] | None = None
+    """EOS/pad strings stripped from responses: None strips :data:`COMMON_END_TOKENS` on ``/get_reward`` only;
+    a tuple (from ``--tokenizer`` or ``--end-token``) strips those on ``/get_reward`` and ``/score``; empty: none."""
+    header_timeout: float = 10.0
+    """Seconds from a request's first byte (or a new connection) within which its headers must have arrived."""
+    body_timeout: float = 60.0
+    """Seconds within which the whole body must have arrived once the headers have."""
     token_env: str = TOKEN_ENV
     """The environment variable holding the bearer token; unset or empty: no token needed."""
     workers: int | None = None
     """Worker processes per ensemble for process-executor rewards (default: the cores shared out)."""
     pool: str = "local"
     """Where process-executor rewards run (see :data:`grpo_host.ensemble.POOLS`)."""
+
+    @property
+    def openrlhf_tokens(self) -> tuple[str, ...]:
+        return COMMON_END_TOKENS if self.end_tokens is None else self.end_tokens
 
 
 class HTTPError(Exception):
@@ -99,13 +140,14 @@ class HTTPError(Exception):
         self.status, self.message, self.headers = status, message, dict(headers or {})
 
 
-def openrlhf_rows(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+def openrlhf_rows(body: Mapping[str, Any], end_tokens: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Rows from OpenRLHF's remote-reward request: ``query`` is prompt plus response as text.
 
     The completion is the query with its prompt taken off the front (the
     whole query when it does not start with the prompt, as when OpenRLHF
-    sends no ``prompts``); ``labels`` become the ``answer`` column.  Other
-    keys OpenRLHF may add (``metas``) are ignored.
+    sends no ``prompts``) and the trailing ``end_tokens`` off the back;
+    ``labels`` become the ``answer`` column.  Other keys OpenRLHF may add
+    (``metas``) are ignored.
     """
     queries = body.get("query")
     if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
@@ -119,79 +161,76 @@ def openrlhf_rows(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for query, prompt, label in zip(queries, prompts, labels):
         completion = query[len(prompt):] if isinstance(prompt, str) and prompt and query.startswith(prompt) else query
-        row: dict[str, Any] = {"completion": completion, "prompt": prompt}
+        row: dict[str, Any] = {"completion": strip_end_tokens(completion, end_tokens), "prompt": prompt}
         if label is not None:
             row["answer"] = label if isinstance(label, str) else json.dumps(label)
         rows.append(row)
     return rows
 
 
+Labelled = Sequence[tuple[str, Any]]
+"""Rows with the label their errors name (``"row 3"``: the index in the request)."""
+
+
+def _score(ensemble: Ensemble, rows: Labelled) -> tuple[Tally, list[dict[str, Any]]]:
+    tally = Tally(ensemble.names)
+    return tally, list(score_file_rows(rows, ensemble, tally, batch_size=max(len(rows), 1)))
+
+
+def _score_parts(ensemble: Ensemble, parts: list[Labelled]) -> list[tuple[Tally | None, list[dict[str, Any]]]]:
+    """One micro-batch: a part alone keeps its own tally; merged parts share one scoring call and get their lines."""
+    if len(parts) == 1:
+        return [_score(ensemble, parts[0])]
+    _, lines = _score(ensemble, [row for part in parts for row in part])
+    out, start = [], 0
+    for part in parts:
+        out.append((None, lines[start:start + len(part)]))
+        start += len(part)
+    return out
+
+
 class _Server:
-    """The state behind the endpoints: the ensembles, the admission count, the token."""
+    """The state behind the endpoints: the ensembles behind one micro-batcher, the row counts, the token."""
 
     def __init__(self, build: Callable[[], Ensemble], settings: ServeSettings) -> None:
         self.settings = settings
         self.ensembles = [build() for _ in range(settings.concurrency)]
         self.names = self.ensembles[0].names
-        self.executor = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="grpo-host-serve")
-        self.free: asyncio.Queue[Ensemble] | None = None  # made on the server's event loop, at start-up
-        self.waiting = 0
+        self.batcher: MicroBatcher | None = None  # started with the server (lifespan), stopped after the last request
+        self.dropped = self.late = 0
         self.token = os.environ.get(settings.token_env) or None
 
-    async def start(self) -> None:
-        self.free = asyncio.Queue()
-        for ensemble in self.ensembles:
-            self.free.put_nowait(ensemble)
-
-    @property
-    def busy(self) -> int:
-        """Ensembles scoring now, late batches of requests already answered 504 included."""
-        return self.settings.concurrency - self.free.qsize()
+    def start(self) -> None:
+        self.batcher = MicroBatcher(self.ensembles, _score_parts, window=self.settings.batch_window,
+                                    max_rows=self.settings.batch_rows, name="grpo-host-serve")
 
     def stop(self) -> None:
-        self.executor.shutdown(wait=True)
+        if self.batcher is not None:
+            self.batcher.close()
         for ensemble in self.ensembles:
             ensemble.close()
 
-    async def run(self, deadline: float, job: Callable[[Ensemble], Any]) -> Any:
-        """Run ``job(ensemble)`` on a thread with an ensemble of its own, within admission and the deadline."""
-        if self.busy + self.waiting >= self.settings.concurrency + self.settings.backlog:
-            raise HTTPError(429, f"busy: {self.busy} requests scoring and {self.waiting} waiting; retry later or "
-                            "elsewhere", {"Retry-After": "1"})
-        loop = asyncio.get_running_loop()
-        self.waiting += 1
-        try:
-            ensemble = await asyncio.wait_for(self.free.get(), max(deadline - time.monotonic(), 0))
-        except TimeoutError:
-            raise HTTPError(504, "the deadline passed while waiting for a free ensemble") from None
-        finally:
-            self.waiting -= 1
-        def work() -> Any:
-            try:
-                return job(ensemble)
-            finally:  # a late job gives its ensemble back only when it ends: its slot is busy until then
-                loop.call_soon_threadsafe(self.free.put_nowait, ensemble)
+    def room(self, n: int) -> bool:
+        """Admission in rows: ``n`` more may wait within the backlog, or start at once on an idle thread."""
+        return self.batcher.waiting_rows + n <= self.settings.backlog or self.batcher.takes_at_once(n)
 
-        future = loop.run_in_executor(self.executor, work)
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), max(deadline - time.monotonic(), 0))
-        except TimeoutError:
-            future.add_done_callback(lambda f: f.exception())  # retrieved: no "never retrieved" warning
-            raise HTTPError(504, "the deadline passed while scoring; the batch was not scored in time") from None
+    def busy(self, n: int) -> HTTPError:
+        b = self.batcher
+        return HTTPError(429, f"busy: {b.waiting_rows} rows waiting and {b.scoring_rows} being scored; this server "
+                         f"queues at most {self.settings.backlog} rows and this request has {n}; retry later or "
+                         "elsewhere", {"Retry-After": "1"})
 
 
-def _score(ensemble: Ensemble, rows: Sequence[Any]) -> tuple[Tally, list[dict[str, Any]]]:
-    tally = Tally(ensemble.names)
-    lines = list(score_file_rows(((f"row {i}", raw) for i, raw in enumerate(rows)), ensemble, tally,
-                                 batch_size=max(len(rows), 1)))
-    return tally, lines
-
-
-def _summary(ensemble: Ensemble, tally: Tally) -> dict[str, Any]:
-    """The object ``grpo-host score --json`` prints."""
-    return {"rows": tally.rows, "scored": tally.rows - tally.bad, "bad_rows": tally.bad,
-            "failed_rows": tally.failed, "unscored": tally.unscored, "rewards": tally.per_reward(),
-            "weights": dict(zip(ensemble.names, ensemble.weights))}
+async def _wait(futures: list[Future], deadline: float) -> None:
+    """Wait for ``futures`` until ``deadline``; the ones not taken yet are cancelled (and so never scored)."""
+    wrapped = [asyncio.wrap_future(f) for f in futures]
+    left = deadline - time.monotonic()
+    if left > 0:
+        await asyncio.wait(wrapped, timeout=left)
+    for future, outer in zip(futures, wrapped):
+        if not future.done():
+            future.cancel()
+            outer.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved: no "never retrieved"
 
 
 def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = None):
@@ -208,13 +247,15 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
     settings = settings or ServeSettings()
     server = _Server(build, settings)
     members = server.ensembles[0].members
+    score_tokens = settings.end_tokens or ()
 
     def reply(payload: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
         import orjson
 
         return Response(orjson.dumps(payload), status, headers=dict(headers or {}), media_type="application/json")
 
-    def deadline_of(request: Request) -> float:
+    def deadline_of(request: Request) -> tuple[float, float]:
+        """(seconds granted, the monotonic time they end), counted from the request's first byte."""
         seconds = settings.deadline
         asked = request.headers.get("x-deadline")
         if asked is not None:
@@ -222,23 +263,40 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
                 seconds = min(seconds, float(asked))
             except ValueError:
                 raise HTTPError(422, f"X-Deadline must be a number of seconds, got {asked!r}") from None
-        return request.scope["grpo_host.start"] + seconds
+            if not seconds > 0:
+                raise HTTPError(422, f"X-Deadline must be a positive number of seconds, got {asked!r}")
+        return seconds, request.scope["grpo_host.start"] + seconds
 
     async def read_json(request: Request) -> Any:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > settings.max_body:
             raise HTTPError(413, f"the body is {declared} bytes; this server takes at most {settings.max_body}")
-        chunks, size = [], 0
-        try:
+        seconds, deadline = deadline_of(request)
+        chunks_, size = [], 0
+
+        async def receive() -> None:
+            nonlocal size
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > settings.max_body:
                     raise HTTPError(413, f"the body is over {settings.max_body} bytes, this server's limit")
-                chunks.append(chunk)
+                chunks_.append(chunk)
+
+        body_ends = time.monotonic() + settings.body_timeout
+        try:
+            await asyncio.wait_for(receive(), max(min(deadline, body_ends) - time.monotonic(), 0))
         except ClientDisconnect:
             raise HTTPError(400, "the client went away before sending the whole body") from None
+        except TimeoutError:
+            if deadline <= body_ends:
+                raise HTTPError(504, f"the deadline ({seconds:g} s from the request's first byte) passed while "
+                                f"reading the request body ({size} bytes received)") from None
+            raise HTTPError(408, f"the body did not arrive within {settings.body_timeout:g} s ({size} bytes "
+                            "received)", {"Connection": "close"}) from None
         try:
-            return json.loads(b"".join(chunks))
+            return json.loads(b"".join(chunks_))
+        except RecursionError:
+            raise HTTPError(400, "the body is nested too deeply to read as JSON") from None
         except ValueError as exc:
             raise HTTPError(400, f"the body is not JSON: {exc}") from None
 
@@ -250,29 +308,65 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
         request.scope["grpo_host.log"]["rows"] = len(rows)
         return rows
 
-    def note(request: Request, tally: Tally) -> None:
-        request.scope["grpo_host.log"].update(bad_rows=tally.bad, failed_rows=tally.failed)
+    def note(request: Request, lines: list[dict[str, Any]]) -> None:
+        request.scope["grpo_host.log"].update(bad_rows=sum("rewards" not in line for line in lines),
+                                              failed_rows=sum("rewards" in line and "error" in line for line in lines))
 
     async def score(request: Request) -> Response:
         body = await read_json(request)
-        rows = take_rows(request, body.get("rows") if isinstance(body, dict) else None)
-        tally, lines = await server.run(deadline_of(request), lambda e: _score(e, rows))
-        note(request, tally)
-        return reply({**_summary(server.ensembles[0], tally), "results": lines})
+        raw = take_rows(request, body.get("rows") if isinstance(body, dict) else None)
+        seconds, deadline = deadline_of(request)
+        if not raw:
+            tally, lines = Tally(server.names), []
+        else:
+            if not server.room(len(raw)):
+                raise server.busy(len(raw))
+            if score_tokens:
+                raw = [{**r, "completion": strip_end_tokens(r["completion"], score_tokens)}
+                       if isinstance(r, dict) and isinstance(r.get("completion"), str) else r for r in raw]
+            future = server.batcher.submit([(f"row {i}", r) for i, r in enumerate(raw)], alone=True)
+            await _wait([future], deadline)
+            if future.cancelled() or not future.done():
+                raise HTTPError(504, f"the deadline ({seconds:g} s from the request's first byte) passed "
+                                f"{'while this batch was scored' if future.running() else 'before a scoring thread was free'}")
+            tally, lines = future.result()
+        note(request, lines)
+        return reply({**tally.summary(server.ensembles[0]), "results": lines})
 
     async def get_reward(request: Request) -> Response:
         body = await read_json(request)
         if not isinstance(body, dict):
             raise HTTPError(422, "the body must be an object with 'query', 'prompts' and 'labels'")
-        rows = take_rows(request, openrlhf_rows(body))
-        tally, lines = await server.run(deadline_of(request), lambda e: _score(e, rows))
-        note(request, tally)
-        # OpenRLHF turns every list into a tensor: a row no reward scored (or a bad row) is 0.0 there, and
-        # ``grpo_host/scored`` says which rows those were; the reasons are in this server's access log.
+        rows = take_rows(request, openrlhf_rows(body, settings.openrlhf_tokens))
+        _, deadline = deadline_of(request)
+        labelled = [(f"row {i}", row) for i, row in enumerate(rows)]
+        parts = list(chunks(labelled, settings.batch_rows)) if rows else []
+        futures: list[Future | None] = []
+        for part in parts:  # a part the queue has no room for is not scored: its rows count as dropped
+            futures.append(server.batcher.submit(part) if server.room(len(part)) else None)
+        await _wait([f for f in futures if f is not None], deadline)
+        lines: list[dict[str, Any]] = []
+        dropped, late = [], []
+        for part, future in zip(parts, futures):
+            if future is not None and future.done() and not future.cancelled():
+                lines += future.result()[1]
+                dropped += [0.0] * len(part)
+                late += [0.0] * len(part)
+                continue
+            where = "no room in the queue" if future is None else "the deadline passed before it was scored"
+            lines += [{"row": label, "error": where} for label, _ in part]
+            dropped += [float(future is None)] * len(part)
+            late += [float(future is not None)] * len(part)
+        server.dropped += int(sum(dropped))
+        server.late += int(sum(late))
+        note(request, lines)
+        # OpenRLHF turns every list into a tensor: a row no reward scored (or a bad, dropped or late row) is 0.0
+        # there, and ``grpo_host/scored`` says which rows those were; the reasons are in this server's access log.
         rewards = [line.get("total") or 0.0 for line in lines]
         extra: dict[str, list[float]] = {
             name: [(line.get("rewards") or {}).get(name) or 0.0 for line in lines] for name in server.names}
         extra["grpo_host/scored"] = [float(line.get("total") is not None) for line in lines]
+        extra["grpo_host/dropped"], extra["grpo_host/late"] = dropped, late
         errors = [f"{line['row']}: {line['error']}" for line in lines if "error" in line]
         if errors:
             request.scope["grpo_host.log"]["errors"] = errors[:5]
@@ -281,9 +375,15 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
     async def check(request: Request) -> Response:
         body = await read_json(request)
         rows = take_rows(request, body.get("rows") if isinstance(body, dict) else None)
+        seconds, deadline = deadline_of(request)
         rewards = [m.reward for m in members]
-        report = await server.run(deadline_of(request), lambda _: check_rows(
+        job = asyncio.get_running_loop().run_in_executor(None, lambda: check_rows(
             ((f"row {i}", raw) for i, raw in enumerate(rows)), rewards, extra_columns=("completion",)))
+        try:
+            report = await asyncio.wait_for(job, max(deadline - time.monotonic(), 0))
+        except TimeoutError:
+            raise HTTPError(504, f"the deadline ({seconds:g} s from the request's first byte) passed while the "
+                            "rows were checked") from None
         return reply(report.as_dict())
 
     async def listing(request: Request) -> Response:
@@ -292,8 +392,10 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
                       for m in members])
 
     async def health(request: Request) -> Response:
+        b = server.batcher
         return reply({"status": "ok", "rewards": server.names, "concurrency": settings.concurrency,
-                      "backlog": settings.backlog, "scoring": server.busy, "waiting": server.waiting})
+                      "backlog": settings.backlog, "scoring": b.scoring_rows, "waiting": b.waiting_rows,
+                      "batches": b.batches, "dropped_rows": server.dropped, "late_rows": server.late})
 
     async def http_error(request: Request, exc: HTTPError) -> Response:
         request.scope["grpo_host.log"]["error"] = exc.message
@@ -306,7 +408,7 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
 
     @asynccontextmanager
     async def lifespan(app):
-        await server.start()
+        server.start()
         yield
         server.stop()
 
@@ -320,6 +422,10 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
     return _Edge(app, server, reply)
 
 
+FIRST_BYTE = "grpo_host.first_byte"
+"""The scope key holding the monotonic time of a request's first byte (set by :func:`_protocol`)."""
+
+
 class _Edge:
     """ASGI middleware outside the app: the access log line (whatever the answer) and the bearer token."""
 
@@ -330,7 +436,7 @@ class _Edge:
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        start = time.monotonic()
+        start = scope.get(FIRST_BYTE) or time.monotonic()
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         request_id = headers.get("x-request-id") or uuid.uuid4().hex
         entry: dict[str, Any] = {"method": scope["method"], "path": scope["path"], "request_id": request_id}
@@ -363,6 +469,74 @@ class _Edge:
             self.log.info(json.dumps(entry))
 
 
+def _protocol(header_timeout: float) -> type:
+    """uvicorn's h11 protocol, plus what it lacks: a clock from each request's first byte, and a header timeout.
+
+    uvicorn starts a request when its headers are complete and has no limit
+    on how long they may take, so a client sending one header line a second
+    holds its connection forever; two hundred of them hold the server.  Here
+    a request (and a new connection) must finish its headers within
+    ``header_timeout`` seconds of its first byte, or it is answered 408 and
+    closed; the first byte's time reaches the app as :data:`FIRST_BYTE`, so
+    deadlines count from it.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Protocol(H11Protocol):
+        _first_byte: float | None = None
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._header_timer = self.loop.call_later(header_timeout, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def data_received(self, data: bytes) -> None:
+            if self.conn.their_state is h11.IDLE and self._first_byte is None:
+                self._first_byte = time.monotonic()
+                if self._header_timer is None:
+                    self._arm()
+            super().data_received(data)
+
+        def handle_events(self) -> None:
+            before = self.scope if hasattr(self, "scope") else None
+            super().handle_events()
+            scope = getattr(self, "scope", None)
+            if scope is not None and scope is not before:  # a request's headers are complete
+                scope[FIRST_BYTE] = self._first_byte or time.monotonic()
+                self._first_byte = None
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._first_byte = None
+
+        def connection_lost(self, exc) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _too_slow(self) -> None:  # armed only while a request's headers (or a new connection's) are awaited
+            self._header_timer = None
+            if self.transport.is_closing():
+                return
+            message = f"the request's headers did not arrive within {header_timeout:g} s".encode()
+            self.transport.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                                 b"connection: close\r\ncontent-length: " + str(len(message)).encode() +
+                                 b"\r\n\r\n" + message)
+            self.transport.close()
+
+    return Protocol
+
+
 def _access_logging() -> None:
     """One JSON object per line on stderr: the message is already JSON, so the format adds nothing around it."""
     log = logging.getLogger(ACCESS_LOG)
@@ -374,15 +548,43 @@ def _access_logging() -> None:
         log.propagate = False
 
 
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, or a ``ValueError`` naming both and the cause.
+
+    Bound here rather than by uvicorn, whose failures exit with its own code
+    and no clear message, so that a port in use, a host that does not
+    resolve or an address this machine lacks stop ``grpo-host serve`` before
+    any reward is loaded.
+    """
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ValueError(f"port {port!r} is not a TCP port: choose one from 1 to 65535")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ValueError(f"cannot listen on {host}:{port}: the host does not resolve ({exc})") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def serve(spec: str, *, host: str = "127.0.0.1", port: int = 8000, settings: ServeSettings | None = None,
           strict: bool = False) -> None:
     """Serve ``spec`` until SIGTERM or SIGINT, then finish the requests in flight and close the ensembles."""
     import uvicorn
 
     settings = settings or ServeSettings()
+    sock = listen_socket(host, port)  # before the ensembles: a bad address costs no reward start-up
     workers = settings.workers or max(1, (os.cpu_count() or 1) // settings.concurrency)
     app = build_app(lambda: Ensemble.from_spec(spec, strict=strict, workers=workers, pool=settings.pool), settings)
     _access_logging()
-    config = uvicorn.Config(app, host=host, port=port, access_log=False, log_level="info",
+    config = uvicorn.Config(app, access_log=False, log_level="info", http=_protocol(settings.header_timeout),
                             timeout_graceful_shutdown=settings.deadline + 5, lifespan="on")
-    uvicorn.Server(config).run()
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,183 @@
+"""Concurrent small calls gathered into micro-batches: per-sample callers get batch throughput.
+
+Trainers call a reward per sample today: OpenRLHF's agent executor posts one
+rollout per request, all of a step's rollouts at once; verl's reward loop
+calls ``compute_score`` once per response from 32 threads.  An
+:class:`~grpo_host.Ensemble` is fastest on a batch (its worker pool and an
+async judge's concurrency fill up only then) and serves one caller at a time.
+A :class:`MicroBatcher` sits between the two: callers on any thread (or on an
+event loop, through :func:`asyncio.wrap_future`) submit a few rows each and
+get a future; each of its scoring threads, one per ensemble it owns, takes
+what is waiting, waits up to ``window`` seconds for more, and scores up to
+``max_rows`` rows in one call.
+
+* **Admission in rows, not requests**: :attr:`MicroBatcher.waiting_rows`
+  counts the rows queued and not yet taken, which is what a caller's wait
+  depends on; one 1,000-row request and 1,000 one-row requests weigh the same.
+* **Nothing is waited on twice**: a part whose caller gave up (its future
+  cancelled before a thread took it) is dropped unscored.
+* **A part is never split across threads**: a part larger than ``max_rows``
+  is scored alone, so a caller that wants smaller batches splits first
+  (:func:`chunks`).  A part submitted ``alone=True`` is never merged either:
+  its scorer gets it as the only part, for answers that need per-request
+  figures.
+* A scorer that raises fails every future of that batch with its exception:
+  the callers decide what a failure means for them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+__all__ = ["DEFAULT_MAX_ROWS", "DEFAULT_WINDOW", "MicroBatcher", "chunks"]
+
+S = TypeVar("S")  # what a scoring thread owns (an Ensemble)
+T = TypeVar("T")  # a row
+R = TypeVar("R")  # what one part gets back
+
+DEFAULT_WINDOW = 0.005
+"""Seconds a scoring thread waits for more rows after the first: a few ms cost a one-row caller little and let a
+burst of one-row calls arrive together."""
+DEFAULT_MAX_ROWS = 256
+"""Most rows in one micro-batch: big enough for a worker pool to fill, small enough that several ensembles share a
+burst instead of one taking it all."""
+
+
+def chunks(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    """``rows`` in consecutive slices of at most ``size`` (one empty slice for no rows)."""
+    if not rows:
+        yield rows
+    for start in range(0, len(rows), size):
+        yield rows[start:start + size]
+
+
+@dataclass
+class _Part(Generic[T, R]):
+    rows: Sequence[T]
+    alone: bool
+    future: Future
+
+
+class MicroBatcher(Generic[S, T, R]):
+    """One scoring thread per item of ``owners``; ``score(owner, parts)`` returns one result per part.
+
+    ``parts`` is a list of the row sequences callers submitted, in the order
+    they arrived; merging them for one call (and splitting the answer) is the
+    scorer's business, since only it knows what a row's answer is.
+    """
+
+    def __init__(self, owners: Sequence[S], score: Callable[[S, list[Sequence[T]]], list[R]], *,
+                 window: float = DEFAULT_WINDOW, max_rows: int = DEFAULT_MAX_ROWS, name: str = "grpo-host-batch"):
+        if not owners:
+            raise ValueError("a MicroBatcher needs at least one owner to score with")
+        if max_rows < 1 or window < 0:
+            raise ValueError(f"max_rows must be at least 1 and window at least 0, got {max_rows} and {window}")
+        self.window, self.max_rows = window, max_rows
+        self._score = score
+        self._queue: deque[_Part[T, R]] = deque()
+        self._cond = threading.Condition()
+        self._closed = False
+        self.waiting_rows = 0
+        """Rows submitted and not yet taken by a scoring thread."""
+        self.scoring_rows = 0
+        """Rows being scored now."""
+        self.batches = 0
+        """Micro-batches scored so far (for /health and the benchmarks)."""
+        self.busy_threads = 0
+        """Scoring threads holding a micro-batch now."""
+        self.threads = len(owners)
+        self._threads = [threading.Thread(target=self._loop, args=(owner,), name=f"{name}-{i}", daemon=True)
+                         for i, owner in enumerate(owners)]
+        for thread in self._threads:
+            thread.start()
+
+    def takes_at_once(self, n: int) -> bool:
+        """Whether ``n`` more rows would start scoring at once: nothing queued and a scoring thread idle."""
+        return self.waiting_rows == 0 and self.busy_threads < self.threads
+
+    def submit(self, rows: Sequence[T], *, alone: bool = False) -> Future:
+        """Queue ``rows`` for scoring; the future holds their result (or the scorer's exception)."""
+        future: Future = Future()
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("this MicroBatcher is closed")
+            self._queue.append(_Part(rows, alone, future))
+            self.waiting_rows += len(rows)
+            self._cond.notify()
+        return future
+
+    def _take(self) -> list[_Part[T, R]] | None:
+        """The next micro-batch: what is queued, then whatever arrives within ``window``, up to ``max_rows``."""
+        with self._cond:
+            while not self._queue:
+                if self._closed:
+                    return None
+                self._cond.wait()
+            taken: list[_Part[T, R]] = []
+            size = 0
+            closes = time.monotonic() + self.window
+            full = False
+            while not full:
+                while self._queue and not full:
+                    part = self._queue[0]
+                    if taken and (part.alone or taken[0].alone or size + len(part.rows) > self.max_rows):
+                        full = True
+                        break
+                    self._queue.popleft()
+                    self.waiting_rows -= len(part.rows)
+                    if not part.future.set_running_or_notify_cancel():
+                        continue  # its caller gave up before it was taken
+                    taken.append(part)
+                    size += len(part.rows)
+                    full = part.alone or size >= self.max_rows
+                left = closes - time.monotonic()
+                if full or left <= 0 or self._closed:
+                    break
+                self._cond.wait(left)
+            self.scoring_rows += size
+            self.busy_threads += bool(taken)
+            return taken
+
+    def _loop(self, owner: S) -> None:
+        while True:
+            taken = self._take()
+            if taken is None:
+                return
+            if not taken:
+                continue
+            size = sum(len(p.rows) for p in taken)
+            try:
+                results = self._score(owner, [p.rows for p in taken])
+                if len(results) != len(taken):
+                    raise RuntimeError(f"the scorer returned {len(results)} results for {len(taken)} parts")
+            except BaseException as exc:  # every caller of this batch hears why
+                for part in taken:
+                    part.future.set_exception(exc)
+            else:
+                for part, result in zip(taken, results):
+                    part.future.set_result(result)
+            finally:
+                with self._cond:
+                    self.scoring_rows -= size
+                    self.busy_threads -= 1
+                    self.batches += 1
+
+    def close(self) -> None:
+        """Score what is queued, then stop the threads (and wait for them)."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        for thread in self._threads:
+            thread.join()
+
+    def __enter__(self) -> MicroBatcher[S, T, R]:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
