@@ -18,21 +18,20 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .data import DataError, missing_column, normalize
-from .ensemble import Ensemble, Moments, ScoreResult
+from .ensemble import Ensemble, ScoreResult
 from .monitoring import Batch, MonitorSet
+from .scoring.stats import Moments, Running
 
 __all__ = ["Tally", "score_file_rows"]
 
 
 class Tally:
-    """What ``grpo-host score`` reports: row counts and per-reward figures over every batch so far."""
+    """What ``grpo-host score`` (and ``serve``) report: row counts and per-reward figures over every batch so far."""
 
     def __init__(self, names: list[str]) -> None:
         self.rows = self.bad = self.failed = self.unscored = self.batches = 0
         self.errors: list[str] = []  # the first messages of rows a reward failed on
-        self._moments = {n: Moments() for n in names}
-        self._stats = {n: {"n": 0, "errors": 0, "timeouts": 0, "seconds": 0.0} for n in names}
-        self._counts: dict[str, dict[str, float]] = {n: {} for n in names}
+        self._rewards = {n: Running() for n in names}
         self._monitor_metrics: dict[str, Moments] = {}
 
     def add_monitor_metrics(self, metrics: dict[str, float]) -> None:
@@ -48,29 +47,19 @@ class Tally:
         self.failed += len(result.row_errors)
         self.errors += result.errors[: max(0, 10 - len(self.errors))]
         for name, values in result.values.items():
-            s, m = self._stats[name], result.metrics[name]
-            self._moments[name].add(values)
-            s["n"] += len(values)
-            s["errors"] += m.errors
-            s["timeouts"] += m.timeouts
-            s["seconds"] += m.seconds
-            for key, count in m.counts.items():
-                self._counts[name][key] = self._counts[name].get(key, 0.0) + count
+            self._rewards[name].add(values, result.metrics[name])
 
     def per_reward(self) -> dict[str, dict[str, Any]]:
-        res = {}
-        for name, s in self._stats.items():
-            m = self._moments[name]
-            res[name] = {
-                "mean": m.mean,
-                "std": m.std,
-                "coverage": m.n / s["n"] if s["n"] else 0.0,
-                "errors": s["errors"],
-                "timeouts": s["timeouts"],
-                "seconds": round(s["seconds"], 4),
-                "counts": dict(self._counts[name]),
-            }
-        return res
+        return {name: running.as_dict() for name, running in self._rewards.items()}
+
+    def summary(self, ensemble: Ensemble, monitors: MonitorSet | None = None) -> dict[str, Any]:
+        """The object ``grpo-host score --json`` prints and ``serve``'s ``/score`` answers with."""
+        out = {"rows": self.rows, "scored": self.rows - self.bad, "bad_rows": self.bad, "failed_rows": self.failed,
+               "unscored": self.unscored, "rewards": self.per_reward(),
+               "weights": dict(zip(ensemble.names, ensemble.weights))}
+        if monitors is not None:
+            out["monitors"] = {"metrics": self.monitor_metrics(), "alerts": [a.as_dict() for a in monitors.alerts]}
+        return out
 
 
 def score_file_rows(

@@ -33,6 +33,7 @@ from .config import ConfigError, RunConfig
 from .monitoring import MonitorSet, MonitorStopped, choose
 from .data import CheckReport, DataError, check_rows, normalize, read_rows
 from .builtin_model import is_builtin, resolve_model
+from .scoring.stats import reward_key
 
 if TYPE_CHECKING:
     from .ensemble import Ensemble
@@ -120,13 +121,13 @@ class MetricsLog:
                 continue
             parts = [f"{label} {record['step']}/{self.max_steps}", f"reward {record[prefix + 'reward']:.4g}"]
             parts += [f"{n} {record[key]:.4g}" for n in self.names
-                      if isinstance(record.get(key := f"{prefix}rewards/{n}/mean"), int | float)]
+                      if isinstance(record.get(key := reward_key(n, "mean", prefix)), int | float)]
             print("  ".join(parts), flush=True)
 
     def first_last(self) -> dict[str, dict[str, float | None]]:
         """First and last logged training mean of the total (``reward``) and of each reward."""
         out = {}
-        for name, key in [("reward", "reward"), *((n, f"rewards/{n}/mean") for n in self.names)]:
+        for name, key in [("reward", "reward"), *((n, reward_key(n, "mean")) for n in self.names)]:
             values = [r[key] for r in self.records if isinstance(r.get(key), int | float) and math.isfinite(r[key])]
             out[name] = {"first": values[0] if values else None, "last": values[-1] if values else None}
         return out

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
-from ..ensemble import Moments
+from ..scoring.stats import Moments, reward_key
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
 from .steps import check_prompt_length, last_checkpoint, refuse_unasked_overwrite
 
@@ -315,7 +315,7 @@ class MlxRewardFuncs:
         out["reward"], out["reward_std"] = m.mean, m.std if m.n > 1 else None
         for name, vals in values.items():
             m = Moments().add(vals)
-            out[f"rewards/{name}/mean"], out[f"rewards/{name}/std"] = m.mean, m.std if m.n > 1 else None
+            out[reward_key(name, "mean")], out[reward_key(name, "std")] = m.mean, m.std if m.n > 1 else None
         out.update(self._logged)  # coverage, errors, timeouts, seconds per reward; unscored
         out["unscored"] = float(unscored)
         return out

@@ -96,12 +96,8 @@ class EnsembleRewardFuncs:
                         for name in self.ensemble.names]
         if log_metric is not None:
             for name, m in result.metrics.items():
-                log_metric(f"rewards/{name}/coverage", m.coverage)
-                log_metric(f"rewards/{name}/errors", float(m.errors))
-                log_metric(f"rewards/{name}/timeouts", float(m.timeouts))
-                log_metric(f"rewards/{name}/seconds", m.seconds)
-                for key, count in m.counts.items():
-                    log_metric(f"rewards/{name}/{key}", count)
+                for key, value in m.logged(name):
+                    log_metric(key, value)
             log_metric("unscored", float(result.unscored))
         if self.monitors is not None:
             from ..monitoring import Batch
