@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,8 @@ from typing import Any
 
 from .rewards import Reward
 
-__all__ = ["CheckReport", "DataError", "Problem", "check_rows", "missing_column", "normalize", "read_rows"]
+__all__ = ["CheckReport", "DataError", "Problem", "check_rows", "completion_problem", "missing_column", "normalize",
+           "read_rows"]
 
 PROMPT_KEYS = ("messages", "prompt", "instruction", "question")
 MAX_EXAMPLE_ROWS = 5
@@ -35,14 +37,57 @@ class DataError(ValueError):
         self.where = where
 
 
+MAX_CSV_FIELD = 64 << 20
+"""The largest CSV cell, in characters: the stdlib's 128 KiB default refused legal long completions and
+documents, so it is raised to the size of a row the other formats read without complaint (64 MiB)."""
+
 try:
-    from orjson import loads as _loads
+    from orjson import loads as _fast_loads
 except ImportError:  # orjson is a dependency, but a stdlib fallback keeps vendored installs working
-    _loads = json.loads
+    _fast_loads = json.loads
+
+_LONG_NUMBER = re.compile(rb"\d{19,}")
+"""19 digits in a row may be an integer beyond 64 bits, which orjson reads as a float (a gold of 10^29 + 1 would
+equal 10^29); such text is read by the stdlib, whose integers are exact."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _loads(data: bytes) -> Any:
+    """JSON text as Python values, integers exact at any size (orjson's speed where no long number appears)."""
+    if _LONG_NUMBER.search(data):
+        return json.loads(data, parse_constant=_no_constant)
+    return _fast_loads(data)
 
 
 def _messages_ok(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(m, dict) and "role" in m and "content" in m for m in value)
+
+
+def completion_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a completion (text, or chat messages whose last assistant turn is the text), or None.
+
+    Checked while rows are normalised, so a number, a bool or a bare message
+    object in the ``completion`` column is that row's error in ``score``,
+    ``serve`` and ``data check`` alike, never a crash of the batch it is in.
+    """
+    if value is None or isinstance(value, str):
+        return None
+    if not isinstance(value, list):
+        return f"'completion' must be text or a list of chat messages, got {type(value).__name__}"
+    for i, message in enumerate(value):
+        if not (isinstance(message, Mapping) and isinstance(message.get("role"), str)):
+            return f"'completion' message {i} is not a {{role, content}} object"
+        content = message.get("content")
+        parts_ok = isinstance(content, list) and all(
+            isinstance(p, Mapping) and isinstance(p.get("text", ""), str) for p in content)
+        if not (content is None or isinstance(content, str) or parts_ok):
+            return f"'completion' message {i} has content that is not text"
+    if value and not any(m["role"] == "assistant" for m in value):
+        return "'completion' holds no assistant message"
+    return None
 
 
 def normalize(raw: Mapping[str, Any], where: str = "row", *, require_prompt: bool = True) -> dict[str, Any]:
@@ -58,10 +103,15 @@ def normalize(raw: Mapping[str, Any], where: str = "row", *, require_prompt: boo
     * ``instruction`` (+ ``input``): joined by a blank line; ``output`` becomes
       ``answer`` when the row has none.
     * ``question``: becomes the prompt.
+    * ``completion``, when present, must be text or chat messages
+      (:func:`completion_problem`).
     """
     if not isinstance(raw, Mapping):
         raise DataError(where, f"expected an object with named columns, got {type(raw).__name__}")
     row = dict(raw)
+    problem = completion_problem(row.get("completion"))
+    if problem:
+        raise DataError(where, problem)
     if "prompt" in row and row["prompt"] is not None:
         prompt = row["prompt"]
         if not (isinstance(prompt, str) or _messages_ok(prompt)):
@@ -118,19 +168,26 @@ def _read_json(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def _read_csv(path: Path) -> Iterator[tuple[str, Any]]:
-    i = 0
+    csv.field_size_limit(MAX_CSV_FIELD)
+    i, start = 0, 2  # the header is line 1
     try:
         with path.open(newline="", encoding="utf-8") as f:
-            for i, row in enumerate(csv.DictReader(f), 1):
+            reader = csv.DictReader(f, strict=True)  # strict: a stray or unclosed quote is an error, not a merge
+            for i, row in enumerate(reader, 1):
                 if None in row:
                     yield f"row {i}", DataError(f"row {i}", "more cells than header columns")
                 else:
                     yield f"row {i}", row
+                start = reader.line_num + 1
     except UnicodeDecodeError as exc:  # the rows before it were read; CSV has no line to resume from
         raise DataError(str(path), f"not UTF-8 text after row {i} ({exc.reason} at byte {exc.start} of a read); "
                                    "save the file as UTF-8") from None
     except csv.Error as exc:
-        raise DataError(str(path), f"not readable as CSV after row {i}: {exc}") from None
+        where = f"row {i + 1} (from line {start})"
+        if "unexpected end of data" in str(exc):
+            raise DataError(str(path), f"{where}: a quoted cell opens there and its closing quote never comes; "
+                                       "close the quote (a quote inside a cell is written twice: \"\")") from None
+        raise DataError(str(path), f"{where} is not readable as CSV: {exc}") from None
 
 
 def _read_parquet(path: Path) -> Iterator[tuple[str, Any]]:

@@ -9,20 +9,38 @@ why under ``"error"``.  A :class:`Tally` keeps running per-reward figures
 (moments, not lists, so memory stays flat on large files).  Monitors see
 each scored batch, with groups taken from a column or from the rows that
 share a prompt, so a run's samples can be audited after the fact.
+
+:class:`ScoreOutput` is ``--out``: the path is checked before anything is
+opened for writing (an output that is the input, a folder, a missing or
+unwritable folder), each scored batch is written whole, flushed and synced
+as it completes (a full disk leaves no torn line: the file is cut back to
+its last whole line), and a progress record beside the file
+(``<out>.progress``: rows written, their byte length, a running SHA-256 of
+the input rows they came from) lets ``score --resume`` continue an
+interrupted output, skipping rows only when the input still hashes the same.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import math
+import os
+import signal
+import stat
+from collections import deque
 from collections.abc import Iterable, Iterator
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
 
 from .data import DataError, missing_column, normalize
 from .ensemble import Ensemble, ScoreResult
 from .monitoring import Batch, MonitorSet
 from .scoring.stats import Moments, Running
 
-__all__ = ["Tally", "score_file_rows"]
+__all__ = ["OutputError", "ScoreOutput", "Tally", "score_file_batches", "score_file_rows", "sigterm_as_interrupt",
+           "write_stream"]
 
 
 class Tally:
@@ -66,7 +84,17 @@ def score_file_rows(
     rows: Iterable[tuple[str, Any]], ensemble: Ensemble, tally: Tally, *, batch_size: int = 256,
     monitors: MonitorSet | None = None, group_column: str | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Yield one result per input row, in order (see the module docstring for their shapes).
+    """Yield one result per input row, in order (:func:`score_file_batches`, one line at a time)."""
+    for lines in score_file_batches(rows, ensemble, tally, batch_size=batch_size, monitors=monitors,
+                                    group_column=group_column):
+        yield from lines
+
+
+def score_file_batches(
+    rows: Iterable[tuple[str, Any]], ensemble: Ensemble, tally: Tally, *, batch_size: int = 256,
+    monitors: MonitorSet | None = None, group_column: str | None = None,
+) -> Iterator[list[dict[str, Any]]]:
+    """Yield each batch's results, one per input row, in order (see the module docstring for their shapes).
 
     A row needs a ``completion`` (an empty string is a completion: a policy
     that emits EOS at once wrote it); a prompt only when a chosen reward
@@ -77,7 +105,8 @@ def score_file_rows(
     need_prompt = any("prompt" in col.names for r in rewards for col in r.requires)
     pending: list[tuple[str, dict[str, Any] | None, DataError | None]] = []
 
-    def flush() -> Iterator[dict[str, Any]]:
+    def flush() -> list[dict[str, Any]]:
+        lines: list[dict[str, Any]] = []
         good = [(where, row) for where, row, error in pending if error is None]
         result = None
         if good:
@@ -93,14 +122,15 @@ def score_file_rows(
         i = 0
         for where, _, error in pending:
             if error is not None:
-                yield {"row": where, "error": str(error).removeprefix(f"{where}: ")}
+                lines.append({"row": where, "error": str(error).removeprefix(f"{where}: ")})
                 continue
             line = {"row": where, "rewards": {n: result.values[n][i] for n in ensemble.names}, "total": result.total[i]}
             if i in result.row_errors:
                 line["error"] = "; ".join(result.row_errors[i])
-            yield line
+            lines.append(_finite(line))
             i += 1
         pending.clear()
+        return lines
 
     for where, raw in rows:
         tally.rows += 1
@@ -119,11 +149,226 @@ def score_file_rows(
         tally.bad += error is not None
         pending.append((where, row, error))
         if len(pending) >= batch_size:
-            yield from flush()
-    yield from flush()
+            yield flush()
+    if pending:
+        yield flush()
+
+
+def _finite(line: dict[str, Any]) -> dict[str, Any]:
+    """``line`` with any infinite value or total replaced by None and said under ``error`` (JSON has no
+    Infinity; weights of 1e308 overflow a total)."""
+    bad = [name for name, value in line["rewards"].items() if isinstance(value, float) and not math.isfinite(value)]
+    total = line["total"]
+    if not bad and not (isinstance(total, float) and not math.isfinite(total)):
+        return line
+    rewards = {name: None if name in bad else value for name, value in line["rewards"].items()}
+    causes = [f"reward {name!r} gave a non-finite value" for name in bad] or [
+        "the weighted total overflowed (weights too large for the values): no total"]
+    error = "; ".join(filter(None, [line.get("error"), *causes]))
+    return {**line, "rewards": rewards, "total": None, "error": error}
 
 
 def _group(row: dict[str, Any], column: str | None) -> Any:
     """A row's group id: its ``column`` value, else its prompt (rows sharing a prompt are one GRPO group)."""
     value = row.get(column) if column else row.get("prompt")
     return value if isinstance(value, str | int | float | None) else json.dumps(value, sort_keys=True, default=str)
+
+
+class OutputError(ValueError):
+    """``--out`` cannot be written (or continued); the message names the path and the cause."""
+
+
+def _row_digest(raw: Any) -> bytes:
+    """What a row's content hash covers: its columns as canonical JSON (or the reason it could not be read)."""
+    if isinstance(raw, DataError):
+        return f"unreadable: {raw}".encode()
+    return json.dumps(raw, sort_keys=True, default=repr, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+class ScoreOutput:
+    """``score --out PATH``: checked first, written a whole batch at a time, continued with ``resume``.
+
+    Use :meth:`check` before any work, :meth:`open`, then wrap the input with
+    :meth:`rows` (it hashes every row on its way to the scorer, and skips and
+    verifies the rows a continued output already holds) and hand each scored
+    batch to :meth:`write`.  :meth:`close` removes the progress record once
+    every row is in.
+    """
+
+    def __init__(self, path: Path, data: Path, *, resume: bool = False) -> None:
+        self.path, self.data, self.resume = path, data, resume
+        self.progress_path = path.with_name(path.name + ".progress")
+        self.done = 0
+        """Rows already in the file when it was continued (skipped, not scored again)."""
+        self.kept_bad = self.kept_failed = 0
+        self._file: Any = None  # an unbuffered binary file
+        self._state = {"input": str(data), "rows": 0, "bytes": 0, "sha256": hashlib.sha256().hexdigest(), "last": None}
+        self._hash = hashlib.sha256()
+        self._pending: deque[tuple[str, bytes]] = deque()
+
+    def check(self) -> None:
+        """Refuse, before anything is opened for writing, an output that cannot or must not be written."""
+        out = self.path
+        if out.is_dir():
+            raise OutputError(f"--out {out}: is a folder; name a file in it, e.g. {out / 'scores.jsonl'}")
+        parent = out.parent
+        if not parent.exists():
+            raise OutputError(f"--out {out}: the folder {parent} does not exist; create it first")
+        if not parent.is_dir():
+            raise OutputError(f"--out {out}: {parent} is not a folder")
+        if out.exists() or out.is_symlink():
+            if out.exists() and self.data.exists() and os.path.samefile(out, self.data):
+                raise OutputError(f"--out {out}: is the input {self.data} (the same file"
+                                  f"{', through a link' if out.absolute() != self.data.absolute() else ''}); "
+                                  "writing it would destroy the rows being scored: choose another file")
+            if out.exists() and not os.access(out, os.W_OK):
+                raise OutputError(f"--out {out}: not writable")
+        elif not os.access(parent, os.W_OK | os.X_OK):
+            raise OutputError(f"--out {out}: the folder {parent} is not writable")
+        if self.resume:
+            self._load_progress()
+        elif self.progress_path.exists():
+            raise OutputError(f"--out {out}: holds an interrupted run ({self.progress_path.name} is beside it): "
+                              "add --resume to continue it, or remove both files to start again")
+
+    def _load_progress(self) -> None:
+        try:
+            state = json.loads(self.progress_path.read_text())
+            rows, size, digest = int(state["rows"]), int(state["bytes"]), str(state["sha256"])
+        except FileNotFoundError:
+            raise OutputError(f"--out {self.path}: --resume, but there is no interrupted run to continue "
+                              f"(no {self.progress_path.name}: the output is complete or was never started)") from None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise OutputError(f"--out {self.path}: the progress record {self.progress_path} is unreadable "
+                              f"({exc}); remove both files to start again") from None
+        have = self.path.stat().st_size if self.path.is_file() else -1
+        if have < size:
+            raise OutputError(f"--out {self.path}: holds {max(have, 0)} bytes, fewer than the {size} its progress "
+                              f"record {self.progress_path.name} counts; remove both files to start again")
+        with self.path.open("rb") as f:
+            kept = f.read(size).splitlines()
+        if len(kept) != rows or (rows and json.loads(kept[-1]).get("row") != state.get("last")):
+            raise OutputError(f"--out {self.path}: its lines do not match its progress record; "
+                              "remove both files to start again")
+        for line in kept:
+            entry = json.loads(line)
+            self.kept_bad += "rewards" not in entry
+            self.kept_failed += "rewards" in entry and "error" in entry
+        self.done, self._state = rows, dict(state)
+
+    def count_kept(self, tally: Tally) -> None:
+        """Count the rows a continued output already holds into ``tally``'s rows, bad rows and failed rows."""
+        tally.rows += self.done
+        tally.bad += self.kept_bad
+        tally.failed += self.kept_failed
+
+    def open(self) -> None:
+        """Open the file: new (truncated), or cut back to the rows its progress record counts (``resume``)."""
+        try:
+            if self.resume:
+                self._file = self.path.open("r+b", buffering=0)
+                self._file.truncate(self._state["bytes"])
+                self._file.seek(0, os.SEEK_END)
+            else:
+                self._file = self.path.open("wb", buffering=0)
+                self._save_progress()
+        except OSError as exc:
+            raise OutputError(f"--out {self.path}: cannot open it: {exc.strerror or exc}") from None
+
+    def rows(self, rows: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
+        """``rows`` on their way to the scorer: each hashed; the first :attr:`done` verified and held back."""
+        check = hashlib.sha256()
+        last = None
+        for i, (where, raw) in enumerate(rows):
+            digest = _row_digest(raw)
+            if i < self.done:
+                check.update(digest)
+                last = where
+                if i + 1 == self.done:
+                    if check.hexdigest() != self._state["sha256"] or last != self._state["last"]:
+                        raise OutputError(
+                            f"--out {self.path}: its {self.done} rows were scored from other input than "
+                            f"{self.data} (the rows up to {where} hash differently); score into another file")
+                    self._hash = check
+                continue
+            self._pending.append((where, digest))
+            yield where, raw
+        if self.done and last != self._state["last"]:
+            raise OutputError(f"--out {self.path}: holds {self.done} rows, but {self.data} has fewer; "
+                              "score into another file")
+
+    def write(self, lines: list[dict[str, Any]]) -> None:
+        """Append one scored batch: whole lines, flushed and synced, then the progress record; on a write error the
+        file is cut back to its last whole line and :class:`OutputError` names the cause."""
+        assert self._file is not None
+        data = "".join(json.dumps(line, allow_nan=False) + "\n" for line in lines).encode()
+        good = self._state["bytes"]
+        try:
+            view = memoryview(data)
+            while view:  # unbuffered: nothing is left in a buffer to be written later, past a cut
+                view = view[self._file.write(view):]
+            if self._regular():
+                os.fsync(self._file.fileno())
+        except OSError as exc:
+            self._cut_back(good)
+            raise OutputError(f"--out {self.path}: writing failed ({exc.strerror or exc}); "
+                              f"the {self._state['rows']} rows written before are kept whole"
+                              f"{': --resume continues it once there is room' if self._regular() else ''}") from None
+        for line in lines:
+            where, digest = self._pending.popleft()
+            self._hash.update(digest)
+            self._state["last"] = where
+        self._state.update(rows=self._state["rows"] + len(lines), bytes=good + len(data),
+                           sha256=self._hash.hexdigest())
+        self._save_progress()
+
+    def _regular(self) -> bool:
+        return self._file is not None and stat.S_ISREG(os.fstat(self._file.fileno()).st_mode)
+
+    def _cut_back(self, size: int) -> None:
+        if self._regular():
+            try:
+                self._file.truncate(size)
+            except OSError:
+                pass
+        self._file.close()
+        self._file = None
+
+    def _save_progress(self) -> None:
+        if not self._regular():  # a device or pipe (/dev/stdout) cannot be continued
+            return
+        tmp = self.progress_path.with_name(self.progress_path.name + ".tmp")
+        try:
+            tmp.write_text(json.dumps(self._state))
+            os.replace(tmp, self.progress_path)
+        except OSError as exc:
+            raise OutputError(f"--out {self.path}: cannot write its progress record {self.progress_path}: "
+                              f"{exc.strerror or exc}") from None
+
+    def close(self, *, complete: bool) -> None:
+        """Close the file; once every row is in (``complete``), the progress record goes."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if complete:
+            self.progress_path.unlink(missing_ok=True)
+
+
+def write_stream(sink: TextIO, lines: list[dict[str, Any]]) -> None:
+    """``--out -``: one batch to standard output as whole lines, flushed so a reader sees it at once."""
+    sink.write("".join(json.dumps(line, allow_nan=False) + "\n" for line in lines))
+    sink.flush()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a scheduler's stop, ``kill``) handled as Ctrl-C, so a stopped ``score`` keeps what it wrote and
+    says how to continue, the same way in both cases."""
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
