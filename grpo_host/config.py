@@ -16,7 +16,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from types import UnionType
+from typing import Any, Literal, Union, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -31,7 +32,24 @@ class ConfigError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    """Every section: unknown keys refused; a number must be a finite number, never ``.inf``, ``.nan`` or a
+    boolean (YAML's ``true`` would otherwise train for ``max_steps: 1`` and ``.inf`` save non-finite weights)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, bool) and info.field_name and _numeric(cls.model_fields[info.field_name].annotation):
+            raise ValueError(f"expected a number, got the boolean {str(value).lower()}")
+        return value
+
+
+def _numeric(annotation: Any) -> bool:
+    """Whether a field holds an int or float (optionally None), and not a bool."""
+    args = getattr(annotation, "__args__", None) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    kinds = {a for a in args or () if a is not type(None)}
+    return bool(kinds) and kinds <= {int, float}
 
 
 class DataSettings(_Strict):
@@ -255,7 +273,9 @@ def _explain(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
         elif e["type"] == "missing":
             lines.append(f"{where}: config key {key!r} is required")
         else:
-            got = "" if isinstance(e.get("input"), dict | list) else f" (got {e.get('input')!r})"
+            shown = repr(e.get("input"))
+            shown = shown if len(shown) <= 60 else f"{shown[:57]}... ({len(shown)} characters)"
+            got = "" if isinstance(e.get("input"), dict | list) else f" (got {shown})"
             lines.append(f"{where}: config key {key!r}: {e['msg'].removeprefix('Value error, ')}{got}")
     return ConfigError("\n".join(lines))
 
@@ -272,12 +292,15 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str], sources: dict
     for item in overrides:
         key, eq, text = item.partition("=")
         key = key.strip()
+        shown = item if len(item) <= 80 else item[:77] + "..."
         if not eq or not key or any(not part.strip() for part in key.split(".")):
-            raise ConfigError(f"--set {item!r}: expected key=value, e.g. --set learning_rate=1e-5")
+            raise ConfigError(f"--set {shown!r}: expected key=value, e.g. --set learning_rate=1e-5")
         try:
             value = yaml.safe_load(text) if text.strip() else ""
         except yaml.YAMLError as exc:
-            raise ConfigError(f"--set {item!r}: the value is not valid YAML ({exc.problem})") from None
+            raise ConfigError(f"--set {shown!r}: the value is not valid YAML ({exc.problem})") from None
+        except ValueError as exc:  # a number too long to convert (Python's 4300-digit bound)
+            raise ConfigError(f"--set {key}: the value ({len(text)} characters) cannot be read: {exc}") from None
         *parents, last = key.split(".")
         node = out
         for i, part in enumerate(parents):
@@ -287,7 +310,7 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str], sources: dict
             elif node is out and part in _SHORTHANDS and isinstance(child, str | Path):
                 child = {_SHORTHANDS[part]: child}  # `data: rows.jsonl` then `--set data.val=...`
             elif not isinstance(child, dict):
-                raise ConfigError(f"--set {item!r}: {'.'.join(parents[: i + 1])!r} is not a section")
+                raise ConfigError(f"--set {shown!r}: {'.'.join(parents[: i + 1])!r} is not a section")
             node[part] = child = dict(child)
             node = child
         node[last] = value
@@ -316,9 +339,18 @@ def load_config(
         if not path.is_file():
             raise FileNotFoundError(f"no such config file: {path}")
         try:
-            raw = yaml.safe_load(path.read_text()) or {}
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not a text file (byte {exc.start} is not UTF-8); a run configuration "
+                              "is YAML text") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+        try:
+            raw = yaml.safe_load(text) or {}
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        except ValueError as exc:  # a number too long to convert (Python's 4300-digit bound)
+            raise ConfigError(f"{path}: a value cannot be read: {exc}") from None
         if not isinstance(raw, dict):
             raise ConfigError(f"{path}: a run configuration is a mapping of keys, got {type(raw).__name__}")
         sources["*"] = str(path)
