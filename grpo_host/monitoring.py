@@ -41,9 +41,8 @@ class Batch:
 
     ``groups`` holds which completions share a prompt (GRPO's groups);
     ``lengths`` completion token counts where the engine gave them, else
-    None; ``counts`` each reward's own counters (:class:`grpo_host.Scored`).
-    ``correctness`` names the reward the run treats as correctness (for
-    divergence rules); ``max_length`` is ``max_completion_length`` when known.
+    None; ``counts`` each reward's own counters (:class:`grpo_host.Scored`);
+    ``max_length`` is ``max_completion_length`` when known.
     """
 
     step: int
@@ -56,7 +55,6 @@ class Batch:
     lengths: Sequence[int | None] = ()
     row_ids: Sequence[Any] = ()
     counts: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
-    correctness: str | None = None
     max_length: int | None = None
 
     @classmethod

@@ -124,8 +124,8 @@ class DivergenceParams(BaseModel):
 
     window: int = Field(16, ge=2, le=10_000, description="batches compared: the first half against the second")
     rise: float = Field(0.1, gt=0, description="how much another reward's mean must rise between the halves")
-    correctness: str | None = Field(None, description="the correctness reward; default: the run's (the highest "
-                                                      "weighted reward unless the config names one)")
+    correctness: str | None = Field(None, description="the correctness reward; default: the highest weighted "
+                                                      "reward of the run")
 
 
 @monitor("divergence", params=DivergenceParams, description="""
@@ -139,7 +139,7 @@ class Divergence:
         self.means: deque[dict[str, float]] = deque(maxlen=params.window)
 
     def observe(self, batch: Batch) -> Report:
-        correct = self.params.correctness or batch.correctness
+        correct = self.params.correctness
         if correct is None and batch.weights:
             correct = max(batch.weights, key=lambda n: batch.weights[n])
         self.means.append({n: _mean([v for v in vals if v is not None]) for n, vals in batch.values.items()

@@ -251,7 +251,7 @@ def test_async_timeouts_errors_and_a_blocked_loop_are_counted(plugins):
 
 
 def test_an_async_reward_is_an_async_trl_reward_function(plugins):
-    from trl.trainer.utils import is_async_callable
+    is_async_callable = pytest.importorskip("trl.trainer.utils").is_async_callable
 
     waits = plugins.registry.reward("waits")
     assert is_async_callable(waits) and not is_async_callable(plugins.registry.reward("echo"))

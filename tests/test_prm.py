@@ -22,7 +22,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from grpo_host import Ensemble, get_reward  # noqa: E402
-from reward_plugins.prm import aggregate, split_steps  # noqa: E402
+from reward_plugins.prm.rewards import aggregate, split_steps  # noqa: E402
 from reward_plugins.prm.loading import PRMModelError, load  # noqa: E402
 from reward_plugins.prm.tiny_prm import build_tiny_prm  # noqa: E402
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import PRMParams, aggregate, prompt_text, split_steps
+from .rewards import PRMParams, aggregate, prompt_text, split_steps
 from .loading import Loaded, PRMModelError, load
 
 __all__ = ["Input", "encode", "score_completions", "step_probabilities"]
