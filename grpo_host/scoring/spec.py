@@ -127,6 +127,8 @@ def _pairs(text: str | None, what: str, name: str) -> dict[str, Any]:
         key, eq, value = kv.partition("=")
         if not eq or not key.strip().isidentifier():
             raise SpecError(f"cannot parse {what} {kv.strip()!r} of {name!r}: expected key=value")
+        if key.strip() in out:  # the last one winning would hide a typo or a pasted edit
+            raise SpecError(f"{what} {key.strip()!r} of {name!r} is given twice")
         out[key.strip()] = _value(value)
     return out
 
@@ -164,4 +166,7 @@ def parse_spec(spec: str | Sequence[Mapping[str, Any] | str] | Mapping[str, Any]
         if item.name in seen:
             raise SpecError(f"reward {item.name!r} appears twice in the spec")
         seen.add(item.name)
+    if sum(abs(item.weight) for item in items) == float("inf"):
+        raise SpecError("the weights add up past the largest float, so every total would be infinite: "
+                        "scale them down (only their ratios matter)")
     return items
