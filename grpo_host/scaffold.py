@@ -25,6 +25,9 @@ TEMPLATE = Path(__file__).resolve().parent.parent / "plugin_template"
 # PEP 508 distribution names: letters, digits, and . _ - inside.
 _DIST_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
 _TAKEN = {"grpo_host", "reward_plugins", "plugin_template", "tests", "test"}
+MAX_NAME = 64
+"""The longest pack, reward or monitor name: each becomes a folder or file name (255 bytes at most on common file
+systems, with suffixes added) and is typed in specs, so a longer one is refused before anything is written."""
 
 
 class ScaffoldError(ValueError):
@@ -53,6 +56,10 @@ def pack_names(name: str, reward: str | None = None) -> PackNames:
     The example reward defaults to ``<module>_contains_answer``: reward names
     are global across installed packs, so the default carries the pack's name.
     """
+    for what, value in (("pack", name), ("reward", reward)):
+        if value is not None and len(value) > MAX_NAME:
+            raise ScaffoldError(f"{what} name of {len(value)} characters is too long (at most {MAX_NAME}): "
+                                f"{value[:40]!r}...")
     if not _DIST_NAME.match(name):
         raise ScaffoldError(
             f"pack name {name!r} is not a valid distribution name: use letters, digits, '-', '_' or '.', "
@@ -104,10 +111,16 @@ def render_pack(
     scratch directory and copied into place only once rendering succeeded.
     """
     names = pack_names(name, reward)
+    if monitor is not None and len(monitor) > MAX_NAME:
+        raise ScaffoldError(f"monitor name of {len(monitor)} characters is too long (at most {MAX_NAME})")
     if monitor is not None and (not monitor.isidentifier() or keyword.iskeyword(monitor)):
         raise ScaffoldError(f"monitor name {monitor!r} must be a Python identifier (letters, digits, '_')")
     target = Path(target if target is not None else names.dist)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+    try:
+        occupied = target.exists() and (not target.is_dir() or any(target.iterdir()))
+    except OSError as exc:  # a name too long for the file system, a folder that cannot be listed
+        raise ScaffoldError(f"target {str(target)!r} cannot be used: {exc.strerror or exc}") from None
+    if occupied:
         raise ScaffoldError(f"target {str(target)!r} exists and is not an empty directory; choose another with --dir")
     if interactive and not sys.stdin.isatty():
         raise ScaffoldError("cannot ask for the description and author: input is not a terminal; pass --no-input")
@@ -128,5 +141,9 @@ def render_pack(
     with tempfile.TemporaryDirectory(prefix="grpo-host-new-plugin-") as scratch:
         rendered = Path(scratch) / "pack"
         run_copy(str(template), rendered, data=data, defaults=not interactive, quiet=True, unsafe=False)
-        shutil.copytree(rendered, target, dirs_exist_ok=True)
+        try:
+            shutil.copytree(rendered, target, dirs_exist_ok=True)
+        except OSError as exc:  # shutil.Error included: an unwritable or full target
+            shutil.rmtree(target, ignore_errors=True)
+            raise ScaffoldError(f"cannot write the pack into {str(target)!r}: {exc}") from None
     return target
