@@ -136,12 +136,13 @@ def run_sandbox(work: str, n: int, clock: Clock) -> list[bool]:
 
     limits = Limits(timeout=TIMEOUT)
     programs = workload(work, n)
-    plans = [shapes.plan(tests, shapes.owned(tests, source)) for source, tests in programs]
+    plans = [shapes.plan(tests) for _, tests in programs]
 
     def run(source, plan):
         if isinstance(plan, shapes.Calls):
             return all(sandbox.run(source, calls=plan, limits=limits).cases)
-        return all(sandbox.run(source, tests=case, limits=limits).passed_asserts for case in plan.cases)
+        return all(sandbox.run(source, tests=case, names=plan.names, limits=limits).passed_asserts
+                   for case in plan.cases)
 
     with Sandbox() as sandbox:
         sandbox.start()

@@ -19,7 +19,7 @@ from conftest import run_cli, write_jsonl
 from grpo_host import Ensemble, get_reward
 from grpo_host.data import check_rows
 from grpo_host.testing import HEAVY_MODULES, assert_discovered, assert_listing_is_light
-from reward_plugins.code.rewards import extract_code, same_output, shared_sandbox
+from reward_plugins.code.rewards import check_row, extract_code, same_output, shared_sandbox
 from reward_plugins.code.sandbox import Limits, Sandbox, announce_unisolated, isolation
 
 needs_sandbox = pytest.mark.skipif(not isolation().isolated, reason=f"no sandbox here: {isolation().reason}")
@@ -126,7 +126,7 @@ def test_other_languages_and_broken_tests_are_not_applicable(code):
 @pytest.mark.timeout(60)
 def test_programs_do_not_see_each_other(code):
     """A file written by one program is gone for the next (fresh work dir per program)."""
-    assert code.score_one(fenced("open('left.txt', 'w').write('secret')"), tests="assert True") == 1.0
+    assert code.score_one(fenced("open('left.txt', 'w').write('secret')\nimport os"), tests="assert os.getcwd()") == 1.0
     assert code.score_one(fenced("import os"), tests="assert not os.path.exists('left.txt')") == 1.0
 
 
@@ -242,14 +242,17 @@ EQUAL_TO_EVERYTHING = fenced("class A:\n    __eq__ = lambda self, other: True\n\
 
 @needs_sandbox
 @pytest.mark.timeout(60)
-def test_a_forged_equality_fails_literal_asserts_and_passes_only_counted_scripts(code):
+def test_a_forged_equality_fails_literal_asserts_and_counted_scripts(code):
     """``assert add(1, 2) == 3`` is judged from plain data outside the program: an object equal to everything
-    fails; the same trick in a loop of asserts (run in the program's process) passes, and is counted."""
+    fails; the same trick in a loop of asserts (run in the program's process, counted) fails too: the tests get
+    the program's results only as fresh plain copies."""
     assert code.score_item(EQUAL_TO_EVERYTHING, tests="assert add(1, 2) == 3").value == 0.0
     humaneval = "def check(candidate):\n    assert candidate(1, 2) == 3\n\ncheck(add)\n"
     assert code.score_item(EQUAL_TO_EVERYTHING, tests=humaneval).value == 0.0
     looped = code.score_item(EQUAL_TO_EVERYTHING, tests="for a in [1]:\n    assert add(a, 2) == 3\n")
-    assert (looped.value, looped.counts) == (1.0, {"forgeable": 1.0})
+    assert (looped.value, looped.counts) == (0.0, {"forgeable": 1.0})
+    honest_loop = code.score_item(fenced("def add(a, b):\n    return a + b"), tests="for a in [1]:\n    assert add(a, 2) == 3\n")
+    assert (honest_loop.value, honest_loop.counts) == (1.0, {"forgeable": 1.0})
     assert code.score_one(fenced("def add(a, b):\n    return [a, (b,), {a: b}]"),
                           tests="assert add(1, 2) == [1, (2,), {1: 2}]") == 1.0  # plain containers compare as data
     leetcode = "assert Solution().add(1, 2) == 3\nassert Solution().add(2, 2) == 4\n"  # a method chain: one call
@@ -285,11 +288,11 @@ def test_a_hanging_program_is_penalised_fast_not_left_unscored(shape):
 def test_a_completion_stays_inside_the_ensembles_item_timeout():
     """The per-test timeout (60 s) is longer than the item timeout (5 s): the completion's budget, read from the
     worker's own alarm, fails the case in time, so the row is penalised (0.0) rather than timed out (None)."""
-    sleeper = fenced("import time\ntime.sleep(10**6)")
+    sleeper = fenced("import time\ntime.sleep(10**6)\ndef f():\n    pass")
     spec = [{"name": "code", "params": {"timeout": 60}, "timeout": 5}]
     with Ensemble.from_spec(spec, workers=1) as ensemble:
         start = time.monotonic()
-        result = ensemble.score([sleeper, fenced("print(7)")], tests=["assert True", [{"input": "", "output": "7"}]])
+        result = ensemble.score([sleeper, fenced("print(7)")], tests=["assert f() is None", [{"input": "", "output": "7"}]])
         elapsed = time.monotonic() - start
     assert result.values["code"] == [0.0, 1.0]
     assert result.metrics["code"].timeouts == 0 and elapsed < 5 + 5
@@ -391,3 +394,42 @@ def test_unsandboxed_root_runs_programs_as_nobody_when_it_can():
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["65534 65534", "1"]
     assert not os.path.exists("/etc/grpo-host-fallback-probe")
+
+
+# Programs that re-bind the builtins the tests use: neither the row's shape nor the tests' builtins move.
+REBINDINGS = {
+    "set = set": ("set = set\ndef f(x):\n    return [0]", "assert set(f(1)) == set((1, 2))\n"),
+    "def sorted": ("class A:\n    __eq__ = lambda s, o: True\ndef sorted(x):\n    return A()\ndef f(x):\n    return 0",
+                   "assert sorted(f([2, 1])) == [1, 2]\n"),
+    "def abs": ("def abs(x):\n    return 0\ndef f(x):\n    return 99.0",
+                "def check(candidate):\n    assert abs(candidate(1.5) - 0.5) < 1e-6\n\ncheck(f)\n"),
+    "def abs, looped": ("def abs(x):\n    return 0\ndef f(x):\n    return 99.0",
+                        "for x in [1.5]:\n    assert abs(f(x) - 0.5) < 1e-6\n"),
+    "builtins.abs": ("import builtins\nbuiltins.abs = lambda x: 0\ndef f(x):\n    return 99.0",
+                     "for x in [1.5]:\n    assert abs(f(x) - 0.5) < 1e-6\n"),
+    "__sub__": ("class A:\n    __sub__ = lambda s, o: 0\ndef f(x):\n    return A()",
+                "for x in [1.5]:\n    assert abs(f(x) - 0.5) < 1e-6\n"),
+    "a class's method": ("class A:\n    __eq__ = lambda s, o: True\nclass Solution:\n    def add(self, a, b):\n"
+                         "        return A()", "s = Solution()\nfor a in [1]:\n    assert s.add(a, 2) == 3\n"),
+}
+HONEST_REBINDING = {"set = set": "def f(x):\n    return [1, 2, 2]", "def sorted": "def f(x):\n    return x",
+                    "def abs": "def f(x):\n    return x - 1", "def abs, looped": "def f(x):\n    return x - 1",
+                    "builtins.abs": "def f(x):\n    return x - 1", "__sub__": "def f(x):\n    return x - 1",
+                    "a class's method": "class Solution:\n    def add(self, a, b):\n        return a + b"}
+
+
+@needs_sandbox
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", sorted(REBINDINGS))
+def test_rebinding_what_the_tests_use_neither_moves_the_row_nor_pays(code, name):
+    program, tests = REBINDINGS[name]
+    forged, honest = code.score_item(fenced(program), tests=tests), code.score_item(fenced(HONEST_REBINDING[name]),
+                                                                                    tests=tests)
+    assert forged.value == 0.0 and honest.value == 1.0, (forged, honest)
+    assert forged.counts == honest.counts  # the same shape (forgeable or not) for both: decided by the tests
+
+
+@needs_sandbox
+def test_tests_that_use_nothing_of_the_program_score_none(code):
+    assert code.score_one(fenced("def f():\n    pass"), tests="assert max(3, 1) == 3") is None
+    assert "use no name of the program" in check_row({"tests": "assert sorted([2, 1]) == [1, 2]"})

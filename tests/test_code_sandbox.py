@@ -64,10 +64,14 @@ with Sandbox() as sandbox:
     for step in steps:
         kw = {}
         if "calls" in step:  # literal-call tests, planned exactly as the reward plans them
-            kw["calls"] = shapes.plan(step["calls"], shapes.owned(step["calls"], step["code"]))
+            kw["calls"] = shapes.plan(step["calls"])
             assert isinstance(kw["calls"], shapes.Calls), step["calls"]
-        elif "tests" in step:
-            kw["tests"] = step["tests"]
+        elif "tests" in step:  # assert scripts, guarded as the reward guards them (unless given raw)
+            planned = shapes.plan(step["tests"])
+            if isinstance(planned, shapes.Scripts) and len(planned.cases) == 1 and not step.get("raw"):
+                kw["tests"], kw["names"] = planned.cases[0], planned.names
+            else:
+                kw["tests"] = step["tests"]
         else:
             kw["stdin"] = step.get("stdin", "")
         print("running", flush=True, file=sys.stderr)

@@ -1,6 +1,6 @@
 """Which assert tests are judged outside the program, and the plain data that crosses the sandbox's wall.
 
-:mod:`reward_plugins.code.shapes` decides, per row and program, whether a
+:mod:`reward_plugins.code.shapes` decides, per row and from its tests alone, whether a
 row's asserts can be split into calls (run by the program) and checks (run
 by the judge); :mod:`reward_plugins.code.plain` is the only form a call's
 result may take on its way out.  Both are pure functions, tested here on the
@@ -17,8 +17,9 @@ import pytest
 from reward_plugins.code import plain, shapes
 
 
-def plan_for(tests: str, program: str = "def f(*a, **k):\n    pass\n"):
-    return shapes.plan(tests, shapes.owned(tests, program))
+def plan_for(tests: str, program: str = ""):
+    """The plan of ``tests``; ``program`` is only there to say that it does not matter."""
+    return shapes.plan(tests)
 
 
 def test_mbpp_asserts_become_calls_and_the_judges_checks():
@@ -74,16 +75,41 @@ def test_any_other_shape_runs_as_scripts(tests):
     assert len(plan.cases) == max(top_level_asserts, 1)
 
 
-def test_a_program_may_define_a_name_that_is_also_a_builtin():
-    tests = "assert max(3, 1) == 1\n"
-    assert isinstance(shapes.plan(tests, shapes.owned(tests, "def max(a, b):\n    return min(a, b)\n")), shapes.Calls)
-    plan = shapes.plan(tests, shapes.owned(tests, "def other():\n    pass\n"))  # the builtin, judged as it is
-    assert isinstance(plan, shapes.Calls) and plan.calls == ()
+@pytest.mark.parametrize("tests", [
+    "assert set(f(1)) == set((1, 2))\n",
+    "assert sorted(f([2, 1])) == [1, 2]\n",
+    "def check(candidate):\n    assert abs(candidate(1.5) - 0.5) < 1e-6\n\ncheck(f)\n",
+    "for x in [1, 2]:\n    assert abs(f(x)) == x\n",
+])
+def test_the_shape_comes_from_the_tests_alone_whatever_the_program_rebinds(tests):
+    """``set = set``, ``def sorted``, ``def abs`` in a program neither move a row to script mode nor make the
+    tests' ``set``, ``sorted`` or ``abs`` the program's: the builtins are never the program's names."""
+    assert shapes.owned(tests) == {"f"}
+    plan = shapes.plan(tests)
+    assert type(plan) is (shapes.Scripts if tests.startswith("for") else shapes.Calls)
+    if isinstance(plan, shapes.Calls):
+        assert {step[0] for call in plan.calls for step in call} == {"f"}
+    else:
+        assert plan.names == ("f",) and "__grpo_call(f, x)" in plan.cases[0]
 
 
-def test_programs_that_do_not_compile_are_found_before_running():
-    with pytest.raises(SyntaxError):
-        shapes.owned("assert f(1) == 1", "def f(:\n")
+def test_tests_that_use_no_name_of_the_program_own_nothing():
+    assert shapes.owned("assert max(3, 1) == 3\nassert sorted([2, 1]) == [1, 2]\n") == frozenset()
+    assert shapes.owned("import math\ndef g(x):\n    return x\nassert g(math.pi) > 3\n") == frozenset()
+
+
+def test_script_mode_guards_every_result_of_the_program():
+    """Calls of the program's names or of the tests' parameters anywhere, and method calls inside asserts, go
+    through the harness's guards; the libraries the tests import do not."""
+    tests = ("import math\nfrom collections import Counter\ndef check(candidate):\n    r = candidate(2)\n"
+             "    assert Counter(r) == Counter(f(1)) and math.isclose(s.size(), 1)\n\ncheck(f)\n")
+    (case,) = shapes.plan(tests).cases
+    assert "r = __grpo_call(candidate, 2)" in case
+    assert "Counter(r) == Counter(__grpo_call(f, 1))" in case and "math.isclose(__grpo_inert(s.size()), 1)" in case
+
+
+def test_tests_that_take_the_judges_names_are_not_planned_as_calls():
+    assert isinstance(shapes.plan("assert f(1) == 1\n__grpo_call = 1\n"), shapes.Scripts)
 
 
 PLAIN_VALUES = [None, True, False, 0, -7, 10**40, 1.5, -0.0, math.inf, "é\n\ud800", b"\x00\xff", 2 + 3j, [1, [2]],

@@ -185,6 +185,9 @@ def _tests_problem(tests: str) -> str | None:
         return f"tests do not compile: {exc.msg} (line {exc.lineno})"
     except (ValueError, RecursionError, MemoryError) as exc:  # a null byte; nesting too deep for the parser
         return f"tests do not compile: {type(exc).__name__}: {exc}"
+    if not shapes.owned(tests):
+        return ("tests use no name of the program (only builtins and their own names), so they test nothing it "
+                "wrote (such rows score None)")
     return None
 
 
@@ -262,18 +265,16 @@ def code(completion: str, *, tests: Any, params: CodeParams, language: Any = Non
         outcomes = _run_each(sandbox, source, [{"stdin": c["input"]} for c in io_cases], limits, deadline,
                              lambda r, i: r.ok and same_output(r.stdout, io_cases[i]["output"]))
     else:
-        try:
-            plan = shapes.plan(tests, shapes.owned(tests, source))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):  # the program does not compile (a null byte,
-            # nesting too deep for the parser): every test fails, nothing needs to run
+        if not shapes.compiles(source):  # every test fails, nothing needs to run
             return Scored(0.0, counts)
+        plan = shapes.plan(tests)  # from the tests alone: nothing the program defines moves the row's shape
         if isinstance(plan, Calls):
             result = sandbox.run(source, calls=plan, limits=limits, budget=deadline - time.monotonic())
             outcomes = list(result.cases)
         else:
             counts["forgeable"] = 1
-            outcomes = _run_each(sandbox, source, [{"tests": t} for t in plan.cases], limits, deadline,
-                                 lambda r, i: r.passed_asserts)
+            runs = [{"tests": case, "names": plan.names} for case in plan.cases]
+            outcomes = _run_each(sandbox, source, runs, limits, deadline, lambda r, i: r.passed_asserts)
     passed = sum(outcomes)
     if params.pass_fail:
         return Scored(float(passed == len(outcomes)), counts)

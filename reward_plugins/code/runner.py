@@ -61,6 +61,7 @@ makes the host rebuild the sandbox.  When the host's end of fd 0 closes
 folder and exits.
 """
 
+import builtins
 import ctypes
 import fcntl
 import json
@@ -249,13 +250,27 @@ def child(req, drop_uid, workdir, fds):
         os.environ["TMPDIR"] = workdir  # tempfile's choice: /tmp is not the programs' to write
         sys.path[:0] = [workdir]
         namespace = {"__name__": "__main__" if kind == "io" else "solution", "__builtins__": __builtins__}
+        names = tuple(req.get("names", ()))  # script mode: the program's names the tests use (from the tests alone)
+        pristine = dict(vars(builtins))  # script mode: the tests get the builtins as they were before the program
         del req
     except BaseException as exc:
         os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
         os._exit(70)
     # Everything the harness uses after the program ran is bound here, before it runs: rebinding
     # builtins.exec or os.write from the program changes nothing below.
-    run_code, compile_code, read, write, encode = exec, compile, os.read, os.write, plain.encode
+    run_code, compile_code, read, write, encode, decode = exec, compile, os.read, os.write, plain.encode, plain.decode
+    is_instance, type_of = isinstance, type
+
+    def inert(value):
+        """Script mode: a fresh copy of a plain value; raises for anything else (so the case fails)."""
+        return decode(encode(value))
+
+    def guarded_call(function, /, *args, **kwargs):
+        """Script mode: a call whose result must be plain, or an object that the program's class constructed."""
+        value = function(*args, **kwargs)
+        if is_instance(function, type) and type_of(value) is function:
+            return value
+        return decode(encode(value))
     status = 0
     try:
         run_code(compile_code(source, "solution.py", "exec"), namespace)
@@ -274,7 +289,9 @@ def child(req, drop_uid, workdir, fds):
             data = b""
             while chunk := read(5, CHUNK):
                 data += chunk
-            run_code(compile_code(data[TOKEN_BYTES:].decode("utf-8", "replace"), "tests.py", "exec"), namespace)
+            tests = {"__name__": "tests", "__builtins__": pristine, "__grpo_call": guarded_call, "__grpo_inert": inert}
+            tests.update((name, namespace[name]) for name in names if name in namespace)
+            run_code(compile_code(data[TOKEN_BYTES:].decode("utf-8", "replace"), "tests.py", "exec"), tests)
             sys.stdout.flush()
             write(3, data[:TOKEN_BYTES])
     except SystemExit as exc:

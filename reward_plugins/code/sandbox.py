@@ -463,8 +463,11 @@ class Sandbox:
             raise SandboxUnavailable(f"the code sandbox did not start ({self.mode} mode): {error or hello!r}")
 
     def run(self, code: str, *, tests: str | None = None, calls: Calls | None = None, stdin: str | None = None,
-            limits: Limits = Limits(), budget: float | None = None) -> Execution:
+            names: tuple[str, ...] = (), limits: Limits = Limits(), budget: float | None = None) -> Execution:
         """Run ``code``: with ``stdin`` as input, then assert script ``tests``, or computing literal ``calls``.
+
+        ``names``, for ``tests``: the program's names the tests use (:class:`shapes.Scripts`); only these
+        reach the tests' namespace, beside the builtins as they were before the program ran.
 
         ``budget`` bounds the whole run (default: one ``limits.timeout``, and
         for ``calls`` one per call more).  Never raises for the program's
@@ -482,6 +485,8 @@ class Sandbox:
                   "max_output": limits.max_output}
         if calls is not None:
             header["calls"], header["cases"] = calls.calls, calls.cases
+        elif tests is not None:
+            header["names"] = list(names)
         with self._lock:
             return self._run(header, code.encode("utf-8", "surrogatepass"), payload, limits)
 

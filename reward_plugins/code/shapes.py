@@ -17,9 +17,24 @@ top-level assert (with the non-assert statements before it), run in the
 program's own process, where a determined program can tamper with the
 verdict; rows of this shape are counted as ``code/forgeable``.
 
-Which names are the program's is decided per program: a name the tests use
-but do not bind is the program's when it is not a builtin, or when the
-program binds it at top level (a program may define its own ``max``).
+Which names are the program's is decided from the tests alone, never from
+the program: a name the tests use but do not bind, and that is not a
+builtin.  A program that re-binds a builtin (``set = set``, ``def sorted``,
+``def abs``) changes neither the shape of the row nor what the tests' own
+``sorted`` or ``abs`` is: the judge, and in script mode the tests'
+namespace, use the real builtins.  Tests that use no name of the program
+test nothing it wrote: :func:`owned` is empty and the reward scores such
+rows None.
+
+In script mode the program's results are kept inert as far as one shared
+interpreter allows: every call of a program's name, or of a parameter of the
+tests' own functions (HumanEval's ``candidate``), anywhere in the tests, and
+every method call inside an assert, goes through ``__grpo_call`` /
+``__grpo_inert``, which hand the tests a fresh copy of the result when it is
+plain data and raise otherwise (an object of the program's class is let
+through only as what its own constructor returned), so an object equal to
+everything, or one whose ``__sub__`` or ``__bool__`` the program wrote, fails
+the case.
 """
 
 from __future__ import annotations
@@ -32,10 +47,14 @@ from dataclasses import dataclass
 
 from . import plain
 
-__all__ = ["Calls", "Scripts", "plan", "program_names", "test_names"]
+__all__ = ["Calls", "Scripts", "compiles", "owned", "plan", "test_names"]
 
 RESULTS = "__grpo_r"
 """The judge's list of call results; each literal call in an assert becomes ``__grpo_r[i]``."""
+CALL, INERT = "__grpo_call", "__grpo_inert"
+"""Script mode's guards (bound by the harness in the tests' namespace): a call whose result must be plain data
+(or an object its own class constructed), and a value that must be plain data."""
+RESERVED = frozenset({RESULTS, CALL, INERT})
 
 BUILTINS = frozenset(dir(builtins))
 
@@ -54,9 +73,11 @@ class Calls:
 
 @dataclass(frozen=True)
 class Scripts:
-    """Arbitrary assert tests: one script per case, run after the program in its own process."""
+    """Arbitrary assert tests: one script per case (guarded, see the module), run after the program in its process."""
 
     cases: tuple[str, ...]
+    names: tuple[str, ...] = ()
+    """The program's names the tests use: only these are copied from the program's namespace into the tests'."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -80,34 +101,33 @@ def test_names(tests: str) -> tuple[ast.Module, frozenset[str], frozenset[str]]:
 
 
 @functools.lru_cache(maxsize=4096)
-def program_names(source: str) -> frozenset[str]:
-    """Names a program binds at top level; raises SyntaxError when it does not compile."""
-    names = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names)
-        else:
-            names.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-    return frozenset(names)
+def compiles(source: str) -> bool:
+    """Whether a program parses (checked before anything runs: one that does not fails every test unrun)."""
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a null byte; nesting too deep for the parser
+        return False
+    return True
 
 
-def owned(tests: str, source: str) -> frozenset[str]:
-    """The names in ``tests`` that refer to the program."""
+def owned(tests: str) -> frozenset[str]:
+    """The names in ``tests`` that refer to the program: used, not bound by the tests, not builtins."""
     _, used, bound = test_names(tests)
-    defined = program_names(source)  # first: a program that does not compile raises here, before anything runs
-    return frozenset(n for n in used - bound if n not in BUILTINS or n in defined)
+    return frozenset(n for n in used - bound if n not in BUILTINS)
 
 
 @functools.lru_cache(maxsize=4096)
-def plan(tests: str, program: frozenset[str]) -> Calls | Scripts:
-    """How to run ``tests`` against a program owning the names ``program`` (see the module's docstring)."""
+def plan(tests: str) -> Calls | Scripts:
+    """How to run ``tests`` (see the module's docstring); decided from the tests alone."""
     tree, used, bound = test_names(tests)
-    return (None if RESULTS in used | bound else _calls(tree, program)) or Scripts(_scripts(tree))
+    program = owned(tests)
+    calls = None if RESERVED & (used | bound) else _calls(tree, program)
+    return calls or Scripts(_scripts(tree, program), tuple(sorted(program)))
 
 
-def _scripts(tree: ast.Module) -> tuple[str, ...]:
+def _scripts(tree: ast.Module, program: frozenset[str]) -> tuple[str, ...]:
+    tree = _Guard(program, _parameters(tree), _imported(tree)).visit(ast.parse(ast.unparse(tree)))
+    ast.fix_missing_locations(tree)
     asserts = [i for i, node in enumerate(tree.body) if isinstance(node, ast.Assert)]
     if not asserts:
         return (ast.unparse(tree),)
@@ -116,6 +136,43 @@ def _scripts(tree: ast.Module) -> tuple[str, ...]:
         body = [node for node in tree.body[:i] if not isinstance(node, ast.Assert)] + [tree.body[i]]
         cases.append(ast.unparse(ast.Module(body=body, type_ignores=[])))
     return tuple(cases)
+
+
+def _parameters(tree: ast.Module) -> frozenset[str]:
+    """Parameter names of the tests' own functions (HumanEval's ``candidate``): they may hold the program's."""
+    return frozenset(node.arg for node in ast.walk(tree) if isinstance(node, ast.arg))
+
+
+def _imported(tree: ast.Module) -> frozenset[str]:
+    """Names the tests bind by importing (``math``, ``Counter``): their calls are the library's, not the program's."""
+    return frozenset((a.asname or a.name).split(".")[0] for node in ast.walk(tree)
+                     if isinstance(node, ast.Import | ast.ImportFrom) for a in node.names)
+
+
+class _Guard(ast.NodeTransformer):
+    """Script mode: route the program's results through the harness's plain-data guards (see the module)."""
+
+    def __init__(self, program: frozenset[str], parameters: frozenset[str], imported: frozenset[str]) -> None:
+        self.callers = (program | parameters) - imported
+        self.imported, self.in_assert = imported, 0
+
+    def visit_Assert(self, node: ast.Assert) -> ast.AST:
+        self.in_assert += 1
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.in_assert -= 1
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in self.callers:
+            guarded = ast.Call(ast.Name(CALL, ast.Load()), [func, *node.args], node.keywords)
+            return ast.copy_location(guarded, node)
+        if self.in_assert and isinstance(func, ast.Attribute) and not (
+                isinstance(func.value, ast.Name) and func.value.id in self.imported):
+            return ast.copy_location(ast.Call(ast.Name(INERT, ast.Load()), [node], []), node)
+        return node
 
 
 def _calls(tree: ast.Module, program: frozenset[str]) -> Calls | None:
