@@ -182,6 +182,8 @@ class RunConfig(_Strict):
     log_every: int = Field(1, ge=1, description="steps between logged metrics")
     output_dir: str = Field("runs/grpo-host", description="where checkpoints, the model and run records go")
     resume: bool = Field(False, description="continue from the last checkpoint in output_dir")
+    overwrite_output_dir: bool = Field(
+        False, description="write into an output_dir that already holds files but is not a grpo-host run")
     report_to: list[str] = Field(default_factory=list, description="trackers (wandb, tensorboard, ...); [] for none")
 
     trl: dict[str, Any] = Field(

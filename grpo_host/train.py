@@ -3,6 +3,9 @@
 ``grpo-host train`` calls :func:`train`, which does everything that does not
 depend on the engine, in an order that fails early and cheaply:
 
+0. check the output folder and the model source (:mod:`grpo_host.preflight`):
+   a refused run has read and written nothing; resuming a finished run
+   trains nothing and says so;
 1. load the plugins (installed packs plus the config's ``plugins``), build
    the reward ensemble and find the host for ``backend``;
 2. read and normalise the train (and val) rows and run ``data check`` for
@@ -30,9 +33,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import ConfigError, RunConfig
-from .monitoring import MonitorSet, MonitorStopped, choose
+from .monitoring import Alert, MonitorSet, MonitorStopped, choose
 from .data import CheckReport, DataError, check_rows, normalize, read_rows
 from .builtin_model import is_builtin, resolve_model
+from .preflight import check_model, check_output_dir, finished_summary, read_jsonl_records
 from .scoring.stats import reward_key
 
 if TYPE_CHECKING:
@@ -71,13 +75,13 @@ class Summary:
     """How the host quantized the base (engine, bits and the engine's options, as resolved); None: full precision."""
     alerts: list[dict[str, Any]] = field(default_factory=list)
     """Every alert the run's monitors raised (one per quiet period), in order."""
-    stopped_by: dict[str, Any] | None = None
+    stopped_by: Alert | None = None
     """The alert of a monitor with action ``stop`` that ended the run (a checkpoint was saved first)."""
     monitor_seconds: float = 0.0
     """Time this process spent in the monitors, over the whole run."""
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "stopped_by": self.stopped_by.as_dict() if self.stopped_by is not None else None}
 
 
 @dataclass
@@ -98,8 +102,8 @@ class MetricsLog:
     def start(self, resume_step: int | None = None) -> None:
         """Begin writing: fresh, or (resuming) keeping the records up to the checkpoint's step."""
         if resume_step is not None and self.path.exists():
-            kept = [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
-            self.records = [r for r in kept if r.get("step", 0) <= resume_step]
+            kept = read_jsonl_records(self.path)  # a torn last line (a run killed mid-write) is named and dropped
+            self.records = [r for r in kept if isinstance(r.get("step", 0), int) and r.get("step", 0) <= resume_step]
         else:
             self.records = []
         if is_main_process():
@@ -170,7 +174,7 @@ class Job:
 
     def summary(self, steps: int, seconds: float, resumed_from: int | None = None) -> Summary:
         alerts = [a.as_dict() for a in self.monitors.alerts] if self.monitors else []
-        stop = self.monitors.stop.as_dict() if self.monitors and self.monitors.stop else None
+        stop = self.monitors.stop if self.monitors else None
         return Summary(steps, round(seconds, 3), self.metrics.first_last(), str(self.output_dir),
                        self.config.backend, resumed_from, counts=self.ensemble.counts, alerts=alerts, stopped_by=stop,
                        monitor_seconds=round(self.monitors.seconds, 4) if self.monitors else 0.0)
@@ -190,6 +194,10 @@ def _import_plugin(spec: str) -> ModuleType:
         return importlib.import_module(spec)
     except ImportError as exc:
         raise ConfigError(f"config key 'plugins': cannot import {spec!r}: {exc}") from None
+    except SyntaxError as exc:
+        raise ConfigError(f"config key 'plugins': {exc.filename or spec} line {exc.lineno}: {exc.msg}") from None
+    except Exception as exc:  # the module raised while it was imported: the user's code, reported, not a traceback
+        raise ConfigError(f"config key 'plugins': importing {spec!r} raised {type(exc).__name__}: {exc}") from None
 
 
 def _load_plugins(config: RunConfig) -> Plugins:
@@ -229,7 +237,9 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     """Steps 1 to 3 of the run flow: everything up to (not including) loading a model."""
     from .ensemble import Ensemble
 
+    check_output_dir(config)  # before anything is read or written: a refused run changes nothing
     _offline_for_local_models(config.model)
+    check_model(config.model)
     plugins = _load_plugins(config)
     host = plugins.registry.host(config.backend)  # an unknown backend fails before any data is read
     if host.validate is not None:  # a host rejects settings its engine cannot honour, before any data is read
@@ -262,7 +272,16 @@ def _write_records(output_dir: Path, config: RunConfig, plugins: Plugins) -> Non
 
 
 def train(config: RunConfig, *, echo: bool = True) -> Summary:
-    """Run the whole flow with the host named by ``config.backend``; returns (and writes) the summary."""
+    """Run the whole flow with the host named by ``config.backend``; returns (and writes) the summary.
+
+    Resuming a run that already trained to ``max_steps`` trains nothing and writes nothing: it says so and
+    returns the run's summary."""
+    done = finished_summary(config)
+    if done is not None:
+        if is_main_process():
+            print(f"{config.output_dir} holds a finished run ({done['steps']} of {config.max_steps} steps"
+                  "): nothing to resume; raise max_steps to train further", flush=True)
+        return Summary(**{k: v for k, v in done.items() if k in Summary.__dataclass_fields__})
     job = prepare(config, echo=echo)
     host = job.plugins.registry.host(config.backend)
     start = time.perf_counter()
@@ -275,9 +294,6 @@ def train(config: RunConfig, *, echo: bool = True) -> Summary:
     if is_main_process():
         (job.output_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
     if summary.stopped_by is not None:
-        alert = summary.stopped_by
-        raise MonitorStopped(f"monitor {alert['monitor']} stopped the run at step {summary.steps}: {alert['message']}; "
-                             f"a checkpoint is in {job.output_dir}: change the config (the monitor's action or "
-                             "thresholds) and run again with resume: true to continue")
+        raise MonitorStopped(summary.stopped_by, summary.steps, job.output_dir)
     return summary
 

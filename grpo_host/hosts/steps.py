@@ -9,34 +9,32 @@ not the engine's, so both hosts call them from here.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import ConfigError
 from ..data import DataError
+from ..preflight import CHECKPOINT, checkpoint_step
 
 if TYPE_CHECKING:
     from ..train import Job
 
 __all__ = ["check_prompt_length", "last_checkpoint", "refuse_unasked_overwrite"]
 
-CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
-COMPLETE = "trainer_state.json"
-"""Written last in a checkpoint folder (by transformers, and by the MLX host), so its presence marks a whole one."""
-
 
 def last_checkpoint(output_dir: Path, *, complete: bool = True) -> Path | None:
     """The ``checkpoint-N`` folder with the highest N, found without importing an engine.
 
-    ``complete``: only folders holding ``trainer_state.json``, so a run
-    killed while writing a checkpoint resumes from the one before.
+    ``complete``: only folders whose ``trainer_state.json`` reads as a
+    state with a step, so a run killed while writing a checkpoint (or one
+    whose state file is empty or torn, which is named on stderr) resumes
+    from the one before.
     """
     if not output_dir.is_dir():
         return None
-    found = [(int(m.group(1)), p) for p in output_dir.iterdir()
-             if (m := CHECKPOINT.match(p.name)) and p.is_dir() and (not complete or (p / COMPLETE).is_file())]
-    return max(found)[1] if found else None
+    found = sorted(((int(m.group(1)), p) for p in output_dir.iterdir() if (m := CHECKPOINT.match(p.name))
+                    and p.is_dir()), reverse=True)
+    return next((p for _, p in found if not complete or checkpoint_step(p) is not None), None)
 
 
 def refuse_unasked_overwrite(job: Job) -> None:
