@@ -79,6 +79,7 @@ class MicroBatcher(Generic[S, T, R]):
         if max_rows < 1 or window < 0:
             raise ValueError(f"max_rows must be at least 1 and window at least 0, got {max_rows} and {window}")
         self.window, self.max_rows = window, max_rows
+        self.owners = list(owners)
         self._score = score
         self._queue: deque[_Part[T, R]] = deque()
         self._cond = threading.Condition()

@@ -1,13 +1,28 @@
-"""verl's ``custom_reward_function``: score verl's rows with a grpo-host ensemble.
+"""verl's custom reward function: score verl's rows with a grpo-host ensemble.
 
-verl calls ``compute_score(data_source=, solution_str=, ground_truth=,
-extra_info=)`` once per response, from its reward manager (the naive one,
-or the reward loop's workers, which call it on threads of their own).  Point
-verl's config at this module and say which rewards score which data source::
+Point verl's config at this module and say which rewards score which data
+source (verl ≥ 0.9; before 0.9 the same keys without the ``reward.``
+prefix, see ``docs/scaling.md``)::
 
-    custom_reward_function.path=pkg://grpo_host.integrations.verl
-    custom_reward_function.name=compute_score
-    +custom_reward_function.reward_kwargs.rewards='math:1, r1_strict_format:0.2'
+    reward.custom_reward_function.path=pkg://grpo_host.integrations.verl
+    reward.custom_reward_function.name=compute_score
+    +reward.custom_reward_function.reward_kwargs.rewards='math:1, r1_strict_format:0.2'
+
+verl calls it in three ways, and each works:
+
+* **one response per call**, with keywords (``data_source=, solution_str=,
+  ground_truth=, extra_info=``): the reward loop's workers (from a thread
+  pool, 32 threads at once) and the ``naive`` manager;
+* **a batch per call** (``data_sources=, solution_strs=, ground_truths=,
+  extra_infos=``): the ``batch`` manager; the reply is a list;
+* **positionally** (``data_source, solution_str, ground_truth, extra_info``)
+  from a process pool: the ``prime`` manager, which reads a number (it
+  indexes anything else with ``[0]``), so that call returns the total.
+
+Calls from many threads are not serialised: each process keeps one
+ensemble per spec behind a :class:`~grpo_host.batching.MicroBatcher`, which
+gathers the rows of concurrent calls into micro-batches, so 32 one-row calls
+cost about what one 32-row batch does.
 
 Where the rewards come from, first match wins:
 
@@ -23,34 +38,45 @@ Where the rewards come from, first match wins:
 
 A row becomes ``{"completion": solution_str, "answer": ground_truth,
 **extra_info}`` (a ground truth that is not a string is sent as JSON text),
-checked like ``grpo-host data check`` checks a row.  verl needs a number for
-every response and the same keys from every call, so the reply is always
-``{"score": total, "grpo_host/<reward>": value, ..., "grpo_host/scored": 1.0}``
-over every reward any configured spec names.  A row no reward scored, or
-one that lacks what a reward needs, scores 0.0 with ``grpo_host/scored``
-0.0, and its reason is logged (a warning naming the data source and
-reward): a bad row never stops a verl run.  A data source no spec covers
-raises :class:`~grpo_host.RewardUnusable`: that is a configuration mistake,
-and every row of it would score nothing.
+checked like ``grpo-host score`` checks a row.  verl's code datasets carry
+their tests in ``ground_truth`` as prime_code JSON (``{"inputs": [...],
+"outputs": [...]}``, with ``"fn_name"`` for call-based problems); when a
+reward needs ``tests`` and the row has none, those become its ``tests``
+(:func:`prime_code_tests`).  Trailing EOS/pad strings are stripped from the
+response first (``reward_kwargs`` ``tokenizer=`` a path or hub id, or
+``end_tokens=`` a list; by default the common ones, see
+:mod:`grpo_host.special_tokens`).
+
+verl needs a number for every response and the same keys from every call,
+so the reply is always ``{"score": total, "grpo_host/<reward>": value, ...,
+"grpo_host/scored": 1.0}`` over every reward any configured spec names.  A
+row no reward scored, or one that lacks what a reward needs, scores 0.0 with
+``grpo_host/scored`` 0.0, and its reason is logged (a warning naming the
+data source and reward): a bad row never stops a verl run.  A data source no
+spec covers raises :class:`~grpo_host.RewardUnusable`: that is a
+configuration mistake, and every row of it would score nothing.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["DATA_SOURCES", "ENV", "compute_score"]
+__all__ = ["DATA_SOURCES", "ENV", "compute_score", "prime_code_tests"]
 
 ENV = "GRPO_HOST_VERL_REWARDS"
 DATA_SOURCES: dict[str, str] = {}
 """``{data_source: spec}``; ``"*"`` covers any other data source."""
 
 _log = logging.getLogger(__name__)
-_lock = threading.Lock()  # an Ensemble serves one caller at a time; verl's reward loop calls from many threads
-_ensembles: dict[str, Any] = {}
+_locks: dict[int, threading.Lock] = {}  # per process: guards the creation of batchers only, never scoring
+_batchers: dict[tuple[int, str], Any] = {}  # per process: a child forked by verl's prime manager builds its own
+_tokens: dict[tuple[str | None, tuple[str, ...]], tuple[str, ...]] = {}
 
 
 def _env_mapping() -> dict[str, str]:
@@ -82,57 +108,162 @@ def _spec_for(data_source: str, rewards: str | None) -> str:
         if spec:
             return spec
     raise _unusable(
-        f"no grpo-host rewards for data_source {data_source!r}: set custom_reward_function.reward_kwargs.rewards, "
-        f"{ENV} (a spec, or JSON {{data_source: spec}}) or grpo_host.integrations.verl.DATA_SOURCES")
+        f"no grpo-host rewards for data_source {data_source!r}: set reward.custom_reward_function.reward_kwargs."
+        f"rewards, {ENV} (a spec, or JSON {{data_source: spec}}) or grpo_host.integrations.verl.DATA_SOURCES")
 
 
 def _all_names(rewards: str | None) -> list[str]:
     """Every reward name any configured spec names: the keys each reply carries, whatever its data source."""
+    return list(_names(tuple([rewards] if rewards else [*DATA_SOURCES.values(), *_env_mapping().values()])))
+
+
+@functools.lru_cache(maxsize=64)
+def _names(specs: tuple[str, ...]) -> tuple[str, ...]:
     from grpo_host.reward_spec import parse_spec
 
-    specs = [rewards] if rewards else [*DATA_SOURCES.values(), *_env_mapping().values()]
-    names: list[str] = []
-    for spec in specs:
-        for item in parse_spec(spec):
-            if item.name not in names:
-                names.append(item.name)
-    return names
+    return tuple(dict.fromkeys(item.name for spec in specs for item in parse_spec(spec)))
 
 
-def _ensemble(spec: str) -> Any:
-    ensemble = _ensembles.get(spec)
-    if ensemble is None:
-        from grpo_host import Ensemble
+def _score_parts(ensemble: Any, parts: list[Sequence[tuple[str, dict]]]) -> list[list[dict[str, Any]]]:
+    """One micro-batch of the callers' rows through ``grpo-host score``'s row checks and scoring."""
+    from grpo_host.offline import Tally, score_file_rows
 
-        ensemble = _ensembles[spec] = Ensemble.from_spec(spec)
-    return ensemble
+    rows = [row for part in parts for row in part]
+    lines = list(score_file_rows(rows, ensemble, Tally(ensemble.names), batch_size=max(len(rows), 1)))
+    out, start = [], 0
+    for part in parts:
+        out.append(lines[start:start + len(part)])
+        start += len(part)
+    return out
 
 
-def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None,
-                  rewards: str | None = None, **_: Any) -> dict[str, float]:
-    """Score one verl response; see the module docstring for the mapping and the reply's keys.
+def _batcher(spec: str) -> Any:
+    """This process's batcher for ``spec``: keyed by pid, since a forked child inherits the dict but not the threads."""
+    key = (os.getpid(), spec)
+    batcher = _batchers.get(key)
+    if batcher is None:
+        with _locks.setdefault(key[0], threading.Lock()):
+            batcher = _batchers.get(key)
+            if batcher is None:
+                from grpo_host import Ensemble
+                from grpo_host.batching import MicroBatcher
 
-    :param rewards: a spec for every data source (verl passes it from ``reward_kwargs``).
-    Other keyword arguments verl may add (``reward_router_address``) are accepted and unused.
+                batcher = _batchers[key] = MicroBatcher([Ensemble.from_spec(spec)], _score_parts,
+                                                        name="grpo-host-verl")
+    return batcher
+
+
+def _end_tokens(tokenizer: str | None, end_tokens: Any) -> tuple[str, ...]:
+    listed = tuple(end_tokens.split(",")) if isinstance(end_tokens, str) else tuple(end_tokens or ())
+    key = (tokenizer, listed)
+    if key not in _tokens:
+        from grpo_host.special_tokens import end_tokens as find
+
+        try:
+            _tokens[key] = find(tokenizer, listed)
+        except ValueError as exc:
+            raise _unusable(str(exc)) from None
+    return _tokens[key]
+
+
+def prime_code_tests(ground_truth: Any) -> Any:
+    """The ``code`` reward's ``tests`` for a prime_code ground truth, or None when it is not one.
+
+    ``{"inputs": [...], "outputs": [...]}`` is stdin/stdout cases (an input
+    given as a list of lines is joined with newlines); with ``"fn_name"`` the
+    cases are calls, written as asserts with literal arguments, which the
+    code reward judges outside the program.
     """
-    from grpo_host.data import missing_column
+    truth = ground_truth
+    if isinstance(truth, str):
+        try:
+            truth = json.loads(truth)
+        except ValueError:
+            return None
+    if not isinstance(truth, dict) or not isinstance(truth.get("inputs"), list) or \
+            not isinstance(truth.get("outputs"), list) or len(truth["inputs"]) != len(truth["outputs"]):
+        return None
+    fn = truth.get("fn_name")
+    if isinstance(fn, str) and fn.isidentifier():
+        lines = []
+        for args, want in zip(truth["inputs"], truth["outputs"]):
+            args = args if isinstance(args, list) else [args]
+            lines.append(f"assert {fn}({', '.join(repr(a) for a in args)}) == {want!r}")
+        return "\n".join(lines)
 
-    spec = _spec_for(data_source, rewards)
-    row: dict[str, Any] = {**(extra_info or {}), "completion": solution_str}
+    def text(value: Any) -> str:
+        return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+
+    return [{"input": text(i), "output": text(o)} for i, o in zip(truth["inputs"], truth["outputs"])]
+
+
+def _row(solution_str: Any, ground_truth: Any, extra_info: Any, tokens: tuple[str, ...], needs_tests: bool) -> dict:
+    from grpo_host.special_tokens import strip_end_tokens
+
+    row: dict[str, Any] = {**(extra_info if isinstance(extra_info, dict) else {}),
+                           "completion": strip_end_tokens(solution_str, tokens)}
     if ground_truth is not None:
         row["answer"] = ground_truth if isinstance(ground_truth, str) else json.dumps(ground_truth)
-    reply = {"score": 0.0, **{f"grpo_host/{name}": 0.0 for name in _all_names(rewards)}, "grpo_host/scored": 0.0}
-    with _lock:
-        ensemble = _ensemble(spec)
-        problem = missing_column(row, ensemble.rewards)
-        if problem:
-            _log.warning("grpo-host: data_source %r: %s; this response scores 0.0", data_source, problem)
-            return reply
-        result = ensemble.score_rows([row], row_ids=[f"{data_source} response"])
-    for message in result.errors:
-        _log.warning("grpo-host: %s", message)
-    for name, values in result.values.items():
-        reply[f"grpo_host/{name}"] = values[0] if values[0] is not None else 0.0
-    if result.total[0] is not None:
-        reply["score"], reply["grpo_host/scored"] = result.total[0], 1.0
+        if needs_tests and row.get("tests") is None:
+            tests = prime_code_tests(ground_truth)
+            if tests is not None:
+                row["tests"] = tests
+    return row
+
+
+def _reply(line: dict[str, Any], data_source: Any, names: list[str]) -> dict[str, float]:
+    reply = {"score": 0.0, **{f"grpo_host/{name}": 0.0 for name in names}, "grpo_host/scored": 0.0}
+    if "error" in line:
+        _log.warning("grpo-host: data_source %r: %s; %s", data_source, line["error"],
+                     "this response scores 0.0" if "rewards" not in line else "that reward scores 0.0")
+    for name, value in (line.get("rewards") or {}).items():
+        reply[f"grpo_host/{name}"] = value if value is not None else 0.0
+    if line.get("total") is not None:
+        reply["score"], reply["grpo_host/scored"] = line["total"], 1.0
     return reply
+
+
+def _score(items: list[tuple[Any, Any, Any, Any]], rewards: str | None, tokenizer: str | None,
+           end_tokens: Any) -> list[dict[str, float]]:
+    """Score ``(data_source, solution_str, ground_truth, extra_info)`` items: one part per spec, all at once."""
+    tokens = _end_tokens(tokenizer, end_tokens)
+    names = _all_names(rewards)
+    by_spec: dict[str, list[int]] = {}
+    for i, (data_source, *_) in enumerate(items):
+        by_spec.setdefault(_spec_for(data_source, rewards), []).append(i)
+    replies: list[dict[str, float] | None] = [None] * len(items)
+    waits = []
+    for spec, indices in by_spec.items():
+        batcher = _batcher(spec)
+        ensemble = batcher.owners[0]
+        needs_tests = any("tests" in col.names for r in ensemble.rewards for col in r.requires)
+        part = [(f"{items[i][0]} response", _row(items[i][1], items[i][2], items[i][3], tokens, needs_tests))
+                for i in indices]
+        waits.append((indices, batcher.submit(part)))
+    for indices, future in waits:
+        for i, line in zip(indices, future.result()):
+            replies[i] = _reply(line, items[i][0], names)
+    return replies  # type: ignore[return-value]
+
+
+def compute_score(*args: Any, data_source: Any = None, solution_str: Any = None, ground_truth: Any = None,
+                  extra_info: dict | None = None, data_sources: Sequence[Any] | None = None,
+                  solution_strs: Sequence[Any] | None = None, ground_truths: Sequence[Any] | None = None,
+                  extra_infos: Sequence[Any] | None = None, rewards: str | None = None, tokenizer: str | None = None,
+                  end_tokens: Any = None, **_: Any) -> Any:
+    """Score verl responses: one (keywords), a batch (plural keywords), or one positionally (a float for prime).
+
+    :param rewards: a spec for every data source (verl passes it from ``reward_kwargs``).
+    :param tokenizer: a path or hub id whose EOS/pad strings are stripped from responses.
+    :param end_tokens: strings stripped from the end of responses (a list, or comma-separated).
+    Other keyword arguments verl may add (``reward_router_address``) are accepted and unused.
+    """
+    if solution_strs is not None:  # BatchRewardManager (its lists may be numpy arrays: no truth tests on them)
+        n = len(solution_strs)
+        columns = [c if c is not None else [None] * n for c in (data_sources, ground_truths, extra_infos)]
+        items = list(zip(columns[0], solution_strs, columns[1], columns[2]))
+        return _score(items, rewards, tokenizer, end_tokens)
+    if args:  # PrimeRewardManager: evaluation_func(task, completion, reference, task_extra_info); reads a number
+        positional = (list(args) + [None] * 4)[:4]
+        return _score([tuple(positional)], rewards, tokenizer, end_tokens)[0]["score"]
+    return _score([(data_source, solution_str, ground_truth, extra_info)], rewards, tokenizer, end_tokens)[0]
