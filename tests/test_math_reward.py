@@ -16,7 +16,7 @@ import pytest
 
 from grpo_host import Ensemble, get_reward
 from grpo_host.testing import assert_discovered, assert_listing_is_light, check_examples, data_check, load_pack
-from reward_plugins import math_answer
+from reward_plugins.math import compare, find, read, rewards
 from conftest import run_cli
 
 TOWER = r"The answer is \boxed{9^{9^{9^{9}}}}"
@@ -50,7 +50,8 @@ def test_installed_pack_registers_math_and_listing_stays_light():
         (r"the set is $\{3, 1\}$", r"\{1,2,3\}", 0.0),
         (r"$x^2 + 2x + 1$ ... final: \boxed{(x+1)^2}", "x^2+2x+1", 1.0),
         ("<think>steps</think><answer>\\frac{3}{4}</answer>", "0.75", 1.0),
-        ("<answer>42</answer> and later \\boxed{41}", "42", 1.0),  # the answer tag is searched first
+        ("<answer>42</answer> and later \\boxed{41}", "42", 0.0),  # an answer block and a box that disagree
+        ("<answer>42</answer> and later \\boxed{42}", "42", 1.0),
         ("<answer></answer>", "42", 0.0),
         (r"\boxed{0.3333333}", "1/3", 1.0),
         (r"\boxed{0.333}", "1/3", 0.0),
@@ -82,15 +83,14 @@ def test_parameters_change_the_verdict(math_reward):
 def test_unparseable_gold_is_not_applicable(math_reward, gold):
     assert score(math_reward, r"\boxed{1}", gold) is None
     # the row check reports what does not parse; an empty gold is the column check's to report
-    assert (math_answer.check_gold({"answer": gold}) is None) == (not gold.strip())
+    assert (rewards.check_gold({"answer": gold}) is None) == (not gold.strip())
 
 
-def test_completion_is_read_from_its_tail(math_reward):
+def test_answers_are_found_anywhere_in_a_long_completion(math_reward):
     long = "blah " * 200_000 + r"\boxed{42}"
-    start = time.perf_counter()
     assert score(math_reward, long, "42") == 1.0
-    assert score(math_reward, r"\boxed{42}" + " blah" * 10_000, "42", max_chars=1000) == 0.0
-    assert time.perf_counter() - start < 10  # a generous bound: a 1 MB completion is not parsed whole
+    assert score(math_reward, r"\boxed{42}" + " blah" * 10_000, "42", max_chars=1000) == 1.0  # long text after it
+    assert score(math_reward, r"\boxed{4" + " " * 2000 + "}", "4", max_chars=1000) == 0.0  # too long to be read
 
 
 def _numbers(rng: random.Random):
@@ -117,21 +117,21 @@ def test_plain_numbers_get_the_same_verdict_with_or_without_sympy():
     digits each was written with (the half-unit clause of the rule).
     """
     rng, gen = random.Random(7), _numbers(random.Random(8))
-    params, compared = math_answer.MathParams(), 0
+    params, compared = rewards.MathParams(), 0
     for _ in range(400):
         gold_text, forms = next(gen)
         pred_text = rng.choice(forms) if rng.random() < 0.5 else next(gen)[0]
-        gold = math_answer.parse_gold(gold_text)
-        pred = math_answer.parse_prediction(rf"so \boxed{{{pred_text}}}", params)
+        gold = find.parse_gold(gold_text)
+        pred = read.read_answer(pred_text)
         assert gold.number is not None and pred.number is not None, (gold_text, pred_text)
         if gold.number.ulp is not None and pred.number.ulp is not None:
             continue
         a, b = gold.number.value, pred.number.value
         if a != b and abs(abs(a - b) / max(abs(a), abs(b)) - Fraction("1e-6")) < Fraction("1e-12"):
             continue  # exactly on the tolerance (0.142857 against 1/7): sympy's binary Floats decide that one
-        slow = math_answer.equal(math_answer.Parsed(sympy=tuple(gold.expressions())),
-                                 math_answer.Parsed(sympy=tuple(pred.expressions())), params)
-        assert math_answer.equal(gold, pred, params) == slow, (gold_text, pred_text)
+        slow = compare.equal(read.Parsed(sympy=tuple(gold.expressions())),
+                            read.Parsed(sympy=tuple(pred.expressions())), params.tolerance)
+        assert compare.equal(gold, pred, params.tolerance) == slow, (gold_text, pred_text)
         compared += 1
     assert compared > 200
 
@@ -148,13 +148,13 @@ CONSTANT_PREDS = [
 @pytest.mark.parametrize("gold_text", CONSTANT_GOLDS)
 def test_clearly_different_shortcut_gives_verify_verdicts(gold_text):
     """Expressions that clearly differ skip sympy's simplify; verdicts must equal verify's on every pair."""
-    mv, params = math_answer._mv(), math_answer.MathParams()
-    gold = math_answer.parse_gold(gold_text)
+    mv, params = compare.verifier(), rewards.MathParams()
+    gold = find.parse_gold(gold_text)
     for pred_text in CONSTANT_PREDS:
-        pred = math_answer.parse_prediction(rf"so \boxed{{{pred_text}}}", params)
+        pred = read.read_answer(pred_text)
         golds, preds = gold.expressions(), pred.expressions()
         reference = mv.verify(golds, preds, float_rounding=params.tolerance, timeout_seconds=None)
-        assert math_answer.equal(gold, pred, params) == reference, pred_text
+        assert compare.equal(gold, pred, params.tolerance) == reference, pred_text
 
 
 LATEX_SAMPLES = [
@@ -182,7 +182,7 @@ def test_adapted_latex_parser_gives_the_same_values():
 
     plain = subprocess.run([sys.executable, "-c", _PARSE_ALL], input=json.dumps(LATEX_SAMPLES), text=True,
                            capture_output=True, check=True, timeout=120)
-    adapted = subprocess.run([sys.executable, "-c", "from reward_plugins.math_answer import _mv; _mv()\n" + _PARSE_ALL],
+    adapted = subprocess.run([sys.executable, "-c", "from reward_plugins.math.read import mv; mv()\n" + _PARSE_ALL],
                              input=json.dumps(LATEX_SAMPLES), text=True, capture_output=True, check=True, timeout=120)
     assert json.loads(adapted.stdout) == json.loads(plain.stdout)
     assert "Exception" in json.loads(plain.stdout)  # the samples include inputs that do not parse
@@ -206,36 +206,37 @@ def test_simple_latex_reader_gives_latex2sympy_values(latex):
     import sympy
     from latex2sympy2_extended import latex2sympy
 
-    mine = math_answer.read_simple_latex(latex)
+    mine = read.read_simple_latex(latex)
     theirs = latex2sympy(latex)
-    theirs = theirs.xreplace({s: sympy.Symbol(s.name, real=True) for s in theirs.free_symbols})
+    theirs = theirs.xreplace({s: sympy.I if s.name == "i" else sympy.Symbol(s.name, real=True)
+                              for s in theirs.free_symbols})  # i is the imaginary unit, as the reward reads it
     assert mine is not None and sympy.simplify(mine - theirs) == 0, (mine, theirs)
 
 
 @pytest.mark.parametrize("latex", NOT_SIMPLE)
 def test_simple_latex_reader_leaves_the_rest_to_the_grammar(latex):
-    assert math_answer.read_simple_latex(latex) is None
+    assert read.read_simple_latex(latex) is None
 
 
 def test_integrals_that_differ_skip_integration():
     """reasoning-gym writes some golds as unevaluated integrals; a different integrand is told without integrating."""
-    mv, params = math_answer._mv(), math_answer.MathParams()
-    gold = math_answer.parse_gold("-3*Integral(x**3*cos(2*x), x) + C")
+    mv, params = compare.verifier(), rewards.MathParams()
+    gold = find.parse_gold("-3*Integral(x**3*cos(2*x), x) + C")
     for completion, expected in [(r"\boxed{-3*Integral(x**5*cos(2*x), x) + C}", False),
                                  (r"\boxed{C - 3*Integral(x**3*cos(2*x), x)}", True)]:
-        pred = math_answer.parse_prediction(completion, params)
-        assert math_answer._clearly_unequal(gold.expressions(), pred.expressions(), params.tolerance) == (not expected)
-        assert math_answer.equal(gold, pred, params) == expected
+        pred = read.read_answer(find.last_boxed(completion))
+        assert compare._clearly_unequal(gold.expressions(), pred.expressions(), params.tolerance) == (not expected)
+        assert compare.equal(gold, pred, params.tolerance) == expected
         assert mv.verify(gold.expressions(), pred.expressions(), float_rounding=params.tolerance,
                          timeout_seconds=None) == expected
 
 
 def test_gold_is_parsed_once_per_group(math_reward):
-    math_answer.parse_gold.cache_clear()
+    find.parse_gold.cache_clear()
     gold = r"$\frac{\pi}{3}$"
     for completion in [r"\boxed{\pi/3}", r"\boxed{60}", r"\boxed{\frac{\pi}{3}}", "no idea"] * 4:
         score(math_reward, completion, gold)
-    info = math_answer.parse_gold.cache_info()
+    info = find.parse_gold.cache_info()
     assert (info.misses, info.hits) == (1, 15)
 
 
@@ -264,7 +265,7 @@ def test_completion_text_never_reaches_sympify_or_parse_expr(math_reward):
             sys.setprofile(None)
         return list(seen)
 
-    mv = math_answer._mv()
+    mv = compare.verifier()
     # the spy works: math-verify's expression target does eval plain text
     assert watch(lambda: mv.parse("The answer is 1/2 + 3", [mv.ExprExtractionConfig()]))
     hostile = [
@@ -341,4 +342,4 @@ def test_rewards_show_documents_scoring_with_scored_examples():
     assert proc.returncode == 0, proc.stderr
     assert "not applicable" in proc.stdout and "tolerance" in proc.stdout and "extract" in proc.stdout
     assert "error" not in proc.stdout.lower()
-    assert check_examples(get_reward("math")) == 11  # the shown examples score as they state
+    assert check_examples(get_reward("math")) == 17  # the shown examples score as they state

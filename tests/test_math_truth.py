@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reward_plugins import math_answer
+from reward_plugins.math import find, read, rewards
 
 DATA = Path(__file__).parent / "data" / "math"
 
@@ -35,7 +35,7 @@ def _tally(results: list[tuple[dict, float | None, int]]) -> tuple[float, list, 
 
 
 def _score(completion: str, gold: str, **params) -> float | None:
-    return math_answer.math_answer.bind(params).score_one(completion, answer=gold)
+    return rewards.math_answer.bind(params).score_one(completion, answer=gold)
 
 
 def test_agrees_with_reasoning_gym_truth_and_pays_no_wrong_answer():
@@ -65,6 +65,8 @@ CONVENTIONS_NOT_FOLLOWED = {
      "\\($y_1 = \\boxed{-2(x - 1)^2 + 5} \\) and \\( y_2 = \\boxed{3(x + 2)^2 - 2} \\) "): "the last box is the answer",
     ("$1 - \\frac{1}{\\mathrm{e}}$", "$1 + \\frac{1}{\\mathrm{e}}$"):
         "labelled equal upstream, but 1 - 1/e and 1 + 1/e differ: paying it would be a false positive",
+    ("$10/9$", "Answer $ \\frac{1}{2} \\$ = \\frac{10}{9} $"):
+        "an equation of two different numbers (1/2 = 10/9) is a false statement, not an answer (issue 22: 2 = 8)",
 }
 
 
@@ -254,8 +256,8 @@ def test_pitfalls_of_every_failure_class():
      "sqrt(2)/2", "Rational(1, 3)", "E**x + pi", "-Integral(x**2*sin(x), x) + C", r"x \in [1, 3)", "7"],
 )
 def test_every_gold_format_parses(gold):
-    assert math_answer.parse_gold(gold) is not None
-    assert math_answer.check_gold({"answer": gold}) is None
+    assert find.parse_gold(gold) is not None
+    assert rewards.check_gold({"answer": gold}) is None
 
 
 @pytest.mark.parametrize(
@@ -265,7 +267,7 @@ def test_every_gold_format_parses(gold):
 )
 def test_python_reader_reads_only_its_whitelist(text):
     start = time.perf_counter()
-    assert math_answer.read_python(text) is None
+    assert read.read_python(text) is None
     assert time.perf_counter() - start < 1
 
 
@@ -285,8 +287,8 @@ def test_tolerance_is_relative_and_applies_only_to_decimals():
 
 
 def test_rewards_show_states_the_rule():
-    description = math_answer.math_answer.description
-    assert math_answer.RULE in description
-    assert "last \\boxed{}" in description and "Python/sympy syntax" in description
-    fields = math_answer.MathParams.model_fields
+    description = rewards.math_answer.description
+    assert rewards.RULE in description
+    assert rewards.HEDGE_RULE in description and "Python/sympy syntax" in description
+    fields = rewards.MathParams.model_fields
     assert "relative" in fields["tolerance"].description and "exactly" in fields["tolerance"].description

@@ -1,42 +1,21 @@
-"""math: is the completion's final answer mathematically equal to the gold answer?
+"""Reading an answer's text (a gold, a box's content, an answer block) as a value, without ``eval``.
 
-The reward a reasoning run trains on, so it must never pay a wrong answer
-and should pay every right one.  Three parts:
+Readers are tried cheapest first: a plain number (integers, decimals, ``.4``,
+scientific notation ``1.37e-3`` and ``1.37 \\times 10^{-3}``, thousands
+separators ``1,000`` ``1\\,000`` ``1{,}000``, fractions, mixed numbers
+``3\\frac{1}{4}``, percent, currency and units) as exact :class:`Fraction`\\ s;
+a Python/sympy-style expression (``-896*x**5 + 3*x**2``, ``sqrt(2)/2``: an
+:mod:`ast` translator over a whitelist, :func:`read_python`); polynomial-style
+LaTeX without a grammar (:func:`read_simple_latex`, the same values in a
+fraction of the time); and last LaTeX through latex2sympy2-extended's grammar
+as math-verify drives it (:func:`parse_latex`).
 
-* **Reading** (:func:`read_answer`).  The final answer is the content of the
-  last ``<answer>`` block, else of the last ``\\boxed{}`` (or the last run of
-  boxes joined by commas or "and"), else a LaTeX span that an answer phrase
-  introduces or that ends the text.  Its text (and a gold's) is read, in order, as a plain
-  number (integers, decimals, ``.4``, scientific notation ``1.37e-3`` and
-  ``1.37 \\times 10^{-3}``, thousands separators ``1,000`` ``1\\,000``
-  ``1{,}000``, fractions, percent, currency and unit words), as a
-  Python/sympy-style expression (``-896*x**5 + 3*x**2``, ``sqrt(2)/2``: an
-  :mod:`ast` translator over a whitelist of node types, see
-  :func:`read_python`), as polynomial-style LaTeX without a grammar
-  (:func:`read_simple_latex`, the same values in a fraction of the time), or
-  as LaTeX (latex2sympy2-extended's grammar through math-verify's parser and
-  normaliser).
-* **Comparing** (:func:`numbers_equal` for two plain numbers, otherwise
-  math-verify's structural ``verify``: sets, intervals, tuples, relations,
-  matrices, ``x = 2`` against ``2``) under one rule: exact sides compare
-  exactly; where a side is a decimal the values must agree to a relative
-  ``tolerance``, and two decimals also to half a unit of the less precise
-  one's last digit.  math-verify's own numeric step (rounding both sides to
-  6 places, then an absolute ``chop``: ``1/2004!`` equals ``1/2006!``) is
-  replaced by that rule (see :func:`_adapt_math_verify`).
-* **Safety and speed.**  Completion text never reaches ``sympify``,
-  ``parse_expr`` or ``eval``: math-verify's ``ExprExtractionConfig`` (which
-  calls ``parse_expr``) is not used, the LaTeX parser's number reading is
-  replaced by an eval-free one (:func:`_adapt_latex2sympy`), Python syntax is
-  only ever ``ast.parse``\\ d and translated node by node, and plain numbers
-  are read by :class:`fractions.Fraction`.  Input is capped (``max_chars``)
-  and expressions are size-bounded.  Each item runs in a worker process
-  (``executor="process"``) whose timer interrupts a runaway sympy call and
-  which is killed from outside when it does not come back, so
-  ``\\boxed{9^{9^{9^{9}}}}`` costs one timeout, not the run.  Plain numbers
-  never touch sympy; parsed golds, answers and sympy verdicts are cached per
-  worker; the LaTeX parser tries ANTLR's cheap SLL prediction before its full
-  LL one; pairs that clearly differ skip ``simplify`` (:func:`_clearly_unequal`).
+Completion text never reaches ``sympify``, ``parse_expr`` or ``eval``: the
+LaTeX parser's number reading is replaced by an eval-free one
+(:func:`_adapt_latex2sympy`), Python syntax is only ever ``ast.parse``\\ d,
+and plain numbers are read by :class:`fractions.Fraction`.  A unit after a
+value is kept beside it (:func:`split_unit`, :data:`UNIT_NAMES`) for the
+comparison to use; ``i`` is the imaginary unit.
 """
 
 from __future__ import annotations
@@ -49,14 +28,7 @@ import threading
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
-
-from grpo_host import hookimpl, reward
-from reward_plugins.r1 import extract_answer
-
-Target = Literal["answer_tag", "boxed", "latex", "number"]
+from typing import Any
 
 MATH_VERIFY_TIMEOUT = 5
 """Seconds math-verify may spend per parse or comparison when it is the one keeping time (main thread, no timer)."""
@@ -70,79 +42,127 @@ MAX_POWER_DIGITS = 10_000
 GOLD_CACHE_SIZE = 4096
 VERDICT_CACHE_SIZE = 16384
 
-RULE = (
-    "Exact values (integers, fractions, surds, pi, symbolic expressions with exact numbers) compare exactly. "
-    "Where a side is a decimal (written with a point or an exponent: 0.5, .4, 2.0, 1.37e-3, 1.37 \\times 10^{-3}), "
-    "the two values must agree to a relative `tolerance`: |a - b| <= tolerance * max(|a|, |b|) (1e-6: 1.41421356 "
-    "equals \\sqrt{2}, 0.3333333 equals 1/3, 0.333 does not, and 1e-7 never equals 2e-7); when both sides are "
-    "plain decimals they must also agree to half a unit of the less precise one's last digit (3.14159 is not "
-    "3.14158); an expression with both symbols and decimals is equal only when the difference simplifies to "
-    "exactly 0 (0.5x equals x/2). A percent p% equals p%, p and p/100. Units, currency signs and thousands "
-    "separators are ignored."
+# -- units -------------------------------------------------------------------------------------------------------
+
+UNIT_NAMES = {
+    **dict.fromkeys(("mm", "millimeter", "millimeters", "millimetre", "millimetres"), "millimeter"),
+    **dict.fromkeys(("cm", "centimeter", "centimeters", "centimetre", "centimetres"), "centimeter"),
+    **dict.fromkeys(("dm", "decimeter", "decimeters"), "decimeter"),
+    **dict.fromkeys(("km", "kilometer", "kilometers", "kilometre", "kilometres"), "kilometer"),
+    **dict.fromkeys(("m", "meter", "meters", "metre", "metres"), "meter"),
+    **dict.fromkeys(("kg", "kilogram", "kilograms"), "kilogram"),
+    **dict.fromkeys(("g", "gram", "grams"), "gram"),
+    **dict.fromkeys(("mg", "milligram", "milligrams"), "milligram"),
+    **dict.fromkeys(("lb", "lbs", "pound", "pounds"), "pound"),
+    **dict.fromkeys(("oz", "ounce", "ounces"), "ounce"),
+    **dict.fromkeys(("ml", "mL", "milliliter", "milliliters", "millilitre", "millilitres"), "milliliter"),
+    **dict.fromkeys(("L", "l", "liter", "liters", "litre", "litres"), "liter"),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), "second"),
+    **dict.fromkeys(("ms", "millisecond", "milliseconds"), "millisecond"),
+    **dict.fromkeys(("ns", "nanosecond", "nanoseconds"), "nanosecond"),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), "minute"),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), "hour"),
+    **dict.fromkeys(("day", "days"), "day"),
+    **dict.fromkeys(("week", "weeks"), "week"),
+    **dict.fromkeys(("Hz", "hertz"), "hertz"), "kHz": "kilohertz",
+    **dict.fromkeys(("W", "watt", "watts"), "watt"), "kW": "kilowatt",
+    **dict.fromkeys(("J", "joule", "joules"), "joule"), "kJ": "kilojoule",
+    **dict.fromkeys(("N", "newton", "newtons"), "newton"), "Pa": "pascal", "V": "volt", "A": "ampere",
+    "mol": "mole", "K": "kelvin",
+    **dict.fromkeys(("ft", "foot", "feet"), "foot"),
+    **dict.fromkeys(("in", "inch", "inches"), "inch"),
+    **dict.fromkeys(("yd", "yard", "yards"), "yard"),
+    **dict.fromkeys(("mi", "mile", "miles"), "mile"), "mph": "mph",
+    **dict.fromkeys(("rad", "radian", "radians"), "radian"),
+    **dict.fromkeys(("°", "deg", "degree", "degrees", "circ"), "degree"),
+    **dict.fromkeys(("$", "dollar", "dollars", "USD", "usd"), "USD"), **dict.fromkeys(("cent", "cents"), "cent"),
+    **dict.fromkeys(("€", "euro", "euros", "EUR"), "EUR"), **dict.fromkeys(("£", "GBP"), "GBP"),
+}
+"""Spellings of the units compared (values are the names :mod:`reward_plugins.math.compare` converts)."""
+COUNT_WORDS = frozenset(
+    "units unit people persons students apples items ways times points square-units sq-units".split())
+"""Words after a number that name what is counted, not a unit: ignored (5 apples is 5)."""
+_POWER_WORDS = {"sq": 2, "square": 2, "cubic": 3}
+_UNIT_WORDS = "|".join(sorted((w for w in [*UNIT_NAMES, *COUNT_WORDS, *_POWER_WORDS]
+                               if w.isalpha() and w != "circ"), key=len, reverse=True))
+Unit = tuple[tuple[str, int], ...]
+"""A unit as (name, power) pairs in :data:`UNIT_NAMES`' names: ``(("meter", 1), ("second", -1))`` is m/s."""
+
+_UNIT_PIECE = re.compile(r"[A-Za-z]+|°|\\circ|\$|€|£|/|\^\s*\{?\s*-?\d\s*\}?|[²³]")
+
+
+def read_unit(text: str) -> Unit | None:
+    """The unit that ``text`` (what follows a value: ``\\text{ km}``, ``m/s^2``, ``^\\circ``, ``sq ft``) names.
+
+    None when it names none, only counted things (``apples``), or anything
+    not in :data:`UNIT_NAMES`: only units this reward can convert are
+    compared, the rest is ignored as before.
+    """
+    text = re.sub(r"\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{([^{}]*)\}", r" \1 ", text)
+    powers: dict[str, int] = {}
+    sign, pending, last, found = 1, 1, None, False
+    for piece in _UNIT_PIECE.findall(text):
+        if piece == "/":
+            sign = -1
+            continue
+        if piece[0] in "^²³":
+            digits = re.sub(r"[^\d-]", "", piece) or ("2" if piece == "²" else "3")
+            if last is None:
+                return None
+            powers[last] += (int(digits) - 1) * (1 if powers[last] > 0 else -1)
+            continue
+        word = piece.lstrip("\\")
+        if word in _POWER_WORDS:
+            pending = _POWER_WORDS[word]
+            continue
+        if word in COUNT_WORDS or word.lower() in COUNT_WORDS:
+            continue
+        name = UNIT_NAMES.get(word) or UNIT_NAMES.get(word.lower()) if len(word) > 2 else UNIT_NAMES.get(word)
+        if name is None:
+            return None
+        powers[name] = powers.get(name, 0) + sign * pending
+        last, pending, found = name, 1, True
+    unit = tuple(sorted((n, p) for n, p in powers.items() if p))
+    return unit if found and unit else None
+
+
+_UNIT_TAIL = re.compile(
+    r"(?P<value>.*?[\d}).])(?P<unit>(?:\s|\\[,;: ]|~)*"
+    r"(?:\\(?:text|mathrm|textrm|mbox)\s*\{[^{}]*\}|\^\s*\{?\s*\\circ\s*\}?|°)"
+    r"(?:\s*(?:/|\^)\s*(?:\\(?:text|mathrm|textrm|mbox)\s*\{[^{}]*\}|\{?\s*\d\s*\}?))*)\s*\.?\s*",
+    re.S,
 )
 
 
-class MathParams(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tolerance: float = Field(
-        1e-6,
-        ge=0,
-        le=0.01,
-        description="relative tolerance, applied only where a side is a decimal: |a - b| <= tolerance * max(|a|, "
-        "|b|); exact values (integers, fractions, surds) always compare exactly, and two plain decimals must also "
-        "agree to half a unit of the less precise one's last digit. 0 makes decimals exact too",
-    )
-    set_relations: bool = Field(
-        False,
-        description="also accept a relation for a set or interval gold (x > 1 for (1, oo)); a set answer for a "
-        "relation gold is always accepted (math-verify allow_set_relation_comp)",
-    )
-    extract: tuple[Target, ...] = Field(
-        ("answer_tag", "boxed", "latex"),
-        min_length=1,
-        description="where the final answer is looked for, in this order: answer_tag (the last <answer>...</answer>),"
-        " boxed (the last \\boxed{} or \\fbox{}, alone: earlier boxes are ignored), latex (a $...$, $$...$$, \\(...\\) "
-        "or \\[...\\] span after an answer phrase such as 'final answer is $x$' (math-verify's anchors), else the last "
-        "span when it ends the completion: at most 40 characters after it; a span the text goes on from is reasoning, "
-        "not an answer), number "
-        "(the last plain number in the text such as 42, -3.5, .4, 1,234.5, 1 234, 1.5e-3, 3/4 or 28%, a unit after "
-        "it allowed: 2.5kg, but 2x is no number; taken before latex when it comes after every math span, otherwise "
-        "when the others find nothing)",
-    )
-    max_chars: int = Field(
-        20_000,
-        ge=64,
-        le=1_000_000,
-        description="completions longer than this are read from their last max_chars characters; a longer gold "
-        "is not applicable",
-    )
+def split_unit(text: str) -> tuple[str, Unit | None]:
+    """``text`` without a trailing ``\\text{...}`` unit or degree sign, and that unit (for readers other than numbers)."""
+    m = _UNIT_TAIL.fullmatch(text)
+    if m is None:
+        return text, None
+    unit = read_unit(m["unit"])
+    return (m["value"], unit) if unit is not None else (text, None)
 
 
 # -- plain numbers, read without sympy ---------------------------------------------------------------------------
 
 _SEP = r"(?:,|\{,\}|\\,|\\ |\\;|\\!|\s|\u2009|\u202f|')"
-_UNIT_WORDS = (
-    "mm|cm|dm|km|m|kg|mg|g|lb|lbs|oz|ml|mL|L|s|sec|secs|min|mins|h|hr|hrs|ms|ns|kHz|Hz|kW|W|kJ|J|N|Pa|V|A|mol|K"
-    "|ft|feet|foot|in|inch|inches|yd|yards|mi|miles|mph|meters|metres|meter|metre|kilometers|kilograms|grams|"
-    "pounds|ounces|liters|litres|seconds|second|minutes|minute|hours|hour|days|day|weeks|week|months|years|year|"
-    "dollars|dollar|cents|cent|euros|units|unit|degrees|degree|deg|people|persons|students|apples|items|ways|"
-    "times|points|sq|square|cubic|USD|EUR|GBP|usd"
-)
+_UNIT_TOKEN = (r"(?:\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{\s*[A-Za-z°²³ .$/~]*\}"
+               r"|(?<![A-Za-z])(?:" + _UNIT_WORDS + r")(?![A-Za-z])[²³]?)(?:\s*\^\s*\{?\s*-?[23]\s*\}?)?")
 _NUMBER = re.compile(
-    r"(?P<sign>[-+−]?)\s*(?:\\\$|\$|\\euro|€|£)?\s*(?:"
+    r"(?P<sign>[-+−]?)\s*(?P<cur>\\\$|\$|\\euro|€|£)?\s*(?:"
     r"(?P<rep_int>\d*)\.(?P<rep_fix>\d*)\\overline\s*\{\s*(?P<rep>\d+)\s*\}"
+    r"|(?P<whole>\d+)\s*(?:\\[dt]?frac\s*\{\s*(?P<mnum>\d+)\s*\}\s*\{\s*(?P<mden>\d+)\s*\}"
+    r"|\\[dt]?frac(?P<mnum1>\d)(?P<mden1>\d))"
     r"|(?P<mant>(?:\d{1,3}(?:" + _SEP + r"\d{3})+|\d+)(?:\.\d*)?|\.\d+)"
     r"(?:[eE](?P<exp>[-+]?\d+)|\s*(?:\\times|\\cdot|×|·|\*)\s*10\s*\^\s*(?:\{\s*(?P<exp2>[-+−]?\d+)\s*\}|(?P<exp3>[-+−]?\d+)))?"
     r"|\\[dt]?frac\s*\{\s*(?P<num>[-+]?\d+)\s*\}\s*\{\s*(?P<den>\d+)\s*\}"
     r"|\\[dt]?frac(?P<num1>\d)(?P<den1>\d)"
     r"|(?P<snum>\d+)\s*/\s*(?P<sden>\d+)"
     r")\s*(?P<pct>(?:\\,|\\ |~)?\s*(?:\\%|%)|\\text\{\s*\\?%\s*\}|\s*percent\b|\s*pct\b)?"
-    r"\s*(?:(?:\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{\s*[A-Za-z°²³ .$/~]*\}"
-    r"|\^\s*\{?\s*(?:\\circ|[23])\s*\}?|°|€|£|\\\$|\\,|\\ |~|\s)*(?:(?<![A-Za-z])(?:" + _UNIT_WORDS + r")(?![A-Za-z])[²³]?(?:\^\{?[23]\}?)?"
-    r"(?:\s*/\s*(?:" + _UNIT_WORDS + r")(?![A-Za-z])[²³]?(?:\^\{?[23]\}?)?)?)?\s*\.?\s*)*"
+    r"(?P<tail>(?:" + _UNIT_TOKEN + r"|\s*/\s*|\^\s*\{?\s*\\circ\s*\}?|°|€|£|\\\$|\\,|\\ |~|\s)*+)\.?\s*"
 )
 _SEPARATORS = re.compile(_SEP)
+_CURRENCY = {"\\$": "$", "$": "$", "\\euro": "€", "€": "€", "£": "£"}
 
 
 @dataclass(frozen=True)
@@ -152,31 +172,41 @@ class Number:
     value: Fraction
     ulp: Fraction | None = None
     percent: bool = False
+    unit: Unit | None = None
 
     def readings(self) -> list[tuple[Fraction, Fraction | None]]:
-        """The values it may stand for: a percent p% is p (the sign dropped, as in '28 (%)') or p/100."""
+        """The values it may stand for (see RULE): p% is p/100, and also p itself when |p| >= 1 (45 for 45%)."""
         if not self.percent:
             return [(self.value, self.ulp)]
-        return [(self.value, self.ulp), (self.value / 100, self.ulp / 100 if self.ulp else None)]
+        fraction = (self.value / 100, self.ulp / 100 if self.ulp else None)
+        return [fraction, (self.value, self.ulp)] if abs(self.value) >= 1 else [fraction]
 
 
 def read_number(text: str) -> Number | None:
     """``text`` as a :class:`Number` when it is one plain number (with optional unit, percent, currency); else None.
 
     ``1,000`` is a thousand (math-verify's reading too) and ``0,5``-style
-    decimal commas are left to the LaTeX reader; ``2x`` or ``5\\pi`` are not
-    plain numbers (only known unit words may follow the digits).
+    decimal commas are left to the LaTeX reader; ``2x``, ``5\\pi`` or ``5^2``
+    are not plain numbers (only known unit words may follow the digits, a
+    power only a unit).  ``3\\frac{1}{4}`` is the mixed number 13/4, as
+    latex2sympy reads it.
     """
     m = _NUMBER.fullmatch(text.strip())
     if m is None or sum(c.isdigit() for c in text) > MAX_DIGITS:
         return None
     sign = -1 if m["sign"] in ("-", "−") else 1
     percent = m["pct"] is not None
+    unit = read_unit(_CURRENCY.get(m["cur"] or "", "") + " " + m["tail"])
     if m["rep"] is not None:  # 0.1\overline{6}: exact, 1/6
         fixed, repeating = m["rep_fix"], m["rep"]
         value = Fraction(int(m["rep_int"] or "0")) + Fraction(int(fixed or "0"), 10 ** len(fixed)) + Fraction(
             int(repeating), (10 ** len(repeating) - 1) * 10 ** len(fixed))
-        return Number(sign * value, None, percent)
+        return Number(sign * value, None, percent, unit)
+    if m["whole"] is not None:
+        num, den = (m["mnum"], m["mden"]) if m["mnum"] is not None else (m["mnum1"], m["mden1"])
+        if int(den) == 0:
+            return None
+        return Number(sign * (int(m["whole"]) + Fraction(int(num), int(den))), None, percent, unit)
     if m["mant"] is not None:
         mant = _SEPARATORS.sub("", m["mant"])
         exp_text = m["exp"] or m["exp2"] or m["exp3"]
@@ -187,32 +217,13 @@ def read_number(text: str) -> Number | None:
         value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac)) * Fraction(10) ** exponent
         decimal = "." in mant or m["exp"] is not None
         ulp = Fraction(10) ** (exponent - len(frac)) if decimal else None
-        return Number(sign * value, ulp, percent)
+        return Number(sign * value, ulp, percent, unit)
     num, den = (m["num"], m["den"]) if m["num"] is not None else (
         (m["num1"], m["den1"]) if m["num1"] is not None else (m["snum"], m["sden"]))
     if int(den) == 0:
         return None
-    return Number(sign * Fraction(int(num), int(den)), None, percent)
+    return Number(sign * Fraction(int(num), int(den)), None, percent, unit)
 
-
-def _close(a: Fraction, a_ulp: Fraction | None, b: Fraction, b_ulp: Fraction | None, tolerance: float) -> bool:
-    """The comparison rule (see RULE) for two exact values, each possibly a written decimal with its last digit's unit."""
-    if a_ulp is None and b_ulp is None:
-        return a == b
-    gap = abs(a - b)
-    if gap > Fraction(str(tolerance)) * max(abs(a), abs(b)):  # str: 1e-6 exactly, not the binary float below it
-        return False
-    return a_ulp is None or b_ulp is None or gap <= max(a_ulp, b_ulp) / 2
-
-
-def numbers_equal(gold: Number, pred: Number, tolerance: float) -> bool:
-    """Two plain numbers under the rule; a percent on only one side may be read either way (28% is 28 or 0.28)."""
-    if gold.percent and pred.percent:
-        return _close(gold.value, gold.ulp, pred.value, pred.ulp, tolerance)
-    return any(_close(a, au, b, bu, tolerance) for a, au in gold.readings() for b, bu in pred.readings())
-
-
-# -- Python/sympy-style expressions, read without eval -----------------------------------------------------------
 
 _PYTHON_HINT = re.compile(r"\*|\b(?:sqrt|exp|log|ln|sin|cos|tan|cot|sec|csc|asin|acos|atan|sinh|cosh|tanh|Abs|abs|"
                           r"factorial|Rational|Integral|pi|oo|E|I)\b")
@@ -235,8 +246,8 @@ def read_python(text: str) -> Any | None:
     Only ``ast.parse`` sees the text (it parses, it never runs anything);
     the tree is then translated node by node over a whitelist: numbers,
     names (one symbol each, lower-cased and real as latex2sympy makes them;
-    ``pi``, ``E`` and ``oo`` are the constants, as in sympy, and ``I`` is the
-    ``i`` the LaTeX reader makes of ``3+2i``), ``+ - * / **``,
+    ``pi``, ``E`` and ``oo`` are the constants, as in sympy, and ``I`` and
+    ``i`` the imaginary unit, as the LaTeX reader reads ``3+2i``), ``+ - * / **``,
     unary signs, calls of a few named functions and ``Rational(p, q)``.
     Anything else, a tree over MAX_PYTHON_NODES nodes, or a numeric power
     with over MAX_POWER_DIGITS digits is not read.
@@ -258,7 +269,7 @@ def _python_expression(text: str) -> Any | None:
         return None
     functions = _python_functions()
     # I is the symbol i, as the LaTeX reader reads 3+2i: the same answer in either syntax is the same value
-    constants = {"pi": sympy.pi, "E": sympy.E, "I": sympy.Symbol("i", real=True), "oo": sympy.oo}
+    constants = {"pi": sympy.pi, "E": sympy.E, "I": sympy.I, "i": sympy.I, "oo": sympy.oo}
     binary = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
               ast.Div: lambda a, b: a / b}
 
@@ -377,6 +388,8 @@ def read_simple_latex(text: str) -> Any | None:
         token = tokens[index]
         index += 1
         if token[0].isdigit():
+            if index < len(tokens) and tokens[index] in ("\\frac", "\\dfrac", "\\tfrac"):
+                return False  # 3\frac{1}{4} is a mixed number to latex2sympy (13/4), not a product
             out.append(token)
         elif len(token) == 1 and token.isalpha():
             if token in "EI" or (index < len(tokens) and tokens[index] == "("):
@@ -481,13 +494,12 @@ def read_simple_latex(text: str) -> Any | None:
 
 
 @lru_cache(maxsize=1)
-def _mv() -> Any:
-    """Import math-verify (and sympy) lazily: listing rewards must not pay for sympy."""
+def mv() -> Any:
+    """Import math-verify (and sympy) lazily, its LaTeX parser adapted: listing rewards must not pay for sympy."""
     import math_verify
 
     _adapt_latex2sympy()
-    _adapt_math_verify()
-    # Its "timeout is disabled" warning is expected here: the worker keeps time (see _own_timeout).
+    # Its "timeout is disabled" warning is expected here: the worker keeps time (see own_timeout).
     for name in ("math_verify.parser", "math_verify.grader"):
         logging.getLogger(name).setLevel(logging.ERROR)
     return math_verify
@@ -561,91 +573,7 @@ def _adapt_latex2sympy() -> None:
     latex2sympy2.convert_number = convert_number
 
 
-def _adapt_math_verify() -> None:
-    """Replace math-verify's numeric step with the reward's rule (RULE); its structural comparison stays.
-
-    ``verify`` walks sets, intervals, tuples, relations and matrices and, for
-    two plain values, calls ``grader.sympy_numeric_eq`` then a symbolic
-    ``simplify(a - b) == 0``.  Upstream's numeric step rounds both sides to
-    ``float_rounding`` places when either is a Float (so 1e-7 equals 2e-7)
-    and otherwise tests ``(a - b).evalf(chop=True) == 0`` (so 1/2004! equals
-    1/2006!).  The replacement, :func:`_sympy_close`, is looked up by
-    ``sympy_expr_eq`` at call time; ``verify``'s ``float_rounding`` argument
-    carries the relative tolerance to it (no other code reads it).
-    """
-    from math_verify import grader
-
-    if not hasattr(grader, "sympy_numeric_eq") or not hasattr(grader, "sympy_expr_eq"):
-        raise RuntimeError("math: unsupported math-verify (its grader layout changed)")
-    grader.sympy_numeric_eq = _sympy_close
-
-
-def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bool:
-    """RULE on two sympy values: matrices entry by entry, percents read both ways, decimals within ``tolerance``.
-
-    Two exact values are equal here only when they are the same tree once
-    evaluated (``doit``; ``9\\%`` read as 9 is ``Integer(9)``) or their
-    difference expands to 0; every other exact pair is left to math-verify's
-    symbolic step, which proves the difference zero or not.  (An unevaluated
-    integral is not evaluated here: the symbolic step does that when it must.)
-    """
-    from sympy import Float, Integral, MatrixBase, Mul, Rational, UnevaluatedExpr
-    from sympy.matrices.expressions import MatrixExpr
-
-    if isinstance(a, MatrixBase | MatrixExpr) or isinstance(b, MatrixBase | MatrixExpr):
-        a, b = _doit(a), _doit(b)
-        if isinstance(a, MatrixBase) and isinstance(b, MatrixBase) and a.shape == b.shape:
-            return all(_sympy_close(x, y, tolerance, numeric_precision) for x, y in zip(a.flat(), b.flat()))
-        return False
-
-    def readings(e: Any) -> list:
-        if isinstance(e, Mul) and len(e.args) == 2 and e.args[1] == UnevaluatedExpr(Rational(1, 100)):
-            return [e.args[0], e.args[0] / 100]
-        return [e]
-
-    pairs = [(x, y) for x in readings(a) for y in readings(b)]
-    if len(pairs) == 4:  # a percent on both sides: compare the percentages
-        pairs = pairs[:1]
-    for x, y in pairs:
-        if not (x.has(Float) or y.has(Float)):
-            if not (x.has(Integral) or y.has(Integral)):
-                x, y = _doit(x), _doit(y)
-            if x == y or _expands_to_zero(x, y):
-                return True
-            continue
-        x, y = _doit(x), _doit(y)
-        if x.free_symbols or y.free_symbols:
-            continue
-        try:
-            gap = abs((x - y).evalf(30))
-            scale = max(abs(x.evalf(30)), abs(y.evalf(30)))
-            if bool(gap <= tolerance * scale):
-                return True
-        except (TypeError, ValueError, ArithmeticError, AttributeError):
-            continue
-    return False
-
-
-def _expands_to_zero(x: Any, y: Any) -> bool:
-    """An exact proof cheaper than ``simplify``: ``x - y`` expands to 0 (``(x+1)^2`` and ``x^2+2x+1``)."""
-    from sympy import Expr, expand
-
-    if not (isinstance(x, Expr) and isinstance(y, Expr)):
-        return False
-    try:
-        return expand(x - y) == 0
-    except Exception:  # sympy raises anything on odd trees; simplify still gets its turn
-        return False
-
-
-def _doit(e: Any) -> Any:
-    try:
-        return e.doit()
-    except Exception:  # sympy raises anything from doit on odd trees; the value is then compared as it is
-        return e
-
-
-def _own_timeout() -> int | None:
+def own_timeout() -> int | None:
     """The timeout to hand math-verify, whose ``signal.alarm`` would cancel a timer that is already running.
 
     In a worker the item's timer is armed (``ITIMER_REAL``) and bounds the
@@ -680,76 +608,46 @@ def _respell(latex: str) -> str:
 @lru_cache(maxsize=2)
 def _latex_config(anywhere: bool) -> Any:
     """Answer-anchored LaTeX spans first, then (``anywhere``) any; boxes are found before math-verify is asked."""
-    return _mv().LatexExtractionConfig(boxed_match_priority=-1, try_extract_without_anchor=anywhere)
+    return mv().LatexExtractionConfig(boxed_match_priority=-1, try_extract_without_anchor=anywhere)
 
 
-def _parse_latex(text: str, anywhere: bool = True) -> list:
+def parse_latex(text: str, anywhere: bool = True) -> list:
     """math-verify's parse with LaTeX targets only (never its sympy-``eval`` expression target)."""
-    found = _mv().parse(
+    found = mv().parse(
         _respell(text),
         extraction_config=[_latex_config(anywhere)],
         extraction_mode="first_match",
-        parsing_timeout=_own_timeout(),
+        parsing_timeout=own_timeout(),
     )
-    return [_real_symbols(x) for x in found]
+    return [_symbols(x) for x in found]
 
 
-def _real_symbols(expr: Any) -> Any:
-    """Every symbol real, as latex2sympy makes them unless it guesses complex input (``5\\,i``): one ``i`` is one ``i``.
+def _symbols(expr: Any) -> Any:
+    """``i`` the imaginary unit and every other symbol real, as latex2sympy makes them unless it guesses complex input.
 
-    Sets are left alone (rebuilding one would lose the written order that
-    math-verify keeps for comparing tuples).
+    ``(1-i)^2`` is then ``-2i`` and ``|5+12i|`` is 13.  Sets are left alone
+    (rebuilding one would lose the written order that math-verify keeps for
+    comparing tuples).
     """
-    from sympy import Basic, FiniteSet, Symbol
+    from sympy import Basic, FiniteSet, I, Symbol
 
     if not isinstance(expr, Basic) or expr.has(FiniteSet):
         return expr
-    odd = {s: Symbol(s.name, real=True) for s in expr.free_symbols if isinstance(s, Symbol) and not s.is_real}
+    odd = {s: I if s.name == "i" else Symbol(s.name, real=True) for s in expr.free_symbols
+           if isinstance(s, Symbol) and (s.name == "i" or not s.is_real)}
     return expr.xreplace(odd) if odd else expr
 
 
 _DELIMITERS = ("$", "\\(", "\\[")
-_SPAN = re.compile(r"\$\$(?P<a>[^$]*)\$\$|\$(?P<b>[^$\n]*)\$|\\\((?P<c>[^\n]*?)\\\)|\\\[(?P<d>.*?)\\\]", re.S)
-"""A math span; inline ones ($...$, \\(...\\)) stay on one line, as math-verify reads them."""
+SPAN = re.compile(r"\$\$(?P<a>[^$]*)\$\$|\$(?P<b>[^$\n]*)\$|\\\((?P<c>(?:(?!\\[()]|\n).)*)\\\)"
+                  r"|\\\[(?P<d>(?:(?!\\[\[\]]).)*)\\\]", re.S)
+"""A math span; inline ones ($...$, \\(...\\)) stay on one line, as math-verify reads them.  No span holds an
+opening delimiter of its own kind, so finding them all is linear in the text (an unclosed ``\\[`` costs one scan)."""
 
 
-def _has_delimiters(text: str) -> bool:
+def has_delimiters(text: str) -> bool:
     text = text.replace("\\$", "")
     return any(d in text for d in _DELIMITERS)
-
-
-_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_BOX_JOINER = re.compile(r"(?:\s|,|;|\$|\\[()\[\],;! ]|\\q?quad|\band\b|\\text\{\s*(?:and|,)?\s*\})*")
-
-
-def last_boxed(text: str) -> str | None:
-    """The final answer in boxes: the last ``\\boxed{}`` (or ``\\fbox{}``) whose braces close; None without one.
-
-    Boxes in one run, separated only by commas, "and", spaces, ``\\quad`` or
-    math delimiters (``\\boxed{2} and \\boxed{3}``, one answer per box), are
-    the list of their contents, joined by commas; a box after any other text
-    (``\\boxed{3}, but correcting: \\boxed{5}``) stands alone.
-    """
-    boxes: list[tuple[int, int]] = []  # (start of \boxed, end of its closing brace), in text order
-    for m in _BOX.finditer(text):
-        depth = 1
-        for i in range(m.end(), len(text)):
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            if depth == 0:
-                boxes.append((m.start(), i + 1))
-                break
-    boxes = [b for k, b in enumerate(boxes) if not (k and b[0] < boxes[k - 1][1])]  # a box inside a box is its content
-    if not boxes:
-        return None
-    run = [boxes[-1]]
-    for box in reversed(boxes[:-1]):
-        if not _BOX_JOINER.fullmatch(text, box[1], run[0][0]):
-            break
-        run.insert(0, box)
-    return ", ".join(text[text.index("{", start) + 1 : end - 1] for start, end in run)
-
-
-# -- gold and prediction ------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -758,6 +656,7 @@ class Parsed:
 
     number: Number | None = None
     sympy: tuple = ()
+    unit: Unit | None = None
 
     def expressions(self) -> list:
         if self.number is not None:
@@ -794,294 +693,24 @@ def read_answer(text: str) -> Parsed | None:
         return None
     number = read_number(text)
     if number is not None:
-        return Parsed(number=number)
+        return Parsed(number=number, unit=number.unit)
+    text, unit = split_unit(text)
+    parsed = _read_value(text)
+    return Parsed(parsed.number, parsed.sympy, unit) if parsed is not None and unit is not None else parsed
+
+
+def _read_value(text: str) -> Parsed | None:
+    """:func:`read_answer` after the unit is split off."""
     expression = read_python(text)
     if expression is None:
         expression = read_simple_latex(text)
     if expression is not None:
-        return Parsed(sympy=(expression,))
-    span = _SPAN.fullmatch(text)
+        return Parsed(sympy=(_symbols(expression),))
+    span = SPAN.fullmatch(text)
     inner = next((g for g in span.groups() if g is not None), "") if span else text.replace("\\$", "")
     if span:
         number = read_number(inner)
         if number is not None:
-            return Parsed(number=number)
-    found = _parse_latex(f"${inner}$")
+            return Parsed(number=number, unit=number.unit)
+    found = parse_latex(f"${inner}$")
     return Parsed(sympy=tuple(found)) if any(not isinstance(x, str) for x in found) else None
-
-
-@lru_cache(maxsize=GOLD_CACHE_SIZE)
-def parse_gold(gold: str, max_chars: int = 20_000) -> Parsed | None:
-    """The gold answer, parsed once per worker and cached; None when it is empty, too long or does not parse.
-
-    A gold with a ``\\boxed{}`` is its last box; a gold that is one math span
-    (``$\\frac{1}{2}$``) or has no math delimiters at all (``2\\sqrt{3}``,
-    ``-896*x**5 + 3*x**2``, ``5.02e-18``, ``\\$12.50``) is read by
-    :func:`read_answer`; a gold in prose with math spans goes to
-    math-verify's extraction.  It parses when it yields a number or at
-    least one sympy value (a string fallback alone does not count).
-    """
-    gold = gold.strip()
-    if not gold or len(gold) > max_chars:
-        return None
-    boxed = last_boxed(gold)
-    if boxed is not None:
-        return read_answer(boxed)
-    if not _has_delimiters(gold) or _SPAN.fullmatch(gold):
-        return read_answer(gold)
-    found = _parse_latex(gold)
-    return Parsed(sympy=tuple(found)) if any(not isinstance(x, str) for x in found) else None
-
-
-_PLAIN_NUMBER = re.compile(
-    r"(?<![\w.{^_\\])[-+−]?(?:\\?\$)?(?>(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?|\.\d+)(?![.,]?\d|[}^_])"
-    r"(?:[eE][-+]?\d+)?(?:/\d+)?(?P<pct>\s*(?:\\?%|percent\b))?(?P<unit>[A-Za-z]+[²³]?)?"
-)
-_MATH_END = re.compile(r"(?<!\\)\$|\\\)|\\\]")
-
-
-def last_plain_number(text: str) -> tuple[Number, int] | None:
-    """The last plain number in prose and where it starts: ``2.5kg`` is 2.5, ``3 hours`` is 3, ``2x`` is none.
-
-    Letters right after the digits must be a unit word (``kg``, ``m``, ``cm``);
-    anything else (``2x``, ``3a``) makes it an expression, not a number.
-    """
-    for m in reversed(list(_PLAIN_NUMBER.finditer(text))):
-        number = read_number(m[0].replace(",", "").replace("\\$", "").replace("$", "").replace("−", "-"))
-        if number is not None:
-            return number, m.start()
-    return None
-
-
-def parse_prediction(completion: str, params: MathParams) -> Parsed | None:
-    """The completion's final answer by the ``extract`` targets, or None when there is none."""
-    text, targets = completion[-params.max_chars :], params.extract
-    if "answer_tag" in targets:
-        inner = extract_answer(text)
-        if inner is not None:
-            if not inner:
-                return None
-            if last_boxed(inner) is None and not _has_delimiters(inner):
-                return read_answer(inner)
-            text = inner
-    if "boxed" in targets:
-        boxed = last_boxed(text)
-        if boxed is not None:
-            return read_answer(boxed)
-    plain = last_plain_number(text) if "number" in targets else None
-    if plain is not None and "latex" in targets:
-        spans_end = max((m.end() for m in _MATH_END.finditer(text)), default=0)
-        if plain[1] >= spans_end:  # "... so $x = 3$, and the total is 42": the later answer wins
-            return Parsed(number=plain[0])
-    if "latex" in targets:
-        # text without a math span is bare LaTeX (\frac{10}{9}); with spans, a span is an answer only when an
-        # answer phrase introduces it or it ends the text
-        found = _parse_latex(text, anywhere=not _has_delimiters(text))
-        if found:
-            return Parsed(sympy=tuple(found))
-        final = _final_span(text)
-        if final is not None:
-            return final
-    return Parsed(number=plain[0]) if plain is not None else None
-
-
-MAX_FINAL_TAIL = 40
-"""Characters that may follow the last math span for it to count as the final answer without an answer phrase."""
-
-
-def _final_span(text: str) -> Parsed | None:
-    """The last ``$...$`` / ``$$...$$`` / ``\\(...\\)`` / ``\\[...\\]`` span, read, when it ends the text.
-
-    A span the completion goes on from ("when $n = 0$ nothing changes. ... I
-    could not finish") is part of the reasoning, not an answer; a span
-    followed by at most MAX_FINAL_TAIL characters ("... is $\\{1, 2\\}$.") is.
-    """
-    last = None
-    for last in _SPAN.finditer(text):
-        pass
-    if last is None or len(text[last.end() :].strip()) > MAX_FINAL_TAIL:
-        return None
-    inner = next(g for g in last.groups() if g is not None)
-    return read_answer(inner) or Parsed(sympy=(inner,))  # unreadable: compared as text, as math-verify does
-
-
-def equal(gold: Parsed, pred: Parsed, params: MathParams) -> bool:
-    """The rule (RULE) on two parsed sides: plain numbers directly, anything else through math-verify's ``verify``.
-
-    Verdicts are cached per worker by the exact sympy structure of both
-    sides (``srepr``: types, assumptions and Float precision included), so a
-    group whose completions agree on an answer runs sympy's comparison once.
-    """
-    if gold.number is not None and pred.number is not None:
-        return numbers_equal(gold.number, pred.number, params.tolerance)
-    from sympy import srepr
-
-    golds, preds = gold.expressions(), pred.expressions()
-    key = (tuple(map(srepr, golds)), tuple(map(srepr, preds)), params.tolerance, params.set_relations)
-    verdict = _VERDICTS.get(key)
-    if verdict is None and _clearly_unequal(golds, preds, params.tolerance):
-        verdict = False
-    if verdict is None:
-        verdict = _mv().verify(
-            golds,
-            preds,
-            float_rounding=params.tolerance,  # read by _sympy_close, the replaced numeric step
-            allow_set_relation_comp=params.set_relations,
-            timeout_seconds=_own_timeout(),
-        )
-        if len(_VERDICTS) >= VERDICT_CACHE_SIZE:
-            _VERDICTS.clear()
-        _VERDICTS[key] = verdict
-    return verdict
-
-
-_VERDICTS: dict[tuple, bool] = {}
-
-
-def _clearly_unequal(golds: list, preds: list, tolerance: float) -> bool:
-    """True when ``verify`` would surely say "not equal" without needing sympy's ``simplify``.
-
-    ``verify`` compares every gold with every prediction.  For two plain
-    expressions (no sets, relations, matrices, percents, bare symbols or
-    undefined functions: ``2\\sqrt{3}`` against ``3\\sqrt{2}``, ``(x+1)^2``
-    against ``x^2+1``, ``1712`` against ``2x+1``) the symbolic step
-    (``simplify``, often tens of milliseconds) cannot prove zero a difference
-    that evaluates clearly away from zero at some point, and the rule's
-    tolerance (decimals, no symbols) cannot accept a gap over twice its
-    bound; an unevaluated integral (reasoning-gym writes some golds so) has
-    no value at a point, but if the difference's derivative is not 0 there,
-    the difference is not 0 either.  So when every pair is either two different strings, a plain gold
-    against an inequality, or two such expressions (an equation's right side
-    standing for it, as in ``verify``) whose difference, with
-    each symbol set to a fixed value in (0, 1), is more than a relative 1e-9
-    (and the tolerance) from zero, the verdict is False and ``verify`` is
-    skipped.  Anything else is left to ``verify``.
-    """
-    mv = _mv()
-    try:
-        return bool(mv.utils.timeout(_own_timeout())(_all_pairs_differ)(golds, preds, tolerance))
-    except mv.errors.TimeoutException:
-        return False
-
-
-def _clearly_nonzero(a: Any, b: Any, point: dict) -> bool:
-    """Whether ``a - b`` at ``point`` is more than a relative 1e-9 from 0 (False when it cannot be evaluated)."""
-    from sympy import Integral
-
-    if a.has(Integral) or b.has(Integral):
-        return False
-    try:
-        gap = abs(complex((a - b).evalf(15, subs=point, chop=True)))
-        scale = max(abs(complex(a.evalf(15, subs=point))), abs(complex(b.evalf(15, subs=point))))
-    except (TypeError, ValueError, ArithmeticError):
-        return False
-    return gap > 1e-9 * (1 + scale)
-
-
-def _all_pairs_differ(golds: list, preds: list, tolerance: float) -> bool:
-    from sympy import Eq, Expr, Float, Integral, Rational, UnevaluatedExpr, diff
-    from sympy.core.function import AppliedUndef
-    from sympy.core.relational import Relational
-    from sympy.matrices.expressions import MatrixExpr
-
-    def plain(e: Any) -> bool:
-        return (isinstance(e, Expr) and not isinstance(e, MatrixExpr) and not e.is_Symbol
-                and not e.has(UnevaluatedExpr) and not e.atoms(AppliedUndef))
-
-    for g in golds:
-        for p in preds:
-            if isinstance(g, str) and isinstance(p, str):
-                if g.strip() and g.strip() == p.strip():
-                    return False
-                continue
-            if isinstance(g, str) or isinstance(p, str):
-                continue  # math-verify never matches a string with an expression
-            if plain(g) and isinstance(p, Eq):
-                p = p.rhs  # verify compares a value with an equation's right side (n = 0 against 2005)
-            elif plain(g) and isinstance(p, Relational):
-                continue  # a value is never an inequality
-            if not (plain(g) and plain(p)):
-                return False
-            symbols = sorted(g.free_symbols | p.free_symbols, key=str)
-            point = {s: Rational(7 + 3 * i, 13 + 4 * i) for i, s in enumerate(symbols)}
-            if g.has(Integral) or p.has(Integral):  # no value to evaluate: a derivative that is not 0 will do
-                if not any(_clearly_nonzero(diff(g, s), diff(p, s), point) for s in symbols):
-                    return False
-                continue
-            try:
-                gap = abs(complex((g - p).evalf(15, subs=point, chop=True)))
-                scale = max(abs(complex(g.evalf(15, subs=point))), abs(complex(p.evalf(15, subs=point))))
-            except (TypeError, ValueError, ArithmeticError):
-                return False
-            bound = 1e-9 * (1 + scale)
-            if not symbols and (g.has(Float) or p.has(Float)):
-                bound = max(bound, 2 * tolerance * scale)
-            if not gap > bound:
-                return False
-    return True
-
-
-# -- the reward ---------------------------------------------------------------------------------------------------
-
-
-def check_gold(row: dict) -> str | None:
-    """Row check for ``data check``: the gold answer must parse (with the default parameters)."""
-    answer = row.get("answer")
-    if isinstance(answer, bool) or not isinstance(answer, str | int | float) or not str(answer).strip():
-        return None  # the column check reports missing, empty or mistyped golds
-    if parse_gold(str(answer)) is None:
-        return "gold answer does not parse as math (an unparseable gold scores None)"
-    return None
-
-
-DESCRIPTION = (
-    "1.0 when the completion's final answer is mathematically equal to the gold `answer`, else 0.0; None (not "
-    "applicable) when the gold is empty, longer than max_chars or does not parse (`data check` lists such rows). "
-    "The final answer is the content of the last <answer>...</answer> block, else of the last \\boxed{} (earlier "
-    "boxes do not count), else an answer-anchored or final LaTeX math span (see `extract`); no answer found scores "
-    "0.0. Golds and "
-    "answers may be plain numbers (42, -3.5, .4, 1,000, 1\\,000, 28 \\%, \\$12.50, 2.5 kg), scientific notation "
-    "(5.02e-18, 1.37 \\times 10^{-3}), LaTeX (2\\sqrt{3} is 2*sqrt(3), not 2), or Python/sympy syntax "
-    "(-896*x**5 + 3*x**2 - 7, sqrt(2)/2). Equal means: the same number, the same set in any order, the same "
-    "interval, an equivalent equation or expression (x = 2 equals 2). " + RULE + " Completion text is never "
-    "evaluated: only a LaTeX grammar and Python's ast parser read it. Each item runs in a worker process under the "
-    "timeout (default 10 s); a timed-out item scores None and is counted as a timeout."
-)
-
-
-@reward(
-    name="math",
-    description=DESCRIPTION,
-    requires={"answer": str | int | float},
-    params=MathParams,
-    executor="process",
-    timeout=10.0,
-    check_row=check_gold,
-    examples=[
-        {"completion": "... so the answer is $\\boxed{\\sqrt{12}}$.", "answer": "2\\sqrt{3}", "score": 1.0},
-        {"completion": "<think>2/4 = 1/2</think><answer>0.5</answer>", "answer": "\\frac{1}{2}", "score": 1.0},
-        {"completion": "First \\boxed{3}, but correcting: \\boxed{5}", "answer": "5", "score": 1.0},
-        {"completion": "The roots satisfy $x \\in [1, 3)$. Final: \\boxed{[1,3)}", "answer": "[1, 3)", "score": 1.0},
-        {"completion": "\\boxed{-896x^{5} + 3x^{2} - 7}", "answer": "-896*x**5 + 3*x**2 - 7", "score": 1.0},
-        {"completion": "\\boxed{1.37 \\times 10^{-3}}", "answer": "1.37e-3", "score": 1.0},
-        {"completion": "\\boxed{0.3333333}", "answer": "1/3", "score": 1.0},
-        {"completion": "\\boxed{0.333}", "answer": "1/3", "score": 0.0},
-        {"completion": "\\boxed{\\frac{1}{2^{98}}}", "answer": "\\frac{1}{2^{99}}", "score": 0.0},
-        {"completion": "no final answer here", "answer": "42", "score": 0.0},
-        {"completion": "\\boxed{5}", "answer": "\\frac{1}{", "score": None},
-    ],
-)
-def math_answer(completion: str, *, answer: Any, params: MathParams, **_) -> float | None:
-    """The reward: None for an unreadable gold (never a free 1.0), 0.0 for no answer, else the rule's verdict."""
-    gold = parse_gold(str(answer), params.max_chars)
-    if gold is None:
-        return None
-    pred = parse_prediction(completion, params)
-    if pred is None:
-        return 0.0
-    return float(equal(gold, pred, params))
-
-
-@hookimpl
-def register_rewards(register):
-    register(math_answer)

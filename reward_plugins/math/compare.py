@@ -1,0 +1,373 @@
+"""Comparing two read values under the rule (``rewards.RULE``): numbers, units, percent, decimals, sets, expressions.
+
+Two plain numbers are compared here as :class:`Fraction`\\ s; anything else
+goes through math-verify's structural ``verify`` (sets, intervals, tuples,
+relations, matrices, ``x = 2`` against ``2``) with its numeric step replaced
+by the same rule (:func:`_sympy_close`): exact sides compare exactly; a
+decimal equals an exact value only when it is that value rounded at its
+written digits and within a relative ``tolerance``; two decimals agree to the
+tolerance and to half a unit of the less precise one's last digit.  Units are
+compared when both sides carry one (converted by :mod:`sympy.physics.units`),
+degrees against radians when the other side is written with pi; an equation
+of two numbers (``2 = 8``) is a false statement unless both sides agree.
+Pairs that clearly differ skip ``simplify`` (:func:`_clearly_unequal`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from reward_plugins.math.read import Number, Parsed, Unit, mv, own_timeout
+
+VERDICT_CACHE_SIZE = 16384
+
+
+def _close(a: Fraction, a_ulp: Fraction | None, b: Fraction, b_ulp: Fraction | None, tolerance: float) -> bool:
+    """The comparison rule (see RULE) for two exact values, each possibly a written decimal with its last digit's unit.
+
+    A decimal against an exact value must be that value rounded at the
+    decimal's last digit (0.6666667 is 2/3, 0.6666672 is not, and the gold
+    2.0000001 is not 2); two decimals must agree to half a unit of the less
+    precise one's last digit; in both cases also to the relative tolerance.
+    """
+    if a_ulp is None and b_ulp is None:
+        return a == b
+    gap = abs(a - b)
+    if gap > Fraction(str(tolerance)) * max(abs(a), abs(b)):  # str: 1e-6 exactly, not the binary float below it
+        return False
+    return gap <= max(u for u in (a_ulp, b_ulp) if u is not None) / 2
+
+
+def numbers_equal(gold: Number, pred: Number, tolerance: float) -> bool:
+    """Two plain numbers under the rule; a percent on one side only is read as Number.readings says."""
+    if gold.percent and pred.percent:
+        return _close(gold.value, gold.ulp, pred.value, pred.ulp, tolerance)
+    return any(_close(a, au, b, bu, tolerance) for a, au in gold.readings() for b, bu in pred.readings())
+
+
+
+@lru_cache(maxsize=1)
+def verifier() -> Any:
+    """math-verify with its LaTeX parser adapted (:func:`read.mv`) and its numeric step replaced by the rule."""
+    math_verify = mv()
+    _adapt_math_verify()
+    return math_verify
+
+
+def _adapt_math_verify() -> None:
+    """Replace math-verify's numeric step with the reward's rule (RULE); its structural comparison stays.
+
+    ``verify`` walks sets, intervals, tuples, relations and matrices and, for
+    two plain values, calls ``grader.sympy_numeric_eq`` then a symbolic
+    ``simplify(a - b) == 0``.  Upstream's numeric step rounds both sides to
+    ``float_rounding`` places when either is a Float (so 1e-7 equals 2e-7)
+    and otherwise tests ``(a - b).evalf(chop=True) == 0`` (so 1/2004! equals
+    1/2006!).  The replacement, :func:`_sympy_close`, is looked up by
+    ``sympy_expr_eq`` at call time; ``verify``'s ``float_rounding`` argument
+    carries the relative tolerance to it (no other code reads it).
+    """
+    from math_verify import grader
+
+    if not hasattr(grader, "sympy_numeric_eq") or not hasattr(grader, "sympy_expr_eq"):
+        raise RuntimeError("math: unsupported math-verify (its grader layout changed)")
+    grader.sympy_numeric_eq = _sympy_close
+
+
+def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bool:
+    """RULE on two sympy values: matrices entry by entry, percents as for plain numbers, decimals as :func:`_close`.
+
+    A decimal's written digits are read back from its Float (trailing zeros
+    lost: inside a set or an expression ``2.50`` counts as ``2.5``).
+
+    Two exact values are equal here only when they are the same tree once
+    evaluated (``doit``; ``9\\%`` read as 9 is ``Integer(9)``) or their
+    difference expands to 0; every other exact pair is left to math-verify's
+    symbolic step, which proves the difference zero or not.  (An unevaluated
+    integral is not evaluated here: the symbolic step does that when it must.)
+    """
+    from sympy import Float, Integral, MatrixBase, Mul, Rational, UnevaluatedExpr
+    from sympy.matrices.expressions import MatrixExpr
+
+    if isinstance(a, MatrixBase | MatrixExpr) or isinstance(b, MatrixBase | MatrixExpr):
+        a, b = _doit(a), _doit(b)
+        if isinstance(a, MatrixBase) and isinstance(b, MatrixBase) and a.shape == b.shape:
+            return all(_sympy_close(x, y, tolerance, numeric_precision) for x, y in zip(a.flat(), b.flat()))
+        return False
+
+    def readings(e: Any) -> list:
+        if isinstance(e, Mul) and len(e.args) == 2 and e.args[1] == UnevaluatedExpr(Rational(1, 100)):
+            p = e.args[0]
+            return [p / 100] if p.is_number and abs(p) < 1 else [p / 100, p]
+        return [e]
+
+    pairs = [(x, y) for x in readings(a) for y in readings(b)]
+    if len(pairs) == 4:  # a percent on both sides: compare the percentages
+        pairs = pairs[:1]
+    for x, y in pairs:
+        if not (x.has(Float) or y.has(Float)):
+            if not (x.has(Integral) or y.has(Integral)):
+                x, y = _doit(x), _doit(y)
+            if x == y or _expands_to_zero(x, y):
+                return True
+            continue
+        x, y = _doit(x), _doit(y)
+        if x.free_symbols or y.free_symbols:
+            continue
+        try:
+            gap = abs((x - y).evalf(30))
+            scale = max(abs(x.evalf(30)), abs(y.evalf(30)))
+            if not bool(gap <= tolerance * scale):
+                continue
+            ulps = [u for u in (_written_ulp(x), _written_ulp(y)) if u is not None]
+            if not ulps or bool(gap <= Rational(max(ulps)) / 2):
+                return True
+        except (TypeError, ValueError, ArithmeticError, AttributeError):
+            continue
+    return False
+
+
+def _written_ulp(x: Any) -> Fraction | None:
+    """The unit of a bare decimal's last written digit, read back from its Float; None for anything else."""
+    from decimal import Decimal
+
+    from mpmath.libmp import prec_to_dps, to_str
+
+    if not getattr(x, "is_Float", False):
+        return None
+    text = to_str(x._mpf_, prec_to_dps(x._prec), strip_zeros=True).replace(".0e", "e")
+    text = text[:-2] if text.endswith(".0") else text
+    return Fraction(10) ** Decimal(text).as_tuple().exponent
+
+
+def _expands_to_zero(x: Any, y: Any) -> bool:
+    """An exact proof cheaper than ``simplify``: ``x - y`` expands to 0 (``(x+1)^2`` and ``x^2+2x+1``)."""
+    from sympy import Expr, expand
+
+    if not (isinstance(x, Expr) and isinstance(y, Expr)):
+        return False
+    try:
+        return expand(x - y) == 0
+    except Exception:  # sympy raises anything on odd trees; simplify still gets its turn
+        return False
+
+
+def _doit(e: Any) -> Any:
+    try:
+        return e.doit()
+    except Exception:  # sympy raises anything from doit on odd trees; the value is then compared as it is
+        return e
+
+
+def equal(gold: Parsed, pred: Parsed, tolerance: float, set_relations: bool = False) -> bool:
+    """The rule (RULE) on two parsed sides: plain numbers directly, anything else through math-verify's ``verify``.
+
+    Units first (:func:`_in_same_units`), then an equation of two numbers
+    in the answer (:func:`_false_equations`).  Verdicts are cached per
+    worker by the exact sympy structure of both sides (``srepr``: types,
+    assumptions and Float precision included), so a group whose completions
+    agree on an answer runs sympy's comparison once.
+    """
+    sides = _in_same_units(gold, pred)
+    if sides is None:
+        return False
+    gold, pred = sides
+    if gold.number is not None and pred.number is not None:
+        return numbers_equal(gold.number, pred.number, tolerance)
+    from sympy import srepr
+
+    golds, preds = gold.expressions(), pred.expressions()
+    preds = _false_equations(preds, tolerance)
+    if preds is None:
+        return False
+    key = (tuple(map(srepr, golds)), tuple(map(srepr, preds)), tolerance, set_relations)
+    verdict = _VERDICTS.get(key)
+    if verdict is None and _clearly_unequal(golds, preds, tolerance):
+        verdict = False
+    if verdict is None:
+        verdict = verifier().verify(
+            golds,
+            preds,
+            float_rounding=tolerance,  # read by _sympy_close, the replaced numeric step
+            allow_set_relation_comp=set_relations,
+            timeout_seconds=own_timeout(),
+        )
+        if len(_VERDICTS) >= VERDICT_CACHE_SIZE:
+            _VERDICTS.clear()
+        _VERDICTS[key] = verdict
+    return verdict
+
+
+def _false_equations(preds: list, tolerance: float) -> list | None:
+    """An answer ``2 = 8`` (an equation of two numbers) states nothing unless its sides agree; then it is their value.
+
+    None when some such equation is false (the answer is not paid); else the
+    answers with each true numeric equation replaced by its right side.
+    """
+    from sympy import Eq
+
+    out = []
+    for p in preds:
+        if isinstance(p, Eq) and not p.free_symbols:
+            lhs, rhs = p.lhs, p.rhs
+            if not (_sympy_close(lhs, rhs, tolerance, 0) or _expands_to_zero(_doit(lhs), _doit(rhs))):
+                return None
+            p = rhs
+        out.append(p)
+    return out
+
+
+DEGREE: Unit = (("degree", 1),)
+
+
+def _in_same_units(gold: Parsed, pred: Parsed) -> tuple[Parsed, Parsed] | None:
+    """Both sides in one unit, or None when their units are of different kinds (7 m against 7 kg).
+
+    Units count only when both sides carry one: the gold is then converted
+    into the answer's unit (3 m against 300 cm is 300 against 300); a side
+    without a unit is compared by its value alone (the gold 5 pays 5 cm).
+    The exception is an angle: degrees on one side against a value written
+    with pi on the other are converted to radians (135° is 3π/4).
+    """
+    if gold.unit is not None and pred.unit is not None:
+        if gold.unit == pred.unit:
+            return gold, pred
+        ratio = unit_ratio(gold.unit, pred.unit)
+        return None if ratio is None else (_scaled(gold, ratio), pred)
+    if (gold.unit == DEGREE) != (pred.unit == DEGREE):
+        angle, other = (gold, pred) if gold.unit == DEGREE else (pred, gold)
+        from sympy import pi
+
+        if any(getattr(e, "has", lambda *_: False)(pi) for e in other.expressions()):
+            radians = _scaled(angle, pi / 180)
+            return (radians, pred) if angle is gold else (gold, radians)
+    return gold, pred
+
+
+def _scaled(side: Parsed, factor: Any) -> Parsed:
+    """``side`` times ``factor`` (a Fraction keeps a plain number plain), without its unit."""
+    if side.number is not None and isinstance(factor, Fraction):
+        n = side.number
+        number = Number(n.value * factor, n.ulp * factor if n.ulp is not None else None, n.percent)
+        return Parsed(number=number)
+    return Parsed(sympy=tuple(e * factor for e in side.expressions()))
+
+
+@lru_cache(maxsize=256)
+def unit_ratio(a: Unit, b: Unit) -> Fraction | Any | None:
+    """How many ``b`` one ``a`` is (km against m: 1000), or None when they measure different kinds of thing.
+
+    Conversions are :mod:`sympy.physics.units`'; an angle is a number of
+    radians (a degree is pi/180); currencies are their own symbols (a dollar
+    is a hundred cents, never euros).
+    """
+    from sympy import Rational, Symbol, pi
+    from sympy.physics import units
+    from sympy.physics.units import Quantity, convert_to
+
+    extra = {"week": 7 * units.day, "ounce": units.pound / 16, "kilohertz": 1000 * units.hertz,
+             "kilowatt": 1000 * units.watt, "kilojoule": 1000 * units.joule, "mph": units.mile / units.hour,
+             "degree": pi / 180, "radian": Rational(1), "USD": Symbol("USD"), "cent": Symbol("USD") / 100, "EUR": Symbol("EUR"), "GBP": Symbol("GBP")}
+
+    def quantity(unit: Unit) -> Any:
+        value = Rational(1)
+        for name, power in unit:
+            value *= (extra[name] if name in extra else getattr(units, name)) ** power
+        return value
+
+    base = [units.meter, units.kilogram, units.second, units.ampere, units.kelvin, units.mole, units.candela]
+    ratio = convert_to(quantity(a) / quantity(b), base).simplify()
+    if ratio.free_symbols or ratio.has(Quantity) or not ratio.is_number:
+        return None
+    return Fraction(int(ratio.p), int(ratio.q)) if ratio.is_Rational else ratio
+
+
+_VERDICTS: dict[tuple, bool] = {}
+
+
+def _clearly_unequal(golds: list, preds: list, tolerance: float) -> bool:
+    """True when ``verify`` would surely say "not equal" without needing sympy's ``simplify``.
+
+    ``verify`` compares every gold with every prediction.  For two plain
+    expressions (no sets, relations, matrices, percents, bare symbols or
+    undefined functions: ``2\\sqrt{3}`` against ``3\\sqrt{2}``, ``(x+1)^2``
+    against ``x^2+1``, ``1712`` against ``2x+1``) the symbolic step
+    (``simplify``, often tens of milliseconds) cannot prove zero a difference
+    that evaluates clearly away from zero at some point, and the rule's
+    tolerance (decimals, no symbols) cannot accept a gap over twice its
+    bound; an unevaluated integral (reasoning-gym writes some golds so) has
+    no value at a point, but if the difference's derivative is not 0 there,
+    the difference is not 0 either.  So when every pair is either two different strings, a plain gold
+    against an inequality, or two such expressions (an equation's right side
+    standing for it, as in ``verify``) whose difference, with
+    each symbol set to a fixed value in (0, 1), is more than a relative 1e-9
+    (and the tolerance) from zero, the verdict is False and ``verify`` is
+    skipped.  Anything else is left to ``verify``.
+    """
+    mv = verifier()
+    try:
+        return bool(mv.utils.timeout(own_timeout())(_all_pairs_differ)(golds, preds, tolerance))
+    except mv.errors.TimeoutException:
+        return False
+
+
+def _clearly_nonzero(a: Any, b: Any, point: dict) -> bool:
+    """Whether ``a - b`` at ``point`` is more than a relative 1e-9 from 0 (False when it cannot be evaluated)."""
+    from sympy import Integral
+
+    if a.has(Integral) or b.has(Integral):
+        return False
+    try:
+        gap = abs(complex((a - b).evalf(15, subs=point, chop=True)))
+        scale = max(abs(complex(a.evalf(15, subs=point))), abs(complex(b.evalf(15, subs=point))))
+    except (TypeError, ValueError, ArithmeticError):
+        return False
+    return gap > 1e-9 * (1 + scale)
+
+
+def _all_pairs_differ(golds: list, preds: list, tolerance: float) -> bool:
+    from sympy import Eq, Expr, Float, Integral, Rational, UnevaluatedExpr, diff
+    from sympy.core.function import AppliedUndef
+    from sympy.core.relational import Relational
+    from sympy.matrices.expressions import MatrixExpr
+
+    def plain(e: Any) -> bool:
+        return (isinstance(e, Expr) and not isinstance(e, MatrixExpr) and not e.is_Symbol
+                and not e.has(UnevaluatedExpr) and not e.atoms(AppliedUndef))
+
+    for g in golds:
+        for p in preds:
+            if isinstance(g, str) and isinstance(p, str):
+                if g.strip() and g.strip() == p.strip():
+                    return False
+                continue
+            if isinstance(g, str) or isinstance(p, str):
+                continue  # math-verify never matches a string with an expression
+            if plain(g) and isinstance(p, Eq):
+                p = p.rhs  # verify compares a value with an equation's right side (n = 0 against 2005)
+            elif plain(g) and isinstance(p, Relational):
+                continue  # a value is never an inequality
+            if not (plain(g) and plain(p)):
+                return False
+            symbols = sorted(g.free_symbols | p.free_symbols, key=str)
+            point = {s: Rational(7 + 3 * i, 13 + 4 * i) for i, s in enumerate(symbols)}
+            if g.has(Integral) or p.has(Integral):  # no value to evaluate: a derivative that is not 0 will do
+                if not any(_clearly_nonzero(diff(g, s), diff(p, s), point) for s in symbols):
+                    return False
+                continue
+            try:
+                gap = abs(complex((g - p).evalf(15, subs=point, chop=True)))
+                scale = max(abs(complex(g.evalf(15, subs=point))), abs(complex(p.evalf(15, subs=point))))
+            except (TypeError, ValueError, ArithmeticError):
+                return False
+            bound = 1e-9 * (1 + scale)
+            if not symbols and (g.has(Float) or p.has(Float)):
+                bound = max(bound, 2 * tolerance * scale)
+            if not gap > bound:
+                return False
+    return True
+
+
+# -- the reward ---------------------------------------------------------------------------------------------------

@@ -1,0 +1,360 @@
+"""Finding the final answer: where a completion (or a gold) states it, and whether it offers alternatives.
+
+A completion may state its answer in several places: ``<answer>`` blocks,
+``\\boxed{}`` (a run of boxes joined by commas or "and" is one list answer),
+GSM8K's ``#### 843`` line, an answer phrase ("the answer is 12.", "Final
+Answer: The final answer is 3.25."), and only when none of those is there, a
+final LaTeX span or (``number``) the last plain number.  Every one of them is
+an :class:`Answer`; the rule (``rewards.HEDGE_RULE``) pays only when every
+answer that counts equals the gold, so an answer that offers alternatives, or
+a box and an ``<answer>`` that disagree, is not paid.  An earlier answer stops
+counting when the text before the next one withdraws it (:data:`CORRECTION`)
+without hedging (:data:`HEDGE`).
+
+Every finder is one linear pass (braces matched with a stack, spans that
+cannot hold their own opening delimiter, phrases read a bounded distance), so
+a megabyte of unclosed ``\\boxed{`` costs milliseconds; the whole completion is
+searched, so an answer followed by long text is still found.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from reward_plugins.math.read import (
+    GOLD_CACHE_SIZE,
+    SPAN,
+    Number,
+    Parsed,
+    has_delimiters,
+    parse_latex,
+    read_answer,
+    read_number,
+)
+from reward_plugins.r1 import ANSWER
+
+MAX_FINAL_TAIL = 40
+"""Characters that may follow the last math span for it to count as the final answer without an answer phrase."""
+MAX_PHRASE = 200
+"""Characters after an answer phrase read as its answer (to the end of the sentence)."""
+MAX_WITHDRAWN = 2
+"""More withdrawn answers than this make the completion a run of guesses: not paid."""
+MAX_ANSWERS = 8
+"""More different answers than this that count make a run of guesses: not paid, and nothing is read."""
+MAX_READ_PHRASES = 8
+"""Only the last this many answer phrases and ``####`` lines are read (each read may cost a LaTeX parse)."""
+
+CORRECTION = re.compile(
+    r"(?i)\b(?:wait|actually|correct(?:ion|ing|ed)?|mistake|wrong|incorrect|error|oops|instead|on second thought"
+    r"|scratch that|re-?check(?:ing)?|redo(?:ing)?|not right|miscalculated)\b")
+"""Words that withdraw the answer before them."""
+HEDGE = re.compile(r"(?i)\b(?:perhaps|maybe|possibly|probably|might|could|guess|alternatively|either|not sure)\b")
+"""Words that make the next answer one more guess, not a correction."""
+_ALTERNATIVE = re.compile(r"\\(?:text|mbox|textrm|mathrm)\s*\{\s*(?:or|either)\s*\}|\b(?:or|either)\b|\\lor\b")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One place the completion states an answer: its text, where it is, and whether it is prose to search."""
+
+    text: str
+    start: int
+    end: int
+    prose: bool = False
+
+    def alternatives(self) -> list[str]:
+        """The values it offers: the text split at top-level "or" / ``\\text{or}`` / "either" (one part if none);
+        in prose, the final math spans that "or" joins."""
+        if self.prose:
+            final = final_spans(self.text)
+            return split_alternatives(final.text) if final is not None and _SPAN_OR.search(final.text) else [self.text]
+        return split_alternatives(self.text)
+
+
+@dataclass(frozen=True)
+class Found:
+    """The answers that count (in text order) and how many earlier answers were withdrawn."""
+
+    answers: tuple[Answer, ...]
+    withdrawn: int = 0
+
+    @property
+    def guessing(self) -> bool:
+        """More than MAX_WITHDRAWN answers withdrawn, or more than MAX_ANSWERS different ones left: a run of guesses."""
+        return self.withdrawn > MAX_WITHDRAWN or len({a.text.strip() for a in self.answers}) > MAX_ANSWERS
+
+
+def split_alternatives(text: str) -> list[str]:
+    """``text`` split at the "or"s outside braces (``x = 1 \\text{ or } x = 6``, ``either 7 or 9``); empty parts dropped."""
+    depth_at, parts, last = _depths(text), [], 0
+    for m in _ALTERNATIVE.finditer(text):
+        if depth_at(m.start()) == 0:
+            parts.append(text[last : m.start()])
+            last = m.end()
+    parts.append(text[last:])
+    return [p for p in parts if p.strip(" \t\n,;.$\\()[]")] or [text]
+
+
+def _depths(text: str):
+    """A function giving the brace depth at a position, built in one pass (positions asked in increasing order)."""
+    braces = [(m.start(), 1 if m[0] == "{" else -1) for m in re.finditer(r"(?<!\\)[{}]", text)]
+    state = {"i": 0, "depth": 0}
+
+    def depth_at(pos: int) -> int:
+        while state["i"] < len(braces) and braces[state["i"]][0] < pos:
+            state["depth"] += braces[state["i"]][1]
+            state["i"] += 1
+        return state["depth"]
+
+    return depth_at
+
+
+# -- boxes ----------------------------------------------------------------------------------------------------------
+
+_BOX_TOKEN = re.compile(r"\\(?:boxed|fbox)\s*\{|\{|\}")
+_BOX_JOINER = re.compile(r"(?:\s|,|;|\$|\\[()\[\],;! ]|\\q?quad|\band\b|\\text\{\s*(?:and|,)?\s*\})*")
+
+
+def boxes(text: str) -> list[tuple[int, int, int]]:
+    """Every outermost ``\\boxed{}`` / ``\\fbox{}`` whose braces close: (start, content start, end), in text order.
+
+    One pass with a stack of open braces: linear in the text however many
+    boxes are left open.
+    """
+    stack: list[tuple[bool, int, int]] = []
+    found: list[tuple[int, int, int]] = []
+    for m in _BOX_TOKEN.finditer(text):
+        if m[0] != "}":
+            stack.append((m[0] != "{", m.start(), m.end()))
+        elif stack:
+            is_box, start, content = stack.pop()
+            if is_box:
+                found.append((start, content, m.end()))
+    found.sort()
+    outer: list[tuple[int, int, int]] = []
+    for box in found:  # a box inside a box is part of its content
+        if not outer or box[0] >= outer[-1][2]:
+            outer.append(box)
+    return outer
+
+
+def box_runs(text: str) -> list[Answer]:
+    """The boxes as answers: a run joined only by commas, "and", spaces or ``\\quad`` is one list (``2, 3``)."""
+    runs: list[list[tuple[int, int, int]]] = []
+    for box in boxes(text):
+        if runs and _BOX_JOINER.fullmatch(text, runs[-1][-1][2], box[0]):
+            runs[-1].append(box)
+        else:
+            runs.append([box])
+    return [Answer(", ".join(text[content : end - 1] for _, content, end in run), run[0][0], run[-1][2]) for run in runs]
+
+
+def last_boxed(text: str) -> str | None:
+    """The content of the last run of boxes (see :func:`box_runs`), or None without a closed box."""
+    runs = box_runs(text)
+    return runs[-1].text if runs else None
+
+
+# -- answer blocks, GSM8K lines, answer phrases -----------------------------------------------------------------------
+
+_HASHES = re.compile(r"####[ \t]*([^\n]*)")
+_PHRASE = re.compile(
+    r"(?i)\b(?:final\s+answer|answer)(?:\s+(?:is|was|would\s+be|will\s+be|should\s+be)\s*:?|\s*[:=])[ \t]*")
+_PHRASE_END = re.compile(r"[.!?;](?=\s|$)|\n|</")
+_CLAUSE = re.compile(r",\s|\s\(")
+
+
+_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
+_FUNCTION_WORDS = frozenset("sqrt cbrt exp log sin cos tan cot sec csc asin acos atan sinh cosh tanh Abs abs".split())
+
+
+def _reads_as_value(text: str) -> bool:
+    """Whether the text after a phrase or ``####`` is a value, not more prose: no words (units and a few function
+    names aside: ``12 apples``, ``sqrt(2)``), and readable."""
+    bare = re.sub(r"\\(?:text|mathrm|textrm|mbox)\s*\{[^{}]*\}", " ", text)
+    if any(w not in _FUNCTION_WORDS for w in _WORD.findall(bare)) and read_number(text) is None:
+        return False
+    return read_answer(text) is not None
+
+
+def tag_answers(text: str) -> list[Answer]:
+    """``<answer>`` blocks (to their close, or the end): their content is prose when it has math delimiters."""
+    return [Answer(m[1].strip(), m.start(), m.end(), prose=has_delimiters(m[1])) for m in ANSWER.finditer(text)]
+
+
+def hash_answers(text: str) -> list[Answer]:
+    """GSM8K's ``#### 843``: the rest of the line, when it reads as a value (otherwise it is no answer)."""
+    found = []
+    for m in list(_HASHES.finditer(text))[-MAX_READ_PHRASES:]:
+        value = m[1].strip().rstrip(".").strip()
+        if value and _reads_as_value(value):
+            found.append(Answer(value, m.start(), m.end()))
+    return found
+
+
+def phrase_answers(text: str) -> list[Answer]:
+    """What follows "the answer is" / "final answer:" to the end of its sentence, when it reads as a value.
+
+    ``So the answer is 12.`` gives 12; ``the answer is 12, as shown`` its
+    first clause; a phrase followed by words (``the answer is at most 3``) is
+    no answer.  Boxes after a phrase are found as boxes.
+    """
+    found = []
+    for m in list(_PHRASE.finditer(text))[-MAX_READ_PHRASES:]:
+        window = text[m.end() : m.end() + MAX_PHRASE]
+        end = _PHRASE_END.search(window)
+        value = (window[: end.start()] if end else window).strip().strip("*").strip()
+        if not value or "\\boxed" in value or "\\fbox" in value:
+            continue
+        if not _reads_as_value(value):
+            clause = _CLAUSE.split(value, maxsplit=1)[0].strip()
+            if clause == value or not _reads_as_value(clause):
+                continue
+            value = clause
+        found.append(Answer(value, m.start(), m.end() + len(value)))
+    return found
+
+
+# -- the final LaTeX span and the last plain number (only when nothing else states an answer) ------------------------
+
+_PLAIN_NUMBER = re.compile(
+    r"(?<![\w.{^_\\])[-+−]?(?:\\?\$)?(?>(?:\d{1,3}(?:,\d{3})+|\d{1,3}(?: \d{3})+|\d+)(?:\.\d+)?|\.\d+)(?![.,]?\d|[}^_])"
+    r"(?:[eE][-+]?\d+)?(?:/\d+)?(?P<pct>\s*(?:\\?%|percent\b))?(?P<unit>[A-Za-z]+[²³]?)?"
+)
+_MATH_END = re.compile(r"(?<!\\)\$|\\\)|\\\]")
+_SPAN_OR = re.compile(r"\s*,?\s*(?:or|\\text\{\s*or\s*\})\s*,?\s*(?:maybe\s+|perhaps\s+)?")
+
+
+def last_plain_number(text: str) -> tuple[Number, int, int] | None:
+    """The last plain number in prose and where it starts and ends: ``2.5kg`` is 2.5, ``3 hours`` is 3, ``2x`` none.
+
+    Letters right after the digits must be a unit word (``kg``, ``m``, ``cm``);
+    anything else (``2x``, ``3a``) makes it an expression, not a number.
+    """
+    for m in reversed(list(_PLAIN_NUMBER.finditer(text))):
+        number = read_number(m[0].replace(",", "").replace("\\$", "").replace("$", "").replace("−", "-"))
+        if number is not None:
+            return number, m.start(), m.end()
+    return None
+
+
+def final_spans(text: str) -> Answer | None:
+    """The last math span when it ends the text (at most MAX_FINAL_TAIL characters after it), with the spans
+    that "or" joins to it (``either $7$ or $9$.``): a span the completion goes on from is reasoning, not an answer."""
+    spans = list(SPAN.finditer(text))
+    if not spans or len(text[spans[-1].end() :].strip()) > MAX_FINAL_TAIL:
+        return None
+    first = len(spans) - 1
+    while first and _SPAN_OR.fullmatch(text, spans[first - 1].end(), spans[first].start()):
+        first -= 1
+    return Answer(text[spans[first].start() : spans[-1].end()], spans[first].start(), spans[-1].end())
+
+
+def find_answers(completion: str, targets: tuple[str, ...], max_chars: int) -> Found:
+    """Every answer the completion states by the ``extract`` targets, less the withdrawn ones (see the module)."""
+    stated: list[Answer] = []
+    if "answer_tag" in targets:
+        stated += tag_answers(completion)
+    if "boxed" in targets:
+        stated += box_runs(completion)
+    if "gsm8k" in targets:
+        stated += hash_answers(completion)
+    if "phrase" in targets:
+        stated += phrase_answers(completion)
+    stated = _outermost(stated)
+    if stated:
+        return _withdraw(completion, stated)
+    text = completion[-max_chars:]
+    plain = last_plain_number(text) if "number" in targets else None
+    if plain is not None and "latex" in targets:
+        spans_end = max((m.end() for m in _MATH_END.finditer(text)), default=0)
+        if plain[1] >= spans_end:  # "... so $x = 3$, and the total is 42": the later answer wins
+            return Found((Answer(text[plain[1] : plain[2]], plain[1], plain[2]),))
+    if "latex" in targets:
+        final = final_spans(text) if has_delimiters(text) else None
+        if final is not None and len(final.alternatives()) > 1:
+            return Found((final,))
+        return Found((Answer(text, 0, len(text), prose=True),))
+    if plain is not None:
+        return Found((Answer(text[plain[1] : plain[2]], plain[1], plain[2]),))
+    return Found(())
+
+
+def _outermost(stated: list[Answer]) -> list[Answer]:
+    """Answers in text order, each inside another dropped, except that boxes replace the block that holds them
+    (``<answer>\\boxed{4}</answer>`` is one answer, 4) and an answer block's phrase is the block's."""
+    stated.sort(key=lambda a: (a.start, -a.end))
+    kept: list[Answer] = []
+    for answer in stated:
+        if kept and answer.start < kept[-1].end:
+            outer = kept[-1]
+            if "\\boxed" in outer.text or "\\fbox" in outer.text:  # the block's boxes are its answers
+                kept[-1] = answer
+            continue
+        kept.append(answer)
+    return [a for a in kept if not (a.prose and ("\\boxed" in a.text or "\\fbox" in a.text))]
+
+
+def _withdraw(text: str, stated: list[Answer]) -> Found:
+    """Drop each answer that the text before the next different answer withdraws (CORRECTION, no HEDGE there).
+
+    A repeated answer counts once, at its last place in a row of repeats, so
+    each stretch of text is searched once.
+    """
+    rows = [a for k, a in enumerate(stated) if k + 1 == len(stated) or stated[k + 1].text.strip() != a.text.strip()]
+    counted, withdrawn = [], 0
+    for answer, later in zip(rows, [*rows[1:], None]):
+        if later is not None:
+            gap = text[answer.end : later.start]
+            sentence = re.split(r"[.!?\n]", gap)[-1]
+            if CORRECTION.search(gap) and not HEDGE.search(sentence):
+                withdrawn += 1
+                continue
+        counted.append(answer)
+    return Found(tuple(counted), withdrawn)
+
+
+def read_prose(text: str) -> Parsed | None:
+    """A stretch of prose with no stated answer: an answer-anchored LaTeX span (math-verify's anchors), else the
+    final span; text without a math span is read as bare LaTeX (``\\frac{10}{9}``)."""
+    found = parse_latex(text, anywhere=not has_delimiters(text))
+    if found:
+        return Parsed(sympy=tuple(found))
+    final = final_spans(text)
+    if final is None:
+        return None
+    span = SPAN.fullmatch(final.text)
+    inner = next(g for g in span.groups() if g is not None) if span else final.text
+    return read_answer(inner) or Parsed(sympy=(inner,))  # unreadable: compared as text, as math-verify does
+
+
+def read_stated(answer: str, prose: bool) -> Parsed | None:
+    """One stated answer's value: its own text, or (prose, or text with math delimiters) :func:`read_prose`."""
+    if prose:
+        return read_prose(answer)
+    return read_answer(answer)
+
+
+@lru_cache(maxsize=GOLD_CACHE_SIZE)
+def parse_gold(gold: str, max_chars: int = 20_000) -> Parsed | None:
+    """The gold answer, parsed once per worker and cached; None when it is empty, too long or does not parse.
+
+    A gold with a ``\\boxed{}`` is its last box; a gold that is one math span
+    (``$\\frac{1}{2}$``) or has no math delimiters at all (``2\\sqrt{3}``,
+    ``-896*x**5 + 3*x**2``, ``5.02e-18``, ``\\$12.50``) is read by
+    :func:`read_answer`; a gold in prose with math spans goes to
+    math-verify's extraction.  It parses when it yields a number or at
+    least one sympy value (a string fallback alone does not count).
+    """
+    gold = gold.strip()
+    if not gold or len(gold) > max_chars:
+        return None
+    boxed = last_boxed(gold)
+    if boxed is not None:
+        return read_answer(boxed)
+    if not has_delimiters(gold) or SPAN.fullmatch(gold):
+        return read_answer(gold)
+    found = parse_latex(gold)
+    return Parsed(sympy=tuple(found)) if any(not isinstance(x, str) for x in found) else None
