@@ -15,7 +15,6 @@ Pairs that clearly differ skip ``simplify`` (:func:`_clearly_unequal`).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any

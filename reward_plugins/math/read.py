@@ -40,7 +40,6 @@ MAX_PYTHON_NODES = 400
 MAX_POWER_DIGITS = 10_000
 """A numeric power whose value would have more digits than this is not read (``9**9**9``)."""
 GOLD_CACHE_SIZE = 4096
-VERDICT_CACHE_SIZE = 16384
 
 # -- units -------------------------------------------------------------------------------------------------------
 
