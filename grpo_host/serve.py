@@ -225,7 +225,7 @@ async def _wait(futures: list[Future], deadline: float) -> None:
     """Wait for ``futures`` until ``deadline``; the ones not taken yet are cancelled (and so never scored)."""
     wrapped = [asyncio.wrap_future(f) for f in futures]
     left = deadline - time.monotonic()
-    if left > 0:
+    if wrapped and left > 0:
         await asyncio.wait(wrapped, timeout=left)
     for future, outer in zip(futures, wrapped):
         if not future.done():

@@ -31,8 +31,10 @@ import time
 from grpo_host import hookimpl, reward
 
 
-@reward(description="1.0 after sleeping the row's `sleep` seconds (0 when the row has none)")
+@reward(description="1.0 after sleeping the row's `sleep` seconds, or N for a completion 'sleep N' (else 0)")
 def slow(completion, *, sleep=None, **_):
+    if sleep is None and completion.startswith("sleep "):
+        sleep = completion.split()[1]
     time.sleep(float(sleep or 0))
     return 1.0
 
@@ -257,3 +259,205 @@ def test_bad_spec_stops_at_start(probe_site):
     proc = run_cli("serve", "--rewards", "no_such_reward", "--port", str(free_port()), pythonpath=[probe_site],
                    timeout=60)
     assert proc.returncode == 2 and "no_such_reward" in proc.stderr
+
+
+# ---- the trainers' own clients (tests/vendored: OpenRLHF's code at its commit, with its license) ----
+
+class ReplayEngine:
+    """What vLLM's engine hands OpenRLHF's executor: one output with the response's token ids (ending in EOS).
+    The responses are fixed, keyed by prompt: generation is not under test here, the reward call is."""
+
+    def __init__(self, tokenizer, responses: dict[str, str]) -> None:
+        self.tokenizer, self.responses = tokenizer, responses
+
+    async def generate(self, prompt_token_ids, sampling_params, multi_modal_data=None):
+        from types import SimpleNamespace
+
+        prompt = self.tokenizer.decode(prompt_token_ids, skip_special_tokens=False)
+        ids = self.tokenizer(self.responses[prompt], add_special_tokens=False)["input_ids"] + [
+            self.tokenizer.eos_token_id]
+        return SimpleNamespace(outputs=[SimpleNamespace(token_ids=ids, finish_reason="stop", logprobs=None)])
+
+
+@pytest.fixture(scope="module")
+def tiny_tokenizer():
+    from transformers import AutoTokenizer
+
+    from grpo_host.builtin_model import tiny_model_dir
+
+    return AutoTokenizer.from_pretrained(tiny_model_dir())
+
+
+def rollouts(n: int) -> list[tuple[str, str, str]]:
+    """(prompt, label, response): well-formed right, well-formed wrong, no tags, an unclosed <answer>."""
+    shapes = [GOOD, GOOD.replace("4", "5"), "four", "<think>\nx\n</think>\n<answer>\n4"]
+    return [(f"Q{i}: 2+2?", "4", shapes[i % 4]) for i in range(n)]
+
+
+def openrlhf_step(urls: list[str], tokenizer, batch: list[tuple[str, str, str]]):
+    """One OpenRLHF step's rewards, as its current code gets them: every rollout's executor at once, then the
+    experiences made and merged (``concat_experiences`` raises on a rollout whose reward is missing)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from vendored.openrlhf_agent import Experience, SingleTurnAgentExecutor, process_response_into_experience
+
+    engine = ReplayEngine(tokenizer, {prompt: response for prompt, _, response in batch})
+    executor = SingleTurnAgentExecutor(urls if len(urls) > 1 else urls[0])
+    params = SimpleNamespace(max_tokens=256, logprobs=None)  # the two vllm.SamplingParams fields execute reads
+
+    async def step():
+        return await asyncio.gather(*(executor.execute(prompt, label, params, 1024, tokenizer, engine)
+                                      for prompt, label, _ in batch))
+
+    outputs = asyncio.run(step())
+    experiences = [process_response_into_experience(out, max_len=1024) for out in outputs]
+    return outputs, Experience.concat_experiences(experiences, tokenizer.pad_token_id)
+
+
+def test_openrlhf_current_client_burst_loses_nothing(probe_site, tmp_path, tiny_tokenizer):
+    """256 one-rollout requests at once against a server with its default options: every reward arrives, and
+    each equals what ``grpo-host score`` gives the response without its EOS string."""
+    spec = "r1_strict_format, accuracy:2"
+    srv = Server(probe_site, tmp_path / "stderr.log", spec)
+    try:
+        batch = rollouts(256)
+        outputs, merged = openrlhf_step([srv.url + "/get_reward"], tiny_tokenizer, batch)
+        health = httpx.get(srv.url + "/health").json()
+    finally:
+        srv.stop()
+    assert all(out["reward"] is not None for out in outputs)
+    got = merged.rewards.flatten().tolist()
+    data = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": p, "completion": r, "answer": a} for p, a, r in batch])
+    cli = run_cli("score", str(data), "-r", spec, "--out", str(tmp_path / "out.jsonl"))
+    assert cli.returncode == 0, cli.stderr
+    want = [json.loads(line)["total"] for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert got == want and want[:4] == [3.0, 1.0, 0.0, 2.0]  # the unclosed <answer> reads 4, not "4</s>"
+    assert health["dropped_rows"] == health["late_rows"] == 0
+    assert health["batches"] < 256  # the one-row requests were scored in shared micro-batches
+    statuses = {e["status"] for e in srv.access("/get_reward", at_least=256)}
+    assert statuses == {200}
+
+
+def test_openrlhf_late_rows_get_a_defined_reward(probe_site, tmp_path, tiny_tokenizer):
+    """A row not scored within the deadline is 0.0 and counted, not a 504 the client retries into a crash."""
+    srv = Server(probe_site, tmp_path / "stderr.log", "slow", "--deadline", "1", "--concurrency", "1")
+    try:
+        batch = [("Q0", "4", "sleep 3"), ("Q1", "4", "quick")]
+        outputs, merged = openrlhf_step([srv.url + "/get_reward"], tiny_tokenizer, batch)
+        health = httpx.get(srv.url + "/health").json()
+    finally:
+        srv.stop()
+    assert [out["reward"] for out in outputs] == [[0.0], [0.0]]  # the quick row queued behind the slow batch
+    assert [out["extra_logs"]["grpo_host/late"] for out in outputs] == [[1.0], [1.0]]
+    assert merged.rewards.flatten().tolist() == [0.0, 0.0]
+    assert health["late_rows"] == 2
+
+
+def test_openrlhf_several_urls_and_the_previous_client(probe_site, tmp_path, tiny_tokenizer):
+    """The current client sends every rollout to its first URL and an empty request to the others; the previous
+    one sends a whole step in one request (8,200 rows were 413 before) or shards it across URLs."""
+    from vendored.openrlhf_remote_rm import get_rewards
+
+    srv = Server(probe_site, tmp_path / "stderr.log", "r1_strict_format, accuracy:2")
+    try:
+        url = srv.url + "/get_reward"
+        outputs, _ = openrlhf_step([url, url], tiny_tokenizer, rollouts(8))
+        assert [out["reward"][0] for out in outputs] == [3.0, 1.0, 0.0, 2.0] * 2
+        empty = [e for e in srv.access("/get_reward", at_least=16) if e.get("rows") == 0]
+        assert len(empty) == 8 and {e["status"] for e in empty} == {200}
+        batch = rollouts(8200)
+        queries = [prompt + response + "</s>" for prompt, _, response in batch]
+        prompts, labels = [p for p, _, _ in batch], [a for _, a, _ in batch]
+        whole = get_rewards([url], queries, prompts, labels)
+        assert len(whole) == 1 and whole[0]["rewards"] == [3.0, 1.0, 0.0, 2.0] * 2050
+        sharded = get_rewards([url, url, url], queries, prompts, labels)
+        assert sum(len(r["rewards"]) for r in sharded) == 8200
+        assert [r for part in sharded for r in part["rewards"]] == whole[0]["rewards"]
+    finally:
+        srv.stop()
+
+
+# ---- hostile and slow clients, start-up failures (issue 29) ----
+
+def test_hostile_bodies_and_slow_clients(probe_site, tmp_path):
+    srv = Server(probe_site, tmp_path / "stderr.log", "r1_strict_format", "--header-timeout", "1",
+                 "--tokenizer", str(tiny_dir()))
+    try:
+        deep = httpx.post(srv.url + "/score", content=b"[" * 100_000 + b"]" * 100_000)
+        assert deep.status_code == 400 and "nested too deeply" in deep.json()["error"]
+        # the served tokenizer's EOS is stripped on /score too when the server was given one
+        stripped = httpx.post(srv.url + "/score", json={"rows": [{"completion": GOOD + "</s><pad>"}]}).json()
+        assert stripped["results"][0]["total"] == 1.0
+        # slowloris: 200 clients sending a header line every 0.5 s are answered 408 and closed, each before it
+        # could finish its headers (40 lines), while an ordinary request is still served
+        slow = [socket.create_connection(("127.0.0.1", srv.port)) for _ in range(200)]
+        for sock in slow:
+            sock.sendall(b"POST /score HTTP/1.1\r\nHost: x\r\n")
+        closed = set()
+        for line in range(40):
+            assert httpx.get(srv.url + "/health", timeout=10).status_code == 200
+            for i, sock in enumerate(slow):
+                if i in closed:
+                    continue
+                try:
+                    sock.sendall(f"X-Pad-{line}: y\r\n".encode())
+                except OSError:
+                    closed.add(i)
+            if len(closed) == 200:
+                break
+            time.sleep(0.5)
+        assert len(closed) == 200, f"{200 - len(closed)} slow clients were still held after {line + 1} header lines"
+        for sock in slow:
+            sock.close()
+        # X-Deadline counts from the first byte: a body sent slowly spends it, and the 504 says so
+        with socket.create_connection(("127.0.0.1", srv.port)) as sock:
+            sock.sendall(b"POST /score HTTP/1.1\r\nHost: x\r\nX-Deadline: 1\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{")
+            sock.settimeout(30)
+            answer = b""
+            for _ in range(99):  # far more than the deadline's worth of bytes, one every 0.1 s
+                try:
+                    sock.sendall(b" ")
+                except OSError:
+                    break
+                sock.setblocking(False)
+                try:
+                    answer += sock.recv(65536)
+                except BlockingIOError:
+                    pass
+                sock.setblocking(True)
+                if answer:
+                    break
+                time.sleep(0.1)
+            sock.settimeout(10)
+            while b"\r\n\r\n" not in answer:
+                answer += sock.recv(65536)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 504"), answer[:200]
+        assert b"first byte" in answer and b"reading the request body" in answer
+    finally:
+        srv.stop()
+
+
+def tiny_dir() -> Path:
+    from grpo_host.builtin_model import tiny_model_dir
+
+    return tiny_model_dir()
+
+
+def test_start_up_failures_name_host_and_port(probe_site):
+    for port in ("70000", "-1", "0"):
+        proc = run_cli("serve", "--rewards", "accuracy", "--port", port, timeout=60)
+        assert proc.returncode == 2 and "--port" in proc.stderr and "Traceback" not in proc.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = run_cli("serve", "--rewards", "accuracy", "--port", str(port), timeout=60)
+        assert proc.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in proc.stderr
+    proc = run_cli("serve", "--rewards", "accuracy", "--host", "no-such-host.invalid", "--port", "8123", timeout=60)
+    assert proc.returncode == 2 and "no-such-host.invalid:8123" in proc.stderr and "does not resolve" in proc.stderr
+    proc = run_cli("serve", "--rewards", "accuracy", "--host", "192.0.2.1", "--port", "8123", timeout=60)
+    assert proc.returncode == 2 and "cannot listen on 192.0.2.1:8123" in proc.stderr
+    assert "Traceback" not in proc.stderr
