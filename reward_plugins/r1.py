@@ -72,14 +72,19 @@ def r1_int(completion: str, **_) -> float:
     return float(found is not None and INTEGER.fullmatch(found) is not None)
 
 
+def _body(tag: str) -> str:
+    """A block's content: any text holding none of the four tags, so a match is exactly one block of each."""
+    return rf"(?:(?!</?{tag}>|</?answer>).)*"
+
+
 @lru_cache(maxsize=32)
 def _strict(tag: str) -> re.Pattern[str]:
-    return re.compile(rf"^<{tag}>\n.*?\n</{tag}>\n<answer>\n.*?\n</answer>\n?$", re.S)
+    return re.compile(rf"<{tag}>\n{_body(tag)}\n</{tag}>\n<answer>\n{_body(tag)}\n</answer>\n?", re.S)
 
 
 @lru_cache(maxsize=32)
 def _soft(tag: str) -> re.Pattern[str]:
-    return re.compile(rf"^\s*<{tag}>.*?</{tag}>\s*<answer>.*?</answer>\s*$", re.S)
+    return re.compile(rf"\s*<{tag}>{_body(tag)}</{tag}>\s*<answer>{_body(tag)}</answer>\s*", re.S)
 
 
 @reward(
@@ -88,12 +93,15 @@ def _soft(tag: str) -> re.Pattern[str]:
     examples=[
         {"completion": "<think>\nsteps\n</think>\n<answer>\n4\n</answer>\n", "score": 1.0},
         {"completion": "<think>steps</think><answer>4</answer>", "score": 0.0},
+        {"completion": "<think>\na\n</think>\n<answer>\n3\n</answer>\n<think>\nb\n</think>\n<answer>\n4\n</answer>",
+         "score": 0.0},
     ],
 )
 def r1_strict_format(completion: str, *, params: FormatParams, **_) -> float:
-    """1.0 when the whole completion is exactly `<think>\\n...\\n</think>\\n<answer>\\n...\\n</answer>` with an
-    optional final newline (each tag on its own line), else 0.0."""
-    return float(_strict(params.reasoning_tag).match(completion) is not None)
+    """1.0 when the whole completion is exactly one `<think>\\n...\\n</think>` block then one
+    `<answer>\\n...\\n</answer>` block, with an optional final newline (each tag on its own line, nothing before,
+    between or after them, and neither block holding a think or answer tag), else 0.0."""
+    return float(_strict(params.reasoning_tag).fullmatch(completion) is not None)
 
 
 @reward(
@@ -103,9 +111,9 @@ def r1_strict_format(completion: str, *, params: FormatParams, **_) -> float:
               {"completion": "<answer>4</answer>", "score": 0.0}],
 )
 def r1_soft_format(completion: str, *, params: FormatParams, **_) -> float:
-    """1.0 when the completion is a <think>...</think> block followed by an <answer>...</answer> block, with any
-    whitespace around and between them, else 0.0."""
-    return float(_soft(params.reasoning_tag).match(completion) is not None)
+    """1.0 when the completion is one <think>...</think> block followed by one <answer>...</answer> block, with any
+    whitespace around and between them (neither block holding a think or answer tag), else 0.0."""
+    return float(_soft(params.reasoning_tag).fullmatch(completion) is not None)
 
 
 @reward(

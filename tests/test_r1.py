@@ -61,3 +61,25 @@ def test_xmlcount_partial_credit_and_trailing_penalty():
 ])
 def test_think_format(completion, prefilled, expected):
     assert score("think_format", completion, {"prefilled": prefilled}) == expected
+
+
+@pytest.mark.parametrize("completion", [
+    STRICT + "<think>\nmore\n</think>\n<answer>\n5\n</answer>\n",  # two of each
+    "<think>\na\n</think>\nextra\n</think>\n<answer>\n4\n</answer>\n",  # text and a second close between them
+    "<think>\na\n</think>\n<think>\nb\n</think>\n<answer>\n4\n</answer>\n",  # two think blocks
+    "<think>\na\n</think>\n<answer>\n3\n</answer>\n<answer>\n4\n</answer>\n",  # two answer blocks
+    "<think>\na <answer>3</answer>\n</think>\n<answer>\n4\n</answer>\n",  # an answer inside the reasoning
+    "<think>\na\n</think>\nso\n<answer>\n4\n</answer>\n",  # text between the blocks
+    STRICT + "trailing",
+])
+def test_format_rewards_pay_exactly_one_think_block_then_one_answer_block(completion):
+    assert score("r1_strict_format", completion) == 0.0
+    soft = completion.replace("\n", " ")
+    assert score("r1_soft_format", soft) == 0.0
+
+
+def test_format_rewards_are_linear_on_many_unclosed_tags():
+    """Tempered bodies scan each position a bounded number of times: 200k tags are no backtracking bomb."""
+    for name in ("r1_strict_format", "r1_soft_format"):
+        assert score(name, "<think>\n" + "<think>" * 200_000) == 0.0
+        assert score(name, "<think>\na\n</think>\n<answer>\n" + "x" * 500_000) == 0.0
