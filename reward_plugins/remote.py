@@ -20,6 +20,11 @@ a silent 0:
   will ever score, so :class:`~grpo_host.RewardUnusable` stops the run with
   the server's reason.
 
+Completions are sent without their trailing EOS/pad strings (the
+``tokenizer``'s, those listed in ``end_tokens``, or by default the common
+ones: :mod:`grpo_host.special_tokens`), so the server's rewards see the
+response the model meant whatever the trainer decoded.
+
 The spec's ``[timeout=...]`` bounds the whole call on the host's side (600 s
 by default); ``timeout`` bounds each HTTP attempt and is sent to the server
 as ``X-Deadline``, so neither side waits for the other past it.  httpx is
@@ -28,6 +33,7 @@ imported on the first call: discovering this pack stays light.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -48,6 +54,22 @@ class RemoteParams(BaseModel):
     timeout: float = Field(120.0, gt=0, description="seconds each HTTP attempt may take (also sent as X-Deadline)")
     retries: int = Field(2, ge=0, description="further attempts after a connection error, a timeout, 429 or 502-504")
     token_env: str = Field("GRPO_HOST_SERVE_TOKEN", description="environment variable holding the bearer token, if any")
+    tokenizer: str | None = Field(None, description="tokenizer (path or hub id) whose EOS/pad strings are stripped "
+                                                    "from the end of completions before sending")
+    end_tokens: list[str] | None = Field(None, description="strings stripped from the end of completions; None: the "
+                                                           "tokenizer's, else the common EOS/pad strings; []: none")
+
+
+@functools.lru_cache(maxsize=16)
+def _end_tokens(tokenizer: str | None, listed: tuple[str, ...] | None) -> tuple[str, ...]:
+    from grpo_host.special_tokens import end_tokens
+
+    if listed is not None and not listed and not tokenizer:
+        return ()
+    try:
+        return end_tokens(tokenizer, listed or ())
+    except ValueError as exc:
+        raise RewardUnusable(f"remote: {exc}") from None
 
 
 def _endpoint(url: str) -> str:
@@ -106,10 +128,14 @@ def _reason(reply: Any) -> str:
 weighted total when `reward` is None. One POST /score per batch with every column of the rows. A server that
 cannot be reached (after `retries`), times out or answers 5xx scores the batch None and counts
 `unreachable`; a row the server calls bad or failed on scores None and counts `bad_rows` or `row_errors`;
-a request the server refuses (wrong token, URL, limits, unknown reward) stops the run.""",
+a request the server refuses (wrong token, URL, limits, unknown reward) stops the run. Trailing EOS/pad strings
+(`tokenizer`'s, `end_tokens`, else the common ones) are stripped from completions before they are sent.""",
 )
 def remote(completions: list[str], *, prompts: list[Any], params: RemoteParams, **columns: list[Any]) -> list[Scored]:
-    rows = [{"completion": c, "prompt": p, **{k: v[i] for k, v in columns.items()}}
+    from grpo_host.special_tokens import strip_end_tokens
+
+    tokens = _end_tokens(params.tokenizer, None if params.end_tokens is None else tuple(params.end_tokens))
+    rows = [{"completion": strip_end_tokens(c, tokens), "prompt": p, **{k: v[i] for k, v in columns.items()}}
             for i, (c, p) in enumerate(zip(completions, prompts))]
     reply = _post(params, rows)
     if isinstance(reply, str):

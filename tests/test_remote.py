@@ -121,3 +121,13 @@ def test_server_busy_is_retried_then_counted(server, monkeypatch):
         assert hold.result().status_code == 200
     assert result.metrics["remote"].counts == {"unreachable": 3.0}
     assert [e["status"] for e in server.access("/score", at_least=3)][-3:] == [429, 429, 200]
+
+
+def test_trailing_special_tokens_are_stripped_before_sending(server, monkeypatch):
+    """A trainer's completion that still ends in its EOS (and padding) scores as the response the model meant."""
+    monkeypatch.setenv("GRPO_HOST_SERVE_TOKEN", TOKEN)
+    rows = [{"prompt": "2+2?", "completion": GOOD + "<|im_end|>\n<|endoftext|><|endoftext|>", "answer": "4"}]
+    with Ensemble.from_spec(spec(server.url)) as ens:
+        assert ens.score_rows(rows).values["remote"] == [3.0]
+    with Ensemble.from_spec(spec(server.url, "end_tokens=[]")) as ens:  # nothing stripped: the format fails
+        assert ens.score_rows(rows).values["remote"] == [2.0]
