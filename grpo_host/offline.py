@@ -202,7 +202,7 @@ class ScoreOutput:
         """Rows already in the file when it was continued (skipped, not scored again)."""
         self.kept_bad = self.kept_failed = 0
         self._file: Any = None  # an unbuffered binary file
-        self._state = {"input": str(data), "rows": 0, "bytes": 0, "sha256": hashlib.sha256().hexdigest(), "last": None}
+        self._state = {"rows": 0, "bytes": 0, "sha256": hashlib.sha256().hexdigest(), "last": None}
         self._hash = hashlib.sha256()
         self._pending: deque[tuple[str, bytes]] = deque()
 
@@ -278,14 +278,14 @@ class ScoreOutput:
     def rows(self, rows: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
         """``rows`` on their way to the scorer: each hashed; the first :attr:`done` verified and held back."""
         check = hashlib.sha256()
-        last = None
+        last, kept_last, kept_hash = None, self._state["last"], self._state["sha256"]  # before any write moves them
         for i, (where, raw) in enumerate(rows):
             digest = _row_digest(raw)
             if i < self.done:
                 check.update(digest)
                 last = where
                 if i + 1 == self.done:
-                    if check.hexdigest() != self._state["sha256"] or last != self._state["last"]:
+                    if check.hexdigest() != kept_hash or last != kept_last:
                         raise OutputError(
                             f"--out {self.path}: its {self.done} rows were scored from other input than "
                             f"{self.data} (the rows up to {where} hash differently); score into another file")
@@ -293,7 +293,7 @@ class ScoreOutput:
                 continue
             self._pending.append((where, digest))
             yield where, raw
-        if self.done and last != self._state["last"]:
+        if self.done and last != kept_last:
             raise OutputError(f"--out {self.path}: holds {self.done} rows, but {self.data} has fewer; "
                               "score into another file")
 
@@ -310,10 +310,11 @@ class ScoreOutput:
             if self._regular():
                 os.fsync(self._file.fileno())
         except OSError as exc:
+            resumable = self._regular()
             self._cut_back(good)
             raise OutputError(f"--out {self.path}: writing failed ({exc.strerror or exc}); "
                               f"the {self._state['rows']} rows written before are kept whole"
-                              f"{': --resume continues it once there is room' if self._regular() else ''}") from None
+                              f"{'; --resume continues it once there is room' if resumable else ''}") from None
         for line in lines:
             where, digest = self._pending.popleft()
             self._hash.update(digest)
