@@ -1,18 +1,26 @@
-"""Shared fixtures: the CLI in a subprocess, and real test packs installed with pip.
+"""Shared fixtures: the CLI in a subprocess, and the test packs installed as distributions.
 
 The test packs under ``tests/packs/`` are real distributions with real
-``grpo_host`` entry points.  Each is installed with ``pip install --target``
-into a directory of its own, so a test chooses which packs the host sees by
-putting those directories on ``PYTHONPATH`` (subprocesses) or ``sys.path``
-(in-process), and the broken ones never leak into other tests.
+``grpo_host`` entry points.  Each is installed into a directory of its own,
+so a test chooses which packs the host sees by putting those directories on
+``PYTHONPATH`` (subprocesses) or ``sys.path`` (in-process), and the broken
+ones never leak into other tests.  The session's ``packs`` are laid out as
+an installer lays them (the sources, and a ``.dist-info`` with the
+project's metadata and entry points, which is all that discovery reads)
+without running pip and setuptools per pack and per xdist worker;
+``tests/test_catalog.py`` and ``tests/test_template.py`` install packs with
+pip itself.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -54,19 +62,31 @@ def cli_json(*args: str, **kw):
     return json.loads(proc.stdout)
 
 
+def lay_out_pack(project: Path, target: Path) -> None:
+    """Install the pack at ``project`` (a ``src/`` layout) into ``target`` as ``pip install --target`` would for
+    discovery: its modules, and ``<name>-<version>.dist-info`` with ``METADATA`` and ``entry_points.txt``."""
+    meta = tomllib.loads((project / "pyproject.toml").read_text())["project"]
+    shutil.copytree(project / "src", target, ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
+    dist_info = target / f"{re.sub(r'[-_.]+', '_', meta['name'])}-{meta['version']}.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {meta['name']}\nVersion: {meta['version']}\n"
+        f"Summary: {meta.get('description', '')}\n")
+    groups = meta.get("entry-points", {})
+    (dist_info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in points.items()) + "\n"
+        for group, points in groups.items()))
+    (dist_info / "INSTALLER").write_text("grpo-host tests\n")
+
+
 @pytest.fixture(scope="session")
 def packs(tmp_path_factory) -> dict[str, Path]:
-    """Install every test pack with pip, each into its own target directory."""
+    """Every test pack, each installed into its own target directory (see the module docstring)."""
     root = tmp_path_factory.mktemp("packs")
     dirs = {}
     for name in PACKS:
-        target = root / name
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-             "--target", str(target), str(HERE / "packs" / name)],
-            check=True, capture_output=True, timeout=300,
-        )
-        dirs[name] = target
+        lay_out_pack(HERE / "packs" / name, root / name)
+        dirs[name] = root / name
     return dirs
 
 

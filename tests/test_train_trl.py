@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
 import subprocess
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 
@@ -212,9 +212,16 @@ def test_two_processes_under_accelerate_launch_score_every_completion_once_and_r
         while not (resumed_out / "checkpoint-2" / "trainer_state.json").exists():
             assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint before the run ended"
             time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGKILL)  # the launcher and both ranks
+        # the launcher and both ranks: torch's elastic launcher starts each rank in a session of its own, so
+        # killing the launcher's process group would leave them running to the end
+        launcher = psutil.Process(proc.pid)
+        tree = [*launcher.children(recursive=True), launcher]
+        for process in tree:
+            process.send_signal(signal.SIGKILL)
+        psutil.wait_procs(tree, timeout=30)
     finally:
         proc.wait()
+    assert not (resumed_out / "summary.json").exists()  # it really was cut short
     again = subprocess.run([*launch, *args, "--set", "resume=true"], capture_output=True, text=True, env=run_env,
                            cwd=tmp_path, timeout=600)
     assert again.returncode == 0, again.stdout + again.stderr

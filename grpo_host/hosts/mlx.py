@@ -32,20 +32,20 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
 from ..scoring.stats import Moments, reward_key
+from .contract import TrainingHost
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
-from .steps import check_prompt_length, last_checkpoint, refuse_unasked_overwrite
+from .steps import check_prompt_length
 
 if TYPE_CHECKING:
     from ..train import Job, Summary
 
-__all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxRewardFuncs", "base_quantization", "grpo_args",
+__all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxHost", "MlxRewardFuncs", "base_quantization", "grpo_args",
            "quantize_base", "run", "validate"]
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
@@ -337,16 +337,16 @@ _ENGINE_KEYS = {  # mlx-lm-lora report key -> the TRL name both hosts log
 
 
 class _Reports:
-    """mlx-lm-lora's training callback: its reports plus our reward metrics, into the run's MetricsLog.
+    """mlx-lm-lora's training callback: its reports plus our reward metrics, into the host's log.
 
     The trainer calls it on every process; the reward metrics are summed
     across processes there, and only the main process writes.  ``forward``
     is a tracker callback (wandb, swanlab) that receives the same records.
     """
 
-    def __init__(self, job: Job, stats: RewardStats, offset: int, forward: Any = None) -> None:
-        self.job, self.stats, self.offset, self.forward = job, stats, offset, forward
-        self.ga = job.config.gradient_accumulation_steps
+    def __init__(self, host: MlxHost, stats: RewardStats, offset: int, forward: Any = None) -> None:
+        self.host, self.stats, self.offset, self.forward = host, stats, offset, forward
+        self.ga = host.job.config.gradient_accumulation_steps
 
     def on_train_loss_report(self, info: dict[str, Any]) -> None:
         record = {new: float(info[old]) for old, new in _ENGINE_KEYS.items() if old in info}
@@ -360,7 +360,7 @@ class _Reports:
         self._emit(self.offset + (info["iteration"] - 1) // self.ga, record)
 
     def _emit(self, step: int, record: dict[str, float]) -> None:
-        self.job.metrics.add(step, record)
+        self.host.log(step, record)
         if self.forward is not None:
             self.forward.on_train_loss_report({"iteration": step, **record})
 
@@ -410,7 +410,8 @@ class _Checkpoints:
         os.replace(partial, folder / "trainer_state.json")
 
 
-def _iterate_batches(checkpoints: _Checkpoints, skip: int) -> Callable[..., Iterator]:
+def _iterate_batches(checkpoints: _Checkpoints, skip: int,
+                     stop_requested: Callable[[], Any]) -> Callable[..., Iterator]:
     """The trainer's batch iterator, with checkpoints between training iterations and ``skip`` batches dropped.
 
     The trainer asks for iteration ``k + 1``'s batch only after iteration
@@ -428,11 +429,10 @@ def _iterate_batches(checkpoints: _Checkpoints, skip: int) -> Callable[..., Iter
         for _ in range(skip):
             next(batches)
         done = 0
-        monitors = checkpoints.job.monitors
         for batch in batches:
             if done:
                 checkpoints.after_iteration(done)
-                if monitors is not None and monitors.stop is not None and done % checkpoints.ga == 0:
+                if stop_requested() is not None and done % checkpoints.ga == 0:
                     checkpoints.after_iteration(done, force=True)
                     raise _MonitorStop(done)
             yield batch
@@ -581,103 +581,116 @@ def _add_lora(config: RunConfig, model: Any, quantization: dict[str, Any] | None
     return {**out, "base_quantization": quantization} if quantization else out
 
 
-def run(job: Job) -> Summary:
-    """Train ``job`` with mlx-lm-lora's ``train_grpo``; save the adapter (or model) and tokenizer into ``output_dir``.
+class MlxHost(TrainingHost):
+    """mlx-lm-lora's ``train_grpo`` under the host contract (:class:`~grpo_host.hosts.contract.TrainingHost`).
 
     ``validate`` has run already (``grpo-host train`` calls it before reading any data).
     """
-    import mlx.core as mx
-    import numpy as np
 
-    from ..train import is_main_process
+    def reward_functions(self) -> tuple[list[Any], list[float]]:
+        self.stats = RewardStats()
+        self.rewards = MlxRewardFuncs(self.job, len(self.job.train), self.stats)
+        return self.rewards.funcs, self.rewards.weights
 
-    config, extra = job.config, _extra(job.config)
-    world_size = _world_size()
-    main = is_main_process()
-    _check_sizes(job, world_size)
-    refuse_unasked_overwrite(job)
-    checkpoint = last_checkpoint(job.output_dir)
-    state = json.loads((checkpoint / "trainer_state.json").read_text()) if checkpoint else {}
-    offset = int(state.get("global_step", 0))
-    _same_start_everywhere(offset, world_size)
-    ga = config.gradient_accumulation_steps
+    def prepare(self) -> None:
+        import mlx.core as mx
+        import numpy as np
 
-    from mlx.utils import tree_unflatten
-    from mlx_lm import load
-    from mlx_lm.tuner.callbacks import get_reporting_callbacks
-    from mlx_lm_lora.trainer.grpo_trainer import train_grpo
+        from ..train import is_main_process
 
-    mx.random.seed(config.seed)
-    np.random.seed(config.seed)  # the trainer shuffles batches with numpy's global generator
-    model, tokenizer, model_config = load(job.model_path, return_config=True)
-    quantization = base_quantization(config, model_config)
-    model_config = quantize_base(model, model_config, quantization)
-    adapter_config = _add_lora(config, model, quantization)
-    reference = None
-    if config.beta != 0:
-        if extra["reference_model_path"]:
-            reference, _ = load(extra["reference_model_path"])
-        else:  # the trained model's own starting point: the same base, quantized the same way
-            reference, _, reference_config = load(job.model_path, return_config=True)
-            quantize_base(reference, reference_config, quantization)
-        reference.freeze()
-    train_set = _examples(job, tokenizer, job.train, 0)
-    val_set = _examples(job, tokenizer, job.val, len(job.train))
-    longest = max(len(example[0]) for example in train_set + val_set)
+        job, config = self.job, self.job.config
+        self.extra, world_size, self.main = _extra(config), _world_size(), is_main_process()
+        _check_sizes(job, world_size)
+        self.offset = self.resume_step or 0
+        _same_start_everywhere(self.offset, world_size)
+        ga = config.gradient_accumulation_steps
 
-    optimizer = _optimizer(config, extra["max_grad_norm"])
-    if checkpoint is not None:
-        if adapter_config["fine_tune_type"] == "lora":
-            _check_resumed_base(checkpoint, quantization)
-        model.load_weights(str(checkpoint / "adapters.safetensors"), strict=False)
-        optimizer.init(model.trainable_parameters())
-        optimizer.state = tree_unflatten(list(mx.load(str(checkpoint / "optimizer.safetensors")).items()))
-        hi, lo = state["random_key"]
-        mx.random.seed((hi << 32) | lo)
-        if main:
-            print(f"resuming from {checkpoint} (step {offset})", flush=True)
+        from mlx.utils import tree_unflatten
+        from mlx_lm import load
+        from mlx_lm.tuner.callbacks import get_reporting_callbacks
 
-    # Other processes of an mlx.launch run save their (identical) copies somewhere private.
-    adapter_dir = job.output_dir if main else Path(tempfile.mkdtemp(prefix="grpo-host-mlx-"))
-    adapter_dir.mkdir(parents=True, exist_ok=True)
-    stats = RewardStats()
-    rewards = MlxRewardFuncs(job, len(job.train), stats)
-    iters = max(config.max_steps - offset, 0) * ga
-    args = grpo_args(config, adapter_file=str(adapter_dir / "adapters.safetensors"), max_seq_length=longest,
-                     iters=iters, weights=rewards.weights, world_size=world_size, extra=extra)
-    checkpoints = _Checkpoints(job, model, optimizer, adapter_dir, offset, adapter_config, main)
-    trackers = get_reporting_callbacks(",".join(config.report_to), "grpo-host", str(job.output_dir),
-                                       config.resolved()) if main and config.report_to else None
-    job.metrics.start(offset if checkpoint is not None else None)
-    start = time.perf_counter()
-    try:
+        mx.random.seed(config.seed)
+        np.random.seed(config.seed)  # the trainer shuffles batches with numpy's global generator
+        self.model, self.tokenizer, model_config = load(job.model_path, return_config=True)
+        self.quantization = base_quantization(config, model_config)
+        self.model_config = quantize_base(self.model, model_config, self.quantization)
+        self.adapter_config = _add_lora(config, self.model, self.quantization)
+        self.reference = None
+        if config.beta != 0:
+            if self.extra["reference_model_path"]:
+                self.reference, _ = load(self.extra["reference_model_path"])
+            else:  # the trained model's own starting point: the same base, quantized the same way
+                self.reference, _, reference_config = load(job.model_path, return_config=True)
+                quantize_base(self.reference, reference_config, self.quantization)
+            self.reference.freeze()
+        self.train_set = _examples(job, self.tokenizer, job.train, 0)
+        self.val_set = _examples(job, self.tokenizer, job.val, len(job.train))
+        longest = max(len(example[0]) for example in self.train_set + self.val_set)
+
+        self.optimizer = _optimizer(config, self.extra["max_grad_norm"])
+        if self.checkpoint is not None:
+            if self.adapter_config["fine_tune_type"] == "lora":
+                _check_resumed_base(self.checkpoint, self.quantization)
+            self.model.load_weights(str(self.checkpoint / "adapters.safetensors"), strict=False)
+            self.optimizer.init(self.model.trainable_parameters())
+            self.optimizer.state = tree_unflatten(list(mx.load(str(self.checkpoint / "optimizer.safetensors")).items()))
+            hi, lo = json.loads((self.checkpoint / "trainer_state.json").read_text())["random_key"]
+            mx.random.seed((hi << 32) | lo)
+
+        # Other processes of an mlx.launch run save their (identical) copies somewhere private.
+        self.adapter_dir = job.output_dir if self.main else Path(tempfile.mkdtemp(prefix="grpo-host-mlx-"))
+        self.adapter_dir.mkdir(parents=True, exist_ok=True)
+        funcs, weights = self.reward_functions()
+        self.iters = max(config.max_steps - self.offset, 0) * ga
+        self.args = grpo_args(config, adapter_file=str(self.adapter_dir / "adapters.safetensors"),
+                              max_seq_length=longest, iters=self.iters, weights=weights, world_size=world_size,
+                              extra=self.extra)
+        self.checkpoints = _Checkpoints(job, self.model, self.optimizer, self.adapter_dir, self.offset,
+                                        self.adapter_config, self.main)
+        self.trackers = get_reporting_callbacks(",".join(config.report_to), "grpo-host", str(job.output_dir),
+                                                config.resolved()) if self.main and config.report_to else None
+
+    def train(self) -> int:
+        from mlx_lm_lora.trainer.grpo_trainer import train_grpo
+
+        ga, iters = self.job.config.gradient_accumulation_steps, self.iters
         try:
             if iters:
                 train_grpo(
-                    model=model,
-                    ref_model=reference,
-                    tokenizer=tokenizer,
-                    optimizer=optimizer,
-                    train_dataset=train_set,
-                    val_dataset=val_set or None,
-                    reward_funcs=rewards.funcs,
-                    args=args,
-                    iterate_batches=_iterate_batches(checkpoints, offset * ga),
-                    training_callback=_Reports(job, stats, offset, trackers),
-                    end_answer_token=extra["end_answer_token"],
+                    model=self.model,
+                    ref_model=self.reference,
+                    tokenizer=self.tokenizer,
+                    optimizer=self.optimizer,
+                    train_dataset=self.train_set,
+                    val_dataset=self.val_set or None,
+                    reward_funcs=self.rewards.funcs,
+                    args=self.args,
+                    iterate_batches=_iterate_batches(self.checkpoints, self.offset * ga, self.stop_requested),
+                    training_callback=_Reports(self, self.stats, self.offset, self.trackers),
+                    end_answer_token=self.extra["end_answer_token"],
                 )
-                checkpoints.after_iteration(iters)  # the trainer's last iteration has no next batch to ask for
+                self.checkpoints.after_iteration(iters)  # the trainer's last iteration has no next batch to ask for
         except _MonitorStop as stop:  # the checkpoint is written; the summary says which alert stopped it
             iters = stop.iteration
-        seconds = time.perf_counter() - start
-        if main:
-            _save_outputs(job, model, tokenizer, model_config, adapter_config)
-    finally:
-        if not main:
+        return self.offset + iters // ga
+
+    def save(self) -> None:
+        if self.main:
+            _save_outputs(self.job, self.model, self.tokenizer, self.model_config, self.adapter_config)
+
+    def finish(self, summary: Summary) -> Summary:
+        summary.quantization = self.quantization
+        return summary
+
+    def close(self) -> None:
+        adapter_dir = getattr(self, "adapter_dir", None)
+        if adapter_dir is not None and not self.main:
             shutil.rmtree(adapter_dir, ignore_errors=True)
-    summary = job.summary(offset + iters // ga, seconds, resumed_from=offset if checkpoint is not None else None)
-    summary.quantization = quantization
-    return summary
+
+
+def run(job: Job) -> Summary:
+    """Train ``job`` with mlx-lm-lora's ``train_grpo``; save the adapter (or model) and tokenizer in ``output_dir``."""
+    return MlxHost(job).run()
 
 
 def _save_outputs(job: Job, model: Any, tokenizer: Any, model_config: dict[str, Any],

@@ -24,18 +24,17 @@ falls back to full precision.
 from __future__ import annotations
 
 import dataclasses
-import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
+from .contract import TrainingHost
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
-from .steps import check_prompt_length, last_checkpoint, refuse_unasked_overwrite
+from .steps import check_prompt_length
 
 if TYPE_CHECKING:
     from ..train import Job, Summary
 
-__all__ = ["bitsandbytes_config", "bitsandbytes_problem", "bitsandbytes_refusal", "grpo_config_kwargs",
+__all__ = ["TrlHost", "bitsandbytes_config", "bitsandbytes_problem", "bitsandbytes_refusal", "grpo_config_kwargs",
            "quantization_record", "run", "validate"]
 
 _SCHEDULERS = {"constant": "constant_with_warmup", "linear": "linear", "cosine": "cosine"}
@@ -253,83 +252,86 @@ def _peft_config(config: RunConfig) -> Any:
                       task_type="CAUSAL_LM")
 
 
-def _metrics_callback(job: Job) -> Any:
+def _metrics_callback(host: TrlHost) -> Any:
     from transformers import TrainerCallback
 
     class Metrics(TrainerCallback):
-        """Feeds every TRL log record (reward means, our reward metrics, loss, KL) to the run's MetricsLog, and ends
+        """Feeds every TRL log record (reward means, our reward metrics, loss, KL) to the host's log, and ends
         the run (after a checkpoint) when a monitor with action ``stop`` fired."""
 
         def on_log(self, args, state, control, logs=None, **kwargs):
             if logs:
-                job.metrics.add(state.global_step, logs)
+                host.log(state.global_step, logs)
 
         def on_step_end(self, args, state, control, **kwargs):
-            """A monitor with action ``stop`` fired during this step: save a checkpoint, then end the run."""
-            if job.monitors is not None and job.monitors.stop is not None:
+            if host.stop_requested() is not None:
                 control.should_save = True
                 control.should_training_stop = True
 
     return Metrics()
 
 
+class TrlHost(TrainingHost):
+    """``trl.GRPOTrainer`` under the host contract (:class:`~grpo_host.hosts.contract.TrainingHost`)."""
+
+    def reward_functions(self) -> tuple[list[Any], list[float]]:
+        job = self.job
+        funcs = EnsembleRewardFuncs(job.ensemble, job.rows, monitors=job.monitors,
+                                    max_length=job.config.max_completion_length)
+        return list(funcs.funcs), funcs.weights
+
+    def prepare(self) -> None:
+        job, config = self.job, self.job.config
+        funcs, weights = self.reward_functions()
+        args_kwargs = grpo_config_kwargs(config, weights)
+        if config.quantization is not None:
+            args_kwargs.pop("model_init_kwargs", None)  # used by the host's own load (TRL would warn they go unused)
+
+        from datasets import Dataset
+        from transformers import AutoTokenizer, PrinterCallback
+        from trl import GRPOConfig, GRPOTrainer
+
+        try:
+            args = GRPOConfig(**args_kwargs)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"trl.GRPOConfig rejected the settings: {exc}") from None
+        tokenizer = AutoTokenizer.from_pretrained(job.model_path)
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        _check_prompt_lengths(job, tokenizer)
+        self.bnb = bitsandbytes_config(config) if config.quantization is not None else None
+
+        def dataset(rows: list[Any], offset: int) -> Dataset:
+            return Dataset.from_dict({"prompt": [r.data["prompt"] for r in rows],
+                                      ROW_ID: list(range(offset, offset + len(rows)))})
+
+        self.trainer = GRPOTrainer(
+            model=job.model_path if self.bnb is None else _quantized_model(job, args, self.bnb),
+            reward_funcs=funcs,
+            args=args,
+            train_dataset=dataset(job.train, 0),
+            eval_dataset=dataset(job.val, len(job.train)) if job.val else None,
+            processing_class=tokenizer,
+            peft_config=_peft_config(config),
+            callbacks=[_metrics_callback(self)],
+        )
+        self.trainer.remove_callback(PrinterCallback)  # our MetricsLog prints one compact line per log step instead
+
+    def train(self) -> int:
+        self.trainer.train(resume_from_checkpoint=str(self.checkpoint) if self.checkpoint is not None else None)
+        return self.trainer.state.global_step
+
+    def save(self) -> None:
+        self.trainer.save_model(str(self.job.output_dir))  # weights or LoRA adapter, plus the tokenizer
+
+    def finish(self, summary: Summary) -> Summary:
+        if self.bnb is not None:
+            from importlib.metadata import version
+
+            summary.quantization = quantization_record(self.bnb, version("bitsandbytes"))
+        return summary
+
+
 def run(job: Job) -> Summary:
     """Train ``job`` with ``trl.GRPOTrainer``; save the model (or adapter) and tokenizer into ``output_dir``."""
-    config = job.config
-    refuse_unasked_overwrite(job)
-    found = last_checkpoint(job.output_dir) if config.resume else None
-    checkpoint = str(found) if found is not None else None
-    funcs = EnsembleRewardFuncs(job.ensemble, job.rows, monitors=job.monitors, max_length=config.max_completion_length)
-    args_kwargs = grpo_config_kwargs(config, funcs.weights)
-    if config.quantization is not None:
-        args_kwargs.pop("model_init_kwargs", None)  # used by the host's own load (TRL would warn they go unused)
-
-    from datasets import Dataset
-    from transformers import AutoTokenizer, PrinterCallback
-    from trl import GRPOConfig, GRPOTrainer
-
-    try:
-        args = GRPOConfig(**args_kwargs)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"trl.GRPOConfig rejected the settings: {exc}") from None
-    tokenizer = AutoTokenizer.from_pretrained(job.model_path)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    _check_prompt_lengths(job, tokenizer)
-    bnb = bitsandbytes_config(config) if config.quantization is not None else None
-
-    def dataset(rows: list[Any], offset: int) -> Dataset:
-        return Dataset.from_dict({"prompt": [r.data["prompt"] for r in rows],
-                                  ROW_ID: list(range(offset, offset + len(rows)))})
-
-    trainer = GRPOTrainer(
-        model=job.model_path if bnb is None else _quantized_model(job, args, bnb),
-        reward_funcs=funcs.funcs,
-        args=args,
-        train_dataset=dataset(job.train, 0),
-        eval_dataset=dataset(job.val, len(job.train)) if job.val else None,
-        processing_class=tokenizer,
-        peft_config=_peft_config(config),
-        callbacks=[_metrics_callback(job)],
-    )
-    trainer.remove_callback(PrinterCallback)  # our MetricsLog prints one compact line per log step instead
-    resume_step = _checkpoint_step(checkpoint) if checkpoint is not None else None
-    if checkpoint is not None:
-        print(f"resuming from {checkpoint} (step {resume_step})", flush=True)
-    job.metrics.start(resume_step)
-    start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=checkpoint)
-    seconds = time.perf_counter() - start
-    trainer.save_model(str(job.output_dir))  # weights or LoRA adapter, plus the tokenizer
-    summary = job.summary(trainer.state.global_step, seconds, resumed_from=resume_step)
-    if bnb is not None:
-        from importlib.metadata import version
-
-        summary.quantization = quantization_record(bnb, version("bitsandbytes"))
-    return summary
-
-
-def _checkpoint_step(checkpoint: str) -> int:
-    import json
-
-    return int(json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"])
+    return TrlHost(job).run()

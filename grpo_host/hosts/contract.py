@@ -1,0 +1,125 @@
+"""The written contract of a training backend: what a host must do, and what the base does for it once.
+
+A backend (TRL, MLX, or a third party's through ``register_hosts``) turns a
+checked :class:`~grpo_host.train.Job` (config, rows, ensemble, monitors,
+metrics log) into a trained model.  Subclass :class:`TrainingHost`,
+implement its four duties, and register a callable that runs it::
+
+    class MyHost(TrainingHost):
+        def prepare(self): ...                 # load model, tokenizer, data; build the engine
+        def reward_functions(self): ...        # the ensemble as the engine's reward functions, and their weights
+        def train(self): ...                   # run the engine; return the global step reached
+        def save(self): ...                    # write the model or adapter and the tokenizer into output_dir
+
+    @hookimpl
+    def register_hosts(register):
+        register.add_host("mine", lambda job: MyHost(job).run(), validate=None)
+
+What the base does, in :meth:`TrainingHost.run`, so every backend behaves
+alike: it refuses to write over a run it was not asked to resume, finds the
+checkpoint to resume from (:attr:`checkpoint`, :attr:`resume_step`), starts the
+metrics log, times the training, and writes the summary.  While the engine
+runs, the host feeds every log record to :meth:`log` (reward means under
+TRL's names, ``rewards/<name>/mean``, which :mod:`grpo_host.scoring.stats`
+names) and asks :meth:`stop_requested` between steps: when a monitor with
+action ``stop`` fired, it saves a checkpoint and ends.  The monitor's
+:class:`~grpo_host.monitoring.Alert` is the one object that travels from
+the monitor to ``summary.json`` (``stopped_by``) and to the exit code (3,
+through :class:`~grpo_host.monitoring.MonitorStopped`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .steps import last_checkpoint, refuse_unasked_overwrite
+
+if TYPE_CHECKING:
+    from ..monitoring import Alert
+    from ..train import Job, Summary
+
+__all__ = ["TrainingHost"]
+
+
+class TrainingHost(ABC):
+    """One training run on one backend; see the module docstring for the contract.
+
+    :param job: the checked job; its ``config`` holds every setting the run config owns.
+    """
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.checkpoint: Path | None = None
+        """The complete checkpoint this run resumes from (set by :meth:`run` before :meth:`prepare`), or None."""
+        self.resume_step: int | None = None
+        """The global step of :attr:`checkpoint`, or None for a fresh run."""
+
+    # -- the duties of a backend -------------------------------------------------------------------------------
+
+    @abstractmethod
+    def prepare(self) -> None:
+        """Load the model, tokenizer and rows and build the engine around :meth:`reward_functions`."""
+
+    @abstractmethod
+    def reward_functions(self) -> tuple[list[Callable[..., Any]], list[float]]:
+        """The ensemble as the engine's reward functions (one pass of :meth:`grpo_host.Ensemble.score` per
+        batch: see :class:`grpo_host.hosts.reward_funcs.EnsembleRewardFuncs`) and their weights."""
+
+    @abstractmethod
+    def train(self) -> int:
+        """Run the engine from :attr:`checkpoint` to ``max_steps``, or until :meth:`stop_requested` (after a
+        checkpoint); feed its log records to :meth:`log`; return the global step reached."""
+
+    @abstractmethod
+    def save(self) -> None:
+        """Write the trained model or adapter, with its tokenizer, into ``output_dir``."""
+
+    def finish(self, summary: Summary) -> Summary:
+        """Add what only this backend knows to the summary (e.g. how it quantized the base)."""
+        return summary
+
+    def close(self) -> None:
+        """Release what :meth:`prepare` made (temporary folders), whether or not the run succeeded."""
+
+    # -- what the base provides ----------------------------------------------------------------------------------
+
+    def log(self, step: int, metrics: Mapping[str, Any]) -> None:
+        """One log record of the engine (TRL's key names) into ``metrics.jsonl`` and the progress line."""
+        self.job.metrics.add(step, metrics)
+
+    def stop_requested(self) -> Alert | None:
+        """The alert of a monitor with action ``stop`` that fired, if any: save a checkpoint and end the run."""
+        monitors = self.job.monitors
+        return monitors.stop if monitors is not None else None
+
+    def run(self) -> Summary:
+        """The whole run: resume point, the backend's duties in order, the summary."""
+        from ..train import is_main_process
+
+        job = self.job
+        refuse_unasked_overwrite(job)
+        self.checkpoint = last_checkpoint(job.output_dir) if job.config.resume else None
+        if self.checkpoint is not None:
+            self.resume_step = checkpoint_step(self.checkpoint)
+        try:
+            self.prepare()
+            if self.checkpoint is not None and is_main_process():
+                print(f"resuming from {self.checkpoint} (step {self.resume_step})", flush=True)
+            job.metrics.start(self.resume_step)
+            start = time.perf_counter()
+            steps = self.train()
+            seconds = time.perf_counter() - start
+            self.save()
+        finally:
+            self.close()
+        return self.finish(job.summary(steps, seconds, resumed_from=self.resume_step))
+
+
+def checkpoint_step(checkpoint: Path) -> int:
+    """The global step a complete checkpoint folder records in its ``trainer_state.json``."""
+    return int(json.loads((checkpoint / "trainer_state.json").read_text())["global_step"])
