@@ -5,7 +5,10 @@
   returns a row or raises :class:`DataError` for any JSON value.
 * Every built-in reward, on any completion text (and, for ``math`` and ``code``, through the ensemble
   with its timeout, as a run scores), returns a float in its documented range or None, never raises,
-  and never takes longer than its timeout.  json_schema has its own properties
+  and never takes longer than its timeout.
+* ``math`` pays no answer that offers alternatives and pays a documented correction; reads mixed numbers,
+  units, percents, decimals against exact values, ``i`` and degrees as its rule says; pays plain-text,
+  GSM8K and long-tailed answers; reads a megabyte of hostile text to a verdict.  json_schema has its own properties
   (tests/test_json_schema_properties.py).
 """
 
@@ -121,3 +124,149 @@ def test_math_and_code_through_the_ensemble_return_in_range_within_their_timeout
         value = result.values[name][0]
         assert value is None or 0.0 <= value <= 1.0
 
+
+
+# -- math: one property per class of issue 22 (hedges, readings, right answers), through the reward itself ---------
+
+MATH = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+INTS = st.integers(-999, 999)
+
+
+def _math(completion, gold, **params):
+    return get_reward("math").bind(params or None).score_one(completion, answer=gold)
+
+
+HEDGES = [
+    r"\boxed{{{a}}} or \boxed{{{b}}}", r"It is either ${a}$ or ${b}$.", r"$y = {a}$ or $y = {b}$",
+    r"\boxed{{{a}}} \quad\text{{or}}\quad \boxed{{{b}}}", r"<answer>{a}</answer> so \boxed{{{b}}}",
+    r"\boxed{{{a} = {b}}}", r"Perhaps \boxed{{{a}}}. Perhaps \boxed{{{b}}}.", "The answer is {a} or {b}.",
+    r"\boxed{{x = {a} \text{{ or }} x = {b}}}", "So the answer is {a}.\n#### {b}", r"\boxed{{{a}}}. Wait, maybe \boxed{{{b}}}",
+]
+
+
+@MATH
+@given(INTS, INTS, st.sampled_from(HEDGES))
+def test_math_never_pays_an_answer_that_offers_alternatives(a, b, template):
+    if a == b:
+        return
+    completion = template.format(a=a, b=b)
+    assert _math(completion, str(a)) == 0.0 and _math(completion, str(b)) == 0.0, completion
+
+
+@MATH
+@given(INTS, INTS, st.sampled_from(["I first got \\boxed{{{a}}}; correcting that, \\boxed{{{b}}}",
+                                    "<answer>{a}</answer> Wait, that is wrong. <answer>{b}</answer>",
+                                    "The answer is {a}. Actually I made a mistake: the answer is {b}."]))
+def test_math_pays_a_withdrawn_answer_s_correction(a, b, template):
+    if a == b:
+        return
+    completion = template.format(a=a, b=b)
+    assert (_math(completion, str(b)), _math(completion, str(a))) == (1.0, 0.0), completion
+
+
+@MATH
+@given(st.integers(-50, 50), st.integers(1, 30), st.integers(2, 31))
+def test_math_reads_mixed_numbers_as_the_grammar_does(whole, num, den):
+    if num >= den or whole == 0:
+        return
+    from fractions import Fraction
+
+    from latex2sympy2_extended import latex2sympy
+
+    from reward_plugins.math.read import read_number
+
+    text = rf"{whole}\frac{{{num}}}{{{den}}}"
+    value = read_number(text).value
+    assert value == (1 if whole > 0 else -1) * (abs(whole) + Fraction(num, den))
+    assert value == Fraction(str(latex2sympy(text)))
+    assert _math(rf"\boxed{{{text}}}", f"{value.numerator}/{value.denominator}") == 1.0
+    assert _math(rf"\boxed{{{text}}}", f"{whole * num}/{den}") == 0.0  # the product it is not
+
+
+UNITS = [("m", "cm", 100), ("km", "m", 1000), ("kg", "g", 1000), ("h", "min", 60), ("ft", "in", 12),
+         ("L", "mL", 1000)]
+
+
+@MATH
+@given(st.integers(1, 10_000), st.sampled_from(UNITS), st.sampled_from([r"{v} \text{{ {u}}}", "{v} {u}", "{v}{u}"]))
+def test_math_compares_units_when_both_sides_have_one(value, units, form):
+    big, small, factor = units
+    gold = form.format(v=value, u=big)
+    assert _math(rf"\boxed{{{form.format(v=value * factor, u=small)}}}", gold) == 1.0
+    assert _math(rf"\boxed{{{form.format(v=value, u=small)}}}", gold) == 0.0
+    assert _math(rf"\boxed{{{value} \text{{ s}}}}", rf"{value} \text{{ kg}}") == 0.0
+    assert _math(rf"\boxed{{{value}}}", gold) == 1.0  # no unit on one side: the number alone
+
+
+@MATH
+@given(st.integers(1, 99), st.integers(1, 9))
+def test_math_reads_a_percent_below_one_only_as_a_fraction(digits, places):
+    p = f"0.{digits:0{places}d}" if len(str(digits)) <= places else f"0.{digits}"
+    from fractions import Fraction
+
+    assert _math(rf"\boxed{{{p}\%}}", p) == 0.0
+    hundredth = Fraction(p) / 100
+    assert _math(rf"\boxed{{{p}\%}}", f"{hundredth.numerator}/{hundredth.denominator}") == 1.0
+
+
+@MATH
+@given(st.integers(1, 500), st.integers(3, 97), st.integers(7, 12))
+def test_math_pays_a_decimal_only_as_the_exact_value_s_rounding(num, den, digits):
+    from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+    from fractions import Fraction
+
+    value = Fraction(num, den)
+    if value.denominator in (1, 2, 4, 5, 8, 10, 16, 20, 25):  # terminating: every rounding is exact
+        return
+    with localcontext() as ctx:
+        ctx.prec = 60
+        exact = Decimal(value.numerator) / Decimal(value.denominator)
+    step = Decimal(1).scaleb(-digits)
+    rounded = exact.quantize(step, rounding=ROUND_HALF_EVEN)
+    gold = rf"\frac{{{num}}}{{{den}}}"
+    assert _math(rf"\boxed{{{rounded}}}", gold) == (1.0 if abs(rounded - exact) <= Decimal("1e-6") * exact else 0.0)
+    for wrong in (rounded + step, rounded - step):
+        assert _math(rf"\boxed{{{wrong}}}", gold) == 0.0, wrong
+    n = num // den
+    assert _math(rf"\boxed{{{n}}}", f"{n}.{'0' * (digits - 1)}1") == 0.0  # a finer decimal gold is not its integer
+
+
+@MATH
+@given(st.integers(-9, 9), st.integers(-9, 9))
+def test_math_reads_i_as_the_imaginary_unit(a, b):
+    if b == 0:
+        return
+    re_part, im_part = a * a - b * b, 2 * a * b
+    gold = f"{re_part} + {im_part}i" if im_part >= 0 else f"{re_part} - {-im_part}i"
+    assert _math(rf"\boxed{{({a} + {b}i)^2}}", gold) == 1.0
+    assert _math(rf"\boxed{{({a} + {b}i)^2}}", f"{re_part + 1} + {im_part}i") == 0.0
+
+
+@MATH
+@given(st.integers(1, 23))
+def test_math_pays_degrees_for_radians_written_with_pi(k):
+    from fractions import Fraction
+
+    angle = Fraction(15 * k, 180)
+    gold = rf"\frac{{{angle.numerator}\pi}}{{{angle.denominator}}}"
+    assert _math(rf"\boxed{{{15 * k}^\circ}}", gold) == 1.0
+    assert _math(rf"\boxed{{{15 * k + 15}^\circ}}", gold) == 0.0
+    assert _math(rf"\boxed{{{15 * k}^\circ}}", str(15 * k)) == 1.0  # against a number, the number
+
+
+@MATH
+@given(st.integers(-10**6, 10**6), st.sampled_from([
+    "So the answer is {n}.", "Final Answer: The final answer is {n}. I hope it is correct.", "She pays {n} in all.\n#### {n}",
+    "The answer: {n}", r"\boxed{{{n}}}" + " and then some more text" * 2000]))
+def test_math_pays_plain_text_gsm8k_and_long_tailed_answers(n, template):
+    completion = template.format(n=n)
+    assert (_math(completion, str(n)), _math(completion, str(n + 1))) == (1.0, 0.0), completion[:80]
+
+
+@pytest.mark.slow  # 12 megabytes read, about 0.1-0.5 s each
+@pytest.mark.parametrize("pattern", ["\\boxed{", "\\fbox{{", "\\[ x ", "\\( x ", "$ 1 ", "<answer> ", "#### 12\n",
+                                     "the answer is 12 and ", "1234567890", "{}", "\\boxed{\\boxed{", "3 or "])
+def test_math_reads_a_megabyte_of_hostile_text(pattern):
+    """A megabyte of an adversarial pattern is read to a verdict (benchmarks/math_reading.py times it)."""
+    text = (pattern * (1_000_000 // len(pattern) + 1))[:1_000_000]
+    assert _math(text, "7") == 0.0

@@ -504,7 +504,7 @@ def mv() -> Any:
     return math_verify
 
 
-_DECIMAL_TOKEN = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_DECIMAL_TOKEN = re.compile(r"(?>\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def _adapt_latex2sympy() -> None:
@@ -593,7 +593,7 @@ _LATEX_SPELLED = {  # spellings latex2sympy does not know (sympy's own LaTeX pri
     "\\mathrm{e}": "e", "\\mathrm{i}": "i", "\\operatorname{e}": "e",
 }
 _LATEX_SPELLINGS = re.compile("|".join(map(re.escape, _LATEX_SPELLED)))
-_SCI = re.compile(r"(?<![\w\\.])(\d+\.?\d*|\.\d+)[eE]([-+]?\d+)(?![\w.])")
+_SCI = re.compile(r"(?<![\w\\.])((?>\d+(?:\.\d*)?|\.\d+))[eE]([-+]?\d+)(?![\w.])")  # atomic: linear on long digits
 
 
 def _respell(latex: str) -> str:
