@@ -212,15 +212,22 @@ def test_cli_mixed_prompt_shapes_name_the_row(tmp_path):
     assert heavy == "[]"
 
 
-def test_records_are_written_before_training(tmp_path, rows):
-    """A run that gets as far as the host leaves config.yaml and packs.json (here the host then refuses
-    to overwrite existing checkpoints, which is checked before any model is loaded)."""
+def test_a_refused_run_writes_nothing_and_records_come_before_training(tmp_path, rows, monkeypatch):
+    """A run refused for its output_dir (checkpoints, no resume) leaves that folder as it was, and is refused
+    before any model is built; a run that gets past the checks has config.yaml and packs.json before the host
+    starts."""
     (tmp_path / "out" / "checkpoint-3").mkdir(parents=True)
     (tmp_path / "out" / "checkpoint-3" / "trainer_state.json").write_text(json.dumps({"global_step": 3}))
     code, output, _ = _train(tmp_path, {**BASE, "output_dir": "out"})
     assert code == 2 and "already holds checkpoint-3: set resume: true" in " ".join(output.split()), output
     assert not (tmp_path / "cache").exists()
-    resolved = yaml.safe_load((tmp_path / "out" / "config.yaml").read_text())
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["checkpoint-3"]
+    from grpo_host.train import prepare
+
+    monkeypatch.chdir(tmp_path)
+    job = prepare(load_config(data={**BASE, "output_dir": "fresh"}), echo=False)
+    job.ensemble.close()
+    resolved = yaml.safe_load((tmp_path / "fresh" / "config.yaml").read_text())
     assert resolved["epsilon_high"] == 0.2 and resolved["temperature"] == 1.0 and resolved["model"] == "builtin:tiny"
-    packs = {p["name"]: p for p in json.loads((tmp_path / "out" / "packs.json").read_text())}
+    packs = {p["name"]: p for p in json.loads((tmp_path / "fresh" / "packs.json").read_text())}
     assert packs["r1"]["distribution"] == "grpo-host" and packs["r1"]["version"] and "accuracy" in packs["r1"]["rewards"]

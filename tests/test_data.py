@@ -178,3 +178,40 @@ def test_checking_streams_memory_does_not_grow_with_file_size(tmp_path):
     large.write_text((row * 99 + bad) * 2000)  # 200k rows, ~40 MB
     growth_kib = _peak_rss_of_check(large) - _peak_rss_of_check(small)
     assert growth_kib < 8 * 1024, f"peak RSS grew by {growth_kib} KiB for 10x the rows"
+
+
+@pytest.mark.parametrize(("completion", "problem"), [
+    (42, "'completion' must be text or a list of chat messages, got int"),
+    (True, "'completion' must be text or a list of chat messages, got bool"),
+    ({"role": "assistant"}, "'completion' must be text or a list of chat messages, got dict"),
+    ([{"role": "assistant", "content": 5}], "'completion' message 0 has content that is not text"),
+    ([{"content": "x"}], "'completion' message 0 is not a {role, content} object"),
+    ([{"role": "user", "content": "x"}], "'completion' holds no assistant message"),
+])
+def test_a_completion_that_is_not_text_is_a_row_error(completion, problem):
+    with pytest.raises(DataError) as exc:
+        normalize({"prompt": "p", "completion": completion}, "line 7")
+    assert str(exc.value) == f"line 7: {problem}"
+    for fine in ("", "text", [{"role": "assistant", "content": None}],
+                 [{"role": "assistant", "content": [{"type": "text", "text": "hi"}]}]):
+        assert normalize({"prompt": "p", "completion": fine})["completion"] == fine
+
+
+def test_integers_beyond_64_bits_are_read_exactly(tmp_path):
+    big = [123456789012345678901234567890, -(2**70), 2**64]
+    rows = [{"prompt": "p", "answer": n, "text": "1234567890123456789012 digits in text", "x": 1.5} for n in big]
+    (tmp_path / "rows.json").write_text(json.dumps(rows))
+    for path in (write_jsonl(tmp_path / "rows.jsonl", rows), tmp_path / "rows.json"):
+        assert [raw for _, raw in read_rows(path)] == rows
+    (tmp_path / "nan.jsonl").write_text('{"prompt": "p", "answer": NaN, "n": 12345678901234567890}\n')
+    [(_, raw)] = read_rows(tmp_path / "nan.jsonl")
+    assert isinstance(raw, DataError) and "NaN is not JSON" in str(raw)  # as orjson refuses it
+
+
+def test_csv_unclosed_quote_is_named_and_long_fields_are_read(tmp_path):
+    (tmp_path / "q.csv").write_text('prompt,answer\np,1\np,"2\np,3\n')
+    with pytest.raises(DataError, match=r"row 2 \(from line 3\): a quoted cell opens there and its closing quote"):
+        list(read_rows(tmp_path / "q.csv"))
+    (tmp_path / "long.csv").write_text("prompt,answer\np," + "9" * 300_000 + "\n")
+    [(_, row)] = read_rows(tmp_path / "long.csv")
+    assert len(row["answer"]) == 300_000
