@@ -14,7 +14,8 @@ working directory, as in TRL's and mlx-lm's own YAML configs.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from types import UnionType
 from typing import Any, Literal, Union, get_origin
@@ -216,6 +217,20 @@ class RunConfig(_Strict):
                              "set lora too (e.g. lora: {r: 16}), or drop quantization")
         return value
 
+    @field_validator("trl", "mlx")
+    @classmethod
+    def _finite_engine_options(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        """The engine options pass through unchecked by type, but a non-finite number is never a setting."""
+        def walk(node: Any, path: str) -> None:
+            if isinstance(node, float) and not math.isfinite(node):
+                raise ValueError(f"{path} is {node}: a setting must be a finite number")
+            children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+            for key, child in children:
+                walk(child, f"{path}.{key}")
+
+        walk(value, str(info.field_name))
+        return value
+
     @field_validator("report_to", mode="before")
     @classmethod
     def _report_to_list(cls, value: Any) -> Any:
@@ -282,6 +297,27 @@ def _explain(exc: ValidationError, sources: Mapping[str, str]) -> ConfigError:
     return ConfigError("\n".join(lines))
 
 
+def _yaml(text: str) -> Any:
+    """YAML text as data, refusing a key given twice in one mapping (PyYAML would keep the last silently, so a
+    pasted ``learning_rate`` or a reward's parameter written twice would change the run without a word)."""
+    import yaml
+
+    class UniqueKeys(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if not isinstance(key, Hashable):
+                    continue  # the base class reports an unhashable key
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} appears twice in one mapping", key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return yaml.load(text, Loader=UniqueKeys)  # noqa: S506 (a SafeLoader)
+
+
 _SHORTHANDS = {"data": "train"}
 """Sections that may be written as one value, and the key that value stands for."""
 
@@ -298,7 +334,7 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str], sources: dict
         if not eq or not key or any(not part.strip() for part in key.split(".")):
             raise ConfigError(f"--set {shown!r}: expected key=value, e.g. --set learning_rate=1e-5")
         try:
-            value = yaml.safe_load(text) if text.strip() else ""
+            value = _yaml(text) if text.strip() else ""
         except yaml.YAMLError as exc:
             raise ConfigError(f"--set {shown!r}: the value is not valid YAML ({exc.problem})") from None
         except ValueError as exc:  # a number too long to convert (Python's 4300-digit bound)
@@ -348,7 +384,7 @@ def load_config(
         except OSError as exc:
             raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
         try:
-            raw = yaml.safe_load(text) or {}
+            raw = _yaml(text) or {}
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML: {exc}") from None
         except ValueError as exc:  # a number too long to convert (Python's 4300-digit bound)

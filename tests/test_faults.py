@@ -80,8 +80,9 @@ def _setup(kind: str, tmp: Path) -> list[str]:
     if kind == "output_dir under a file":
         (tmp / "taken").write_text("x")
         return ["train", str(_train_config(tmp, output_dir=str(tmp / "taken" / "run")))]
-    if kind.startswith("train "):
-        return ["train", str(_train_config(tmp)), *kind.removeprefix("train ").split(" ")]
+    if kind.startswith("train "):  # ("~": a space inside one argument)
+        args = [arg.replace("~", " ") for arg in kind.removeprefix("train ").split(" ")]
+        return ["train", str(_train_config(tmp)), *args]
     return [part.replace("IN", str(rows)).replace("TMP", str(tmp)) for part in kind.split(" ")]
 
 
@@ -104,6 +105,8 @@ TABLE = [  # (bad input, expected exit code, text the message must hold)
     ("train --set beta=.inf", 2, "'beta': Input should be a finite number"),
     ("train --set temperature=.inf", 2, "'temperature': Input should be a finite number"),
     ("train --set max_steps=true", 2, "'max_steps': expected a number, got the boolean true"),
+    ("train --set trl={max_grad_norm:~.inf}", 2, "trl.max_grad_norm is inf"),
+    ("train --set lora={r:~1,~r:~2}", 2, "key 'r' appears twice in one mapping"),
     ("syntax error plugin", 2, "broken_syntax.py line 1"),
     ("raising plugin", 2, "raised RuntimeError: the pack is broken"),
     ("train --set model=./nosuch-dir/", 2, "no such folder './nosuch-dir/'"),
