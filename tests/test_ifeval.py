@@ -99,6 +99,7 @@ def test_data_check_names_the_row_and_instruction_of_every_bad_row(tmp_path):
         assert needle in problems[f"line {i}"], (i, problems[f"line {i}"])
 
 
+@pytest.mark.slow
 def test_in_an_ensemble_a_bad_row_is_an_error_naming_it_and_the_rest_score():
     rows = [{"completion": "no commas", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]},
             {"completion": "x", "instruction_id_list": ["punctuation:no_commas"], "kwargs": [{}]},
@@ -109,3 +110,17 @@ def test_in_an_ensemble_a_bad_row_is_an_error_naming_it_and_the_rest_score():
     assert result.row_errors.keys() == {1}
     assert "row 1" in result.row_errors[1][0] and "unknown instruction id" in result.row_errors[1][0]
     assert result.metrics["ifeval"].counts == {"instructions": 2.0, "followed": 1.0}
+
+
+@pytest.mark.slow
+def test_a_completion_that_makes_a_checker_quadratic_is_a_counted_timeout():
+    """The placeholder checker's `\\[.*?\\]` is quadratic in a line of `[`: the worker's hard timeout ends it."""
+    rows = [{"completion": "[" * 300_000, "instruction_id_list": ["detectable_content:number_placeholders"],
+             "kwargs": [{"num_placeholders": 1}]},
+            {"completion": "[a] and [b]", "instruction_id_list": ["detectable_content:number_placeholders"],
+             "kwargs": [{"num_placeholders": 2}]}]
+    with Ensemble.from_spec("ifeval [timeout=2]") as ensemble:
+        ensemble.score_rows([rows[1]] * 8)  # every worker warm: the checkers' first import is not the item's time
+        result = ensemble.score_rows(rows)
+    assert result.values["ifeval"] == [None, 1.0]
+    assert result.metrics["ifeval"].timeouts == 1
