@@ -51,6 +51,7 @@ work offline and must not happen on a training box.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import numbers
 import os
@@ -185,8 +186,9 @@ def build_checkers(instruction_ids: Any, kwargs: Any) -> list[Any]:
         where = f"instruction {index} ({instruction_id!r:.80})"
         cls = registry.get(instruction_id) if isinstance(instruction_id, str) else None
         if cls is None:
-            raise InstructionProblem(f"{where}: unknown instruction id (ifeval knows {len(registry)}: "
-                                     f"see `grpo-host rewards show ifeval`)")
+            close = difflib.get_close_matches(str(instruction_id), list(registry), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else f"ifeval knows {len(registry)}: {', '.join(registry)}"
+            raise InstructionProblem(f"{where}: unknown instruction id ({hint})")
         if not isinstance(arguments, Mapping):
             raise InstructionProblem(f"{where}: its kwargs must be an object, not {type(arguments).__name__}")
         checker = cls(instruction_id)
