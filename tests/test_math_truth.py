@@ -2,7 +2,7 @@
 
 * reasoning-gym items (a dataset answer, an equal rewrite and a perturbed answer each): >= 99 % agreement;
 * math-verify's own test cases: >= 98 % agreement, except the listed conventions this reward does not follow;
-* hand-written pitfalls, one group per failure class of issue 12 (tiny values, the last box, scientific
+* hand-written pitfalls, one group per failure class of issues 12 and 22 (tiny values, the last box, hedges, scientific
   notation, Python-syntax golds, percent, thousands separators, the number target, escaped dollars), and the
   rule's edges (tiny and huge values, exact against approximate, intervals and tuples, sets, units, x = 2);
 * never a false positive anywhere.
@@ -223,6 +223,32 @@ PITFALLS = [
     (r"\{1, 2, 3\}", r"\boxed{\{3, 2, 1\}}", 1),
     (r"\{1, 2, 3\}", r"\boxed{\{1, 2\}}", 0),
     (r"\{1, 2, 3\}", r"\boxed{\{1, 2, 3, 4\}}", 0),
+    # issue 22: an answer that offers alternatives is not paid, a withdrawn one stops counting
+    ("11", r"So it must be either $10$ or $11$.", 0),
+    ("12", r"\boxed{12} or \boxed{21}", 0),
+    ("-3", "$t = -3$ or $t = 5$", 0),
+    ("21", r"\boxed{12} \quad\text{or}\quad \boxed{21}", 0),
+    ("21", r"\boxed{12 = 21}", 0),
+    ("21", r"\boxed{3 \cdot 7 = 21}", 1),  # a true equation of numbers is its value
+    ("21", "<answer>21</answer> hence \\boxed{12}", 0),
+    ("21", r"I had \boxed{12}; that was a mistake, it is \boxed{21}", 1),
+    ("21", r"I had \boxed{12}. Wait, perhaps \boxed{21}", 0),
+    # issue 22: mixed numbers, units, percent below one, decimals that are not the exact value's rounding
+    (r"2\frac{3}{5}", r"\boxed{\frac{13}{5}}", 1),
+    (r"\frac{6}{5}", r"\boxed{2\frac{3}{5}}", 0),
+    (r"4 \text{ km}", r"\boxed{4 \text{ m}}", 0),
+    (r"4 \text{ km}", r"\boxed{4000 \text{ m}}", 1),
+    ("2.5 hours", r"\boxed{150 \text{ min}}", 1),
+    ("0.25", r"\boxed{0.25\%}", 0),
+    (r"\frac{5}{7}", r"\boxed{0.7142862}", 0),
+    (r"\frac{5}{7}", r"\boxed{0.7142857}", 1),
+    ("3.0000002", r"\boxed{3}", 0),
+    # issue 22: i is the imaginary unit, degrees against radians
+    ("2i", r"\boxed{(1+i)^2}", 1),
+    ("1-i", r"\boxed{\frac{2}{1+i}}", 1),
+    ("5", r"\boxed{|3-4i|}", 1),
+    (r"\frac{5\pi}{6}", r"\boxed{150^\circ}", 1),
+    (r"\frac{5\pi}{6}", r"\boxed{120^\circ}", 0),
     # complex numbers written by hand
     ("-15.0 + 3.0i", r"\boxed{3i - 15}", 1),
     ("-4.0 - 9.0i", r"\boxed{-4-9\,i}", 1),
@@ -248,6 +274,44 @@ def test_pitfalls_of_every_failure_class():
     agreement, wrong, false_positives = _tally(results)
     assert false_positives == []
     assert wrong == []
+
+
+PLAIN_TEXT = [  # (gold, completion, label): final answers without a box
+    ("$3.25$", "Final Answer: The final answer is 3.25. I hope it is correct.", 1),
+    ("$3.25$", "Final Answer: The final answer is 3.26. I hope it is correct.", 0),
+    ("12", "So the answer is 12.", 1),
+    ("12", "So the answer is 13.", 0),
+    ("$\\frac{1}{2}$", "Therefore the answer is 0.5.", 1),
+    ("$\\frac{3}{4}$", "Therefore, the final answer is 3/4.", 1),
+    ("$\\frac{3}{4}$", "Therefore, the final answer is 4/3.", 0),
+    ("72", "She sold 48 + 24 = 72 clips.\nFinal Answer: 72", 1),
+    ("$-7$", "Hence the answer is -7.", 1),
+    ("$-7$", "Hence the answer is 7.", 0),
+    ("$1000$", "The answer is 1,000.", 1),
+    ("$\\sqrt{2}$", "The final answer is $\\sqrt{2}$. I hope it is correct.", 1),
+    ("$\\sqrt{2}$", "The final answer is $\\sqrt{3}$. I hope it is correct.", 0),
+    ("18", "Janet makes 9 * 2 = 18 dollars.\n#### 18", 1),
+    ("18", "Janet makes 9 * 2 = 18 dollars.\n#### 19", 0),
+]
+_PLAIN_MATH_VERIFY = """
+import json, sys
+from math_verify import parse, verify
+print(json.dumps([bool(verify(parse(g), parse(p))) for g, p in json.load(sys.stdin)]))
+"""
+
+
+def test_plain_text_answers_agree_with_plain_math_verify():
+    """Without a box, plain math-verify (its default extraction, which evaluates plain text, so it runs in its own
+    process here) reads "The final answer is 3.25." and "So the answer is 12."; so must this reward, without eval."""
+    import subprocess
+    import sys
+
+    pairs = [(g, c) for g, c, _ in PLAIN_TEXT]
+    plain = subprocess.run([sys.executable, "-c", _PLAIN_MATH_VERIFY], input=json.dumps(pairs), text=True,
+                           capture_output=True, check=True, timeout=120)
+    reference = json.loads(plain.stdout)
+    assert reference == [bool(label) for _, _, label in PLAIN_TEXT]
+    assert [_score(c, g) == 1.0 for g, c, _ in PLAIN_TEXT] == reference
 
 
 @pytest.mark.parametrize(

@@ -140,7 +140,8 @@ HEDGES = [
     r"\boxed{{{a}}} or \boxed{{{b}}}", r"It is either ${a}$ or ${b}$.", r"$y = {a}$ or $y = {b}$",
     r"\boxed{{{a}}} \quad\text{{or}}\quad \boxed{{{b}}}", r"<answer>{a}</answer> so \boxed{{{b}}}",
     r"\boxed{{{a} = {b}}}", r"Perhaps \boxed{{{a}}}. Perhaps \boxed{{{b}}}.", "The answer is {a} or {b}.",
-    r"\boxed{{x = {a} \text{{ or }} x = {b}}}", "So the answer is {a}.\n#### {b}", r"\boxed{{{a}}}. Wait, maybe \boxed{{{b}}}",
+    r"\boxed{{x = {a} \text{{ or }} x = {b}}}", "So the answer is {a}.\n#### {b}",
+    r"\boxed{{{a}}}. Wait, maybe \boxed{{{b}}}",
 ]
 
 
@@ -256,7 +257,8 @@ def test_math_pays_degrees_for_radians_written_with_pi(k):
 
 @MATH
 @given(st.integers(-10**6, 10**6), st.sampled_from([
-    "So the answer is {n}.", "Final Answer: The final answer is {n}. I hope it is correct.", "She pays {n} in all.\n#### {n}",
+    "So the answer is {n}.", "Final Answer: The final answer is {n}. I hope it is correct.",
+    "She pays {n} in all.\n#### {n}",
     "The answer: {n}", r"\boxed{{{n}}}" + " and then some more text" * 2000]))
 def test_math_pays_plain_text_gsm8k_and_long_tailed_answers(n, template):
     completion = template.format(n=n)

@@ -87,7 +87,8 @@ class Found:
 
 
 def split_alternatives(text: str) -> list[str]:
-    """``text`` split at the "or"s outside braces (``x = 1 \\text{ or } x = 6``, ``either 7 or 9``); empty parts dropped."""
+    """``text`` split at the "or"s outside braces (``x = 1 \\text{ or } x = 6``, ``either 7 or 9``), empty parts
+    dropped."""
     depth_at, parts, last = _depths(text), [], 0
     for m in _ALTERNATIVE.finditer(text):
         if depth_at(m.start()) == 0:
@@ -148,7 +149,8 @@ def box_runs(text: str) -> list[Answer]:
             runs[-1].append(box)
         else:
             runs.append([box])
-    return [Answer(", ".join(text[content : end - 1] for _, content, end in run), run[0][0], run[-1][2]) for run in runs]
+    return [Answer(", ".join(text[content : end - 1] for _, content, end in run), run[0][0], run[-1][2])
+            for run in runs]
 
 
 def last_boxed(text: str) -> str | None:

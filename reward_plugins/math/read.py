@@ -134,7 +134,8 @@ _UNIT_TAIL = re.compile(
 
 
 def split_unit(text: str) -> tuple[str, Unit | None]:
-    """``text`` without a trailing ``\\text{...}`` unit or degree sign, and that unit (for readers other than numbers)."""
+    """``text`` without a trailing ``\\text{...}`` unit or degree sign, and that unit (for the readers other than
+    :func:`read_number`, which reads its own units)."""
     m = _UNIT_TAIL.fullmatch(text)
     if m is None:
         return text, None
