@@ -124,3 +124,48 @@ def test_a_completion_that_makes_a_checker_quadratic_is_a_counted_timeout():
         result = ensemble.score_rows(rows)
     assert result.values["ifeval"] == [None, 1.0]
     assert result.metrics["ifeval"].timeouts == 1
+
+
+EVERY_INSTRUCTION = {  # one valid argument set per IFEval instruction type
+    "change_case:capital_word_frequency": {"capital_frequency": 2, "capital_relation": "at least"},
+    "change_case:english_capital": {}, "change_case:english_lowercase": {},
+    "combination:repeat_prompt": {"prompt_to_repeat": "Say hi."}, "combination:two_responses": {},
+    "detectable_content:number_placeholders": {"num_placeholders": 1},
+    "detectable_content:postscript": {"postscript_marker": "P.S."},
+    "detectable_format:constrained_response": {}, "detectable_format:json_format": {},
+    "detectable_format:multiple_sections": {"section_spliter": "Section", "num_sections": 2},
+    "detectable_format:number_bullet_lists": {"num_bullets": 2},
+    "detectable_format:number_highlighted_sections": {"num_highlights": 1}, "detectable_format:title": {},
+    "keywords:existence": {"keywords": ["cat"]}, "keywords:forbidden_words": {"forbidden_words": ["dog"]},
+    "keywords:frequency": {"keyword": "cat", "frequency": 2, "relation": "less than"},
+    "keywords:letter_frequency": {"letter": "a", "let_frequency": 3, "let_relation": "at least"},
+    "language:response_language": {"language": "en"},
+    "length_constraints:nth_paragraph_first_word": {"num_paragraphs": 2, "nth_paragraph": 1, "first_word": "hi"},
+    "length_constraints:number_paragraphs": {"num_paragraphs": 2},
+    "length_constraints:number_sentences": {"num_sentences": 3, "relation": "less than"},
+    "length_constraints:number_words": {"num_words": 10, "relation": "at least"},
+    "punctuation:no_comma": {}, "startend:end_checker": {"end_phrase": "Bye."}, "startend:quotation": {},
+}
+
+
+@pytest.mark.slow
+def test_every_instruction_type_is_covered_and_hostile_text_scores_in_range():
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from reward_plugins.ifeval import _library
+
+    assert set(EVERY_INSTRUCTION) == set(_library()[0])
+    ids, kwargs = list(EVERY_INSTRUCTION), list(EVERY_INSTRUCTION.values())
+    reward = get_reward("ifeval")
+    pieces = st.sampled_from(["<think>", "</think>", "\n", "\n\n", "***", "*", "**", "[x]", "<<t>>", "P.S.", '"', "{",
+                              "}", ",", "Section 1", "* item", "******", "cat", "ÄÖ", "\u202e", "\x00", "Bye."])
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.one_of(st.text(max_size=200), st.lists(pieces, max_size=40).map("".join)))
+    def check(text):
+        for mode in ("strict", "loose"):
+            value = reward.bind({"mode": mode}).score_one(text, instruction_id_list=ids, kwargs=kwargs)
+            assert 0.0 <= value <= 1.0
+
+    check()

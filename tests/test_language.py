@@ -65,3 +65,18 @@ def test_bad_codes_are_refused_naming_the_row_or_the_parameter(tmp_path):
     problems = {row: p["problem"] for p in json.loads(proc.stdout)["problems"] for row in p["rows"]}
     assert sorted(problems) == ["line 2", "line 4"]
     assert "ISO 639 code" in problems["line 2"] and "not one the detector knows" in problems["line 4"]
+
+
+def test_hostile_text_scores_in_range_or_none():
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    reward = get_reward("language")
+
+    @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(st.text(max_size=300), st.sampled_from(["all", "reasoning", "answer"]))
+    def check(text, part):
+        value = reward.bind({"part": part, "language": "en"}).score_one(text)
+        assert value is None or 0.0 <= value <= 1.0
+
+    check()
