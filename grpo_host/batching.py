@@ -8,8 +8,10 @@ async judge's concurrency fill up only then) and serves one caller at a time.
 A :class:`MicroBatcher` sits between the two: callers on any thread (or on an
 event loop, through :func:`asyncio.wrap_future`) submit a few rows each and
 get a future; each of its scoring threads, one per ensemble it owns, takes
-what is waiting, waits up to ``window`` seconds for more, and scores up to
-``max_rows`` rows in one call.
+what is waiting, waits up to ``window`` seconds for more (less once they
+stop coming), and scores up to ``max_rows`` rows in one call.  While one
+batch is scored the next one gathers, so under load batches grow by
+themselves and an idle caller waits little.
 
 * **Admission in rows, not requests**: :attr:`MicroBatcher.waiting_rows`
   counts the rows queued and not yet taken, which is what a caller's wait
@@ -114,7 +116,12 @@ class MicroBatcher(Generic[S, T, R]):
         return future
 
     def _take(self) -> list[_Part[T, R]] | None:
-        """The next micro-batch: what is queued, then whatever arrives within ``window``, up to ``max_rows``."""
+        """The next micro-batch: what is queued, then whatever arrives within ``window``, up to ``max_rows``.
+
+        The window closes early when no row arrives for a quarter of it: callers that submit together (a
+        burst of requests, threads released by the previous batch) are gathered, and nobody waits out the
+        window for rows that are not coming.
+        """
         with self._cond:
             while not self._queue:
                 if self._closed:
@@ -140,7 +147,9 @@ class MicroBatcher(Generic[S, T, R]):
                 left = closes - time.monotonic()
                 if full or left <= 0 or self._closed:
                     break
-                self._cond.wait(left)
+                self._cond.wait(min(left, self.window / 4))
+                if not self._queue:  # nothing came within a quarter window: the burst is over, score it now
+                    break
             self.scoring_rows += size
             self.busy_threads += bool(taken)
             return taken

@@ -140,15 +140,20 @@ class HTTPError(Exception):
         self.status, self.message, self.headers = status, message, dict(headers or {})
 
 
-def openrlhf_rows(body: Mapping[str, Any], end_tokens: Sequence[str] = ()) -> list[dict[str, Any]]:
+def openrlhf_rows(body: Mapping[str, Any], end_tokens: Sequence[str] = (), *, tests: bool = False
+                  ) -> list[dict[str, Any]]:
     """Rows from OpenRLHF's remote-reward request: ``query`` is prompt plus response as text.
 
     The completion is the query with its prompt taken off the front (the
     whole query when it does not start with the prompt, as when OpenRLHF
     sends no ``prompts``) and the trailing ``end_tokens`` off the back;
-    ``labels`` become the ``answer`` column.  Other keys OpenRLHF may add
-    (``metas``) are ignored.
+    ``labels`` become the ``answer`` column, and with ``tests`` (a served
+    reward reads that column) a label holding prime_code JSON becomes the
+    ``tests`` column too (:func:`~grpo_host.integrations.code_tests.prime_code_tests`).
+    Other keys OpenRLHF may add (``metas``) are ignored.
     """
+    from .integrations.code_tests import prime_code_tests
+
     queries = body.get("query")
     if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
         raise HTTPError(422, "'query' must be a list of strings (prompt + response)")
@@ -164,6 +169,8 @@ def openrlhf_rows(body: Mapping[str, Any], end_tokens: Sequence[str] = ()) -> li
         row: dict[str, Any] = {"completion": strip_end_tokens(completion, end_tokens), "prompt": prompt}
         if label is not None:
             row["answer"] = label if isinstance(label, str) else json.dumps(label)
+            if tests and (cases := prime_code_tests(label)) is not None:
+                row["tests"] = cases
         rows.append(row)
     return rows
 
@@ -247,6 +254,7 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
     settings = settings or ServeSettings()
     server = _Server(build, settings)
     members = server.ensembles[0].members
+    reads_tests = any("tests" in col.names for m in members for col in m.reward.requires)
     score_tokens = settings.end_tokens or ()
 
     def reply(payload: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
@@ -337,7 +345,7 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
         body = await read_json(request)
         if not isinstance(body, dict):
             raise HTTPError(422, "the body must be an object with 'query', 'prompts' and 'labels'")
-        rows = take_rows(request, openrlhf_rows(body, settings.openrlhf_tokens))
+        rows = take_rows(request, openrlhf_rows(body, settings.openrlhf_tokens, tests=reads_tests))
         _, deadline = deadline_of(request)
         labelled = [(f"row {i}", row) for i, row in enumerate(rows)]
         parts = list(chunks(labelled, settings.batch_rows)) if rows else []

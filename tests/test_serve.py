@@ -461,3 +461,22 @@ def test_start_up_failures_name_host_and_port(probe_site):
     proc = run_cli("serve", "--rewards", "accuracy", "--host", "192.0.2.1", "--port", "8123", timeout=60)
     assert proc.returncode == 2 and "cannot listen on 192.0.2.1:8123" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_openrlhf_code_labels_become_tests(probe_site, tmp_path):
+    """A code task's label in verl's prime_code JSON reaches the code reward as its tests."""
+    from grpo_host import Ensemble
+
+    try:
+        Ensemble.from_spec("code").close()
+    except Exception as exc:  # no sandbox on this machine: the code reward refuses to bind
+        pytest.skip(f"the code reward cannot run here: {exc}")
+    srv = Server(probe_site, tmp_path / "stderr.log", "code")
+    try:
+        label = json.dumps({"inputs": ["1 2\n", "5 5\n"], "outputs": ["3\n", "10\n"]})
+        program = "```python\nprint(sum(map(int, input().split())))\n```"
+        body = {"query": ["Q: add" + program + "<|im_end|>", "Q: add" + "```python\nprint(3)\n```"],
+                "prompts": ["Q: add"] * 2, "labels": [label] * 2}
+        assert httpx.post(srv.url + "/get_reward", json=body, timeout=60).json()["rewards"] == [1.0, 0.5]
+    finally:
+        srv.stop()

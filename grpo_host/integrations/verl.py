@@ -42,7 +42,7 @@ checked like ``grpo-host score`` checks a row.  verl's code datasets carry
 their tests in ``ground_truth`` as prime_code JSON (``{"inputs": [...],
 "outputs": [...]}``, with ``"fn_name"`` for call-based problems); when a
 reward needs ``tests`` and the row has none, those become its ``tests``
-(:func:`prime_code_tests`).  Trailing EOS/pad strings are stripped from the
+(:func:`grpo_host.integrations.code_tests.prime_code_tests`).  Trailing EOS/pad strings are stripped from the
 response first (``reward_kwargs`` ``tokenizer=`` a path or hub id, or
 ``end_tokens=`` a list; by default the common ones, see
 :mod:`grpo_host.special_tokens`).
@@ -67,7 +67,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["DATA_SOURCES", "ENV", "compute_score", "prime_code_tests"]
+from grpo_host.reward_spec import parse_spec  # here, not on first call: 32 threads' first calls raced the import
+
+__all__ = ["DATA_SOURCES", "ENV", "compute_score"]
 
 ENV = "GRPO_HOST_VERL_REWARDS"
 DATA_SOURCES: dict[str, str] = {}
@@ -80,7 +82,11 @@ _tokens: dict[tuple[str | None, tuple[str, ...]], tuple[str, ...]] = {}
 
 
 def _env_mapping() -> dict[str, str]:
-    raw = os.environ.get(ENV, "").strip()
+    return _parse_env(os.environ.get(ENV, "").strip())
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_env(raw: str) -> dict[str, str]:
     if not raw:
         return {}
     if raw.startswith("{"):
@@ -119,8 +125,6 @@ def _all_names(rewards: str | None) -> list[str]:
 
 @functools.lru_cache(maxsize=64)
 def _names(specs: tuple[str, ...]) -> tuple[str, ...]:
-    from grpo_host.reward_spec import parse_spec
-
     return tuple(dict.fromkeys(item.name for spec in specs for item in parse_spec(spec)))
 
 
@@ -153,6 +157,12 @@ def _batcher(spec: str) -> Any:
     return batcher
 
 
+@functools.lru_cache(maxsize=64)
+def _needs_tests(batcher: Any) -> bool:
+    """Whether a reward of the batcher's ensemble reads ``tests`` (then prime_code ground truths become tests)."""
+    return any("tests" in col.names for r in batcher.owners[0].rewards for col in r.requires)
+
+
 def _end_tokens(tokenizer: str | None, end_tokens: Any) -> tuple[str, ...]:
     listed = tuple(end_tokens.split(",")) if isinstance(end_tokens, str) else tuple(end_tokens or ())
     key = (tokenizer, listed)
@@ -166,37 +176,6 @@ def _end_tokens(tokenizer: str | None, end_tokens: Any) -> tuple[str, ...]:
     return _tokens[key]
 
 
-def prime_code_tests(ground_truth: Any) -> Any:
-    """The ``code`` reward's ``tests`` for a prime_code ground truth, or None when it is not one.
-
-    ``{"inputs": [...], "outputs": [...]}`` is stdin/stdout cases (an input
-    given as a list of lines is joined with newlines); with ``"fn_name"`` the
-    cases are calls, written as asserts with literal arguments, which the
-    code reward judges outside the program.
-    """
-    truth = ground_truth
-    if isinstance(truth, str):
-        try:
-            truth = json.loads(truth)
-        except ValueError:
-            return None
-    if not isinstance(truth, dict) or not isinstance(truth.get("inputs"), list) or \
-            not isinstance(truth.get("outputs"), list) or len(truth["inputs"]) != len(truth["outputs"]):
-        return None
-    fn = truth.get("fn_name")
-    if isinstance(fn, str) and fn.isidentifier():
-        lines = []
-        for args, want in zip(truth["inputs"], truth["outputs"]):
-            args = args if isinstance(args, list) else [args]
-            lines.append(f"assert {fn}({', '.join(repr(a) for a in args)}) == {want!r}")
-        return "\n".join(lines)
-
-    def text(value: Any) -> str:
-        return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
-
-    return [{"input": text(i), "output": text(o)} for i, o in zip(truth["inputs"], truth["outputs"])]
-
-
 def _row(solution_str: Any, ground_truth: Any, extra_info: Any, tokens: tuple[str, ...], needs_tests: bool) -> dict:
     from grpo_host.special_tokens import strip_end_tokens
 
@@ -205,6 +184,8 @@ def _row(solution_str: Any, ground_truth: Any, extra_info: Any, tokens: tuple[st
     if ground_truth is not None:
         row["answer"] = ground_truth if isinstance(ground_truth, str) else json.dumps(ground_truth)
         if needs_tests and row.get("tests") is None:
+            from grpo_host.integrations.code_tests import prime_code_tests
+
             tests = prime_code_tests(ground_truth)
             if tests is not None:
                 row["tests"] = tests
@@ -235,8 +216,7 @@ def _score(items: list[tuple[Any, Any, Any, Any]], rewards: str | None, tokenize
     waits = []
     for spec, indices in by_spec.items():
         batcher = _batcher(spec)
-        ensemble = batcher.owners[0]
-        needs_tests = any("tests" in col.names for r in ensemble.rewards for col in r.requires)
+        needs_tests = _needs_tests(batcher)
         part = [(f"{items[i][0]} response", _row(items[i][1], items[i][2], items[i][3], tokens, needs_tests))
                 for i in indices]
         waits.append((indices, batcher.submit(part)))
