@@ -135,8 +135,12 @@ def provide_punkt() -> Path:
         params.sent_starters = set(model.SENT_STARTERS)
         params.ortho_context.update(model.ORTHO_CONTEXT)
         staging = english.with_name(f".english-{os.getpid()}")
-        staging.parent.mkdir(parents=True, exist_ok=True)
-        save_punkt_params(params, dir=str(staging))
+        try:
+            staging.parent.mkdir(parents=True, exist_ok=True)
+            save_punkt_params(params, dir=str(staging))
+        except OSError as exc:
+            raise RewardUnusable(f"ifeval cannot write NLTK's Punkt model under {root} ({exc}); set GRPO_HOST_CACHE "
+                                 "to a writable folder") from None
         try:
             staging.rename(english)
         except OSError:  # another process put it there first
