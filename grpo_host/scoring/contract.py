@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from .trajectory import Trajectory, completion_text
+
 if TYPE_CHECKING:  # pydantic is imported where it is used: listing rewards stays cheap
     from pydantic import BaseModel
 
@@ -157,26 +159,6 @@ def _columns(requires: Mapping[str | tuple[str, ...], Any], empty_ok: Sequence[s
     return tuple(cols)
 
 
-def completion_text(completion: Any) -> str:
-    """Reduce a completion to text.
-
-    Strings pass through; a chat completion (a list of ``{"role", "content"}``
-    messages, as TRL hands conversational completions to reward functions) is
-    reduced to the content of its last assistant message.
-    """
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, Sequence):
-        for message in reversed(completion):
-            if isinstance(message, Mapping) and message.get("role", "assistant") == "assistant":
-                content = message.get("content", "")
-                if isinstance(content, list):  # multimodal content parts
-                    return "".join(p.get("text", "") for p in content if isinstance(p, Mapping))
-                return "" if content is None else str(content)
-        return ""
-    raise TypeError(f"completion must be a string or a list of chat messages, got {type(completion).__name__}")
-
-
 @dataclass(frozen=True, slots=True)
 class Scored:
     """A score plus counters: what a reward returns when a row carries a fact that is not a score.
@@ -247,6 +229,8 @@ class Reward:
     check_row: Callable[[Mapping[str, Any]], str | None] | None = None
     examples: tuple[Mapping[str, Any], ...] = ()
     concurrency: int = 16
+    trajectory: bool = False
+    """The function's first argument is the rollout's :class:`~grpo_host.scoring.trajectory.Trajectory`, not text."""
     plugin: str = "?"
     version: str = "?"
     bound: BaseModel | None = field(default=None)
@@ -320,7 +304,11 @@ class Reward:
         """Score one completion, keeping the counts a reward may return with its value (see :class:`Scored`)."""
         if self.batch:
             return self.score_items([completion], [prompt], {k: [v] for k, v in columns.items()})[0]
-        return Scored.of(self.fn(completion_text(completion), prompt=prompt, **columns, **self._kwargs()))
+        return Scored.of(self.fn(self.reads(completion), prompt=prompt, **columns, **self._kwargs()))
+
+    def reads(self, completion: Any) -> Any:
+        """What the function receives for ``completion``: its :class:`Trajectory` or, by default, its text."""
+        return Trajectory.of(completion) if self.trajectory else completion_text(completion)
 
     def score_batch(
         self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
@@ -338,10 +326,10 @@ class Reward:
         """:meth:`score_batch` with each row's counts kept."""
         n = len(completions)
         prompts = list(prompts) if prompts is not None else [None] * n
-        texts = [completion_text(c) for c in completions]
+        inputs = [self.reads(c) for c in completions]
         if not self.batch:
-            return [self.score_item(texts[i], prompts[i], **{k: v[i] for k, v in columns.items()}) for i in range(n)]
-        return _batch_values(self.fn(texts, prompts=prompts, **columns, **self._kwargs()), n)
+            return [self.score_item(inputs[i], prompts[i], **{k: v[i] for k, v in columns.items()}) for i in range(n)]
+        return _batch_values(self.fn(inputs, prompts=prompts, **columns, **self._kwargs()), n)
 
     @property
     def is_async(self) -> bool:
@@ -412,7 +400,7 @@ class AsyncReward(Reward):
     async def ascore_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
         if self.batch:
             return (await self.ascore_items([completion], [prompt], {k: [v] for k, v in columns.items()}))[0]
-        return Scored.of(await self.fn(completion_text(completion), prompt=prompt, **columns, **self._kwargs()))
+        return Scored.of(await self.fn(self.reads(completion), prompt=prompt, **columns, **self._kwargs()))
 
     async def ascore_items(
         self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
@@ -420,11 +408,11 @@ class AsyncReward(Reward):
         """Every completion's score: one call of a batch function, or the items ``concurrency`` at a time."""
         n = len(completions)
         prompts = list(prompts) if prompts is not None else [None] * n
-        texts = [completion_text(c) for c in completions]
+        inputs = [self.reads(c) for c in completions]
         if self.batch:
-            return _batch_values(await self.fn(texts, prompts=prompts, **columns, **self._kwargs()), n)
+            return _batch_values(await self.fn(inputs, prompts=prompts, **columns, **self._kwargs()), n)
         return await gather_bounded(self.concurrency, [
-            functools.partial(self.ascore_item, texts[i], prompts[i], **{k: v[i] for k, v in columns.items()})
+            functools.partial(self.ascore_item, inputs[i], prompts[i], **{k: v[i] for k, v in columns.items()})
             for i in range(n)])
 
     def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
@@ -474,6 +462,7 @@ def reward(
     examples: Sequence[Mapping[str, Any]] = (),
     concurrency: int = 16,
     empty_ok: Sequence[str] = (),
+    trajectory: bool = False,
 ) -> Callable[[Callable[..., Any]], Reward]:
     """Declare a function as a reward.
 
@@ -503,6 +492,10 @@ def reward(
     :param concurrency: for an ``async def`` function, how many of a batch's
         items the ensemble awaits at once (an async reward runs in this
         process's event loop, beside the synchronous members).
+    :param trajectory: the function reads whole rollouts: its first argument
+        is a :class:`~grpo_host.scoring.trajectory.Trajectory` (messages, tool
+        calls and results, counts) instead of the final text (a list of them
+        for a batch reward).
     """
 
     def wrap(fn: Callable[..., Any]) -> Reward:
@@ -527,6 +520,7 @@ def reward(
             check_row=check_row,
             examples=tuple(examples),
             concurrency=concurrency,
+            trajectory=trajectory,
         )
 
     if callable(name):  # bare @reward

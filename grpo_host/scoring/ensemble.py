@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .calls import Outcome, acall
-from .contract import Reward, RewardError, completion_text, gather_bounded
+from .contract import Reward, RewardError, gather_bounded
 from .executors import AsyncRunner, Executor, InlineRunner, WorkerPool
 from .policy import BUG_STREAK, OnError, Policy, check_on_error
 from .spec import SpecItem
@@ -180,8 +180,7 @@ class Ensemble:
         for key, col in columns.items():
             if len(col) != n:
                 raise ValueError(f"column {key!r} has {len(col)} values for {n} completions")
-        items = _Items([completion_text(c) for c in completions],
-                       list(prompts) if prompts is not None else [None] * n, columns)
+        items = _Items(list(completions), list(prompts) if prompts is not None else [None] * n, columns)
         row_ids = list(row_ids) if row_ids is not None else list(range(n))
         # Async members start first and are collected last: their items overlap each other and the
         # synchronous members' work.
@@ -198,7 +197,7 @@ class Ensemble:
 
     def _start(self, member: Member, items: _Items) -> Callable[[], tuple[list[Outcome], float]]:
         """Run ``member``'s items (async ones: start them); returns what collects its outcomes and seconds."""
-        reward, n, start = member.reward, len(items.texts), time.perf_counter()
+        reward, n, start = member.reward, len(items.completions), time.perf_counter()
         if reward.is_async:
             future = self._async.submit(_run_async(member, items))
             rounds = 1 if reward.batch else -(-n // reward.concurrency)
@@ -213,9 +212,10 @@ class Ensemble:
 
             return collect
         if reward.batch:
-            outcomes = _spread(self._inline.run([(reward.score_items, items.batch_args, {})], member.timeout)[0], n)
+            outcomes = _spread(self._inline.run([(reward.score_items, items.batch_args(reward), {})],
+                                                member.timeout)[0], n)
         else:
-            outcomes = self._executor(reward).run(items.tasks(reward.score_item), member.timeout)
+            outcomes = self._executor(reward).run(items.tasks(reward, reward.score_item), member.timeout)
         done = outcomes, time.perf_counter() - start
         return lambda: done
 
@@ -321,21 +321,31 @@ class Ensemble:
 
 @dataclass
 class _Items:
-    """One batch as every member receives it: texts, prompts and columns, per item or whole."""
+    """One batch as every member receives it: completions (read once as texts, or as trajectories for the
+    members that read those), prompts and columns, per item or whole."""
 
-    texts: list[str]
+    completions: list[Any]
     prompts: list[Any]
     columns: Mapping[str, Sequence[Any]]
+    _read: dict[bool, list[Any]] = field(default_factory=dict)
 
-    @property
-    def batch_args(self) -> tuple[Any, ...]:
-        return self.texts, self.prompts, self.columns
+    def inputs(self, reward: Reward) -> list[Any]:
+        """What ``reward`` reads of each completion: its text, or its :class:`~grpo_host.scoring.trajectory.Trajectory`
+        (small, plain data: it pickles to worker processes as the text does)."""
+        if reward.trajectory not in self._read:
+            self._read[reward.trajectory] = [reward.reads(c) for c in self.completions]
+        return self._read[reward.trajectory]
+
+    def batch_args(self, reward: Reward) -> tuple[Any, ...]:
+        return self.inputs(reward), self.prompts, self.columns
 
     def row(self, i: int) -> dict[str, Any]:
         return {k: v[i] for k, v in self.columns.items()}
 
-    def tasks(self, fn: Callable[..., Any]) -> list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]:
-        return [(fn, (self.texts[i], self.prompts[i]), self.row(i)) for i in range(len(self.texts))]
+    def tasks(self, reward: Reward,
+              fn: Callable[..., Any]) -> list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]]:
+        inputs = self.inputs(reward)
+        return [(fn, (inputs[i], self.prompts[i]), self.row(i)) for i in range(len(inputs))]
 
 
 def _spread(out: Outcome, n: int) -> list[Outcome]:
@@ -352,11 +362,11 @@ def _ray_pool(size: int | None) -> Executor:
 async def _run_async(member: Member, items: _Items) -> list[Outcome]:
     """An async member's items, ``concurrency`` at a time, each under the member's timeout (waiting for a slot
     is not part of it); a batch reward is one call under the timeout."""
-    reward = member.reward
+    reward, inputs = member.reward, items.inputs(member.reward)
     if reward.batch:
-        return _spread(await acall(functools.partial(reward.ascore_items, *items.batch_args), member.timeout),
-                       len(items.texts))
+        return _spread(await acall(functools.partial(reward.ascore_items, *items.batch_args(reward)),
+                                   member.timeout), len(inputs))
     return await gather_bounded(reward.concurrency, [
-        functools.partial(acall, functools.partial(reward.ascore_item, items.texts[i], items.prompts[i],
+        functools.partial(acall, functools.partial(reward.ascore_item, inputs[i], items.prompts[i],
                                                    **items.row(i)), member.timeout)
-        for i in range(len(items.texts))])
+        for i in range(len(inputs))])
