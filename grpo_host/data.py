@@ -55,11 +55,37 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+MAX_DEPTH = 128
+"""The deepest nesting of lists and objects a row may have.  Rows are pickled to worker processes, hashed and
+written back as JSON, all of which recurse: a hostile row nested thousands deep would crash them, so it is a
+bad row at read time instead (real rows, chat messages with content parts included, nest a few levels)."""
+
+
 def _loads(data: bytes) -> Any:
     """JSON text as Python values, integers exact at any size (orjson's speed where no long number appears)."""
-    if _LONG_NUMBER.search(data):
-        return json.loads(data, parse_constant=_no_constant)
-    return _fast_loads(data)
+    try:
+        return json.loads(data, parse_constant=_no_constant) if _LONG_NUMBER.search(data) else _fast_loads(data)
+    except RecursionError:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+
+
+def _checked(where: str, row: Any) -> Any:
+    """``row``, or a :class:`DataError` in its place when it nests deeper than :data:`MAX_DEPTH`."""
+    if _deeper_than(row, MAX_DEPTH):
+        return DataError(where, f"nested more than {MAX_DEPTH} levels deep")
+    return row
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists and dicts in ``value`` nest more than ``limit`` levels (walked without recursion)."""
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
 
 
 def _messages_ok(value: Any) -> bool:
@@ -149,7 +175,7 @@ def _read_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
             if not line.strip():
                 continue
             try:
-                yield f"line {lineno}", _loads(line)
+                yield f"line {lineno}", _checked(f"line {lineno}", _loads(line))
             except ValueError as exc:
                 yield f"line {lineno}", DataError(f"line {lineno}", f"invalid JSON: {exc}")
 
@@ -164,7 +190,7 @@ def _read_json(path: Path) -> Iterator[tuple[str, Any]]:
     if not isinstance(data, list):
         raise DataError(str(path), "a .json dataset must be a list of row objects (or {\"data\": [...]})")
     for i, row in enumerate(data, 1):
-        yield f"row {i}", row
+        yield f"row {i}", _checked(f"row {i}", row)
 
 
 def _read_csv(path: Path) -> Iterator[tuple[str, Any]]:
@@ -194,10 +220,13 @@ def _read_parquet(path: Path) -> Iterator[tuple[str, Any]]:
     import pyarrow.parquet as pq
 
     i = 0
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
-        for row in batch.to_pylist():
-            i += 1
-            yield f"row {i}", row
+    try:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+            for row in batch.to_pylist():
+                i += 1
+                yield f"row {i}", row
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid and ArrowIOError are these
+        raise DataError(str(path), f"not readable as Parquet after row {i}: {exc}") from None
 
 
 def _read_datasets_folder(path: Path, split: str | None) -> Iterator[tuple[str, Any]]:

@@ -215,3 +215,21 @@ def test_csv_unclosed_quote_is_named_and_long_fields_are_read(tmp_path):
     (tmp_path / "long.csv").write_text("prompt,answer\np," + "9" * 300_000 + "\n")
     [(_, row)] = read_rows(tmp_path / "long.csv")
     assert len(row["answer"]) == 300_000
+
+
+def test_rows_nested_too_deep_are_bad_rows_and_the_rest_is_read(tmp_path):
+    deep = "[" * 5000 + "]" * 5000
+    path = tmp_path / "deep.jsonl"
+    path.write_text(f'{{"prompt": "p", "x": {deep}}}\n{{"prompt": "p", "n": 12345678901234567890123, "x": {deep}}}\n'
+                    f'{{"prompt": "p", "x": {"[" * 200 + "]" * 200}}}\n{{"prompt": "ok", "x": [[1]]}}\n')
+    rows = list(read_rows(path))
+    assert [str(raw).split(": ", 1)[0] for _, raw in rows[:3]] == ["line 1", "line 2", "line 3"]
+    assert all(isinstance(raw, DataError) for _, raw in rows[:3])  # line 1: orjson's own depth limit
+    assert all("nested more than 128 levels deep" in str(raw) for _, raw in rows[1:3])
+    assert rows[3][1] == {"prompt": "ok", "x": [[1]]}
+
+
+def test_a_file_that_is_not_parquet_is_named(tmp_path):
+    (tmp_path / "rows.parquet").write_bytes(b"PAR1 not really" * 100)
+    with pytest.raises(DataError, match=r"rows.parquet: not readable as Parquet after row 0"):
+        list(read_rows(tmp_path / "rows.parquet"))
