@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .builtin_model import is_builtin
+from .builtin_model import TINY, is_builtin
 from .config import ConfigError, RunConfig
 
 __all__ = ["RUN_MARKERS", "check_model", "check_output_dir", "checkpoint_step", "finished_summary", "read_jsonl_records"]
@@ -149,11 +149,17 @@ def _go_offline() -> None:
 def check_model(model: str) -> None:
     """Refuse a model that cannot be loaded: a missing path, or a hub id that is neither cached nor reachable."""
     if is_builtin(model):
+        if model != TINY:
+            raise ConfigError(f"config key 'model': unknown built-in model {model!r}; available: {TINY}")
         return
     path = Path(model).expanduser()
     if path.exists():
         if not path.is_dir():
             raise ConfigError(f"config key 'model': {model!r} is a file; name the model's folder")
+        if not any((path / name).is_file() for name in ("config.json", "adapter_config.json")):
+            raise ConfigError(f"config key 'model': the folder {model!r} holds no config.json (nor a PEFT "
+                              "adapter_config.json), so it is not a saved model; save_pretrained or mlx_lm.convert "
+                              "writes one")
         return
     if model.startswith((".", "/", "~")) or model.endswith(("/", os.sep)) or model.count("/") > 1:
         raise ConfigError(f"config key 'model': no such folder {model!r}")

@@ -81,7 +81,7 @@ def _setup(kind: str, tmp: Path) -> list[str]:
         (tmp / "taken").write_text("x")
         return ["train", str(_train_config(tmp, output_dir=str(tmp / "taken" / "run")))]
     if kind.startswith("train "):  # ("~": a space inside one argument)
-        args = [arg.replace("~", " ") for arg in kind.removeprefix("train ").split(" ")]
+        args = [arg.replace("~", " ").replace("TMP", str(tmp)) for arg in kind.removeprefix("train ").split(" ")]
         return ["train", str(_train_config(tmp)), *args]
     return [part.replace("IN", str(rows)).replace("TMP", str(tmp)) for part in kind.split(" ")]
 
@@ -110,6 +110,8 @@ TABLE = [  # (bad input, expected exit code, text the message must hold)
     ("syntax error plugin", 2, "broken_syntax.py line 1"),
     ("raising plugin", 2, "raised RuntimeError: the pack is broken"),
     ("train --set model=./nosuch-dir/", 2, "no such folder './nosuch-dir/'"),
+    ("train --set model=TMP", 2, "holds no config.json"),
+    ("train --set model=builtin:huge", 2, "unknown built-in model 'builtin:huge'"),
     ("output_dir file", 2, "is a file; name a folder"),
     ("output_dir under a file", 2, "which is a file"),
     ("new-plugin " + "a" * 300 + " --no-input --dir TMP/pack", 2, "300 characters is too long"),
