@@ -119,6 +119,8 @@ class ScriptedJudge:
                 while not await request.is_disconnected():
                     await asyncio.sleep(0.05)
                 return 200, "", {}
+            elif name == "number":  # a reply whose content is not text
+                return 200, 7, {}
             elif name == "garble":
                 return 200, "I find this response quite reasonable overall.", {}
             elif name == "truncate":
@@ -236,6 +238,13 @@ def test_a_usage_claim_is_clamped_and_rate_waits_end_at_the_deadline(plugins, se
     r, _ = judged(plugins, server, ["score 5", "score 6"], tokens_per_minute=60, max_tokens=1000, concurrency=1,
                   deadline=0.5, cache=False)
     assert r.values["judge"][1] is None and counts(r)["failures"] >= 1
+
+
+def test_a_reply_whose_content_is_not_text_is_retried_then_counted(plugins, server):
+    r, _ = judged(plugins, server, ["number", "score 6"], retries=1)
+    assert r.values["judge"] == [None, 0.6]
+    c = counts(r)
+    assert (c["failures"], c["retries"]) == (1, 1) and r.metrics["judge"].errors == 0
 
 
 @pytest.mark.parametrize("fmt", ["tag", "line"])

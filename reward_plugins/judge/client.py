@@ -239,6 +239,8 @@ class JudgeClient:
             body = response.json()
             choice = body["choices"][0]
             content = choice["message"].get("content") or ""
+            if not isinstance(content, str):
+                raise TypeError("content is not text")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             return "retry", f"a reply that is not a chat completion: {response.text[:200]!r}", 0.0
         usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
