@@ -272,3 +272,15 @@ def test_math_reads_a_megabyte_of_hostile_text(pattern):
     """A megabyte of an adversarial pattern is read to a verdict (benchmarks/math_reading.py times it)."""
     text = (pattern * (1_000_000 // len(pattern) + 1))[:1_000_000]
     assert _math(text, "7") == 0.0
+
+
+@pytest.mark.slow  # megabyte gaps, about 0.1 s each
+@pytest.mark.parametrize(("gap", "spans", "boxes"), [(" ", 1.0, 0.0), ("\\text{ ", 1.0, 0.0), (", or", 1.0, 0.0),
+                                               ("wait ", 1.0, 1.0)])
+def test_math_reads_answers_a_megabyte_apart(gap, spans, boxes):
+    """A megabyte between two answers: spaces (a run of boxes, one list), open braces, hedges, corrections.
+
+    A final span is looked for in the last max_chars characters only, so the first span is out of reach there."""
+    filler = gap * (1_000_000 // len(gap))
+    assert _math(f"$6$ {filler} $7$", "7") == spans
+    assert _math(f"\\boxed{{6}}{filler}\\boxed{{7}}", "7") == boxes

@@ -202,6 +202,8 @@ def equal(gold: Parsed, pred: Parsed, tolerance: float, set_relations: bool = Fa
 def _false_equations(preds: list, tolerance: float) -> list | None:
     """An answer ``2 = 8`` (an equation of two numbers) states nothing unless its sides agree; then it is their value.
 
+    ``e = 30`` or ``i = 2`` (a lone letter latex2sympy reads as a constant) names a variable: its right side counts.
+
     None when some such equation is false (the answer is not paid); else the
     answers with each true numeric equation replaced by its right side.
     """
@@ -209,8 +211,8 @@ def _false_equations(preds: list, tolerance: float) -> list | None:
 
     out = []
     for p in preds:
-        if isinstance(p, Eq) and not p.free_symbols:
-            lhs, rhs = p.lhs, p.rhs
+        if isinstance(p, Eq) and not p.free_symbols and not (p.lhs.is_Atom and not p.lhs.is_Number):
+            lhs, rhs = p.lhs, p.rhs  # (a lone constant on the left, e = 30, is a name: latex2sympy's e is Euler's)
             if not (_sympy_close(lhs, rhs, tolerance, 0) or _expands_to_zero(_doit(lhs), _doit(rhs))):
                 return None
             p = rhs

@@ -63,13 +63,16 @@ class Answer:
     start: int
     end: int
     prose: bool = False
+    parts: tuple[str, ...] = ()
 
     def alternatives(self) -> list[str]:
         """The values it offers: the text split at top-level "or" / ``\\text{or}`` / "either" (one part if none);
-        in prose, the final math spans that "or" joins."""
+        in prose, the final math spans that "or" or a hedge joins (``Perhaps $3$. Perhaps $4$.``)."""
+        if self.parts:
+            return list(self.parts)
         if self.prose:
             final = final_spans(self.text)
-            return split_alternatives(final.text) if final is not None and _SPAN_OR.search(final.text) else [self.text]
+            return list(final.parts) if final is not None and final.parts else [self.text]
         return split_alternatives(self.text)
 
 
@@ -115,7 +118,7 @@ def _depths(text: str):
 # -- boxes ----------------------------------------------------------------------------------------------------------
 
 _BOX_TOKEN = re.compile(r"\\(?:boxed|fbox)\s*\{|\{|\}")
-_BOX_JOINER = re.compile(r"(?:\s|,|;|\$|\\[()\[\],;! ]|\\q?quad|\band\b|\\text\{\s*(?:and|,)?\s*\})*")
+_BOX_JOINER = re.compile(r"(?:\s|,|;|\$|\\[()\[\],;! ]|\\q?quad|\band\b|\\text\{\s*+(?:and|,)?\s*+\})*+")
 
 
 def boxes(text: str) -> list[tuple[int, int, int]]:
@@ -181,6 +184,12 @@ def _reads_as_value(text: str) -> bool:
     return read_answer(text) is not None
 
 
+def _offers_alternatives(value: str) -> bool:
+    """Whether a phrase's or ``####`` line's value hedges (``12 (or possibly 21)``): then it is an answer, and one
+    that is not paid, even when it does not read as a value."""
+    return len(split_alternatives(value)) > 1 or HEDGE.search(value) is not None
+
+
 def tag_answers(text: str) -> list[Answer]:
     """``<answer>`` blocks (to their close, or the end): their content is prose when it has math delimiters."""
     return [Answer(m[1].strip(), m.start(), m.end(), prose=has_delimiters(m[1])) for m in ANSWER.finditer(text)]
@@ -191,7 +200,7 @@ def hash_answers(text: str) -> list[Answer]:
     found = []
     for m in list(_HASHES.finditer(text))[-MAX_READ_PHRASES:]:
         value = m[1].strip().rstrip(".").strip()
-        if value and _reads_as_value(value):
+        if value and (_reads_as_value(value) or _offers_alternatives(value)):
             found.append(Answer(value, m.start(), m.end()))
     return found
 
@@ -210,7 +219,7 @@ def phrase_answers(text: str) -> list[Answer]:
         value = (window[: end.start()] if end else window).strip().strip("*").strip()
         if not value or "\\boxed" in value or "\\fbox" in value:
             continue
-        if not _reads_as_value(value):
+        if not _reads_as_value(value) and not _offers_alternatives(value):
             clause = _CLAUSE.split(value, maxsplit=1)[0].strip()
             if clause == value or not _reads_as_value(clause):
                 continue
@@ -226,7 +235,8 @@ _PLAIN_NUMBER = re.compile(
     r"(?:[eE][-+]?\d+)?(?:/\d+)?(?P<pct>\s*(?:\\?%|percent\b))?(?P<unit>[A-Za-z]+[²³]?)?"
 )
 _MATH_END = re.compile(r"(?<!\\)\$|\\\)|\\\]")
-_SPAN_OR = re.compile(r"\s*,?\s*(?:or|\\text\{\s*or\s*\})\s*,?\s*(?:maybe\s+|perhaps\s+)?")
+_SPAN_OR = re.compile(r"(?i)\s*+[,.;]?\s*+(?:(?:or|either|perhaps|maybe|possibly|probably|\\text\{\s*+or\s*+\})"
+                      r"\s*+,?\s*+)++")  # possessive: a long gap is scanned once
 
 
 def last_plain_number(text: str) -> tuple[Number, int, int] | None:
@@ -244,14 +254,16 @@ def last_plain_number(text: str) -> tuple[Number, int, int] | None:
 
 def final_spans(text: str) -> Answer | None:
     """The last math span when it ends the text (at most MAX_FINAL_TAIL characters after it), with the spans
-    that "or" joins to it (``either $7$ or $9$.``): a span the completion goes on from is reasoning, not an answer."""
+    that "or" or a hedge joins to it (``either $7$ or $9$.``, its ``parts``): a span the completion goes on from is
+    reasoning, not an answer."""
     spans = list(SPAN.finditer(text))
     if not spans or len(text[spans[-1].end() :].strip()) > MAX_FINAL_TAIL:
         return None
     first = len(spans) - 1
     while first and _SPAN_OR.fullmatch(text, spans[first - 1].end(), spans[first].start()):
         first -= 1
-    return Answer(text[spans[first].start() : spans[-1].end()], spans[first].start(), spans[-1].end())
+    parts = tuple(m[0] for m in spans[first:]) if first < len(spans) - 1 else ()
+    return Answer(text[spans[first].start() : spans[-1].end()], spans[first].start(), spans[-1].end(), parts=parts)
 
 
 def find_answers(completion: str, targets: tuple[str, ...], max_chars: int) -> Found:
