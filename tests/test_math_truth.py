@@ -236,6 +236,8 @@ PITFALLS = [
     # issue 22: mixed numbers, units, percent below one, decimals that are not the exact value's rounding
     (r"2\frac{3}{5}", r"\boxed{\frac{13}{5}}", 1),
     (r"\frac{6}{5}", r"\boxed{2\frac{3}{5}}", 0),
+    ("29/8", r"\boxed{3 5/8}", 1),
+    ("15/8", r"\boxed{3 5/8}", 0),
     (r"4 \text{ km}", r"\boxed{4 \text{ m}}", 0),
     (r"4 \text{ km}", r"\boxed{4000 \text{ m}}", 1),
     ("2.5 hours", r"\boxed{150 \text{ min}}", 1),

@@ -52,7 +52,7 @@ CORRECTION = re.compile(
 """Words that withdraw the answer before them."""
 HEDGE = re.compile(r"(?i)\b(?:perhaps|maybe|possibly|probably|might|could|guess|alternatively|either|not sure)\b")
 """Words that make the next answer one more guess, not a correction."""
-_ALTERNATIVE = re.compile(r"\\(?:text|mbox|textrm|mathrm)\s*\{\s*(?:or|either)\s*\}|\b(?:or|either)\b|\\lor\b")
+_ALTERNATIVE = re.compile(r"\\(?:text|mbox|textrm|mathrm)\s*\{\s*(?:or|either)\s*\}|\b(?:or|either)\b|\\lor\b|\\vee\b")
 
 
 @dataclass(frozen=True)

@@ -153,6 +153,7 @@ _NUMBER = re.compile(
     r"(?P<rep_int>\d*)\.(?P<rep_fix>\d*)\\overline\s*\{\s*(?P<rep>\d+)\s*\}"
     r"|(?P<whole>\d+)\s*(?:\\[dt]?frac\s*\{\s*(?P<mnum>\d+)\s*\}\s*\{\s*(?P<mden>\d+)\s*\}"
     r"|\\[dt]?frac(?P<mnum1>\d)(?P<mden1>\d))"
+    r"|(?P<pwhole>\d+)[ \t]+(?P<pnum>\d+)\s*/\s*(?P<pden>\d+)"
     r"|(?P<mant>(?:\d{1,3}(?:" + _SEP + r"\d{3})+|\d+)(?:\.\d*)?|\.\d+)"
     r"(?:[eE](?P<exp>[-+]?\d+)|\s*(?:\\times|\\cdot|×|·|\*)\s*10\s*\^\s*(?:\{\s*(?P<exp2>[-+−]?\d+)\s*\}|(?P<exp3>[-+−]?\d+)))?"
     r"|\\[dt]?frac\s*\{\s*(?P<num>[-+]?\d+)\s*\}\s*\{\s*(?P<den>\d+)\s*\}"
@@ -189,7 +190,7 @@ def read_number(text: str) -> Number | None:
     decimal commas are left to the LaTeX reader; ``2x``, ``5\\pi`` or ``5^2``
     are not plain numbers (only known unit words may follow the digits, a
     power only a unit).  ``3\\frac{1}{4}`` is the mixed number 13/4, as
-    latex2sympy reads it.
+    latex2sympy reads it, and so is ``3 1/4``.
     """
     m = _NUMBER.fullmatch(text.strip())
     if m is None or sum(c.isdigit() for c in text) > MAX_DIGITS:
@@ -202,6 +203,11 @@ def read_number(text: str) -> Number | None:
         value = Fraction(int(m["rep_int"] or "0")) + Fraction(int(fixed or "0"), 10 ** len(fixed)) + Fraction(
             int(repeating), (10 ** len(repeating) - 1) * 10 ** len(fixed))
         return Number(sign * value, None, percent, unit)
+    if m["pwhole"] is not None:  # 3 1/4, as GSM8K-style text writes a mixed number
+        num, den = int(m["pnum"]), int(m["pden"])
+        if not 0 < num < den:
+            return None
+        return Number(sign * (int(m["pwhole"]) + Fraction(num, den)), None, percent, unit)
     if m["whole"] is not None:
         num, den = (m["mnum"], m["mden"]) if m["mnum"] is not None else (m["mnum1"], m["mden1"])
         if int(den) == 0:
