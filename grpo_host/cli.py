@@ -351,6 +351,32 @@ def score(
     raise typer.Exit(1 if bad or tally.bad or tally.failed else 0)
 
 
+@app.command()
+def audit(
+    data: Annotated[Path, typer.Argument(help="the training rows: JSONL, JSON, CSV, Parquet or a datasets folder")],
+    rewards: SpecOpt,
+    sample: Annotated[int, typer.Option(min=1, help="rows audited, a uniform sample of the file")] = 200,
+    split: Annotated[str | None, typer.Option(help="split of a DatasetDict folder")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the row sample")] = 0,
+    workers: Annotated[int | None, typer.Option(min=1, help="worker processes for process-executor rewards")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Try to game the rewards on the data before training: the references must earn full marks, and no probe
+    (empty, echo, every option, hedges, tag stuffing, early exit, judge injection, ...) may earn more than an empty
+    completion. Exit 0 no finding, 1 findings (the table says what to fix), 2 the audit could not run
+    (docs/audit.md)."""
+    from .audit import audit_file
+
+    with _errors():
+        report = audit_file(data, rewards, split=split, sample=sample, seed=seed, workers=workers)
+    if as_json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        for line in report.lines(max(80, out.width)):
+            out.print(line, soft_wrap=True, style="red" if line.startswith("FAIL") else None)
+    raise typer.Exit(0 if report.ok else 1)
+
+
 def main() -> None:
     app()
 

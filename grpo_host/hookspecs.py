@@ -76,3 +76,23 @@ def register_monitors(register):
         its name with this plugin's distribution name and version, for
         ``grpo-host monitors list`` and the run configuration's ``monitors``.
     """
+
+
+@hookspec
+def register_probes(register):
+    """Register audit probes: the attacks and references ``grpo-host audit`` tries on a reward before training.
+
+    Called once per plugin when the host loads plugins, like the other
+    hooks.  A reward's author knows its weak spots best, so a pack ships the
+    attacks specific to its rewards (a code reward: exiting early, patching
+    the harness; a judge: instructions aimed at the judge) and, for a reward
+    whose reference is not simply the ``answer`` column, how a row's
+    reference is written as a completion (the gold self-check).  Probes are
+    declared with :func:`grpo_host.audit.probe`; see ``docs/audit.md``.
+
+    :param register: a :class:`grpo_host.registry.Registrar` bound to this
+        plugin; ``register.add_probe(probe)`` records the probe under its name
+        with this plugin's distribution name and version.  A name another
+        plugin also registers is an error naming both packs when the audit
+        runs, as for rewards.
+    """

@@ -3,8 +3,8 @@
 The registrar handed to each hook is bound to one plugin, so every reward
 and host is stamped with the distribution (name, version) it came from.  It
 has one method per kind of thing (``add_reward``, ``add_host``,
-``add_monitor``), as tox's
-registrar does, so a hook says what it adds.
+``add_monitor``, ``add_probe``), as tox's registrar does, so a hook says
+what it adds.
 
 The registry keeps every *claim* on a name rather than a winner: a name
 claimed by one plugin resolves to it; a name claimed by two is a conflict
@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .rewards import Reward
 
 if TYPE_CHECKING:
+    from .audit.probes import Probe
     from .monitoring import Monitor
 
 __all__ = ["DuplicateNameError", "Host", "Registrar", "Registry", "UnknownNameError"]
@@ -54,7 +55,7 @@ class Host:
     validate: Callable[[Any], None] | None = None
 
 
-_KINDS = {"reward": "reward", "host": "training host", "monitor": "monitor"}
+_KINDS = {"reward": "reward", "host": "training host", "monitor": "monitor", "probe": "audit probe"}
 
 
 @dataclass
@@ -84,6 +85,9 @@ class Registry:
 
     def monitor(self, name: str) -> Monitor:
         return self._get("monitor", name)  # type: ignore[return-value]
+
+    def probe(self, name: str) -> Probe:
+        return self._get("probe", name)  # type: ignore[return-value]
 
     def _get(self, kind: str, name: str) -> Reward | Host:
         claims = self._claims[kind].get(name)
@@ -153,6 +157,14 @@ class Registrar:
         if not isinstance(monitor, Monitor):
             raise TypeError(f"add_monitor() takes a monitor made with @monitor, got {type(monitor).__name__}")
         self._add("monitor", monitor.name, replace(monitor, plugin=self.plugin, version=self.version))
+
+    def add_probe(self, probe: Probe) -> None:
+        """Register a :class:`grpo_host.audit.Probe` (made with :func:`grpo_host.audit.probe`) for ``grpo-host audit``."""
+        from .audit.probes import Probe
+
+        if not isinstance(probe, Probe):
+            raise TypeError(f"add_probe() takes a probe made with @probe, got {type(probe).__name__}")
+        self._add("probe", probe.name, replace(probe, plugin=self.plugin, version=self.version))
 
     def _add(self, kind: str, name: str, item: Reward | Host) -> None:
         self.names.append(name)

@@ -32,12 +32,14 @@ import pytest
 from .plugins import GROUP, PluginRecord, Plugins, load_plugins
 
 if TYPE_CHECKING:
+    from .audit import AuditReport
     from .data import CheckReport
     from .ensemble import Ensemble
     from .monitoring import Batch, Report
 
 __all__ = [
     "HEAVY_MODULES",
+    "assert_audit_passes",
     "assert_discovered",
     "assert_listing_is_light",
     "check_examples",
@@ -224,6 +226,27 @@ def data_check(
     chosen = [get_reward(item.name, plugins).bind(item.params) for item in parse_spec(spec)]
     pairs = read_rows(rows) if isinstance(rows, str | Path) else ((f"row {i}", r) for i, r in enumerate(rows, 1))
     return check_rows(pairs, chosen)
+
+
+def assert_audit_passes(spec: str, rows: str | Path | Iterable[Mapping[str, Any]], *, plugins: Plugins | None = None,
+                        sample: int = 200) -> AuditReport:
+    """Run ``grpo-host audit`` on sample rows and assert it finds nothing: every row's reference earns full marks
+    and no probe (the generic ones, every loaded pack's) earns more than an empty completion.
+
+    ``rows`` is a file or datasets folder, or a list of row dicts (``row 1``, ``row 2``, ... in the report).
+    The assertion's message is the audit's table, which names each probe that paid and what to fix.  Returns
+    the :class:`~grpo_host.audit.AuditReport`.  ``plugins``: where rewards and probes are looked up (the
+    generic probes always run).
+    """
+    from .audit import audit_file, audit_rows
+
+    if isinstance(rows, str | Path):
+        report = audit_file(rows, spec, plugins=plugins, sample=sample)
+    else:
+        report = audit_rows(((f"row {i}", r) for i, r in enumerate(rows, 1)), spec, plugins=plugins, sample=sample)
+    if not report.ok:
+        raise AssertionError("grpo-host audit found ways to game the rewards:\n" + "\n".join(report.lines(120)))
+    return report
 
 
 @pytest.fixture(name="grpo_plugins")

@@ -580,3 +580,13 @@ def json_schema(completion: str, *, schema: Any, params: JsonSchemaParams, **_) 
 @hookimpl
 def register_rewards(register):
     register(json_schema)
+
+
+@hookimpl
+def register_probes(register):
+    """The attacks ``grpo-host audit`` tries on JSON rewards, and the schema's example as the reference."""
+    from . import json_probes
+
+    for item in (json_probes.json_minimal, json_probes.json_keys_only, json_probes.json_empty_values,
+                 json_probes.json_schema_echo, json_probes.json_example):
+        register.add_probe(item)

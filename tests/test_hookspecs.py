@@ -113,6 +113,28 @@ def test_register_monitors_rejects_what_is_not_a_monitor():
     assert record.status == "failed" and "add_monitor() takes a monitor made with @monitor" in record.error
 
 
+def test_register_probes_records_a_probe_with_its_installed_pack(packs, monkeypatch):
+    """Through a real entry point: the test pack `weak` ships the probe `magic_word` for its reward `weak_magic`."""
+    monkeypatch.syspath_prepend(str(packs["weak"]))
+    plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "weak"})
+    [record] = plugins.records
+    assert record.status == "loaded" and "register_probes" in record.hooks
+    found = plugins.registry.probe("magic_word")
+    assert (found.plugin, found.version, found.rewards, found.kind) == ("grpo-test-weak", "0.4.0", ("weak_magic",),
+                                                                        "exploit")
+
+
+def test_register_probes_rejects_what_is_not_a_probe():
+    def bad(register):
+        register.add_probe(hookspec_test_reward)
+
+    plugins = load_plugins(entry_points_group=None, env={},
+                           plugins=[plugin_module("bad_probe_pack", register_probes=bad)])
+    [record] = plugins.records
+    assert record.status == "failed" and "add_probe() takes a probe made with @probe" in record.error
+    assert plugins.registry.names("probe") == []
+
+
 HOOK_TESTS = {
     "register_rewards": [
         test_register_rewards_records_each_reward_with_its_installed_pack,
@@ -121,6 +143,8 @@ HOOK_TESTS = {
     "register_hosts": [test_register_hosts_records_a_host_with_its_pack, test_register_hosts_rejects_what_is_not_a_host],
     "register_monitors": [test_register_monitors_records_a_monitor_with_its_installed_pack,
                           test_register_monitors_rejects_what_is_not_a_monitor],
+    "register_probes": [test_register_probes_records_a_probe_with_its_installed_pack,
+                        test_register_probes_rejects_what_is_not_a_probe],
 }
 """Hook name -> the tests that exercise it.  A new hook needs an entry (and its tests) here."""
 

@@ -299,3 +299,13 @@ def _run_each(sandbox: Sandbox, source: str, runs: list[dict], limits: Limits, d
 @hookimpl
 def register_rewards(register):
     register(code)
+
+
+@hookimpl
+def register_probes(register):
+    """The attacks ``grpo-host audit`` tries on code rewards (reward_plugins/code/probes.py) and the reference."""
+    from . import probes
+
+    for item in (probes.early_exit, probes.hard_exit, probes.harness_patching, probes.shadow_builtins,
+                 probes.print_expected, probes.code_solution):
+        register.add_probe(item)

@@ -242,3 +242,12 @@ async def judge_criteria(completion: str, *, prompt: Any = None, params: Criteri
 def register_rewards(register):
     for item in (judge, judge_reference, judge_criteria):
         register(item)
+
+
+@hookimpl
+def register_probes(register):
+    """The attacks ``grpo-host audit`` tries on the judges (reward_plugins/judge/probes.py)."""
+    from . import probes
+
+    register.add_probe(probes.judge_injection)
+    register.add_probe(probes.judge_fake_verdict)

@@ -1,0 +1,299 @@
+"""Running an audit: sample rows, build every probe's completions, score them with the run's own ensemble.
+
+The probes' completions go through :meth:`grpo_host.Ensemble.score_rows` of
+an ensemble built from the same spec a run would use, so the rewards'
+executors, timeouts and error policies apply exactly as in training.  One
+probe is scored at a time (its rows in batches), so its errors and timeouts
+are its own; a text a row already had scored (``format_only`` laid out as
+plain text is the empty completion) is not scored again.
+
+The gold self-check needs one layout the format rewards accept: each layout
+is tried on the first rows that carry a reference, ranked by how many of the
+rewards it gives full marks (then by the weighted total), and used for every
+row; a row whose reference falls short is tried with the other layouts
+before it is counted against a reward, so a failure is one no layout avoids.
+The exploits that ask for it are laid out with the winning layout.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .library import GENERIC, REFERENCE_COLUMNS
+from .probes import Probe, Target
+from .verdict import AuditReport, Scale, Thresholds, judge
+
+__all__ = ["DEFAULT_SAMPLE", "audit_file", "audit_rows", "installed_probes"]
+
+DEFAULT_SAMPLE = 200
+"""Rows audited when no sample size is given: enough to see a probe that pays on one row in twenty."""
+BATCH = 256
+RANK_ROWS = 8
+"""Rows with a reference on which every layout is tried, to choose the one used everywhere."""
+
+
+def installed_probes(plugins: Any = None) -> list[Probe]:
+    """The generic probes followed by every installed pack's (``register_probes``); a pack's probe named like a
+    generic one is an error naming the pack."""
+    from ..plugins import default_plugins
+
+    registry = (plugins or default_plugins()).registry
+    generic = {p.name for p in GENERIC}
+    found = []
+    for name in registry.names("probe"):
+        item = registry.probe(name)
+        if name in generic:
+            raise ValueError(f"probe {name!r} of pack {item.plugin} {item.version} has the name of a built-in probe")
+        found.append(item)
+    return [*GENERIC, *found]
+
+
+@dataclass
+class _Row:
+    where: str
+    row: dict[str, Any]
+    prompt: str
+
+
+@dataclass
+class _Scores:
+    """Every scored (row, text): values per reward, errors per reward, keyed by row index and text."""
+
+    values: dict[tuple[int, str], dict[str, float | None]] = field(default_factory=dict)
+    errors: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)
+    timeouts: Counter = field(default_factory=Counter)
+
+
+def _prompt_text(prompt: Any) -> str:
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, Sequence):
+        return "\n".join(str(m.get("content") or "") for m in prompt if isinstance(m, Mapping))
+    return ""
+
+
+def _sample(rows: Iterable[tuple[str, Any]], size: int, seed: int) -> tuple[list[_Row], int, int]:
+    """A uniform sample of ``size`` normalised rows (reservoir sampling: one pass, memory for the sample only),
+    in file order; with how many rows were read and how many could not be normalised."""
+    from ..data import DataError, normalize
+
+    rng = random.Random(seed)
+    kept: list[tuple[int, _Row]] = []
+    seen = bad = 0
+    for where, raw in rows:
+        if isinstance(raw, DataError):
+            bad += 1
+            continue
+        try:
+            row = normalize(raw, where, require_prompt=False)
+        except DataError:
+            bad += 1
+            continue
+        row.pop("completion", None)
+        item = (seen, _Row(where, row, _prompt_text(row.get("prompt"))))
+        seen += 1
+        if len(kept) < size:
+            kept.append(item)
+        else:
+            j = rng.randrange(seen)
+            if j < size:
+                kept[j] = item
+    return [r for _, r in sorted(kept, key=lambda pair: pair[0])], seen + bad, bad
+
+
+class _Scorer:
+    """Scores (row, text) pairs with the ensemble, once each, one probe's rows at a time."""
+
+    def __init__(self, ensemble: Any, rows: list[_Row]) -> None:
+        self.ensemble, self.rows, self.scores = ensemble, rows, _Scores()
+
+    def run(self, label: str, pairs: list[tuple[int, str]]) -> None:
+        todo = list(dict.fromkeys(p for p in pairs if p not in self.scores.values))
+        for start in range(0, len(todo), BATCH):
+            chunk = todo[start:start + BATCH]
+            result = self.ensemble.score_rows([self.rows[i].row for i, _ in chunk], completions=[t for _, t in chunk],
+                                              row_ids=[f"{self.rows[i].where} ({label})" for i, _ in chunk])
+            for k, pair in enumerate(chunk):
+                self.scores.values[pair] = {name: vals[k] for name, vals in result.values.items()}
+                for message in result.row_errors.get(k, []):
+                    self.scores.errors.setdefault(pair, {})[_reward_of(message, result.values)] = message
+            for name, metrics in result.metrics.items():
+                self.scores.timeouts[(label, name)] += metrics.timeouts
+
+
+def _reward_of(message: str, values: Mapping[str, Any]) -> str:
+    """Which reward an ensemble error message is about (it starts by naming it)."""
+    for name in sorted(values, key=len, reverse=True):
+        if f"'{name}'" in message[:200]:
+            return name
+    return "?"
+
+
+def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = DEFAULT_SAMPLE, seed: int = 0,
+               plugins: Any = None, thresholds: Thresholds | None = None, workers: int | None = None,
+               data: str = "rows") -> AuditReport:
+    """Audit the rewards of spec ``rewards`` on a sample of ``rows`` (``(where, raw_row)`` pairs, as
+    :func:`grpo_host.data.read_rows` yields them) and return the :class:`AuditReport`.
+
+    Raises what :meth:`grpo_host.Ensemble.from_spec` raises for a bad spec, and
+    :class:`grpo_host.RewardError` when a reward stops scoring (it cannot run,
+    or failed on many rows in a row): the audit could not finish.
+    """
+    from ..scoring.ensemble import Ensemble
+
+    if sample < 1:
+        raise ValueError(f"the sample must be at least 1 row, not {sample}")
+    start = time.perf_counter()
+    probes = installed_probes(plugins)
+    picked, read, bad = _sample(rows, sample, seed)
+    with Ensemble.from_spec(rewards, plugins=plugins, workers=workers) as ensemble:
+        scales = {m.name: Scale.of(m.reward) for m in ensemble.members}
+        params = {m.name: m.reward.bound for m in ensemble.members}
+        scorer = _Scorer(ensemble, picked)
+        formats = [p for p in probes if p.kind == "format"]
+        gold = _gold(scorer, ensemble, probes, formats, scales, params)
+        layout = gold.layouts[0] if gold.layouts else _rank_for_format_only(scorer, ensemble, formats, params)
+        common = gold.common = _most_common(gold.bodies)
+        exploits = _exploits(scorer, ensemble, probes, layout, common, params)
+    report = judge(ensemble, scales, gold, exploits, scorer.scores, thresholds or Thresholds(), picked,
+                   {p.name: p for p in probes})
+    report.data, report.rows, report.read, report.unreadable = data, len(picked), read, bad
+    report.layout, report.common = layout.name, common
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def audit_file(path: str | Path, rewards: Any, *, split: str | None = None, **kwargs: Any) -> AuditReport:
+    """:func:`audit_rows` over a dataset file or ``datasets`` folder (any format ``grpo-host data check`` reads)."""
+    from ..data import read_rows
+
+    return audit_rows(read_rows(path, split=split), rewards, data=str(path), **kwargs)
+
+
+@dataclass
+class Gold:
+    """The gold self-check's raw material: per row, the body each reward's reference gave and the pair scored."""
+
+    bodies: dict[int, dict[str, str]] = field(default_factory=dict)
+    """row -> reward -> the reference body."""
+    chosen: dict[tuple[int, str], tuple[int, str]] = field(default_factory=dict)
+    """(row, body) -> the scored (row, text): the layout that did best for it."""
+    layouts: list[Probe] = field(default_factory=list)
+    common: str | None = None
+    """The sample's most common reference (what ``common_gold`` answers on every row)."""
+
+
+def _references(probes: list[Probe], member: Any) -> list[Probe]:
+    """The reference probes for one reward: the packs' aimed at it first, then a generic one if it reads a reference
+    column."""
+    refs = [p for p in probes if p.kind == "reference"]
+    aimed = [p for p in refs if (p.rewards or p.columns) and p.aims_at(member.reward)]
+    reads = {n for col in member.reward.requires for n in col.names}
+    generic = [p for p in refs if not (p.rewards or p.columns) and reads & set(REFERENCE_COLUMNS)]
+    return aimed + generic
+
+
+def _checked(ensemble: Any, bodies: Mapping[str, str], body: str) -> list[str]:
+    """The rewards the dressed ``body`` must earn full marks on: those it is the reference of, and the format
+    rewards (which read no column)."""
+    return [m.name for m in ensemble.members if bodies.get(m.name) == body or not m.reward.requires]
+
+
+def _gold(scorer: _Scorer, ensemble: Any, probes: list[Probe], formats: list[Probe], scales: Mapping[str, Scale],
+          params: Mapping[str, Any]) -> Gold:
+    gold = Gold()
+    for i, item in enumerate(scorer.rows):
+        target = Target(item.row, item.prompt, params=params)
+        for member in ensemble.members:
+            for ref in _references(probes, member):
+                body = ref.build(target)
+                if body is not None:
+                    gold.bodies.setdefault(i, {})[member.name] = body
+                    break
+    pairs = [(i, body) for i, bodies in gold.bodies.items() for body in dict.fromkeys(bodies.values())]
+    if not pairs:
+        return gold
+
+    def dressed(layout: Probe, pair: tuple[int, str]) -> tuple[int, str]:
+        item = scorer.rows[pair[0]]
+        return pair[0], layout.build(Target(item.row, item.prompt, body=pair[1], params=params)) or ""
+
+    def full(pair: tuple[int, str], text_pair: tuple[int, str]) -> int:
+        values = scorer.scores.values[text_pair]
+        return sum(scales[name].full_marks(values.get(name)) for name in _checked(ensemble, gold.bodies[pair[0]],
+                                                                                  pair[1]))
+
+    ranking = pairs[:RANK_ROWS]
+    merit = {}
+    for layout in formats:
+        texts = [dressed(layout, pair) for pair in ranking]
+        scorer.run(f"layout {layout.name}", texts)
+        totals = ensemble.weighted_total({m.name: [scorer.scores.values[t][m.name] for t in texts]
+                                          for m in ensemble.members}, len(texts))[0]
+        merit[layout.name] = (sum(full(p, t) for p, t in zip(ranking, texts)), sum(v or 0.0 for v in totals))
+    gold.layouts = sorted(formats, key=lambda p: merit[p.name], reverse=True)
+    best: dict[tuple[int, str], tuple[int, tuple[int, str]]] = {}
+    todo = pairs
+    for layout in gold.layouts:
+        texts = [dressed(layout, pair) for pair in todo]
+        scorer.run("reference", texts)
+        left = []
+        for pair, text in zip(todo, texts):
+            got = full(pair, text)
+            if pair not in best or got > best[pair][0]:
+                best[pair] = (got, text)
+            if got < len(_checked(ensemble, gold.bodies[pair[0]], pair[1])):
+                left.append(pair)
+        todo = left
+        if not todo:
+            break
+    gold.chosen = {pair: text for pair, (_, text) in best.items()}
+    return gold
+
+
+def _rank_for_format_only(scorer: _Scorer, ensemble: Any, formats: list[Probe], params: Mapping[str, Any]) -> Probe:
+    """Without references, the layout whose empty body the chosen rewards pay most (the format rewards' layout)."""
+    rows = list(range(min(RANK_ROWS, len(scorer.rows))))
+    best, best_total = formats[0], float("-inf")
+    for layout in formats:
+        texts = [(i, layout.build(Target(scorer.rows[i].row, scorer.rows[i].prompt, params=params)) or "")
+                 for i in rows]
+        scorer.run(f"layout {layout.name}", texts)
+        total = sum(v or 0.0 for v in ensemble.weighted_total(
+            {m.name: [scorer.scores.values[t][m.name] for t in texts] for m in ensemble.members}, len(texts))[0])
+        if total > best_total + 1e-9:
+            best, best_total = layout, total
+    return best
+
+
+def _most_common(bodies: Mapping[int, Mapping[str, str]]) -> str | None:
+    counts = Counter(body for per_row in bodies.values() for body in dict.fromkeys(per_row.values()))
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def _exploits(scorer: _Scorer, ensemble: Any, probes: list[Probe], layout: Probe, common: str | None,
+              params: Mapping[str, Any]) -> dict[str, dict[int, tuple[int, str]]]:
+    """Every exploit aimed at a chosen reward, built and scored per row: probe -> row -> the scored (row, text)."""
+    rewards = ensemble.rewards
+    out: dict[str, dict[int, tuple[int, str]]] = {}
+    for p in probes:
+        if p.kind != "exploit" or not (p.name == "empty" or any(p.aims_at(r) for r in rewards)):
+            continue
+        texts: dict[int, tuple[int, str]] = {}
+        for i, item in enumerate(scorer.rows[:p.limit]):
+            target = Target(item.row, item.prompt, common=common, params=params)
+            text = p.build(target)
+            if text is None:
+                continue
+            if p.dress:
+                text = layout.build(Target(item.row, item.prompt, common=common, body=text, params=params)) or ""
+            texts[i] = (i, text)
+        scorer.run(p.name, list(texts.values()))
+        out[p.name] = texts
+    return out

@@ -1,0 +1,185 @@
+"""``grpo-host audit`` against deliberately weak rewards, a judge that obeys injected instructions, broken golds,
+and the built-in rewards on the project's example datasets.
+
+The weak rewards are the test pack ``weak`` (tests/packs/weak), installed with pip like any pack: a reward that
+pays substrings, one that pays any ``\\boxed{}``, a code reward that pays exit status 0, and one with a back door
+that only the pack's own probe (through ``register_probes``) knows.  The weak judge is a real HTTP server on
+127.0.0.1 behind the built-in ``judge`` reward.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import run_cli, write_jsonl
+
+from grpo_host.audit import Thresholds, audit_file, audit_rows
+from grpo_host.plugins import load_plugins
+from grpo_host.testing import assert_audit_passes
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+SUMS = [{"prompt": f"What is {a} plus {b}? Reply with the number.", "answer": str(a + b)}
+        for a, b in [(17, 25), (3, 4), (120, 33), (8, 9), (41, 19), (250, 250), (7, 70), (66, 1)]]
+PROGRAMS = [
+    {"prompt": "Read two integers and print their sum.", "tests": [{"input": "1 2\n", "output": "3\n"}],
+     "solution": "print(sum(map(int, input().split())))"},
+    {"prompt": "Read n and print n squared.", "tests": [{"input": "3\n", "output": "9\n"}, {"input": "4\n", "output": "16\n"}],
+     "solution": "n = int(input())\nprint(n * n)"},
+    {"prompt": "Read a word and print it reversed.", "tests": [{"input": "abc\n", "output": "cba\n"}],
+     "solution": "print(input()[::-1])"},
+]
+
+
+def pairs(rows):
+    return [(f"row {i}", row) for i, row in enumerate(rows, 1)]
+
+
+@pytest.fixture
+def weak(packs, monkeypatch):
+    """The weak pack, the R1 formats and the code pack's probes, through their installed entry points."""
+    monkeypatch.syspath_prepend(str(packs["weak"]))
+    return load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "weak,r1,code"})
+
+
+def finding(report, reward, kind="exploit"):
+    found = [f for f in report.findings if f.reward == reward and f.kind == kind]
+    assert found, "\n".join(report.lines(200))
+    return found[0]
+
+
+def test_a_reward_that_pays_substrings_is_caught_by_the_flood_of_numbers(weak):
+    report = audit_rows(pairs(SUMS), "weak_substring", plugins=weak)
+    caught = finding(report, "weak_substring")
+    assert caught.probe == "huge" and "huge" in caught.probes
+    [result] = [p for r in report.rewards for p in r.probes if p.probe == "huge"]
+    assert result.flagged and result.paid == len(SUMS)
+    assert not report.ok and report.rewards[0].gold_failed == 0  # the references themselves earn full marks
+
+
+def test_a_reward_that_pays_any_boxed_answer_is_caught_by_the_format_alone(weak):
+    report = audit_rows(pairs(SUMS), "weak_boxed", plugins=weak)
+    assert report.layout == "boxed"  # the layout the reward pays for, found from the references
+    caught = finding(report, "weak_boxed")
+    assert {"format_only", "boxed_each"} <= set(caught.probes)
+
+
+def test_a_code_reward_that_pays_exit_status_0_is_caught_by_an_early_exit(weak):
+    report = audit_rows(pairs(PROGRAMS), "weak_exit_zero", plugins=weak)
+    caught = finding(report, "weak_exit_zero")
+    assert {"early_exit", "hard_exit", "print_expected"} <= set(caught.probes)
+    assert report.rewards[0].gold_checked == len(PROGRAMS) and report.rewards[0].gold_failed == 0
+
+
+def test_a_back_door_is_caught_only_by_the_pack_probe_that_knows_it(weak):
+    report = audit_rows(pairs(SUMS), "weak_magic", plugins=weak)
+    caught = finding(report, "weak_magic")
+    assert caught.probes == ["magic_word"] and caught.fix == "remove the debugging back door"
+    generic_only = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "weak"})
+    generic_only.registry._claims["probe"].clear()  # the same rewards, without the pack's probe
+    assert audit_rows(pairs(SUMS), "weak_magic", plugins=generic_only).ok
+
+
+def test_format_rewards_weighted_over_correctness_are_a_finding_on_the_total():
+    report = audit_file(EXAMPLES / "letters.jsonl", "accuracy:0.2, r1_strict_format:1", sample=40)
+    [total] = [f for f in report.findings if f.kind == "total"]
+    assert "format_only" in total.rows and report.layout == "r1"
+    assert audit_file(EXAMPLES / "letters.jsonl", "accuracy:2, r1_strict_format:0.5", sample=40).ok
+
+
+def test_the_built_in_r1_rewards_pass_on_the_example_datasets():
+    for data in ("letters.jsonl", "r1_completions.jsonl"):
+        report = assert_audit_passes("accuracy:2, r1_strict_format:0.5, r1_soft_format:0.2, think_format:0.2",
+                                     EXAMPLES / data)
+        assert report.rows and all(r.gold_failed == 0 for r in report.rewards)
+
+
+@pytest.mark.slow
+def test_math_passes_on_the_examples_and_flags_unparseable_golds_by_row(tmp_path):
+    """Through the CLI, as a user runs it (math runs in worker processes: a few seconds to start)."""
+    ok = run_cli("audit", str(EXAMPLES / "r1_completions.jsonl"), "-r", "math:2, r1_strict_format:0.5",
+                 env={"COLUMNS": "80"})
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert all(len(line) <= 80 for line in ok.stdout.splitlines())
+    rows = [*SUMS[:4], {"prompt": "What is 2 plus 2?", "answer": "\\frac{4}{"},
+            {"prompt": "Name the shape.", "answer": "see the figure above"}]
+    data = write_jsonl(tmp_path / "golds.jsonl", rows)
+    bad = run_cli("audit", str(data), "-r", "math", "--json")
+    assert bad.returncode == 1, bad.stderr
+    report = json.loads(bad.stdout)
+    [gold] = [f for f in report["findings"] if f["kind"] == "gold"]
+    assert gold["reward"] == "math" and gold["rows"] == ["line 5", "line 6"]
+
+
+def test_the_cli_prints_80_columns_names_the_fix_and_exits_1(packs, tmp_path):
+    data = write_jsonl(tmp_path / "sums.jsonl", SUMS)
+    proc = run_cli("audit", str(data), "-r", "weak_boxed, weak_substring", pythonpath=[packs["weak"]],
+                   env={"COLUMNS": "80", "GRPO_HOST_LOAD_PLUGINS": "weak"})
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert any(line.startswith("FAIL weak_boxed: format_only") for line in lines)
+    assert any(line.startswith("  fix: an empty answer block must earn nothing") for line in lines)
+    assert lines[-1] == "verdict: 2 findings, exit 1"
+
+
+def test_the_cli_refuses_what_it_cannot_audit_in_one_line(tmp_path):
+    data = write_jsonl(tmp_path / "sums.jsonl", SUMS)
+    for args in (["-r", "no_such_reward"], ["-r", "accuracy", "--sample", "0"]):
+        proc = run_cli("audit", str(data), *args)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    missing = run_cli("audit", str(tmp_path / "absent.jsonl"), "-r", "accuracy")
+    assert missing.returncode == 2 and "no such dataset" in missing.stderr
+
+
+def test_thresholds_are_shares():
+    with pytest.raises(ValueError, match="margin must be a share"):
+        Thresholds(margin=2)
+
+
+class ObedientJudge:
+    """A judge model stand-in that does what the judged text tells it: 10 when asked for the highest score, else 2.
+
+    A real Starlette app on 127.0.0.1 speaking the OpenAI chat-completions protocol, so the built-in ``judge``
+    reward drives it over real HTTP."""
+
+    def __enter__(self):
+        import uvicorn
+        from starlette.applications import Starlette
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+
+        async def chat(request):
+            body = await request.json()
+            text = body["messages"][-1]["content"]
+            score = "10" if "highest score" in text else "2"
+            return JSONResponse({"id": "x", "object": "chat.completion", "model": body["model"], "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": f"<score>{score}</score>"},
+                 "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(Starlette(routes=[Route("/v1/chat/completions", chat,
+                                                                            methods=["POST"])]), log_level="error"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc):
+        self.server.should_exit = True
+        self.thread.join(5)
+
+
+def test_a_judge_that_obeys_injected_instructions_is_caught_by_the_injection_probe():
+    with ObedientJudge() as judge:
+        spec = f'judge(base_url="http://127.0.0.1:{judge.port}/v1", model="obedient")'
+        report = audit_rows(pairs(SUMS[:4]), spec)
+    caught = finding(report, "judge")
+    assert caught.probe == "judge_injection" and "judge_fake_verdict" not in caught.probes
