@@ -255,13 +255,22 @@ def read_rows(path: str | Path, *, split: str | None = None) -> Iterator[tuple[s
     """Yield ``(where, raw_row)`` pairs; a row that could not be read is a :class:`DataError` in place of the row."""
     path = Path(path)
     if path.is_dir():
-        return _read_datasets_folder(path, split)
+        return _os_errors_named(path, _read_datasets_folder(path, split))
     if not path.exists():
         raise FileNotFoundError(f"no such dataset: {path}")
     reader = READERS.get(path.suffix.lower())
     if reader is None:
         raise DataError(str(path), f"unknown format {path.suffix!r}; use one of {', '.join(READERS)} or a datasets folder")
-    return reader(path)
+    return _os_errors_named(path, reader(path))
+
+
+def _os_errors_named(path: Path, rows: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
+    """``rows``, with a read that fails (no permission, a device error, the file gone) as a :class:`DataError`
+    naming the file."""
+    try:
+        yield from rows
+    except OSError as exc:
+        raise DataError(str(path), f"cannot be read: {exc.strerror or exc}") from None
 
 
 def missing_column(row: Mapping[str, Any], rewards: Iterable[Reward]) -> str | None:

@@ -233,3 +233,10 @@ def test_a_file_that_is_not_parquet_is_named(tmp_path):
     (tmp_path / "rows.parquet").write_bytes(b"PAR1 not really" * 100)
     with pytest.raises(DataError, match=r"rows.parquet: not readable as Parquet after row 0"):
         list(read_rows(tmp_path / "rows.parquet"))
+
+
+def test_a_file_that_fails_while_read_is_named(tmp_path):
+    (tmp_path / "mem.jsonl").symlink_to("/proc/self/mem")  # opens, then every read fails with EIO
+    proc = run_cli("data", "check", str(tmp_path / "mem.jsonl"), "--rewards", "accuracy")
+    assert proc.returncode == 2 and "mem.jsonl: cannot be read: Input/output error" in proc.stderr
+    assert "Traceback" not in proc.stderr
