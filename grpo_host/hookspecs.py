@@ -96,3 +96,25 @@ def register_probes(register):
         plugin also registers is an error naming both packs when the audit
         runs, as for rewards.
     """
+
+
+@hookspec
+def register_environments(register):
+    """Register environments: the multi-turn, tool-calling worlds an agent is trained in.
+
+    An environment is a class declared with
+    :func:`grpo_host.environments.environment`: ``reset(row)`` starts a
+    rollout for a dataset row, its public methods are the tools the model
+    may call (typed, with docstrings), and an optional ``reward()`` scores
+    the rollout.  A run names one in its config (``environment``), or each
+    row names its own (an ``environment`` column); the host drives it
+    through a guarded :class:`grpo_host.environments.Session` per rollout
+    (argument checks, per-call timeouts, output caps).  See
+    ``docs/writing-an-environment-pack.md``.
+
+    :param register: a :class:`grpo_host.registry.Registrar` bound to this
+        plugin; ``register.add_environment(env)`` records the environment
+        under its name with this plugin's distribution name and version, for
+        ``grpo-host environments list`` and run configs.  A name another
+        plugin also registers is an error naming both packs.
+    """

@@ -24,6 +24,7 @@ from .rewards import Reward
 
 if TYPE_CHECKING:
     from .audit.probes import Probe
+    from .environments import Environment
     from .monitoring import Monitor
 
 __all__ = ["DuplicateNameError", "Host", "Registrar", "Registry", "UnknownNameError"]
@@ -55,7 +56,8 @@ class Host:
     validate: Callable[[Any], None] | None = None
 
 
-_KINDS = {"reward": "reward", "host": "training host", "monitor": "monitor", "probe": "audit probe"}
+_KINDS = {"reward": "reward", "host": "training host", "monitor": "monitor", "probe": "audit probe",
+          "environment": "environment"}
 
 
 @dataclass
@@ -85,6 +87,9 @@ class Registry:
 
     def monitor(self, name: str) -> Monitor:
         return self._get("monitor", name)  # type: ignore[return-value]
+
+    def environment(self, name: str) -> Environment:
+        return self._get("environment", name)  # type: ignore[return-value]
 
     def probe(self, name: str) -> Probe:
         return self._get("probe", name)  # type: ignore[return-value]
@@ -165,6 +170,16 @@ class Registrar:
         if not isinstance(probe, Probe):
             raise TypeError(f"add_probe() takes a probe made with @probe, got {type(probe).__name__}")
         self._add("probe", probe.name, replace(probe, plugin=self.plugin, version=self.version))
+
+    def add_environment(self, environment: Environment) -> None:
+        """Register a :class:`grpo_host.environments.Environment` (a class declared with
+        :func:`grpo_host.environments.environment`) under its name."""
+        from .environments import Environment
+
+        if not isinstance(environment, Environment):
+            raise TypeError(f"add_environment() takes an environment made with @environment, "
+                            f"got {type(environment).__name__}")
+        self._add("environment", environment.name, replace(environment, plugin=self.plugin, version=self.version))
 
     def _add(self, kind: str, name: str, item: Reward | Host) -> None:
         self.names.append(name)

@@ -135,6 +135,49 @@ def test_register_probes_rejects_what_is_not_a_probe():
     assert plugins.registry.names("probe") == []
 
 
+def test_register_environments_records_an_environment_with_its_installed_pack(packs, monkeypatch):
+    """Through a real entry point: the test pack `agentpack` registers the environment `notes`."""
+    monkeypatch.syspath_prepend(str(packs["agentpack"]))
+    plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "agentpack"})
+    [record] = plugins.records
+    assert record.status == "loaded" and "register_environments" in record.hooks
+    found = plugins.registry.environment("notes")
+    assert (found.plugin, found.version, found.tools) == ("grpo-test-agent", "0.4.0", ("read", "wait", "write"))
+
+
+def test_register_environments_rejects_what_is_not_an_environment():
+    def bad(register):
+        register.add_environment(hookspec_test_reward)
+
+    plugins = load_plugins(entry_points_group=None, env={},
+                           plugins=[plugin_module("bad_env_pack", register_environments=bad)])
+    [record] = plugins.records
+    assert record.status == "failed" and "add_environment() takes an environment made with @environment" in record.error
+    assert plugins.registry.names("environment") == []
+
+
+def test_register_probes_records_a_probe_with_its_installed_pack(packs, monkeypatch):
+    """Through a real entry point: the test pack `weak` ships the probe `magic_word` for its reward `weak_magic`."""
+    monkeypatch.syspath_prepend(str(packs["weak"]))
+    plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "weak"})
+    [record] = plugins.records
+    assert record.status == "loaded" and "register_probes" in record.hooks
+    found = plugins.registry.probe("magic_word")
+    assert (found.plugin, found.version, found.rewards, found.kind) == ("grpo-test-weak", "0.4.0", ("weak_magic",),
+                                                                        "exploit")
+
+
+def test_register_probes_rejects_what_is_not_a_probe():
+    def bad(register):
+        register.add_probe(hookspec_test_reward)
+
+    plugins = load_plugins(entry_points_group=None, env={},
+                           plugins=[plugin_module("bad_probe_pack", register_probes=bad)])
+    [record] = plugins.records
+    assert record.status == "failed" and "add_probe() takes a probe made with @probe" in record.error
+    assert plugins.registry.names("probe") == []
+
+
 HOOK_TESTS = {
     "register_rewards": [
         test_register_rewards_records_each_reward_with_its_installed_pack,
@@ -143,6 +186,8 @@ HOOK_TESTS = {
     "register_hosts": [test_register_hosts_records_a_host_with_its_pack, test_register_hosts_rejects_what_is_not_a_host],
     "register_monitors": [test_register_monitors_records_a_monitor_with_its_installed_pack,
                           test_register_monitors_rejects_what_is_not_a_monitor],
+    "register_environments": [test_register_environments_records_an_environment_with_its_installed_pack,
+                              test_register_environments_rejects_what_is_not_an_environment],
     "register_probes": [test_register_probes_records_a_probe_with_its_installed_pack,
                         test_register_probes_rejects_what_is_not_a_probe],
 }

@@ -146,7 +146,7 @@ def _validates(tp: Any, value: Any) -> bool:
 _ADAPTERS: dict[int, Any] = {}
 
 
-def _columns(requires: Mapping[str | tuple[str, ...], Any], empty_ok: Sequence[str] = ()) -> tuple[Column, ...]:
+def required_columns(requires: Mapping[str | tuple[str, ...], Any], empty_ok: Sequence[str] = ()) -> tuple[Column, ...]:
     cols = []
     for key, tp in requires.items():
         names = (key,) if isinstance(key, str) else tuple(key)
@@ -511,7 +511,7 @@ def reward(
         return (AsyncReward if is_async else Reward)(
             name=name or fn.__name__,
             fn=fn,
-            requires=_columns(requires or {}, empty_ok),
+            requires=required_columns(requires or {}, empty_ok),
             params=params,
             description=inspect.cleandoc(description or fn.__doc__ or ""),
             batch=batch,

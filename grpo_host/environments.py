@@ -1,0 +1,300 @@
+"""Environments: the multi-turn, tool-calling worlds an agent is trained in, as a plugin kind.
+
+An environment is a class declared with :func:`environment` and registered
+by a pack's ``register_environments`` hook, like rewards::
+
+    @environment("calculator", requires={"answer": str})
+    class Calculator:
+        \"\"\"Arithmetic on demand.\"\"\"
+
+        def reset(self, row):                 # a new rollout for this dataset row
+            self.calls = 0                    # return a string to append it to the prompt, or None
+
+        def add(self, a: float, b: float) -> str:
+            \"\"\"Add two numbers.
+
+            Args:
+                a: the first number
+                b: the second number
+            \"\"\"
+            self.calls += 1
+            return str(a + b)
+
+Its public methods other than ``reset`` and ``reward`` are its **tools**:
+each needs type hints and a Google-style docstring, which is what chat
+templates (through transformers' ``get_json_schema``) show the model.  An
+optional ``reward(self) -> float | None`` scores the rollout from the
+environment's own state.  ``params`` (a pydantic model) configures it;
+``requires`` names the row columns it reads, checked by ``data check``
+before anything is generated.
+
+**Tool calls are adversarial input.**  The engine never calls the class
+directly: it gets a :class:`Session` per rollout, whose tools check the
+arguments against the tool's type hints (unknown, missing or mistyped
+arguments, and arguments over ``max_argument_chars``, are refused), run
+the call under ``timeout`` seconds (a call that does not return is
+abandoned on its thread and answered as an error), and cut the result to
+``max_output_chars``.  Every failure (a refused call, a timeout, an
+exception of the tool) reaches the engine as an error the model sees in
+the tool result and that :class:`~grpo_host.scoring.trajectory.Trajectory`
+counts (``tool_errors``); none takes the run down.  An environment that
+fails to ``reset`` for a row answers every tool call of that rollout with
+that error.  Tools run in the trainer's process: one that runs model-written
+code must run it in a sandbox (the ``python`` environment runs it in the
+``code`` pack's), and one that reaches the network or host files must say
+so in its description.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import queue
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .scoring.contract import Column, required_columns
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["Environment", "Session", "ToolError", "ToolLimits", "environment"]
+
+RESERVED = ("reset", "reward", "get_reward")
+"""Method names an environment class uses for the rollout itself (``get_reward`` is TRL's), never tools."""
+
+
+class ToolError(Exception):
+    """A tool call that could not be served: the message is what the model reads in the tool result."""
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    """Bounds on every tool call of an environment (settable per environment in :func:`environment`)."""
+
+    timeout: float = 10.0
+    """Seconds a call may take; past it the call is abandoned and answered as an error."""
+    max_output_chars: int = 8192
+    """A longer result is cut to this many characters, with a note saying how much was cut."""
+    max_argument_chars: int = 65536
+    """Arguments longer than this (as JSON) are refused before the tool runs."""
+
+
+@dataclass(frozen=True, eq=False)
+class Environment:
+    """An environment class with its declaration, as :func:`environment` makes it and a pack registers it."""
+
+    name: str
+    factory: Callable[..., Any]
+    description: str
+    tools: tuple[str, ...]
+    requires: tuple[Column, ...] = ()
+    params: type[BaseModel] | None = None
+    limits: ToolLimits = field(default_factory=ToolLimits)
+    plugin: str = "?"
+    version: str = "?"
+
+    @property
+    def origin(self) -> str:
+        return f"pack {self.plugin} {self.version}"
+
+    @property
+    def has_reward(self) -> bool:
+        return callable(getattr(self.factory, "reward", None))
+
+    def create(self, params: Mapping[str, Any] | None = None) -> Any:
+        """A fresh instance with validated parameters; :class:`ValueError` names the environment."""
+        if self.params is None:
+            if params:
+                raise ValueError(f"environment {self.name!r} ({self.origin}) takes no parameters, got {sorted(params)}")
+            return self.factory()
+        from pydantic import ValidationError
+
+        try:
+            bound = self.params.model_validate(dict(params or {}))
+        except ValidationError as exc:
+            raise ValueError(f"bad parameters for environment {self.name!r} ({self.origin}):\n{exc}") from None
+        return self.factory(bound)
+
+    def tool_summaries(self) -> list[tuple[str, str]]:
+        """Each tool's call signature and the first line of its docstring, for listings (imports nothing)."""
+        out = []
+        for name in self.tools:
+            fn = getattr(self.factory, name)
+            params = list(inspect.signature(fn).parameters.values())[1:]  # without self
+            signature = f"{name}({', '.join(p.name for p in params)})"
+            out.append((signature, (inspect.getdoc(fn) or "").splitlines()[0]))
+        return out
+
+    def session_class(self) -> type[Session]:
+        """A :class:`Session` subclass whose methods are this environment's tools, guarded, with the tools'
+        names, signatures, type hints and docstrings (what engines read to describe the tools to the model)."""
+        members: dict[str, Any] = {"environment": self}
+        for name in self.tools:
+            members[name] = _guarded_tool(self, name)
+        if self.has_reward:
+            members["get_reward"] = Session._reward
+        return type(f"{self.factory.__name__}Session", (Session,), members)
+
+
+class Session:
+    """One rollout's environment as an engine drives it (TRL's ``environment_factory`` instances are these).
+
+    ``reset(**row_fields)`` starts a rollout: ``rows`` (when given) maps the
+    engine's row id to the dataset row the environment's ``reset`` reads.
+    Tool methods are made by :meth:`Environment.session_class`.
+    """
+
+    environment: Environment
+    ROW_KEY = "_grpo_host_row"
+
+    def __init__(self, params: Mapping[str, Any] | None = None, rows: Sequence[Any] | None = None) -> None:
+        self.instance = self.environment.create(params)
+        self.rows = rows
+        self.failure: str | None = None
+
+    def reset(self, **fields: Any) -> str | None:
+        """Start a rollout for the row the engine names (its fields, or its id in ``rows``)."""
+        row = fields
+        if self.rows is not None and isinstance(fields.get(self.ROW_KEY), int):
+            found = self.rows[fields[self.ROW_KEY]]
+            row = getattr(found, "data", found)
+        self.failure = None
+        try:
+            observation = self.instance.reset(row)
+        except Exception as exc:  # the environment's bug or a bad row: this rollout's tools say so
+            self.failure = f"environment {self.environment.name!r} could not start: {type(exc).__name__}: {exc}"
+            return None
+        return observation if isinstance(observation, str) or observation is None else str(observation)
+
+    def _reward(self) -> float | None:
+        """The environment's own score of this rollout; None when it fails or gives no number."""
+        if self.failure is not None:
+            return None
+        try:
+            value = self.instance.reward()
+        except Exception:
+            return None
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _guarded_tool(env: Environment, name: str) -> Callable[..., str]:
+    """``env``'s tool ``name`` behind the guard described in the module docstring."""
+    original = getattr(env.factory, name)
+    signature = inspect.signature(original)
+    hints = _hints(original)
+    adapters: dict[str, Any] = {}
+
+    def tool(self: Session, **kwargs: Any) -> str:
+        if self.failure is not None:
+            raise ToolError(self.failure)
+        args = _checked_arguments(env, name, signature, hints, adapters, kwargs)
+        return _bounded(env, name, lambda: getattr(self.instance, name)(**args))
+
+    tool.__name__ = tool.__qualname__ = name
+    tool.__doc__ = original.__doc__
+    tool.__signature__ = signature  # type: ignore[attr-defined]
+    tool.__annotations__ = hints
+    return tool
+
+
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    import typing
+
+    return typing.get_type_hints(fn)
+
+
+def _checked_arguments(env: Environment, name: str, signature: inspect.Signature, hints: dict[str, Any],
+                       adapters: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments validated against the tool's type hints, or a :class:`ToolError` saying what is wrong."""
+    try:
+        size = len(json.dumps(kwargs, default=str))
+    except (TypeError, ValueError, RecursionError):
+        raise ToolError(f"tool {name}: the arguments are not JSON values") from None
+    if size > env.limits.max_argument_chars:
+        raise ToolError(f"tool {name}: the arguments are {size} characters, over {env.limits.max_argument_chars}")
+    params = [p for p in signature.parameters.values() if p.name != "self"]
+    known = {p.name for p in params}
+    unknown = sorted(set(kwargs) - known)
+    missing = [p.name for p in params if p.default is inspect.Parameter.empty and p.name not in kwargs]
+    if unknown or missing:
+        raise ToolError(f"tool {name}({', '.join(p.name for p in params)}): "
+                        + "; ".join(filter(None, [f"unknown arguments {unknown}" if unknown else "",
+                                                  f"missing arguments {missing}" if missing else ""])))
+    from pydantic import TypeAdapter, ValidationError
+
+    out = {}
+    for key, value in kwargs.items():
+        adapter = adapters.get(key)
+        if adapter is None:
+            adapter = adapters[key] = TypeAdapter(hints.get(key, Any))
+        try:
+            out[key] = adapter.validate_python(value)
+        except ValidationError as exc:
+            raise ToolError(f"tool {name}: argument {key!r}: {exc.errors()[0]['msg']}") from None
+    return out
+
+
+def _bounded(env: Environment, name: str, call: Callable[[], Any]) -> str:
+    """Run ``call`` on a daemon thread for at most the timeout; its result as text, cut to the output cap."""
+    done: queue.SimpleQueue = queue.SimpleQueue()
+
+    def run() -> None:
+        try:
+            done.put((True, call()))
+        except BaseException as exc:  # noqa: BLE001 - reported to the model, never raised into the engine's loop
+            done.put((False, exc))
+
+    threading.Thread(target=run, daemon=True, name=f"grpo-host-tool-{name}").start()
+    try:
+        ok, value = done.get(timeout=env.limits.timeout)
+    except queue.Empty:
+        raise ToolError(f"tool {name} did not answer within {env.limits.timeout:g} s") from None
+    if not ok:
+        raise ToolError(f"tool {name} failed: {type(value).__name__}: {value}")
+    text = value if isinstance(value, str) else str(value)
+    cap = env.limits.max_output_chars
+    return text if len(text) <= cap else f"{text[:cap]}\n[{len(text) - cap} more characters cut]"
+
+
+def environment(
+    name: str,
+    *,
+    description: str | None = None,
+    params: type[BaseModel] | None = None,
+    requires: Mapping[str | tuple[str, ...], Any] | None = None,
+    limits: ToolLimits | None = None,
+) -> Callable[[type], Environment]:
+    """Declare a class as an environment (see the module docstring for the class's shape).
+
+    :param name: the name run configs, a row's ``environment`` column and
+        ``grpo-host environments show`` use.
+    :param description: what the environment is and what its tools may reach; defaults to the docstring.
+    :param params: a pydantic model of its parameters; ``__init__`` then receives a validated instance.
+    :param requires: row columns ``reset`` reads, mapped to their types, as for rewards.
+    :param limits: bounds on every tool call (:class:`ToolLimits`).
+    """
+
+    def wrap(cls: type) -> Environment:
+        who = f"@environment {name!r}"
+        if not isinstance(cls, type) or not callable(getattr(cls, "reset", None)):
+            raise TypeError(f"{who}: the class needs a reset(self, row) method")
+        tools = tuple(n for n, fn in inspect.getmembers(cls, inspect.isfunction)
+                      if not n.startswith("_") and n not in RESERVED)
+        if not tools:
+            raise TypeError(f"{who}: the class has no tools (public methods besides reset and reward)")
+        for tool in tools:
+            fn = getattr(cls, tool)
+            if not inspect.getdoc(fn):
+                raise TypeError(f"{who}: tool {tool!r} needs a docstring (the model reads it)")
+            hints = _hints(fn)
+            untyped = [p for p in list(inspect.signature(fn).parameters)[1:] if p not in hints]
+            if untyped:
+                raise TypeError(f"{who}: tool {tool!r} needs type hints for {untyped} (the model reads them)")
+        return Environment(name=name, factory=cls, description=inspect.cleandoc(description or cls.__doc__ or ""),
+                           tools=tools, requires=required_columns(requires or {}), params=params,
+                           limits=limits or ToolLimits())
+
+    return wrap
