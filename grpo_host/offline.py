@@ -347,10 +347,14 @@ class ScoreOutput:
                               f"{exc.strerror or exc}") from None
 
     def close(self, *, complete: bool) -> None:
-        """Close the file; once every row is in (``complete``), the progress record goes."""
+        """Close the file, cut back to its last whole batch (an interrupt may land mid-write); once every row is
+        in (``complete``), the progress record goes."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            if not complete:
+                self._cut_back(self._state["bytes"])
+            else:
+                self._file.close()
+                self._file = None
         if complete:
             self.progress_path.unlink(missing_ok=True)
 
