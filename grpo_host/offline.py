@@ -234,7 +234,9 @@ class ScoreOutput:
     def _load_progress(self) -> None:
         try:
             state = json.loads(self.progress_path.read_text())
-            rows, size, digest = int(state["rows"]), int(state["bytes"]), str(state["sha256"])
+            rows, size = int(state["rows"]), int(state["bytes"])
+            if not isinstance(state["sha256"], str):
+                raise TypeError("sha256 is not text")
         except FileNotFoundError:
             raise OutputError(f"--out {self.path}: --resume, but there is no interrupted run to continue "
                               f"(no {self.progress_path.name}: the output is complete or was never started)") from None
@@ -246,12 +248,14 @@ class ScoreOutput:
             raise OutputError(f"--out {self.path}: holds {max(have, 0)} bytes, fewer than the {size} its progress "
                               f"record {self.progress_path.name} counts; remove both files to start again")
         with self.path.open("rb") as f:
-            kept = f.read(size).splitlines()
-        if len(kept) != rows or (rows and json.loads(kept[-1]).get("row") != state.get("last")):
+            try:
+                kept = [json.loads(line) for line in f.read(size).splitlines()]
+            except ValueError:
+                kept = None
+        if kept is None or len(kept) != rows or (rows and kept[-1].get("row") != state.get("last")):
             raise OutputError(f"--out {self.path}: its lines do not match its progress record; "
                               "remove both files to start again")
-        for line in kept:
-            entry = json.loads(line)
+        for entry in kept:
             self.kept_bad += "rewards" not in entry
             self.kept_failed += "rewards" in entry and "error" in entry
         self.done, self._state = rows, dict(state)
