@@ -392,6 +392,22 @@ def test_judge_beside_sync_rewards_through_grpo_host_score(server, tmp_path):
     assert table.returncode == 0 and "cache_hits" in table.stdout, table.stdout + table.stderr
 
 
+def test_hostile_judge_replies_through_grpo_host_score(server, tmp_path):
+    # a flooded reply and a 10^12-token usage claim, as a user meets them: each row's verdict or a counted None
+    rows = [{"prompt": "p", "completion": c} for c in
+            ("spaces 2000000", "usage 1000000000000; score 7", "score 8", "score 9")]
+    data = write_jsonl(tmp_path / "rows.jsonl", rows)
+    spec = (f'judge(base_url="{server.base_url}", model="m", score_format=line, tokens_per_minute=600000, '
+            'max_tokens=100, concurrency=1, deadline=20)')
+    out = tmp_path / "out.jsonl"
+    proc = run_cli("score", str(data), "--rewards", spec, "--out", str(out), "--json",
+                   env={"GRPO_HOST_CACHE": str(tmp_path / "cli-cache")})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert [json.loads(line)["total"] for line in out.read_text().splitlines()] == [None, 0.7, 0.8, 0.9]
+    counts_ = json.loads(proc.stdout)["rewards"]["judge"]["counts"]
+    assert counts_["unparseable"] == 1 and counts_["failures"] == 0 and counts_["tokens"] < 10_000
+
+
 def test_an_async_reward_from_a_pip_installed_pack(packs, tmp_path):
     data = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "p", "completion": "x" * i} for i in range(1, 9)])
     listed = {r["name"]: r for r in cli_json("rewards", "list", pythonpath=[packs["asyncpack"]])}
