@@ -413,9 +413,11 @@ def train(
 ) -> None:
     """Train with GRPO: check the data, run the chosen backend, save the model and a summary.
 
-    Exit 0 trained, 1 the data has problems (the check failed before any model was loaded, or a prompt is too
-    long), 2 the run could not start or stopped, 3 a monitor with action stop ended it (after a checkpoint).
+    Exit 0 trained, 1 the data has problems (the check failed before any model was loaded, a prompt is too
+    long, or with audit: stop the audit found a way to game the rewards), 2 the run could not start or stopped,
+    3 a monitor with action stop ended it (after a checkpoint).
     """
+    from .audit import AuditFailed
     from .config import load_config
     from .data import DataError
     from .monitoring import MonitorStopped
@@ -436,6 +438,12 @@ def train(
     except DataCheckFailed as exc:
         err.print(_problems_table(exc.report, f"data check failed: {exc.path}: {exc.report.rows} rows"))
         err.print(Text.assemble(("error:", "red"), " the data check failed; nothing was trained"))
+        raise typer.Exit(1) from None
+    except AuditFailed as exc:
+        for line in exc.report.lines(max(80, err.width)):
+            err.print(line, soft_wrap=True)
+        err.print(Text.assemble(("error:", "red"), " the audit found ways to game the rewards; nothing was trained "
+                                "(audit: warn trains anyway)"), soft_wrap=True)
         raise typer.Exit(1) from None
     from .train import is_main_process
 

@@ -136,6 +136,9 @@ class RunConfig(_Strict):
     data: DataSettings = Field(description="train (and optional val) dataset paths; a string is the train path")
     rewards: list[SpecItem] = Field(description='reward spec: "accuracy:2, r1_soft_format:0.5" or a list of items')
     strict: bool = Field(False, description="a completion that no weighted reward scored stops the run")
+    audit: Literal["warn", "stop", "off"] = Field(
+        "warn", description="before the model loads, try to game the rewards on a sample of the train rows "
+                            "(grpo-host audit, docs/audit.md): warn prints what paid, stop ends the run (exit 1)")
     monitors: list[dict[str, Any] | str] | None = Field(
         None, description="run monitors: names or {name, params, action: log|warn|stop}; None: every installed "
                           "monitor with action warn; []: none (see grpo-host monitors list)")
@@ -196,6 +199,11 @@ class RunConfig(_Strict):
     @classmethod
     def _data_shorthand(cls, value: Any) -> Any:
         return {"train": value} if isinstance(value, str | Path) else value
+
+    @field_validator("audit", mode="before")
+    @classmethod
+    def _audit_off(cls, value: Any) -> Any:
+        return "off" if value is False else value  # YAML 1.1 reads a bare `audit: off` as false
 
     @field_validator("rewards", mode="before")
     @classmethod

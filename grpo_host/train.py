@@ -225,6 +225,27 @@ def _read(path: str, ensemble: Ensemble, what: str) -> list[Row]:
     return rows
 
 
+def _audit(config: RunConfig, plugins: Plugins, ensemble: Ensemble, rows: list[Row], *, echo: bool) -> None:
+    """The short audit before the model loads (``audit: warn | stop | off``): the run's own ensemble tries the
+    probes on a sample of the train rows; ``warn`` prints the findings, ``stop`` raises
+    :class:`grpo_host.audit.AuditFailed` with the report."""
+    if config.audit == "off":
+        return
+    from .audit import TRAIN_SAMPLE, AuditFailed, audit_rows
+
+    report = audit_rows([(row.where, row.data) for row in rows], config.rewards, sample=TRAIN_SAMPLE,
+                        plugins=plugins, ensemble=ensemble, data=config.data.train, seed=config.seed)
+    if report.ok:
+        return
+    if config.audit == "stop":
+        raise AuditFailed(report)
+    if echo:
+        for line in report.lines():
+            print(f"audit: {line}", file=sys.stderr, flush=True)
+        print("audit: training anyway (audit: warn); audit: stop ends the run here instead", file=sys.stderr,
+              flush=True)
+
+
 def _offline_for_local_models(model: str) -> None:
     """A built-in or local model needs no hub: make sure nothing (transformers, datasets, trl) reaches for it."""
     if is_builtin(model) or Path(model).exists():
@@ -251,6 +272,7 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     try:
         rows = _read(config.data.train, ensemble, "train")
         val = _read(config.data.val, ensemble, "val") if config.data.val else []
+        _audit(config, plugins, ensemble, rows, echo=quiet is None)
     except BaseException:
         ensemble.close()
         raise

@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, write_jsonl
 
-from grpo_host.audit import Thresholds, audit_file, audit_rows
+from grpo_host.audit import AuditFailed, Thresholds, audit_file, audit_rows
+from grpo_host.config import load_config
 from grpo_host.plugins import load_plugins
 from grpo_host.testing import assert_audit_passes
+from grpo_host.train import prepare
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 SUMS = [{"prompt": f"What is {a} plus {b}? Reply with the number.", "answer": str(a + b)}
@@ -134,6 +136,23 @@ def test_the_cli_refuses_what_it_cannot_audit_in_one_line(tmp_path):
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     missing = run_cli("audit", str(tmp_path / "absent.jsonl"), "-r", "accuracy")
     assert missing.returncode == 2 and "no such dataset" in missing.stderr
+
+
+def test_train_runs_the_short_audit_before_loading_the_model(packs, monkeypatch, tmp_path, capsys):
+    """``prepare`` is the run flow up to (not including) loading the model: the audit runs there, on the run's own
+    ensemble, and ``audit: stop`` ends the run before anything is written."""
+    monkeypatch.syspath_prepend(str(packs["weak"]))
+    data = write_jsonl(tmp_path / "sums.jsonl", SUMS)
+    config = {"model": "builtin:tiny", "data": str(data), "rewards": "weak_boxed", "plugins": ["grpo_test_weak"]}
+    with pytest.raises(AuditFailed) as stopped:
+        prepare(load_config(data=config, overrides=["audit=stop", f"output_dir={tmp_path / 'stopped'}"]))
+    assert stopped.value.report.findings[0].probe == "format_only" and not (tmp_path / "stopped").exists()
+    job = prepare(load_config(data=config, overrides=[f"output_dir={tmp_path / 'warned'}"]))  # audit: warn
+    job.ensemble.close()
+    assert "audit: FAIL weak_boxed: format_only" in capsys.readouterr().err
+    job = prepare(load_config(data=config, overrides=["audit=off", f"output_dir={tmp_path / 'off'}"]))
+    job.ensemble.close()
+    assert "audit" not in capsys.readouterr().err
 
 
 def test_thresholds_are_shares():

@@ -14,10 +14,10 @@ safety: it shows only that these attacks fail on these rows.
 from __future__ import annotations
 
 from .probes import Probe, Target, probe
-from .run import DEFAULT_SAMPLE, audit_file, audit_rows, installed_probes
+from .run import DEFAULT_SAMPLE, TRAIN_SAMPLE, AuditFailed, audit_file, audit_rows, installed_probes
 from .verdict import AuditReport, Finding, ProbeResult, RewardAudit, Scale, Thresholds
 
 __all__ = [
-    "DEFAULT_SAMPLE", "AuditReport", "Finding", "Probe", "ProbeResult", "RewardAudit", "Scale", "Target",
+    "DEFAULT_SAMPLE", "TRAIN_SAMPLE", "AuditFailed", "AuditReport", "Finding", "Probe", "ProbeResult", "RewardAudit", "Scale", "Target",
     "Thresholds", "audit_file", "audit_rows", "installed_probes", "probe",
 ]

@@ -17,6 +17,8 @@ The exploits that ask for it are laid out with the winning layout.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import random
 import time
 from collections import Counter
@@ -29,10 +31,20 @@ from .library import GENERIC, REFERENCE_COLUMNS
 from .probes import Probe, Target
 from .verdict import AuditReport, Scale, Thresholds, judge
 
-__all__ = ["DEFAULT_SAMPLE", "audit_file", "audit_rows", "installed_probes"]
+__all__ = ["DEFAULT_SAMPLE", "TRAIN_SAMPLE", "AuditFailed", "audit_file", "audit_rows", "installed_probes"]
 
 DEFAULT_SAMPLE = 200
 """Rows audited when no sample size is given: enough to see a probe that pays on one row in twenty."""
+TRAIN_SAMPLE = 32
+"""Rows the short audit ``grpo-host train`` runs before loading the model (config key ``audit``)."""
+
+
+class AuditFailed(Exception):
+    """The audit before training found ways to game the rewards and the config says ``audit: stop``."""
+
+    def __init__(self, report: AuditReport) -> None:
+        super().__init__(f"the audit found {len(report.findings)} ways to game the rewards")
+        self.report = report
 BATCH = 256
 RANK_ROWS = 8
 """Rows with a reference on which every layout is tried, to choose the one used everywhere."""
@@ -68,6 +80,8 @@ class _Scores:
     values: dict[tuple[int, str], dict[str, float | None]] = field(default_factory=dict)
     errors: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)
     timeouts: Counter = field(default_factory=Counter)
+    stopped: dict[str, str] = field(default_factory=dict)
+    """Probe -> the error with which the ensemble stopped scoring its rows (as it would stop a run)."""
 
 
 def _prompt_text(prompt: Any) -> str:
@@ -114,11 +128,22 @@ class _Scorer:
         self.ensemble, self.rows, self.scores = ensemble, rows, _Scores()
 
     def run(self, label: str, pairs: list[tuple[int, str]]) -> None:
+        from ..scoring.contract import RewardError, RewardUnusable
+
         todo = list(dict.fromkeys(p for p in pairs if p not in self.scores.values))
         for start in range(0, len(todo), BATCH):
             chunk = todo[start:start + BATCH]
-            result = self.ensemble.score_rows([self.rows[i].row for i, _ in chunk], completions=[t for _, t in chunk],
-                                              row_ids=[f"{self.rows[i].where} ({label})" for i, _ in chunk])
+            try:
+                result = self.ensemble.score_rows([self.rows[i].row for i, _ in chunk],
+                                                  completions=[t for _, t in chunk],
+                                                  row_ids=[f"{self.rows[i].where} ({label})" for i, _ in chunk])
+            except RewardUnusable:
+                raise
+            except RewardError as exc:  # on_error=raise, or a streak of failures: a run would stop here too
+                self.scores.stopped.setdefault(label, str(exc))
+                for pair in chunk:
+                    self.scores.values[pair] = {name: None for name in self.ensemble.names}
+                continue
             for k, pair in enumerate(chunk):
                 self.scores.values[pair] = {name: vals[k] for name, vals in result.values.items()}
                 for message in result.row_errors.get(k, []):
@@ -137,9 +162,12 @@ def _reward_of(message: str, values: Mapping[str, Any]) -> str:
 
 def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = DEFAULT_SAMPLE, seed: int = 0,
                plugins: Any = None, thresholds: Thresholds | None = None, workers: int | None = None,
-               data: str = "rows") -> AuditReport:
+               data: str = "rows", ensemble: Any = None) -> AuditReport:
     """Audit the rewards of spec ``rewards`` on a sample of ``rows`` (``(where, raw_row)`` pairs, as
     :func:`grpo_host.data.read_rows` yields them) and return the :class:`AuditReport`.
+
+    ``ensemble``: an open :class:`~grpo_host.Ensemble` to score with (a run's own, with its warm workers; left
+    open), in place of one built from ``rewards``.
 
     Raises what :meth:`grpo_host.Ensemble.from_spec` raises for a bad spec, and
     :class:`grpo_host.RewardError` when a reward stops scoring (it cannot run,
@@ -152,7 +180,11 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
     start = time.perf_counter()
     probes = installed_probes(plugins)
     picked, read, bad = _sample(rows, sample, seed)
-    with Ensemble.from_spec(rewards, plugins=plugins, workers=workers) as ensemble:
+    own = ensemble is None
+    if own:
+        ensemble = Ensemble.from_spec(rewards, plugins=plugins, workers=workers)
+    counts = copy.deepcopy(ensemble.counts)  # a run's own ensemble: its counters are the run's, not the audit's
+    with ensemble if own else contextlib.nullcontext(ensemble):
         scales = {m.name: Scale.of(m.reward) for m in ensemble.members}
         params = {m.name: m.reward.bound for m in ensemble.members}
         scorer = _Scorer(ensemble, picked)
@@ -161,6 +193,7 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
         layout = gold.layouts[0] if gold.layouts else _rank_for_format_only(scorer, ensemble, formats, params)
         common = gold.common = _most_common(gold.bodies)
         exploits = _exploits(scorer, ensemble, probes, layout, common, params)
+    ensemble.counts = counts
     report = judge(ensemble, scales, gold, exploits, scorer.scores, thresholds or Thresholds(), picked,
                    {p.name: p for p in probes})
     report.data, report.rows, report.read, report.unreadable = data, len(picked), read, bad

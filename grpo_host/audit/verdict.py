@@ -20,6 +20,9 @@ example and every score the audit saw is its floor or its full marks.
   its floor.
 * ``errors``: a probe made a reward raise (a reward that raises on hostile
   text stops a run after enough rows in a row).
+* ``stops``: scoring a probe's rows raised out of the ensemble (a reward
+  with ``on_error=raise``, or one that failed on many rows in a row), as it
+  would stop a run.
 * ``total``: a probe earns more than ``total_share`` of what the reference
   earns in the weighted total, above the empty completion (format rewards
   weighted so heavily that the format alone is most of the signal).
@@ -273,6 +276,9 @@ def judge(ensemble: Any, scales: Mapping[str, Scale], gold: Any, exploits: Mappi
                                     "score hostile text as 0; raising on enough rows in a row stops a run",
                                     probes=[r.probe for r in raising]))
         audits.append(audit)
+    for label, message in scores.stopped.items():
+        findings.append(Finding("stops", "-", label, f"{label} stopped the scoring: {message}",
+                                "score hostile text, do not raise: under these policies this stops a run"))
     report = AuditReport(audits, findings, thresholds)
     _totals(report, ensemble, gold, exploits, scores, thresholds, probes)
     return report
