@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -55,6 +56,14 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite_float(text: str) -> float:
+    """A JSON number as a float, refused when it overflows (as orjson refuses ``1e400``)."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {text[:40]} is infinity when parsed as double")
+    return value
+
+
 MAX_DEPTH = 128
 """The deepest nesting of lists and objects a row may have.  Rows are pickled to worker processes, hashed and
 written back as JSON, all of which recurse: a hostile row nested thousands deep would crash them, so it is a
@@ -64,7 +73,9 @@ bad row at read time instead (real rows, chat messages with content parts includ
 def _loads(data: bytes) -> Any:
     """JSON text as Python values, integers exact at any size (orjson's speed where no long number appears)."""
     try:
-        return json.loads(data, parse_constant=_no_constant) if _LONG_NUMBER.search(data) else _fast_loads(data)
+        if _LONG_NUMBER.search(data):
+            return json.loads(data, parse_constant=_no_constant, parse_float=_finite_float)
+        return _fast_loads(data)
     except RecursionError:
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
 

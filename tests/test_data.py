@@ -206,6 +206,9 @@ def test_integers_beyond_64_bits_are_read_exactly(tmp_path):
     (tmp_path / "nan.jsonl").write_text('{"prompt": "p", "answer": NaN, "n": 12345678901234567890}\n')
     [(_, raw)] = read_rows(tmp_path / "nan.jsonl")
     assert isinstance(raw, DataError) and "NaN is not JSON" in str(raw)  # as orjson refuses it
+    (tmp_path / "inf.jsonl").write_text('{"prompt": "p", "answer": 1e400, "n": 12345678901234567890}\n')
+    [(_, raw)] = read_rows(tmp_path / "inf.jsonl")
+    assert isinstance(raw, DataError) and "infinity" in str(raw)
 
 
 def test_csv_unclosed_quote_is_named_and_long_fields_are_read(tmp_path):
