@@ -14,6 +14,8 @@ ASGI app (Starlette, run by uvicorn) around one spec:
   (``"row 3"``, 0-based in the request's list), never a failed request;
 * ``POST /check``: ``{"rows": [...]}`` in, the report ``grpo-host data check
   --json`` prints (:func:`grpo_host.data.check_rows`, row checks included);
+* ``POST /audit``: ``{"rows": [...], "sample": N}`` in, the report ``grpo-host
+  audit --json`` prints for the served rewards (:func:`grpo_host.audit.audit_rows`);
 * ``GET /rewards``: the served members with weights and parameters;
 * ``GET /health``: liveness and load, for load balancers (never behind the token).
 
@@ -394,6 +396,31 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
                             "rows were checked") from None
         return reply(report.as_dict())
 
+    async def audit(request: Request) -> Response:
+        """``grpo-host audit`` over the posted rows with this server's rewards, on an ensemble of its own (the
+        scoring threads keep theirs): ``{"rows": [...], "sample": N}`` -> the audit's report (docs/audit.md)."""
+        from .audit import DEFAULT_SAMPLE, audit_rows
+
+        body = await read_json(request)
+        rows = take_rows(request, body.get("rows") if isinstance(body, dict) else None)
+        sample = body.get("sample", DEFAULT_SAMPLE)
+        if not isinstance(sample, int) or isinstance(sample, bool) or sample < 1:
+            raise HTTPError(422, f"'sample' must be a positive number of rows, got {sample!r}")
+        seconds, deadline = deadline_of(request)
+
+        def run() -> Any:
+            with build() as ensemble:
+                return audit_rows(((f"row {i}", raw) for i, raw in enumerate(rows)), None, sample=sample,
+                                  ensemble=ensemble, data="request")
+
+        job = asyncio.get_running_loop().run_in_executor(None, run)
+        try:
+            report = await asyncio.wait_for(job, max(deadline - time.monotonic(), 0))
+        except TimeoutError:
+            raise HTTPError(504, f"the deadline ({seconds:g} s from the request's first byte) passed while the "
+                            "rewards were audited") from None
+        return reply(report.as_dict())
+
     async def listing(request: Request) -> Response:
         return reply([{**reward_row(m.reward), "weight": m.weight, "on_error": m.on_error, "timeout": m.timeout,
                        "bound": m.reward.bound.model_dump() if m.reward.bound is not None else None}
@@ -424,6 +451,7 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
         Route("/get_reward", get_reward, methods=["POST"]),
         Route("/score", score, methods=["POST"]),
         Route("/check", check, methods=["POST"]),
+        Route("/audit", audit, methods=["POST"]),
         Route("/rewards", listing, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
     ], lifespan=lifespan, exception_handlers={HTTPError: http_error, Exception: crash})

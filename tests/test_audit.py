@@ -155,6 +155,35 @@ def test_train_runs_the_short_audit_before_loading_the_model(packs, monkeypatch,
     assert "audit" not in capsys.readouterr().err
 
 
+def test_serve_audits_posted_rows_with_its_rewards(weak):
+    """``POST /audit`` on a real server on 127.0.0.1 (the app ``grpo-host serve`` runs, under uvicorn)."""
+    import httpx
+    import uvicorn
+
+    from grpo_host import Ensemble
+    from grpo_host.serve import ServeSettings, build_app
+
+    app = build_app(lambda: Ensemble.from_spec("weak_boxed, r1_soft_format:0.1", plugins=weak), ServeSettings())
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="error"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.01)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/audit"
+        report = httpx.post(url, json={"rows": SUMS, "sample": 5}, timeout=60).json()
+        assert report["rows"] == 5 and not report["ok"]
+        assert [(f["reward"], f["probe"]) for f in report["findings"] if f["kind"] == "exploit"] == [
+            ("weak_boxed", "format_only")]
+        refused = httpx.post(url, json={"rows": SUMS, "sample": 0}, timeout=60)
+        assert refused.status_code == 422 and "sample" in refused.json()["error"]
+    finally:
+        server.should_exit = True
+        thread.join(5)
+
+
 def test_thresholds_are_shares():
     with pytest.raises(ValueError, match="margin must be a share"):
         Thresholds(margin=2)
