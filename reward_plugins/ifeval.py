@@ -67,6 +67,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from grpo_host import RewardUnusable, Scored, hookimpl, reward
 
 from .reasoning import split_reasoning
+from .uninterrupted import uninterrupted
 
 ARGUMENT_TYPES: dict[str, type] = {
     "capital_frequency": int, "capital_relation": str, "prompt_to_repeat": str, "num_placeholders": int,
@@ -99,14 +100,15 @@ class IFEvalParams(BaseModel):
 @functools.cache
 def _library() -> tuple[Mapping[str, type], Any]:
     """IFEval's checker registry and loose-variant function, loaded once per process with the offline fixes."""
-    try:
-        import langdetect
-        from if_verifiable.common import get_loose_transformations
-        from if_verifiable.ifeval import instructions_registry
-    except ImportError:
-        raise RewardUnusable("the ifeval reward needs its checkers: pip install 'grpo-host[ifeval]'") from None
-    langdetect.DetectorFactory.seed = 0
-    provide_punkt()
+    with uninterrupted():  # a worker's alarm must not leave if-verifiable (or datasets, which it imports) half-imported
+        try:
+            import langdetect
+            from if_verifiable.common import get_loose_transformations
+            from if_verifiable.ifeval import instructions_registry
+        except ImportError:
+            raise RewardUnusable("the ifeval reward needs its checkers: pip install 'grpo-host[ifeval]'") from None
+        langdetect.DetectorFactory.seed = 0
+        provide_punkt()
     return instructions_registry.INSTRUCTION_DICT, get_loose_transformations
 
 

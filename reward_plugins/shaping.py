@@ -45,6 +45,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from grpo_host import hookimpl, reward
 
+from .uninterrupted import uninterrupted
+
 
 class OverlongParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -164,7 +166,8 @@ def correctness_reward(name: str, params: str) -> Any:
     """The registered reward ``name`` bound to ``params`` (JSON), looked up once per process."""
     from grpo_host import get_reward
 
-    return get_reward(name).bind(json.loads(params))
+    with uninterrupted():  # in a worker, the first look-up loads every pack: an alarm must not cut that short
+        return get_reward(name).bind(json.loads(params))
 
 
 class CosineParams(CorrectnessParams):

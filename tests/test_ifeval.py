@@ -119,11 +119,22 @@ def test_a_completion_that_makes_a_checker_quadratic_is_a_counted_timeout():
              "kwargs": [{"num_placeholders": 1}]},
             {"completion": "[a] and [b]", "instruction_id_list": ["detectable_content:number_placeholders"],
              "kwargs": [{"num_placeholders": 2}]}]
-    with Ensemble.from_spec("ifeval [timeout=2]") as ensemble:
+    with Ensemble.from_spec("ifeval [timeout=3]") as ensemble:  # the hostile line alone would take minutes
         ensemble.score_rows([rows[1]] * 8)  # every worker warm: the checkers' first import is not the item's time
         result = ensemble.score_rows(rows)
     assert result.values["ifeval"] == [None, 1.0]
     assert result.metrics["ifeval"].timeouts == 1
+
+
+@pytest.mark.slow
+def test_a_timeout_during_the_first_import_leaves_the_worker_usable():
+    """Under a timeout shorter than importing the checkers, items time out, and never fail with a module the alarm
+    left half-imported (which would fail every later item in that worker)."""
+    row = {"completion": "[a]", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}
+    with Ensemble.from_spec("ifeval [timeout=0.05]") as ensemble:
+        for _ in range(2):
+            result = ensemble.score_rows([row, row])
+            assert result.errors == [], result.errors
 
 
 EVERY_INSTRUCTION = {  # one valid argument set per IFEval instruction type
