@@ -100,7 +100,21 @@ def _deeper_than(value: Any, limit: int) -> bool:
 
 
 def _messages_ok(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(m, dict) and "role" in m and "content" in m for m in value)
+    """A list of ``{role, content}`` messages whose roles are text and whose contents are text, parts or None."""
+    return isinstance(value, list) and all(
+        isinstance(m, dict) and "content" in m and _message_problem(m) is None for m in value)
+
+
+def _message_problem(message: Any) -> str | None:
+    """Why ``message`` is not a chat message (a text role; text, text parts or None as content), or None."""
+    if not (isinstance(message, Mapping) and isinstance(message.get("role"), str)):
+        return "is not a {role, content} object"
+    content = message.get("content")
+    parts_ok = isinstance(content, list) and all(
+        isinstance(p, Mapping) and isinstance(p.get("text", ""), str) for p in content)
+    if not (content is None or isinstance(content, str) or parts_ok):
+        return "has content that is not text"
+    return None
 
 
 def completion_problem(value: Any) -> str | None:
@@ -115,13 +129,9 @@ def completion_problem(value: Any) -> str | None:
     if not isinstance(value, list):
         return f"'completion' must be text or a list of chat messages, got {type(value).__name__}"
     for i, message in enumerate(value):
-        if not (isinstance(message, Mapping) and isinstance(message.get("role"), str)):
-            return f"'completion' message {i} is not a {{role, content}} object"
-        content = message.get("content")
-        parts_ok = isinstance(content, list) and all(
-            isinstance(p, Mapping) and isinstance(p.get("text", ""), str) for p in content)
-        if not (content is None or isinstance(content, str) or parts_ok):
-            return f"'completion' message {i} has content that is not text"
+        problem = _message_problem(message)
+        if problem:
+            return f"'completion' message {i} {problem}"
     if value and not any(m["role"] == "assistant" for m in value):
         return "'completion' holds no assistant message"
     return None
@@ -152,11 +162,11 @@ def normalize(raw: Mapping[str, Any], where: str = "row", *, require_prompt: boo
     if "prompt" in row and row["prompt"] is not None:
         prompt = row["prompt"]
         if not (isinstance(prompt, str) or _messages_ok(prompt)):
-            raise DataError(where, "'prompt' must be a string or a list of {role, content} messages")
+            raise DataError(where, "'prompt' must be a string or a list of {role, content} messages with text contents")
     elif row.get("messages") is not None:
         messages = row["messages"]
         if not _messages_ok(messages):
-            raise DataError(where, "'messages' must be a list of {role, content} messages")
+            raise DataError(where, "'messages' must be a list of {role, content} messages with text contents")
         if messages and messages[-1]["role"] == "assistant":
             if row.get("answer") in (None, ""):
                 row["answer"] = messages[-1]["content"]

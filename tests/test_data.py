@@ -243,3 +243,11 @@ def test_a_file_that_fails_while_read_is_named(tmp_path):
     proc = run_cli("data", "check", str(tmp_path / "mem.jsonl"), "--rewards", "accuracy")
     assert proc.returncode == 2 and "mem.jsonl: cannot be read: Input/output error" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_prompt_messages_whose_content_is_not_text_are_a_row_error():
+    for row, key in (({"messages": [{"role": "user", "content": 42}]}, "'messages'"),
+                     ({"prompt": [{"role": "user", "content": {"a": 1}}]}, "'prompt'"),
+                     ({"prompt": [{"role": 7, "content": "hi"}]}, "'prompt'")):
+        with pytest.raises(DataError, match=f"line 3: {key} must be .*with text contents"):
+            normalize(row, "line 3")
