@@ -33,7 +33,8 @@ from urllib.parse import urlsplit
 from .builtin_model import TINY, is_builtin
 from .config import ConfigError, RunConfig
 
-__all__ = ["RUN_MARKERS", "check_model", "check_output_dir", "checkpoint_step", "finished_summary", "read_jsonl_records"]
+__all__ = ["RUN_MARKERS", "check_model", "check_output_dir", "checkpoint_step", "finished_summary",
+           "read_jsonl_records"]
 
 RUN_MARKERS = ("config.yaml", "packs.json")
 """The records every grpo-host run writes first: a folder holding both (or a checkpoint) is a run."""

@@ -230,4 +230,5 @@ def test_a_refused_run_writes_nothing_and_records_come_before_training(tmp_path,
     resolved = yaml.safe_load((tmp_path / "fresh" / "config.yaml").read_text())
     assert resolved["epsilon_high"] == 0.2 and resolved["temperature"] == 1.0 and resolved["model"] == "builtin:tiny"
     packs = {p["name"]: p for p in json.loads((tmp_path / "fresh" / "packs.json").read_text())}
-    assert packs["r1"]["distribution"] == "grpo-host" and packs["r1"]["version"] and "accuracy" in packs["r1"]["rewards"]
+    assert packs["r1"]["distribution"] == "grpo-host" and packs["r1"]["version"]
+    assert "accuracy" in packs["r1"]["rewards"]
