@@ -10,6 +10,7 @@ as it was.  Rows are streamed, so checking a large file keeps memory flat.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
 import math
@@ -190,9 +191,15 @@ def normalize(raw: Mapping[str, Any], where: str = "row", *, require_prompt: boo
     return row
 
 
+BOM = codecs.BOM_UTF8
+"""What editors on Windows (and Excel's "CSV UTF-8") put before the first line: not part of the data."""
+
+
 def _read_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
     with path.open("rb") as f:
         for lineno, line in enumerate(f, 1):
+            if lineno == 1:
+                line = line.removeprefix(BOM)
             if not line.strip():
                 continue
             try:
@@ -203,7 +210,7 @@ def _read_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
 
 def _read_json(path: Path) -> Iterator[tuple[str, Any]]:
     try:
-        data = _loads(path.read_bytes())
+        data = _loads(path.read_bytes().removeprefix(BOM))
     except ValueError as exc:
         raise DataError(str(path), f"invalid JSON: {exc}") from None
     if isinstance(data, Mapping) and isinstance(data.get("data"), list):
@@ -218,7 +225,7 @@ def _read_csv(path: Path) -> Iterator[tuple[str, Any]]:
     csv.field_size_limit(MAX_CSV_FIELD)
     i, start = 0, 2  # the header is line 1
     try:
-        with path.open(newline="", encoding="utf-8") as f:
+        with path.open(newline="", encoding="utf-8-sig") as f:  # -sig: a leading BOM is not the header's
             reader = csv.DictReader(f, strict=True)  # strict: a stray or unclosed quote is an error, not a merge
             for i, row in enumerate(reader, 1):
                 if None in row:

@@ -251,3 +251,12 @@ def test_prompt_messages_whose_content_is_not_text_are_a_row_error():
                      ({"prompt": [{"role": 7, "content": "hi"}]}, "'prompt'")):
         with pytest.raises(DataError, match=f"line 3: {key} must be .*with text contents"):
             normalize(row, "line 3")
+
+
+def test_a_leading_byte_order_mark_is_not_data(tmp_path):
+    bom = "\ufeff"
+    (tmp_path / "rows.csv").write_text(f"{bom}prompt,answer\np,1\n", encoding="utf-8")
+    (tmp_path / "rows.jsonl").write_text(f'{bom}{{"prompt": "p", "answer": "1"}}\n', encoding="utf-8")
+    (tmp_path / "rows.json").write_text(f'{bom}[{{"prompt": "p", "answer": "1"}}]', encoding="utf-8")
+    for name in ("rows.csv", "rows.jsonl", "rows.json"):
+        assert [raw for _, raw in read_rows(tmp_path / name)] == [{"prompt": "p", "answer": "1"}], name
