@@ -53,11 +53,9 @@ on a training box, and without the reference no agreement could be shown.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import numbers
 import os
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -148,6 +146,8 @@ def provide_punkt() -> Path:
         try:
             staging.rename(english)
         except OSError:  # another process put it there first
+            import shutil
+
             shutil.rmtree(staging, ignore_errors=True)
     return root
 
@@ -194,6 +194,8 @@ def build_checkers(instruction_ids: Any, kwargs: Any) -> list[Any]:
         where = f"instruction {index} ({instruction_id!r:.80})"
         cls = registry.get(instruction_id) if isinstance(instruction_id, str) else None
         if cls is None:
+            import difflib  # here: listing the pack imports this module
+
             close = difflib.get_close_matches(str(instruction_id), list(registry), n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"ifeval knows {len(registry)}: {', '.join(registry)}"
             raise InstructionProblem(f"{where}: unknown instruction id ({hint})")
