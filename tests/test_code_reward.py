@@ -184,7 +184,7 @@ def test_without_a_sandbox_data_check_score_and_train_refuse(tmp_path, cause):
     env, remedy = NO_SANDBOX[cause]
     data = write_jsonl(tmp_path / "code.jsonl", [{"prompt": "add", "completion": ADD, "tests": IO_TESTS}])
     config = tmp_path / "run.yaml"
-    config.write_text(f"model: no-such-org/no-such-model\ndata: {data}\nrewards: code\nmax_steps: 1\n"
+    config.write_text(f"model: builtin:tiny\ndata: {data}\nrewards: code\nmax_steps: 1\n"
                       f"output_dir: {tmp_path / 'run'}\n")
     runs = {
         "data check": run_cli("data", "check", str(data), "--rewards", "code", env=env),
@@ -196,7 +196,7 @@ def test_without_a_sandbox_data_check_score_and_train_refuse(tmp_path, cause):
         text = " ".join(proc.stderr.split())
         assert "refuses to run" in text and "Remedy:" in text and remedy in text, (command, text)
         assert "unsafe_unisolated=true" in text and "GRPO_HOST_CODE_UNISOLATED=1" in text, (command, text)
-        assert "no-such-model" not in text and proc.stdout.strip() == "", (command, text)  # nothing loaded or scored
+        assert proc.stdout.strip() == "", (command, text)  # nothing scored
     assert not (tmp_path / "run").exists()
 
 
@@ -433,3 +433,49 @@ def test_rebinding_what_the_tests_use_neither_moves_the_row_nor_pays(code, name)
 def test_tests_that_use_nothing_of_the_program_score_none(code):
     assert code.score_one(fenced("def f():\n    pass"), tests="assert max(3, 1) == 3") is None
     assert "use no name of the program" in check_row({"tests": "assert sorted([2, 1]) == [1, 2]"})
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the case is an unisolated program running as root")
+def test_an_unisolated_root_program_that_kills_its_server_leaves_no_process():
+    """Opt-in unisolated mode as root where programs cannot drop to 65534 (they run as root): a program that
+    starts a grandchild in a new session and kills its own server leaves nothing behind once grpo-host is done."""
+    import subprocess
+    import sys
+    import uuid
+    from pathlib import Path
+
+    from reward_plugins.code.cgroup import available
+
+    if available() is None:
+        pytest.skip("no cgroup can be made here: an unisolated program's escaped session cannot be found")
+    marker = f"grpo-unisolated-{uuid.uuid4().hex[:12]}"
+    program = ("import os, subprocess, sys, time\n"
+               f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(10**6)', {marker!r}],"
+               " start_new_session=True)\ntime.sleep(0.5)\nos.kill(os.getppid(), 9)\ntime.sleep(10**6)\n")
+    script = ("import sys\nfrom reward_plugins.code import sandbox\nfrom reward_plugins.code.sandbox import Limits, Sandbox\n"
+              "sandbox._can_drop_root = lambda: False  # as where uid 65534 cannot read the Python installation\n"
+              "with Sandbox(mode='none') as box:\n"
+              f"    print(box.run({program!r}, limits=Limits(timeout=20)).status)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=50,
+                          cwd=Path(__file__).parent.parent)
+    assert done.returncode == 0 and done.stdout.strip() == "crashed", done.stderr[-2000:]
+
+    def marked() -> list[str]:
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(pid)
+            except OSError:
+                pass
+        return found
+
+    deadline = time.monotonic() + 10
+    while marked() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = marked()
+    for pid in left:
+        os.kill(int(pid), 9)
+    assert left == []

@@ -41,6 +41,7 @@ RUNNER_DIR = ROOT / "reward_plugins" / "code"
 MARKER = f"grpo-code-escape-{uuid.uuid4().hex[:12]}"
 SECRET = random.randrange(10**8, 10**9)  # the expected value of the forgery tests: no program can guess it
 USER = "grpo-sandbox-test"
+PIDS = Path("/nonexistent")  # the suite folder's pids/, set by the suite_dir fixture
 HOST_DIRS = ["/etc", "/tmp", "/var/tmp", "/dev/shm", "/root", "/", str(ROOT), str(RUNNER_DIR)]
 SYSCALLS = {"x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250, "clone": 56},
             "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "clone": 220}}[platform.machine()]
@@ -53,14 +54,22 @@ pytestmark = [
 
 # The driver: runs an attack's programs in one sandbox and prints what became of each, as JSON.
 DRIVER = r"""
-import json, sys
+import json, os, sys
+open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pids", str(os.getpid())), "w").write(str(os.getpid()))
 sys.path[:0] = sys.argv[1].split(":")
 from reward_plugins.code import shapes
 from reward_plugins.code.sandbox import Limits, Sandbox
 
 steps = json.loads(sys.stdin.read())
 out = []
-with Sandbox() as sandbox:
+owner = None
+if os.environ.get("DRIVER_FORK"):  # the scoring process and its worker: the worker's sandbox watches its parent
+    owner = os.getpid()
+    if os.fork():
+        os.wait()
+        sys.exit(0)
+    open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pids", str(os.getpid())), "w").write(str(os.getpid()))
+with Sandbox(owner=owner) as sandbox:
     for step in steps:
         kw = {}
         if "calls" in step:  # literal-call tests, planned exactly as the reward plans them
@@ -78,7 +87,7 @@ with Sandbox() as sandbox:
         r = sandbox.run(step["code"], limits=Limits(**step.get("limits", {"timeout": 3.0})), **kw)
         out.append({"status": r.status, "exit_code": r.exit_code, "stdout": r.stdout, "stderr": r.stderr,
                     "passed_asserts": r.passed_asserts, "cases": list(r.cases), "mode": sandbox.mode,
-                    "cgroup": sandbox.cgroup is not None})
+                    "cgroup": sandbox.cgroup is not None, "starts": sandbox.starts})
 # Outside the sandbox, in the invoking user's own session: no key with the marker in its user or session keyring.
 import ctypes, platform
 libc = ctypes.CDLL(None, use_errno=True)
@@ -147,6 +156,10 @@ def suite_dir():
 
     path = Path(tempfile.mkdtemp(prefix="grpo-sandbox-suite-"))
     (path / "lib").mkdir()
+    (path / "pids").mkdir()
+    (path / "pids").chmod(0o1777)  # both users' drivers note their pids here
+    global PIDS
+    PIDS = path / "pids"
     shutil.copy(pyseccomp.__file__, path / "lib" / "pyseccomp.py")
     (path / "driver.py").write_text(DRIVER)
     for p in (path, path / "lib"):
@@ -250,14 +263,23 @@ def marked_processes() -> list[int]:
     return found
 
 
+def driver_pids() -> set[int]:
+    """Every process that ran this suite's driver (each notes its pid): what the outside checks are about, so
+    that another user's sandboxes on a shared machine are not taken for this suite's."""
+    return {int(line) for path in PIDS.glob("*") for line in path.read_text().split()}
+
+
 def sandbox_uid_processes() -> list[int]:
+    """Processes of a programs' uid of a sandbox this suite's drivers made (``HOST_UID_BASE + pid * 64 + n``)."""
+    ranges = [(HOST_UID_BASE + pid * 64 % HOST_UID_SPAN, 64) for pid in driver_pids()]
     found = []
     for name in filter(str.isdigit, os.listdir("/proc")):
         try:
-            if HOST_UID_BASE <= os.stat(f"/proc/{name}").st_uid < HOST_UID_BASE + HOST_UID_SPAN:
-                found.append(int(name))
+            uid = os.stat(f"/proc/{name}").st_uid
         except OSError:
-            pass
+            continue
+        if any(0 <= uid - start < span for start, span in ranges):
+            found.append(int(name))
     return found
 
 
@@ -302,6 +324,15 @@ class Listeners:
         for s in self.sockets:
             s.listen(8)
             s.setblocking(False)
+        # datagram sockets planted in folders every sandbox binds (the runner's, the Python installation's)
+        self.datagram_paths = [str(RUNNER_DIR / f".{MARKER}.dgram"), os.path.join(sys.prefix, f".{MARKER}.dgram")]
+        self.datagrams = []
+        for path in self.datagram_paths:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            s.bind(path)
+            os.chmod(path, 0o777)
+            s.setblocking(False)
+            self.datagrams.append(s)
 
     def connections(self) -> int:
         count = 0
@@ -311,12 +342,18 @@ class Listeners:
                 count += 1
             except BlockingIOError:
                 pass
+        for s in self.datagrams:
+            try:
+                s.recv(1 << 16)
+                count += 1
+            except BlockingIOError:
+                pass
         return count
 
     def close(self) -> None:
-        for s in self.sockets:
+        for s in self.sockets + self.datagrams:
             s.close()
-        for path in self.paths:
+        for path in self.paths + self.datagram_paths:
             Path(path).unlink(missing_ok=True)
 
 
@@ -339,7 +376,8 @@ def outside(root_secret):
     home = Path(f"/home/{USER}")
     for directory in [*HOST_DIRS, str(Path.home()), str(home)]:
         assert not os.path.exists(os.path.join(directory, MARKER)), f"a program wrote into {directory}"
-    assert eventually(leftover_folders) == [], "a work folder or cgroup was left behind"
+    assert eventually(lambda: [f for pid in driver_pids() for f in leftover_folders(pid)]) == [], \
+        "a work folder or cgroup was left behind"
 
 
 # ---------------------------------------------------------------- escapes
@@ -473,6 +511,47 @@ for family in (socket.AF_NETLINK, socket.AF_PACKET):
     except OSError as exc:
         print(int(family), "refused", exc.errno)
 """
+
+
+DATAGRAMS = """
+import socket
+def attempt(name, make, path):
+    try:
+        s = make()
+        s.sendto(b"{marker}", path)
+        print(name, "sent")
+    except OSError as exc:
+        print(name, "refused", exc.errno)
+for i, path in enumerate({paths!r}):
+    attempt(f"dgram{{i}}", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM), path)
+    attempt(f"dgram_pair{{i}}", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0], path)
+    attempt(f"seqpacket_pair{{i}}", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)[0], path)
+    attempt(f"stream_pair{{i}}", lambda: socket.socketpair()[0], path)
+for family in (socket.AF_INET, socket.AF_INET6):
+    try:
+        s = socket.socket(family)
+        s.bind(("::1" if family == socket.AF_INET6 else "127.0.0.1", 0))
+        s.listen()
+        print(int(family), "loopback listener")
+    except OSError as exc:
+        print(int(family), "refused", exc.errno)
+import asyncio, multiprocessing
+r, w = multiprocessing.Pipe()
+w.send(asyncio.run(asyncio.sleep(0, "ok")))
+print("pipe", r.recv())
+"""
+
+
+@pytest.mark.timeout(120)
+def test_no_datagram_reaches_a_bound_socket_and_no_loopback_tcp(runner, outside):
+    """A datagram socket (or a datagram socketpair) could sendto any socket file under a bound folder: none can be
+    made; a stream socketpair (asyncio, multiprocessing) works and cannot be pointed at a path; and no TCP at all,
+    not even on the sandbox's own loopback (its buffers are memory a cgroup v1 bound does not count)."""
+    code = DATAGRAMS.format(marker=MARKER, paths=outside.datagram_paths)
+    (result,) = runner.run([{"code": code}])
+    lines = result["stdout"].splitlines()
+    assert len(lines) == 11 and lines[-1] == "pipe ok", result
+    assert all(" refused " in line for line in lines[:-1]), lines
 
 
 @pytest.mark.timeout(120)
@@ -646,6 +725,41 @@ def test_literal_call_asserts_cannot_be_forged(runner, outside, shape):
         assert honest["cases"] == expected, (name, honest)  # and the judge still works afterwards
 
 
+PAIRS = {  # calls whose expected value is another call's argument: an inverse pair, and an involution
+    "inverse": (f"assert encode('hello') == 'khoor'\nassert decode('khoor') == 'hello'\n"
+                f"assert decode('{SECRET}') == '{SECRET - 3}'\n",
+                "def encode(s):\n    return ''.join(chr((ord(c) - 97 + 3) % 26 + 97) if c.isalpha() else c for c in s)\n"
+                "def decode(s):\n    return ''.join(chr((ord(c) - 97 - 3) % 26 + 97) if c.isalpha() else str(int(s) - 3)"
+                " for c in s[:1]) + (''.join(chr((ord(c) - 97 - 3) % 26 + 97) for c in s[1:]) if s.isalpha() else '')\n"),
+    "involution": ("assert rev('abc') == 'cba'\nassert rev('cba') == 'abc'\nassert rev([1, 2]) == [2, 1]\n"
+                   "assert rev([2, 1]) == [1, 2]\n", "def rev(s):\n    return s[::-1]\n"),
+}
+# Returns another call's argument, found in its frames, in the garbage collector or in its own memory.
+ARGUMENT_THIEF = (
+    "import gc, sys\ndef _given():\n    found = []\n    f = sys._getframe(1)\n    while f:\n"
+    "        for v in list(f.f_locals.values()) + list(f.f_globals.values()):\n"
+    "            if isinstance(v, list):\n                found += [a for steps in v if isinstance(steps, list)"
+    " for step in steps if isinstance(step, tuple) and len(step) == 3 for a in step[1]]\n        f = f.f_back\n"
+    "    return found\n"
+    "def _other(s):\n    options = [a for a in _given() if a != s and type(a) is type(s) and len(a) == len(s)]\n"
+    "    return options[0] if options else s\n"
+    "encode = decode = rev = _other\n"
+)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+def test_a_call_cannot_answer_with_another_calls_argument(runner, outside, pair):
+    """Each function's calls run in a process of their own, and a call whose result repeats a same-function call's
+    argument runs again alone: returning what the other call was given passes nothing; the honest program passes."""
+    tests, honest = PAIRS[pair]
+    results = runner.run([{"code": honest, "calls": tests}, {"code": ARGUMENT_THIEF, "calls": tests},
+                          {"code": honest, "calls": tests}])
+    cases = tests.count("assert")
+    assert results[0]["cases"] == [True] * cases == results[2]["cases"], results
+    assert not any(results[1]["cases"]), results[1]
+
+
 SCAVENGE = (  # every 9-digit number anywhere in the program's memory: a copy of the server's, with its heap
     "import re\nfound = set()\nfor line in open('/proc/self/maps'):\n    parts = line.split()\n"
     "    if 'r' not in parts[1]:\n        continue\n    start, end = (int(x, 16) for x in parts[0].split('-'))\n"
@@ -763,6 +877,121 @@ def test_programs_leave_nothing_for_the_next_one(runner):
             "assert os.listdir('.') == [], os.listdir('.')\n")
     results = runner.run([{"code": leave, "tests": "assert True"}, {"code": find, "tests": "assert True"}])
     assert [r["passed_asserts"] for r in results] == [True, True], results
+
+
+LEAVE_STATE = """
+import os, resource, socket
+def attempt(what, *args):
+    try:
+        what(*args)
+    except OSError:
+        pass
+for folder in (".", "/dev/shm"):
+    attempt(os.setxattr, folder, "user.left", b"{marker}")
+    attempt(os.utime, folder, (12345, 67890))
+attempt(os.chmod, ".", 0o500)
+attempt(os.chmod, "/dev/shm", 0o700)
+ours = {{os.getpid()}}
+harness = [int(p) for p in filter(str.isdigit, os.listdir("/proc")) if int(p) not in ours and int(p) != 1]
+for pid in harness:  # the server and the collector: programs of the same uid (user mode) may touch them
+    attempt(resource.prlimit, pid, resource.RLIMIT_NOFILE, (10, 10))
+    attempt(resource.prlimit, pid, resource.RLIMIT_AS, (64 << 20, 64 << 20))
+    attempt(os.setpriority, os.PRIO_PROCESS, pid, 19)
+    attempt(os.sched_setscheduler, pid, os.SCHED_IDLE, os.sched_param(0))
+    attempt(os.sched_setaffinity, pid, {{0}})
+pairs = [socket.socketpair() for _ in range(8)]
+for a, b in pairs:  # filled, then each pair sent through itself and closed: alive only in flight
+    a.setblocking(False)
+    try:
+        while True:
+            a.send(b"x" * 65536)
+    except BlockingIOError:
+        pass
+    attempt(socket.send_fds, a, [b"x"], [a.fileno(), b.fileno()])
+    a.close()
+    b.close()
+"""
+
+LOOK_STATE = """
+import os, resource
+for folder in (".", "/dev/shm"):
+    st = os.stat(folder)
+    print(folder, oct(st.st_mode & 0o7777), st.st_atime_ns // 10**9, st.st_mtime_ns // 10**9, os.listxattr(folder))
+print("sockets", len(open("/proc/net/unix").read().splitlines()) - 1)
+print("nice", os.getpriority(os.PRIO_PROCESS, 0), "policy", os.sched_getscheduler(0),
+      "cpus", len(os.sched_getaffinity(0)) == os.cpu_count())
+print("nofile", resource.getrlimit(resource.RLIMIT_NOFILE))
+open("written", "w").write("x")
+block = bytearray(180 << 20)
+for i in range(0, len(block), 4096):
+    block[i] = 1
+print("allocated")
+"""
+
+
+@pytest.mark.timeout(120)
+def test_no_state_survives_into_the_next_program(runner, outside):
+    """What one program sets on the work folder and /dev/shm (xattrs, times, mode), on the server and the collector
+    (rlimits, nice, SCHED_IDLE, affinity; possible in user mode), and sockets it leaves in flight with SCM_RIGHTS
+    holding memory: the next program sees none of it, and an honest 180 MiB program still runs in 256 MiB."""
+    limits = {"timeout": 10.0, "memory": 256 << 20}
+    look = {"code": LOOK_STATE, "limits": limits}
+    first, _, after = runner.run([look, {"code": LEAVE_STATE.format(marker=MARKER), "limits": limits}, look])
+    assert first["exit_code"] == 0 and after["exit_code"] == 0, (first, after)
+    seen = dict(line.partition(" ")[::2] for line in after["stdout"].splitlines())
+    fresh = dict(line.partition(" ")[::2] for line in first["stdout"].splitlines())
+    for folder in (".", "/dev/shm"):
+        mode, atime, mtime, xattrs = seen[folder].split(" ", 3)
+        assert mode == fresh[folder].split(" ")[0] and xattrs == "[]", seen[folder]
+        assert atime != "12345" and mtime != "67890", seen[folder]
+    assert seen["sockets"] == "0" and seen["nofile"] == "(64, 64)" and "allocated" in seen, seen
+    assert seen["nice"] == "0 policy 0 cpus True", seen
+
+
+@pytest.mark.timeout(120)
+def test_a_thread_writing_to_the_result_channel_does_not_extend_the_time(runner, outside):
+    """Each answered call earns the next a full timeout, so lines that are not answers must earn nothing: a hanging
+    program whose thread writes newlines (or answers them all at once) is ended at once, failing every case."""
+    tests = "".join(f"assert secret({i}) == {i}\n" for i in range(26))
+    newlines = ("import os, threading, time\ndef spam():\n    while True:\n        os.write(3, b'\\n')\n"
+                "        time.sleep(0.2)\nthreading.Thread(target=spam, daemon=True).start()\n"
+                "def secret(x):\n    while True:\n        pass")
+    answers = "import os\nos.write(3, b'=\\n' + b'!\\n' * 26)\ndef secret(x):\n    while True:\n        pass"
+    start = time.monotonic()
+    results = runner.run([{"code": code, "calls": tests, "limits": {"timeout": 2.0}} for code in (newlines, answers)])
+    assert [r["cases"] for r in results] == [[False] * 26] * 2, results
+    assert time.monotonic() - start < 2 * 2.0 + 20  # not 26 x 2 s each: the driver's own start included
+
+
+@pytest.mark.timeout(120)
+def test_programs_die_with_the_scoring_process(runner, outside):
+    """The scoring process (the worker's parent) is SIGKILLed while a program with a 100 s timeout runs: the
+    worker would notice only after the row, the sandbox notices at once, and nothing of the program survives."""
+    sleeper = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])"
+    proc = runner.start([{"code": sleeper, "limits": {"timeout": 100.0}}], env={"DRIVER_FORK": "1"})
+
+    def drivers() -> set[int]:
+        found = set()
+        for p in marked_processes():
+            try:
+                if b"driver.py" in Path(f"/proc/{p}/cmdline").read_bytes():
+                    found.add(p)
+            except OSError:
+                pass
+        return found
+
+    deadline = time.monotonic() + 20
+    while not set(marked_processes()) - drivers():  # the program's sleeper is running
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read()
+        time.sleep(0.05)
+    found = drivers()
+    parent = {pid: int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) for pid in found}
+    (worker,) = [pid for pid in found if parent[pid] in found and pid not in parent.values()]
+    os.kill(parent[worker], signal.SIGKILL)  # the scoring process (runuser, above it, stays)
+    assert eventually(marked_processes, 10.0) == []
+    proc.wait(20)
+    proc.stdout.close()
+    proc.stderr.close()
 
 
 def test_a_name_with_the_markers_pattern_is_what_the_checks_look_for():

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import signal
 import time
 from pathlib import Path
 
@@ -127,6 +128,25 @@ class Cgroup:
         for path in self.dirs:
             with open(path / "cgroup.procs", "w") as f:
                 f.write(pid)
+
+    def kill(self) -> None:
+        """SIGKILL every process still in the cgroup, pass after pass until none is left (or a second passed)."""
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            pids = []
+            for path in self.dirs:
+                try:
+                    pids += (path / "cgroup.procs").read_text().split()
+                except OSError:
+                    pass
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (OSError, ValueError):
+                    pass
+            time.sleep(0.005)
 
     def close(self) -> None:
         """Remove the cgroup once the sandbox's processes are gone (they are: it was killed first)."""

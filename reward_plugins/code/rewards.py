@@ -32,6 +32,7 @@ import functools
 import logging
 import os
 import signal
+import sys
 import time
 from typing import Any
 
@@ -207,8 +208,21 @@ def shared_sandbox() -> Sandbox:
     """This process's warm sandbox (one per worker process), made on first use."""
     global _sandbox
     if _sandbox is None:
-        _sandbox = Sandbox()
+        _sandbox = Sandbox(owner=_scoring_process())
     return _sandbox
+
+
+def _scoring_process() -> int | None:
+    """In a grpo-host worker process, the scoring process that started it: its end ends the programs at once.
+
+    A worker notices its parent's end only when it next reads a task, after
+    the current one (a program may have up to its row's whole timeout);
+    the sandbox watches the parent itself.
+    """
+    from grpo_host.scoring import executors
+
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return os.getppid() if spec is not None and spec.name == executors.__name__ else None
 
 
 def _budget() -> float:

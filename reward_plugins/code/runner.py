@@ -79,6 +79,7 @@ CHUNK = 65536
 TOKEN_BYTES = 16
 PIPE_BYTES = 1 << 20  # the tests' pipe in script mode must hold them whole: the program reads them only at its end
 F_SETPIPE_SZ = 1031
+PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
@@ -86,7 +87,7 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 CLONE_NEWUSER = 0x10000000
-MS_NOSUID, MS_NODEV = 2, 4
+MS_NOSUID, MS_NODEV, MS_NOATIME = 2, 4, 1024  # no atime: reading a folder leaves nothing a later program could see
 CAPABILITY_VERSION_3 = 0x20080522
 ROOT_CAPS = (5, 6, 7)  # CAP_KILL, SETGID, SETUID: what the root-mode server keeps (to kill and to drop to 65534)
 NPROC_BASE = 0  # processes of the program's uid that are not the program's (set in main)
@@ -183,7 +184,7 @@ def load_filter(program):
 
 
 def mount_tmpfs(path, options):
-    if _libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options.encode()) != 0:
+    if _libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOATIME, options.encode()) != 0:
         raise OSError(ctypes.get_errno(), f"mount tmpfs on {path} ({options})")
 
 
@@ -224,6 +225,7 @@ def child(req, drop_uid, workdir, fds):
     kind = req["kind"]
     try:
         os.setsid()
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # a program dies with the server (unisolated too)
         for signum in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
             signal.signal(signum, signal.SIG_DFL)
         place(fds)  # 0 stdin, 1 stdout, 2 stderr, 3 results or token, 4 source, 5 tests (script)
@@ -241,8 +243,11 @@ def child(req, drop_uid, workdir, fds):
         set_limits(req)
         source = read_all(4).decode("utf-8", "replace")
         os.close(4)
-        calls = [[(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in steps]
-                 for steps in req.get("calls", ())]
+        calls = []
+        if kind == "calls":  # this group's calls only: no other call's arguments ever reach this process
+            calls = [[(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in steps]
+                     for steps in json.loads(read_all(5))]
+            os.close(5)
         sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
         sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
         sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
@@ -318,8 +323,16 @@ def child(req, drop_uid, workdir, fds):
 # ---------------------------------------------------------------- the collector (and judge)
 
 
-def judge(plan, results, builtins):
-    """Decide each case from plain result values; a case using a failed or missing call fails."""
+def judge(plan, results, groups):
+    """Decide each case from plain result values; a case using a failed or missing call fails.
+
+    Also returns the *suspects*: calls of a passed case whose result equals
+    an argument of another call that ran in the same program (an encode
+    returning what its decode was given): such a call may have passed by
+    reading that argument, not by computing, so the host runs it again alone.
+    """
+    import builtins
+
     values, ok = [], []
     for line in results:
         try:
@@ -332,7 +345,7 @@ def judge(plan, results, builtins):
     try:
         exec(compile(plan["setup"], "tests.py", "exec"), namespace)
     except BaseException:
-        return [False] * len(plan["cases"])
+        return [False] * len(plan["cases"]), []
     verdicts = []
     for exprs, used in plan["cases"]:
         passed = all(i < len(ok) and ok[i] for i in used)
@@ -341,7 +354,61 @@ def judge(plan, results, builtins):
         except BaseException:
             passed = False
         verdicts.append(passed is True)
-    return verdicts
+    return verdicts, suspects(plan, values, ok, verdicts, groups)
+
+
+def suspects(plan, values, ok, verdicts, groups):
+    """The calls of passed cases whose result equals (same type, equal value) another same-program call's argument."""
+    relevant = {i for (_, used), passed in zip(plan["cases"], verdicts) if passed for i in used}
+    found = []
+    for group in groups:
+        if len(group) < 2:
+            continue
+        given = {}
+        for j in group:  # every argument of every step of call j (a chain's methods too)
+            given[j] = [a for args, kwargs in plan["args"][j]
+                        for a in (*plain.decode(args), *plain.decode(kwargs).values())]
+        for i in group:
+            if i not in relevant or not ok[i]:
+                continue
+            value = values[i]
+            try:
+                if any(type(a) is type(value) and a == value for j in group if j != i for a in given[j]):
+                    found.append(i)
+            except Exception:  # plain values compare without raising; this is only a guard
+                found.append(i)
+    return found
+
+
+class ResultLines:
+    """The result channel of a literal-call program, checked line by line as it arrives.
+
+    The first line must be ``=`` (the module ran), each later one a plain
+    value or ``!``.  Only such lines count as answered calls (each earns the
+    next call a full timeout); a line of anything else (a thread of the
+    program writing newlines) makes every case fail and ends the program at
+    once, and so does the last answer: nothing more is waited for.
+    """
+
+    def __init__(self, calls):
+        self.calls, self.count, self.offset, self.bad, self.alerted = calls, 0, 0, False, False
+
+    def add(self, buffer):
+        """Check the complete lines that arrived since the last look; True when any did."""
+        end = buffer.rfind(b"\n") + 1
+        if end <= self.offset:
+            return False
+        for line in bytes(buffer[self.offset:end - 1]).split(b"\n"):
+            if self.count == 0:
+                self.bad = self.bad or line != b"="
+            elif line != b"!":
+                try:
+                    plain.decode(line.decode("utf-8"))
+                except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+                    self.bad = True
+            self.count += 1
+        self.offset = end
+        return True
 
 
 def collect(info, pipes, plan_r, control, ticks, alerts):
@@ -354,6 +421,8 @@ def collect(info, pipes, plan_r, control, ticks, alerts):
     cap, kind = int(info["cap"]), info["kind"]
     buffers = {out_r: bytearray(), err_r: bytearray(), res_r: bytearray()}
     total, limited = 0, False
+    sizes = [len(group) for group in info.get("members", [[]])]  # calls: how many each group's program answers
+    lines, done = ResultLines(sizes[0]), []  # done: each finished group's result bytes and line check
     poller = select.poll()
     for fd in (out_r, err_r, res_r, control):
         poller.register(fd, select.POLLIN)
@@ -361,7 +430,24 @@ def collect(info, pipes, plan_r, control, ticks, alerts):
     while finished is None:
         for fd, _ in poller.poll():
             if fd == control:
-                finished = receive(control)
+                message = receive(control)
+                if "boundary" not in message:
+                    finished = message
+                    continue
+                # one group's program and everything it started are dead: all it wrote is in the pipe
+                while True:
+                    try:
+                        data = os.read(res_r, CHUNK)
+                    except BlockingIOError:
+                        break
+                    total += len(data)
+                    if total <= cap and not limited:
+                        buffers[res_r] += data
+                lines.add(buffers[res_r])
+                done.append((bytes(buffers[res_r]), lines))
+                buffers[res_r] = bytearray()
+                lines = ResultLines(sizes[min(len(done), len(sizes) - 1)])
+                os.write(alerts, b"A%d;" % message["boundary"])  # the next group's program may start
                 continue
             while True:
                 try:
@@ -376,8 +462,11 @@ def collect(info, pipes, plan_r, control, ticks, alerts):
                         poller.unregister(reader)
                     break
                 buffers[fd] += data
-                if fd == res_r and kind == "calls" and b"\n" in data:  # each answered call earns the next its time
+                if fd == res_r and kind == "calls" and b"\n" in data and lines.add(buffers[res_r]):
                     os.write(ticks, b"%.6f\n" % time.monotonic())  # read by the server only when a deadline is up
+                    if (lines.bad or lines.count > lines.calls) and not lines.alerted:
+                        lines.alerted = True  # nothing more to wait for: the server ends this group's program now
+                        os.write(alerts, b"D%d;" % len(done))
                 if len(data) < CHUNK:
                     break
     for fd in (out_r, err_r, res_r):  # every writer is dead now: the rest, all of it (none may reach the next)
@@ -404,11 +493,15 @@ def collect(info, pipes, plan_r, control, ticks, alerts):
     if kind == "script":
         reply["passed_asserts"] = results == bytes.fromhex(info["nonce"]) and finished["exit_code"] == 0
     elif kind == "calls":
-        import builtins
-
-        found = results.decode("utf-8", "replace").split("\n")[:-1][: int(info["ncalls"]) + 1]  # whole lines
-        ran = bool(found) and found[0] == "="
-        reply["cases"] = judge(plan, found[1:], builtins) if ran else [False] * len(plan["cases"])
+        lines.add(buffers[res_r])
+        done.append((results, lines))
+        answers = ["!"] * len(plan["args"])
+        for (data, checked), group in zip(done, info["members"]):
+            found = data.decode("utf-8", "replace").split("\n")[:-1][: len(group) + 1]  # whole lines
+            if found and found[0] == "=" and not checked.bad:
+                for index, line in zip(group, found[1:]):
+                    answers[index] = line
+        reply["cases"], reply["suspects"] = judge(plan, answers, info["members"])
     return reply
 
 
@@ -490,6 +583,30 @@ class Collector:
         except OSError:
             target = None
         forward(inbox, target, size)
+
+    def boundary(self, group):
+        """Tell the collector that ``group``'s program is over, and wait until it has taken all that it wrote.
+
+        Only then may the next group's program start: its results must not be
+        read as the last group's.  False when no answer comes.
+        """
+        try:
+            send(self.control, {"boundary": group})
+        except OSError:
+            return False
+        wanted, seen = b"A%d;" % group, b""
+        poller = select.poll()
+        poller.register(self.alerts, select.POLLIN)
+        deadline = time.monotonic() + 5.0
+        while wanted not in seen:
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(left * 1000):
+                return False
+            try:
+                seen += os.read(self.alerts, CHUNK)
+            except BlockingIOError:
+                pass
+        return True
 
     def finish(self, outcome):
         """Tell the collector the program's end: it drains the pipes, judges and replies to the host itself.
@@ -652,38 +769,179 @@ def marks(workdir):
     return tuple(os.stat(d).st_ctime_ns for d in (workdir, SHM) if d)
 
 
-def cleanup(workdir, drop_uid):
-    """Empty the work dir and /dev/shm; as the programs' uid when they run as another."""
-    if not drop_uid:
+def reset(path, state):
+    """Put a writable directory back as it was made: its mode, no extended attributes, its access and change times.
+
+    A program may ``chmod`` the folder shut (every later program would fail to
+    write), or leave a value in its xattrs or its times for the next program to
+    read.  Only the owner may do this, so it runs as the owner.  Its inode
+    change time cannot be set back: it says when the folder was last reset
+    (``docs/sandbox.md``, what remains).
+    """
+    mode, atime, mtime = state
+    os.chmod(path, mode)
+    for name in os.listxattr(path):
+        os.removexattr(path, name)
+    os.utime(path, ns=(atime, mtime))
+
+
+def as_made(path, state):
+    found = os.stat(path)
+    return ((found.st_mode & 0o7777, found.st_atime_ns, found.st_mtime_ns) == state
+            and not os.listxattr(path))
+
+
+def cleanup(workdir, drop_uid, made):
+    """Empty and reset the work dir and /dev/shm (``made``: how each was made); True when both are as made.
+
+    The work dir belongs to the programs' uid when they run as another, so
+    that part runs in a fork as that uid; /dev/shm (root's, sticky) and
+    everything in ``user`` mode belong to the server.
+    """
+    def work():
         empty(workdir)
-        if SHM:
+        reset(workdir, made[workdir])
+
+    ok = True
+    if not drop_uid:
+        work()
+    else:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setgroups([])
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+                work()
+                if SHM:
+                    empty(SHM)
+            except BaseException:
+                os._exit(1)
+            os._exit(0)
+        ok = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    if SHM:
+        if not drop_uid:
             empty(SHM)
-        return True
-    pid = os.fork()
-    if pid == 0:
+        reset(SHM, made[SHM])
+    return ok and all(as_made(path, state) for path, state in made.items())
+
+
+def dir_states(workdir):
+    """How the writable directories were made (mode, access and modification times), to reset them to."""
+    return {path: (st.st_mode & 0o7777, st.st_atime_ns, st.st_mtime_ns)
+            for path in (workdir, SHM) if path for st in (os.stat(path),)}
+
+
+def unix_sockets():
+    """Unix sockets alive in the sandbox's network namespace (``/proc/net/unix``, one line each after a header).
+
+    The server and the collector use pipes only, so any socket here beyond
+    what was there at the start is a program's: one kept alive only by being
+    in flight in another (SCM_RIGHTS), which outlives every process and holds
+    memory a later program would be charged for.  No reset can be proven for
+    it, so the sandbox is rebuilt.
+    """
+    with open("/proc/net/unix", "rb") as f:
+        return f.read().count(b"\n") - 1
+
+
+LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
+IOPRIO_GET = {"x86_64": 252, "aarch64": 31}.get(os.uname().machine)
+
+
+def process_state(pid):
+    """What a process of the same uid could change in the server or the collector and every later program would
+    inherit or suffer: rlimits (``prlimit``), nice, scheduling policy and priority, CPU affinity, I/O priority."""
+    state = [resource.prlimit(pid, which) for which in LIMITS]
+    state += [os.getpriority(os.PRIO_PROCESS, pid), os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority,
+              sorted(os.sched_getaffinity(pid))]
+    if IOPRIO_GET is not None:
+        state.append(_libc.syscall(IOPRIO_GET, 1, pid))  # IOPRIO_WHO_PROCESS
+    return state
+
+
+class Baseline:
+    """The sandbox as it was before any program: checked after every program, which must leave it so.
+
+    Whatever a program changed that the server can reset (its work folder and
+    /dev/shm: contents, mode, xattrs, times) is reset; whatever it cannot
+    (a raised nice, a lowered rlimit, SCHED_IDLE of the server or the
+    collector, which programs of the same uid may set in ``user`` mode;
+    sockets left in flight) makes the run unclean, so the host builds a new
+    sandbox before the next program.
+    """
+
+    def __init__(self, mode, drop_uid, workdir, collector_pid):
+        self.mode, self.drop_uid, self.workdir = mode, drop_uid, workdir
+        self.dirs = dir_states(workdir)
+        self.sockets = unix_sockets() if mode != "none" else None
+        # programs of another uid (root mode, none mode dropping to 65534) cannot touch these processes
+        self.pids = () if drop_uid else (os.getpid(), collector_pid)
+        self.processes = [process_state(pid) for pid in self.pids]
+
+    def restore(self, changed):
+        """Reset what can be reset (``changed``: the directories' change times moved); True when all holds."""
+        clean = cleanup(self.workdir, self.drop_uid, self.dirs) if changed else True
+        if self.sockets is not None and unix_sockets() != self.sockets:
+            clean = False
         try:
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            empty(workdir)
-            if SHM:
-                empty(SHM)
-        except BaseException:
-            os._exit(1)
-        os._exit(0)
-    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+            return clean and [process_state(pid) for pid in self.pids] == self.processes
+        except OSError:  # the collector is gone: no reply comes, and the host rebuilds
+            return False
 
 
 # ---------------------------------------------------------------- one request
 
 
-def run(req, inbox, collector, mode, drop_uid, workdir, before):
-    """One program: fork it, feed it, bound it, clean up after it; the collector reads it and replies."""
+def run(req, inbox, collector, mode, drop_uid, workdir, baseline):
+    """One request: one program, or for literal calls one program per group of calls, one after another, each
+    seeing only its own group's arguments (``docs/sandbox.md``); the collector reads them and replies.
+
+    Between two groups' programs the sandbox is put back as it was (every
+    process killed, folders emptied and reset, the baseline checked); after
+    a timeout, an output limit or what cannot be put back, the remaining
+    groups fail unrun.  The payload is the tests (literal calls), then per
+    program its source and, for calls, its group's calls or, for scripts,
+    the tests.
+    """
+    kind = req["kind"]
+    members = req.get("members") or [[]]
+    nonce = os.urandom(TOKEN_BYTES)  # made after every fork of an earlier request: no program has a copy
+    collector.stale_events()
+    try:
+        send(collector.control, {"kind": kind, "cap": req["max_output"], "members": members, "nonce": nonce.hex()})
+    except OSError:
+        pass  # a dead collector sends no reply: the host rebuilds the sandbox
+    if kind == "calls":
+        collector.give_plan(inbox, req["tests_len"])
+    segments = req.get("calls_lens") or [req.get("tests_len", 0)]
+    budget_end = time.monotonic() + float(req["budget"])
+    outcome = {"status": "exited", "exit_code": None, "seconds": 0.0, "clean": True}
+    for group, segment in enumerate(segments):
+        if outcome["status"] != "exited" or not outcome["clean"]:
+            forward(inbox, None, req["code_len"] + segment)  # unrun: its payload is consumed all the same
+            continue
+        before = marks(workdir)
+        status, exit_code, seconds, clean = run_one(req, inbox, collector, mode, drop_uid, workdir, segment, nonce,
+                                                    group, budget_end)
+        try:
+            clean = baseline.restore(marks(workdir) != before) and clean
+        except Exception:  # e.g. a tree too deep to remove: the host builds a new sandbox
+            clean = False
+        outcome = {"status": status or "exited", "exit_code": exit_code, "seconds": outcome["seconds"] + seconds,
+                   "clean": clean}
+        if group < len(segments) - 1 and not collector.boundary(group):
+            outcome["clean"] = False  # the collector is gone or hangs: no reply comes, the host rebuilds
+    collector.finish(outcome)
+
+
+def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, nonce, group, budget_end):
+    """One program: fork it, feed it, bound it, kill what it left; returns (status, exit code, seconds, clean)."""
     kind = req["kind"]
     stdin_data = (req.get("stdin") or "").encode() if kind == "io" else b""
     stdin_r, stdin_w = os.pipe() if kind == "io" else (os.open("/dev/null", os.O_RDONLY), None)
     code_r, code_w = os.pipe()
-    tests_r, tests_w = os.pipe() if kind == "script" else (None, None)
+    tests_r, tests_w = os.pipe() if kind != "io" else (None, None)
     if tests_w is not None:
         try:
             fcntl.fcntl(tests_w, F_SETPIPE_SZ, PIPE_BYTES)
@@ -697,13 +955,7 @@ def run(req, inbox, collector, mode, drop_uid, workdir, before):
     for fd in (stdin_r, code_r, tests_r):
         if fd is not None:
             os.close(fd)
-    nonce = os.urandom(TOKEN_BYTES)  # made after the fork: the program has no copy of it
-    collector.stale_events()
-    try:
-        send(collector.control, {"kind": kind, "cap": req["max_output"], "ncalls": len(req.get("calls", ())),
-                                 "nonce": nonce.hex()})
-    except OSError:
-        pass  # a dead collector sends no reply: the host rebuilds the sandbox
+    collector.stale_events()  # an earlier group's ticks and alerts
     forward(inbox, code_w, req["code_len"])
     os.close(code_w)
     if kind == "script":
@@ -712,10 +964,11 @@ def run(req, inbox, collector, mode, drop_uid, workdir, before):
             nonce_sent = True
         except OSError:
             nonce_sent = False
-        forward(inbox, tests_w if nonce_sent else None, req["tests_len"])
+        forward(inbox, tests_w if nonce_sent else None, segment)
         os.close(tests_w)
     elif kind == "calls":
-        collector.give_plan(inbox, req["tests_len"])
+        forward(inbox, tests_w, segment)
+        os.close(tests_w)
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
@@ -729,11 +982,11 @@ def run(req, inbox, collector, mode, drop_uid, workdir, before):
             os.close(stdin_w)
             stdin_w = None
     timeout = float(req["timeout"])
-    budget_end = start + float(req["budget"])
     progress_end = start + timeout
-    status, exited, hangup = None, False, False
+    status, exited, hangup, done = None, False, False, False
     sent = 0
-    while not exited and status is None:
+    mine = b"D%d;" % group
+    while not exited and status is None and not done:
         left = min(budget_end, progress_end) - time.monotonic()
         if left <= 0 and (tick := collector.last_tick()) is not None:
             progress_end = tick + timeout  # answered calls since the last look: the clock runs from the latest
@@ -747,8 +1000,11 @@ def run(req, inbox, collector, mode, drop_uid, workdir, before):
             elif fd == inbox:
                 hangup = True
             elif fd == collector.alerts:
-                os.read(fd, CHUNK)
-                status = "output_limit"
+                alert = os.read(fd, CHUNK)
+                if b"L" in alert:
+                    status = "output_limit"
+                elif mine in alert:  # every call answered, or the result channel broken: nothing more to wait for
+                    done = True
             elif fd == stdin_w:
                 try:
                     sent += os.write(stdin_w, stdin_data[sent:sent + CHUNK])
@@ -770,13 +1026,7 @@ def run(req, inbox, collector, mode, drop_uid, workdir, before):
     os.close(pidfd)
     if hangup:
         raise Hangup
-    try:
-        if marks(workdir) != before:
-            clean = cleanup(workdir, drop_uid) and clean
-    except Exception:  # e.g. a tree too deep to remove: the host builds a new sandbox
-        clean = False
-    collector.finish({"status": status or "exited", "exit_code": os.waitstatus_to_exitcode(wstatus),
-                      "seconds": seconds, "clean": clean})
+    return status, os.waitstatus_to_exitcode(wstatus), seconds, clean
 
 
 def warm_up():
@@ -849,6 +1099,7 @@ def main():
     collector = Collector(drop_uid, mode != "none", outbox)
     if mode == "none" or not drop_uid:  # RLIMIT_NPROC counts every process of the uid, not only the program's
         NPROC_BASE = count_processes(NOBODY if drop_uid else os.getuid())
+    baseline = Baseline(mode, drop_uid, workdir, collector.pid)
     send(outbox, {"ready": True, "mode": mode, "uid": os.getuid(), "pid": os.getpid()})
     try:
         while True:
@@ -856,8 +1107,7 @@ def main():
                 req = receive(inbox)
             except EOFError:
                 return
-            before = marks(workdir)
-            run(req, inbox, collector, mode, drop_uid, workdir, before)
+            run(req, inbox, collector, mode, drop_uid, workdir, baseline)
     except Hangup:
         return
     finally:

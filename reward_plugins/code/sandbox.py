@@ -99,9 +99,10 @@ START_TIMEOUT = 20.0
 SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32", "/lib", "/lib64", "/lib32", "/libx32")
 WORK_PREFIX = "grpo-host-code-"
 KEEPER = r"""
-# Leaves a watcher behind, joins the sandbox's cgroups and becomes bwrap.  When the owner's end of the watch
-# pipe closes (it closed the sandbox, or it was killed, SIGKILL included), the watcher kills bwrap (its PID
-# namespace dies with it) and removes the cgroups once they are empty.
+# Leaves a watcher behind, joins the sandbox's cgroups and becomes bwrap (or, unisolated, the server).  When the
+# owner's end of the watch pipe closes (it closed the sandbox, or it was killed, SIGKILL included), the watcher
+# kills bwrap (its PID namespace dies with it), kills whatever is still in the cgroups (an unisolated program
+# that left its session) and removes them once they are empty.
 watch=$1; shift; dirs=
 while [ "$1" != -- ]; do dirs="$dirs $1"; shift; done
 shift
@@ -110,6 +111,7 @@ shift
     read _ <&"$watch"
     kill -KILL $$ 2>/dev/null
     for d in $dirs; do n=0; until rmdir "$d" 2>/dev/null || [ ! -d "$d" ] || [ $n -ge 500 ]; do
+        for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
         n=$((n + 1)); sleep 0.01; done; done
 ) &
 for d in $dirs; do echo $$ > "$d/cgroup.procs" || exit 125; done
@@ -168,6 +170,8 @@ class Execution:
     passed_asserts: bool = False
     cases: tuple[bool, ...] = ()
     seconds: float = 0.0
+    suspects: tuple[int, ...] = ()
+    """Literal calls whose result repeats another same-program call's argument (run again alone by :meth:`Sandbox.run`)."""
 
     @property
     def ok(self) -> bool:
@@ -406,7 +410,9 @@ class Sandbox:
     for; :meth:`close` kills it.  Not thread-safe: one per worker process.
     """
 
-    def __init__(self, *, mode: Mode | None = None) -> None:
+    def __init__(self, *, mode: Mode | None = None, owner: int | None = None) -> None:
+        """``owner``: a process whose end ends every program too (a worker's parent, the scoring process:
+        the worker itself would notice only after its current item)."""
         found = isolation()
         if mode is None:
             mode = found.mode
@@ -422,6 +428,8 @@ class Sandbox:
         self.starts = 0
         self.host_uid: int | None = None
         self._lock = threading.Lock()  # one program at a time, even if a caller's thread is abandoned
+        self.owner = owner
+        self._owner_fd = os.pidfd_open(owner) if owner is not None else None
 
     @property
     def isolated(self) -> bool:
@@ -436,6 +444,11 @@ class Sandbox:
             self._work_root = tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-")
             argv, fds = _server_command("none", work_root=self._work_root), ()
             env = {**_ENV, "HOME": self._work_root}
+            self.cgroup = Cgroup.create()  # as root: whatever a program starts, even in a new session, is found
+            if self.cgroup is not None:
+                watch, self._watch = os.pipe()
+                argv = ["/bin/sh", "-c", KEEPER, "sh", str(watch), *map(str, self.cgroup.dirs), "--", *argv]
+                fds = (watch,)
         else:
             self.host_uid = HOST_UID_BASE + (os.getpid() * 64 + next(_uids)) % HOST_UID_SPAN
             userns = _Namespace.create(self.mode, self.host_uid)
@@ -474,7 +487,7 @@ class Sandbox:
         sake; raises :class:`SandboxUnavailable` when no sandbox starts.
         """
         if calls is not None:
-            kind, payload, longest = "calls", calls.plan, limits.timeout * (len(calls.calls) + 1)
+            kind, payload, longest = "calls", b"", limits.timeout * (len(calls.calls) + len(calls.groups))
         elif tests is not None:
             kind, payload, longest = "script", tests.encode("utf-8", "surrogatepass"), limits.timeout
         else:
@@ -483,20 +496,40 @@ class Sandbox:
         header = {"kind": kind, "stdin": stdin, "timeout": limits.timeout, "budget": max(budget, 0.01),
                   "memory": limits.memory, "processes": limits.processes, "file_size": limits.file_size,
                   "max_output": limits.max_output}
-        if calls is not None:
-            header["calls"], header["cases"] = calls.calls, calls.cases
-        elif tests is not None:
+        source = code.encode("utf-8", "surrogatepass")
+        if tests is not None and calls is None:
             header["names"] = list(names)
         with self._lock:
-            return self._run(header, code.encode("utf-8", "surrogatepass"), payload, limits)
+            if calls is None:
+                return self._run(header, source, payload, limits)
+            started = time.monotonic()
+            result = self._run_calls(header, source, calls, calls.groups, limits)
+            if not result.suspects:
+                return result
+            # a call whose result repeats another call's argument runs again alone, where no other argument exists
+            alone = [(i,) for i in result.suspects]
+            rest = [kept for group in calls.groups if (kept := tuple(i for i in group if i not in result.suspects))]
+            header["budget"] = max(header["budget"] - (time.monotonic() - started), 0.01)
+            return self._run_calls(header, source, calls, tuple(alone + rest), limits)
 
-    def _run(self, header: dict, code: bytes, payload: bytes, limits: Limits) -> Execution:
+    def _run_calls(self, header: dict, source: bytes, calls: Calls, groups: tuple[tuple[int, ...], ...],
+                   limits: Limits) -> Execution:
+        """Literal calls: one program per group, each given only its own group's calls (``runner.run``)."""
+        segments = [json.dumps([calls.calls[i] for i in group]).encode() for group in groups]
+        header = {**header, "members": [list(g) for g in groups], "calls_lens": [len(s) for s in segments],
+                  "cases": calls.cases}
+        payload = calls.plan + b"".join(source + segment for segment in segments)
+        return self._run(header, source, payload, limits, tests_len=len(calls.plan), inline=True)
+
+    def _run(self, header: dict, code: bytes, payload: bytes, limits: Limits, *, tests_len: int | None = None,
+             inline: bool = False) -> Execution:
+        """Send one request and check its answer; ``inline``: ``payload`` already holds the sources in place."""
         try:
             self.start()
             if self.cgroup is not None:
                 self.cgroup.limit(limits.memory + MEMORY_RESERVE, limits.processes + PROCESS_RESERVE)
-            header = {**header, "code_len": len(code), "tests_len": len(payload)}
-            self._send(header, code + payload)
+            header = {**header, "code_len": len(code), "tests_len": len(payload) if tests_len is None else tests_len}
+            self._send(header, payload if inline else code + payload)
             reply = self._receive(time.monotonic() + header["budget"] + ANSWER_GRACE)
             result = _execution(reply, limits, header.get("cases", 0))
             if result is None:  # the server died, lied or hung
@@ -533,9 +566,15 @@ class Sandbox:
 
     def _read(self, n: int, deadline: float) -> bytes | None:
         fd, buf = self.process.stdout.fileno(), b""
+        watched = [fd] if self._owner_fd is None else [fd, self._owner_fd]
         while len(buf) < n:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            ready = select.select(watched, [], [], left)[0] if left > 0 else []
+            if self._owner_fd is not None and self._owner_fd in ready:
+                self.close()
+                raise SandboxUnavailable(f"the process that owns this sandbox ({self.owner}) is gone: its programs "
+                                         "were killed")
+            if not ready:
                 return None
             chunk = os.read(fd, n - len(buf))
             if not chunk:
@@ -597,6 +636,7 @@ class Sandbox:
                 except (OSError, ValueError):
                     pass
         if self.cgroup is not None:
+            self.cgroup.kill()  # an unisolated program may have left the server's session
             self.cgroup.close()
             self.cgroup = None
         if self._work_root is not None:
@@ -613,6 +653,8 @@ class Sandbox:
     def __del__(self) -> None:
         try:
             self.close()
+            if self._owner_fd is not None:
+                os.close(self._owner_fd)
         except Exception:
             pass
 
@@ -645,6 +687,9 @@ def _execution(reply: dict | None, limits: Limits, cases: int) -> Execution | No
     verdicts = reply.get("cases", [])
     if cases and (not isinstance(verdicts, list) or len(verdicts) != cases):
         return None
+    suspects = reply.get("suspects", [])
+    if not isinstance(suspects, list) or not all(type(i) is int for i in suspects):
+        return None
     return Execution(
         status=reply["status"],
         exit_code=code,
@@ -653,4 +698,5 @@ def _execution(reply: dict | None, limits: Limits, cases: int) -> Execution | No
         passed_asserts=reply.get("passed_asserts") is True,
         cases=tuple(v is True for v in verdicts) if cases else (),
         seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
+        suspects=tuple(suspects),
     )

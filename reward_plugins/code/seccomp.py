@@ -11,10 +11,14 @@ into the kernel's less-travelled code:
   ``CLONE_NEW*`` flag, ``mount`` and the new mount API, ``pivot_root``,
   ``chroot``): a nested user namespace gives a program capabilities again,
   and its own tmpfs memory that no limit of ours counts;
-* sockets of every family but ``AF_INET``/``AF_INET6`` (``socket``): the
-  sandbox's network namespace has only a loopback of its own, and without
-  ``AF_UNIX`` no pathname socket (``docker.sock``, D-Bus) can be reached,
-  whatever file a bind exposes; ``socketpair`` (asyncio's self-pipe) stays;
+* every ``socket()``: no network is the promise, so not even the sandbox's
+  own loopback (TCP buffers are kernel memory that a cgroup v1 memory bound
+  does not count, and TIME_WAIT ports outlive a program); without
+  ``AF_UNIX`` no pathname socket (``docker.sock``, D-Bus, a host socket
+  planted in a folder the sandbox binds) can be reached.  ``socketpair``
+  stays for ``AF_UNIX`` ``SOCK_STREAM`` only (asyncio's self-pipe,
+  ``multiprocessing.Pipe``): a connected stream pair cannot be pointed at a
+  path, while an unconnected datagram one could ``sendto`` any bound path;
 * another process's memory (``ptrace``, ``process_vm_readv``/``writev``,
   ``kcmp``, ``pidfd_getfd``): the fork server and the collector share the sandbox;
 * memory that no rlimit counts: System V shared memory, semaphores and
@@ -65,10 +69,7 @@ BLOCKED = (
 CLONE_NAMESPACES = (0x00000080, 0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 """CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET: each makes ``clone`` fail."""
 
-SOCKET_FAMILIES = (2, 10)
-"""AF_INET and AF_INET6: the only families ``socket`` may create (into a loopback-only network namespace)."""
-
-LAST_FAMILY = 64  # above AF_MAX on every kernel: ``socket`` fails for any family from here on
+AF_UNIX, SOCK_STREAM, SOCK_TYPE_MASK = 1, 1, 0xF  # the type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC above
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
 
 
@@ -101,10 +102,11 @@ def bpf() -> bytes:
         rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     no_family = seccomp.ERRNO(errno.EAFNOSUPPORT)
-    for family in range(LAST_FAMILY):
-        if family not in SOCKET_FAMILIES:
-            rules.add_rule(no_family, "socket", seccomp.Arg(0, seccomp.EQ, family))
-    rules.add_rule(no_family, "socket", seccomp.Arg(0, seccomp.GE, LAST_FAMILY))
+    rules.add_rule(no_family, "socket")
+    rules.add_rule(no_family, "socketpair", seccomp.Arg(0, seccomp.NE, AF_UNIX))
+    for kind in range(SOCK_TYPE_MASK + 1):
+        if kind != SOCK_STREAM:
+            rules.add_rule(no_family, "socketpair", seccomp.Arg(1, seccomp.MASKED_EQ, SOCK_TYPE_MASK, kind))
     for request in (TIOCSTI, TIOCLINUX):
         rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     with tempfile.TemporaryFile() as out:

@@ -67,8 +67,12 @@ class Calls:
     """Per call, its steps: the program's function, then any methods called on what it returned, each with its
     positional and keyword arguments as :mod:`plain` text."""
     plan: bytes
-    """JSON for the judge: ``setup`` (the tests' own statements) and ``cases`` (asserts rewritten, call indices)."""
+    """JSON for the judge: ``setup`` (the tests' own statements), ``cases`` (asserts rewritten, call indices) and
+    ``args`` (each call's arguments, to find results that merely repeat another call's argument)."""
     cases: int
+    groups: tuple[tuple[int, ...], ...] = ()
+    """Call indices per program: the calls of one function run in one process, each function's in its own, so
+    no call ever sees another function's arguments (an encode those of its decode)."""
 
 
 @dataclass(frozen=True)
@@ -210,8 +214,12 @@ def _calls(tree: ast.Module, program: frozenset[str]) -> Calls | None:
         cases.append(case)
     if not cases:
         return None
-    text = json.dumps({"setup": ast.unparse(ast.Module(body=setup, type_ignores=[])), "cases": cases})
-    return Calls(tuple(calls), text.encode(), len(cases))
+    text = json.dumps({"setup": ast.unparse(ast.Module(body=setup, type_ignores=[])), "cases": cases,
+                       "args": [[[args, kwargs] for _, args, kwargs in steps] for steps in calls]})
+    by_function: dict[str, list[int]] = {}
+    for i, steps in enumerate(calls):
+        by_function.setdefault(steps[0][0], []).append(i)
+    return Calls(tuple(calls), text.encode(), len(cases), tuple(tuple(g) for g in by_function.values()))
 
 
 def _check_call(body: list[ast.stmt], program: frozenset[str]) -> tuple[ast.FunctionDef | None, str]:
