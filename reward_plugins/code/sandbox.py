@@ -102,8 +102,8 @@ KEEPER = r"""
 # Leaves a watcher behind, joins the sandbox's cgroups and becomes bwrap (or, unisolated, the server).  When the
 # owner's end of the watch pipe closes (it closed the sandbox, or it was killed, SIGKILL included), the watcher
 # kills bwrap (its PID namespace dies with it), kills whatever is still in the cgroups (an unisolated program
-# that left its session) and removes them once they are empty.
-watch=$1; shift; dirs=
+# that left its session), removes them once they are empty, and removes the unisolated work folder (or "-").
+watch=$1; work=$2; shift 2; dirs=
 while [ "$1" != -- ]; do dirs="$dirs $1"; shift; done
 shift
 (
@@ -113,6 +113,7 @@ shift
     for d in $dirs; do n=0; until rmdir "$d" 2>/dev/null || [ ! -d "$d" ] || [ $n -ge 500 ]; do
         for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
         n=$((n + 1)); sleep 0.01; done; done
+    [ "$work" = - ] || rm -rf --one-file-system "$work"
 ) &
 for d in $dirs; do echo $$ > "$d/cgroup.procs" || exit 125; done
 exec "$@"
@@ -447,7 +448,8 @@ class Sandbox:
             self.cgroup = Cgroup.create()  # as root: whatever a program starts, even in a new session, is found
             if self.cgroup is not None:
                 watch, self._watch = os.pipe()
-                argv = ["/bin/sh", "-c", KEEPER, "sh", str(watch), *map(str, self.cgroup.dirs), "--", *argv]
+                argv = ["/bin/sh", "-c", KEEPER, "sh", str(watch), self._work_root, *map(str, self.cgroup.dirs), "--",
+                        *argv]
                 fds = (watch,)
         else:
             self.host_uid = HOST_UID_BASE + (os.getpid() * 64 + next(_uids)) % HOST_UID_SPAN
@@ -457,7 +459,7 @@ class Sandbox:
             self.cgroup = Cgroup.create()
             if self.cgroup is not None:
                 watch, self._watch = os.pipe()
-                argv = ["/bin/sh", "-c", KEEPER, "sh", str(watch), *map(str, self.cgroup.dirs), "--", *argv]
+                argv = ["/bin/sh", "-c", KEEPER, "sh", str(watch), "-", *map(str, self.cgroup.dirs), "--", *argv]
                 fds = (*fds, watch)
         try:
             self.process = subprocess.Popen(
