@@ -1,24 +1,42 @@
-"""What ``grpo-host serve`` costs: requests/s and p50/p99 latency against calling the ensemble in-process.
+"""The trainers' own per-sample calls against grpo-host: OpenRLHF's client on ``serve``, verl's reward loop on the adapter.
 
-For each spec (``r1_strict_format`` and ``math`` by default) this starts a
-real ``grpo-host serve`` on 127.0.0.1 (as a user would, in a subprocess),
-then for each client concurrency (1, 16, 64) runs that many clients, each
-posting one batch of ``--batch`` rows to ``/score`` after another for
-``--seconds``, through one ``httpx.AsyncClient``.  Latency is per request,
-from send to the parsed reply.  The server's ``--backlog`` is set to the
-highest concurrency so that the figures show queueing, not 429s (any 429
-is counted and reported).
+**OpenRLHF.** A real ``grpo-host serve -r SPEC`` on 127.0.0.1 with its default
+options.  OpenRLHF's current client (``SingleTurnAgentExecutor`` from
+``tests/vendored/openrlhf_agent.py``, its code at 3c3be6234e0c) runs
+``--rollouts`` rollouts at once, as one step does: each tokenizes its prompt,
+takes its fixed response from a replaying engine, decodes prompt + response
+with ``skip_special_tokens=False`` (so the text ends in the tokenizer's EOS)
+and posts that one rollout to ``/get_reward`` with aiohttp; then OpenRLHF's
+own ``Experience.concat_experiences`` merges the step (it raises on a
+missing reward).  Measured: rewards lost, rows/s over the step (first call
+to last answer), each rollout's latency (p50, p99) and, on the same server
+in the same run, the rows/s of one ``/score`` request holding all the rows.
+The rewards are then compared with ``grpo-host score`` on the responses
+without the EOS string.
 
-In-process: the same batch through ``Ensemble.score_rows`` in a loop, one
-caller (what a trainer does without the server), and through
-:func:`grpo_host.offline.score_file_rows` (what the server runs per
-request: the row checks and per-row lines on top of scoring).  The overhead
-is the server's p50 at concurrency 1 minus the in-process time per batch.
+**verl.** verl's reward loop (``RewardLoopWorker.compute_score_batch`` and
+its ``NaiveRewardManager``, ``tests/vendored/verl_managers.py``, verl at
+1dda039b9c63) calls the adapter once per response from the event loop's
+thread pool, 32 threads as on a verl node, with the function loaded by verl's
+own ``get_custom_reward_fn`` from the config keys docs/scaling.md gives.
+Against it: the batch API, ``Ensemble.score_rows`` on the same rows with the
+same spec, in the same run, alternating, ``--repeats`` times each; and, for
+what verl's loop costs by itself, the same loop around a ``compute_score``
+that does nothing.  For OpenRLHF the CPU seconds per rollout of the client
+(this process) and of the server (with its worker processes) say where a
+step's time goes.
 
-The clients run on the same machine as the server and compete with it for
-the same cores: on a 2-core machine the figures are a floor.
+The tokenizer is the built-in tiny one (EOS ``</s>``): no download.  Every
+client runs on the same machine as what it measures, so on a small machine
+the figures are a floor.
 
-Usage: ``python benchmarks/serve.py [--seconds 5] [--batch 16] [--json]``
+Two tasks: ``math`` (GSM8K-style responses, rewards ``math,
+r1_strict_format:0.5``: cheap per row, so what is left is each call's own
+cost) and ``code`` (stdin/stdout programs with prime_code labels, reward
+``code``: a sandboxed run per test case, the kind of reward a server is for).
+
+Usage: ``python benchmarks/serve.py [--task math|code] [--spec SPEC] [--rollouts 1024] [--verl-rows 1152]
+[--repeats 3] [--json]``
 """
 
 from __future__ import annotations
@@ -28,25 +46,60 @@ import asyncio
 import json
 import os
 import platform
+import resource
 import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the vendored trainer code
 
-GOOD = "<think>\nIn May she sold 48 / 2 = 24 clips. Altogether 48 + 24 = 72.\n</think>\n<answer>\n72\n</answer>\n"
+GRPO_HOST = str(Path(sys.executable).with_name("grpo-host"))
+SHAPES = [
+    "<think>\nIn May she sold 48 / 2 = 24 clips. Altogether 48 + 24 = 72.\n</think>\n<answer>\n72\n</answer>\n",
+    "<think>\n48 + 24\n</think>\n<answer>\n71\n</answer>\n",
+    "She sold 72 clips in all, so the answer is \\boxed{72}.",
+    "<think>\nadd them\n</think>\n<answer>\n72",  # unclosed: the EOS string would end up inside the answer
+]
 
 
-def batch_for(spec: str, n: int) -> list[dict]:
-    if spec.startswith("math"):
-        return [{"prompt": "q", "completion": f"so the total is \\boxed{{{i % 7 + 70}}}", "answer": "72"}
-                for i in range(n)]
-    return [{"prompt": "q", "completion": GOOD if i % 2 else "no tags at all", "answer": "72"} for i in range(n)]
+CODE_LABEL = json.dumps({"inputs": ["1 2\n", "5 5\n", "-3 3\n"], "outputs": ["3\n", "10\n", "0\n"]})
+CODE_SHAPES = [
+    "Read both numbers.\n```python\na, b = map(int, input().split())\nprint(a + b)\n```",
+    "```python\nprint(3)\n```",
+    "The sum of the two numbers.",
+    "```python\nprint(int(input()) + 1)\n```",  # raises on every case
+]
+TASKS = {"math": (SHAPES, "72"), "code": (CODE_SHAPES, CODE_LABEL)}
+
+
+def rollouts(n: int, task: str = "math") -> list[tuple[str, str, str]]:
+    """(prompt, label, response) for ``n`` rollouts of ``task``; the response shapes cycle."""
+    shapes, label = TASKS[task]
+    return [(f"Q{i}: Natalia sold clips to 48 friends... How many? " if task == "math" else f"Q{i}: add two ints. ",
+             label, shapes[i % len(shapes)]) for i in range(n)]
+
+
+def dataset_rows(batch) -> list[dict]:
+    """The rows ``grpo-host score`` and the batch API get: the label as ``answer``, prime_code labels as ``tests``."""
+    from grpo_host.integrations.code_tests import prime_code_tests
+
+    rows = []
+    for prompt, label, response in batch:
+        row = {"prompt": prompt, "completion": response, "answer": label}
+        tests = prime_code_tests(label)
+        if tests is not None:
+            row["tests"] = tests
+        rows.append(row)
+    return rows
 
 
 def free_port() -> int:
@@ -55,13 +108,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(spec: str, concurrency: int, backlog: int) -> tuple[subprocess.Popen, str]:
+def start_server(spec: str) -> tuple[subprocess.Popen, str]:
     import httpx
 
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "GRPO_HOST_SERVE_TOKEN"}
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("grpo-host")), "serve", "-r", spec, "--port", str(port),
-                             "--concurrency", str(concurrency), "--backlog", str(backlog)],
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
+    proc = subprocess.Popen([GRPO_HOST, "serve", "-r", spec, "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
@@ -74,103 +126,230 @@ def start_server(spec: str, concurrency: int, backlog: int) -> tuple[subprocess.
     raise SystemExit(f"grpo-host serve -r {spec!r} did not start")
 
 
-async def load(url: str, rows: list[dict], clients: int, seconds: float, warm: int) -> dict:
+class ReplayEngine:
+    """vLLM's part in OpenRLHF's executor: the fixed response's token ids, ending in EOS."""
+
+    def __init__(self, tokenizer, responses: dict[str, str]) -> None:
+        self.tokenizer = tokenizer
+        self.ids = {p: tokenizer(r, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+                    for p, r in responses.items()}
+
+    async def generate(self, prompt_token_ids, sampling_params, multi_modal_data=None):
+        prompt = self.tokenizer.decode(prompt_token_ids, skip_special_tokens=False)
+        return SimpleNamespace(outputs=[SimpleNamespace(token_ids=self.ids[prompt], finish_reason="stop",
+                                                        logprobs=None)])
+
+
+def openrlhf_step(url: str, tokenizer, batch) -> dict:
+    from vendored.openrlhf_agent import Experience, SingleTurnAgentExecutor, process_response_into_experience
+
+    engine = ReplayEngine(tokenizer, {p: r for p, _, r in batch})
+    executor = SingleTurnAgentExecutor(url + "/get_reward")
+    params = SimpleNamespace(max_tokens=512, logprobs=None)
+    latencies: list[float] = []
+
+    async def one(prompt, label):
+        t0 = time.perf_counter()
+        out = await executor.execute(prompt, label, params, 2048, tokenizer, engine)
+        latencies.append(time.perf_counter() - t0)
+        return out
+
+    async def step():
+        return await asyncio.gather(*(one(p, a) for p, a, _ in batch))
+
+    t0 = time.perf_counter()
+    outputs = asyncio.run(step())
+    wall = time.perf_counter() - t0
+    lost = sum(out["reward"] is None for out in outputs)
+    merged = None
+    if not lost:
+        merged = Experience.concat_experiences([process_response_into_experience(o, max_len=2048) for o in outputs],
+                                               tokenizer.pad_token_id).rewards.flatten().tolist()
+    latencies.sort()
+    return {"lost": lost, "wall_s": wall, "rows_per_s": len(batch) / wall,
+            "p50_ms": 1000 * statistics.median(latencies),
+            "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], "rewards": merged}
+
+
+def one_score_request(url: str, batch) -> dict:
     import httpx
 
-    latencies: list[float] = []
-    statuses: dict[int, int] = {}
-    body = json.dumps({"rows": rows}).encode()
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(limits=limits, timeout=120) as client:
-        # warm every ensemble the server holds: each starts its worker processes on its first batch
-        await asyncio.gather(*(client.post(url + "/score", content=body) for _ in range(4 * warm)))
-        stop = time.perf_counter() + seconds
-
-        async def one_client() -> None:
-            while time.perf_counter() < stop:
-                t0 = time.perf_counter()
-                reply = await client.post(url + "/score", content=body, headers={"Content-Type": "application/json"})
-                reply.json()
-                statuses[reply.status_code] = statuses.get(reply.status_code, 0) + 1
-                if reply.status_code == 200:
-                    latencies.append(time.perf_counter() - t0)
-                else:
-                    await asyncio.sleep(0.05)
-
-        t0 = time.perf_counter()
-        await asyncio.gather(*(one_client() for _ in range(clients)))
-        wall = time.perf_counter() - t0
-    latencies.sort()
-    return {"clients": clients, "requests": len(latencies), "wall_s": wall, "req_per_s": len(latencies) / wall,
-            "rows_per_s": len(latencies) * len(rows) / wall, "p50_ms": 1000 * statistics.median(latencies),
-            "p99_ms": 1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))],
-            "statuses": statuses}
+    rows = dataset_rows(batch)
+    t0 = time.perf_counter()
+    reply = httpx.post(url + "/score", json={"rows": rows}, timeout=600)
+    wall = time.perf_counter() - t0
+    reply.raise_for_status()
+    return {"wall_s": wall, "rows_per_s": len(rows) / wall}
 
 
-def in_process(spec: str, rows: list[dict], seconds: float) -> dict:
+def cli_totals(spec: str, batch) -> list[float | None]:
+    with tempfile.TemporaryDirectory() as tmp:
+        data, out = Path(tmp) / "rows.jsonl", Path(tmp) / "out.jsonl"
+        data.write_text("".join(json.dumps(row) + "\n" for row in dataset_rows(batch)))
+        subprocess.run([GRPO_HOST, "score", str(data), "-r", spec, "--out", str(out)], capture_output=True,
+                       timeout=600)
+        return [json.loads(line)["total"] for line in out.read_text().splitlines()]
+
+
+def openrlhf(spec: str, task: str, n: int, repeats: int, tokenizer) -> dict:
+    batch = rollouts(n, task)
+    proc, url = start_server(spec)
+    try:
+        openrlhf_step(url, tokenizer, batch[:64])  # warm: every ensemble starts its worker processes
+        one_score_request(url, batch[:64])
+        steps, singles = [], []
+        for _ in range(repeats):
+            singles.append(one_score_request(url, batch))
+            server_cpu, client_cpu = cpu_seconds(proc.pid), resource.getrusage(resource.RUSAGE_SELF)
+            steps.append(openrlhf_step(url, tokenizer, batch))
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            steps[-1]["server_cpu_ms_per_rollout"] = 1000 * (cpu_seconds(proc.pid) - server_cpu) / n
+            steps[-1]["client_cpu_ms_per_rollout"] = 1000 * (after.ru_utime + after.ru_stime - client_cpu.ru_utime
+                                                             - client_cpu.ru_stime) / n
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    import numpy as np
+
+    want = cli_totals(spec, batch)  # as OpenRLHF holds them: float32 tensors, a row no reward scored 0.0
+    same = all(s["rewards"] == [float(np.float32(w if w is not None else 0.0)) for w in want] for s in steps)
+    step_rate = statistics.median(s["rows_per_s"] for s in steps)
+    single_rate = statistics.median(s["rows_per_s"] for s in singles)
+    return {"rollouts": n, "repeats": repeats, "lost": sum(s["lost"] for s in steps), "same_as_score": same,
+            "step_rows_per_s": [round(s["rows_per_s"]) for s in steps],
+            "score_request_rows_per_s": [round(s["rows_per_s"]) for s in singles],
+            "ratio": step_rate / single_rate, "p50_ms": statistics.median(s["p50_ms"] for s in steps),
+            "p99_ms": max(s["p99_ms"] for s in steps),
+            "server_cpu_ms_per_rollout": statistics.median(s["server_cpu_ms_per_rollout"] for s in steps),
+            "client_cpu_ms_per_rollout": statistics.median(s["client_cpu_ms_per_rollout"] for s in steps)}
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process and its children (the server and its reward workers) so far."""
+    import psutil
+
+    procs = [psutil.Process(pid)]
+    procs += procs[0].children(recursive=True)
+    total = 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def verl(spec: str, task: str, n: int, repeats: int, tokenizer) -> dict:
+    import numpy as np
+    import omegaconf
+    import torch
+
     from grpo_host import Ensemble
-    from grpo_host.offline import Tally, score_file_rows
+    from vendored import verl_managers, verl_reward
 
-    out = {}
+    config = omegaconf.OmegaConf.load(ROOT / "tests" / "vendored" / "verl_ppo_trainer.yaml")
+    omegaconf.OmegaConf.set_struct(config, True)
+    for key, value in (("reward.custom_reward_function.path", "pkg://grpo_host.integrations.verl"),
+                       ("reward.custom_reward_function.name", "compute_score"),
+                       ("+reward.custom_reward_function.reward_kwargs.rewards", spec)):
+        omegaconf.OmegaConf.update(config, key.lstrip("+"), value, force_add=key.startswith("+"))
+    fn = verl_reward.get_custom_reward_fn(config)
+    batch = rollouts(n, task)
+    pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
+    width = max(len(r) for _, _, r in batch) + 1
+
+    def item(i: int):
+        _, truth, response = batch[i]
+        ids = tokenizer(response, add_special_tokens=False)["input_ids"] + [eos]
+        mask = [1] + [1] * len(ids) + [0] * (width - len(ids))
+        return SimpleNamespace(
+            batch={"prompts": torch.tensor([[pad]]), "responses": torch.tensor([ids + [pad] * (width - len(ids))]),
+                   "attention_mask": torch.tensor([mask])},
+            non_tensor_batch={"data_source": np.array(["openai/gsm8k"], dtype=object),
+                              "reward_model": np.array([{"ground_truth": truth}], dtype=object),
+                              "extra_info": np.array([{"index": i}], dtype=object)})
+
+    class Proto:  # the DataProto surface compute_score_batch and run_single use: len, a slice, item 0
+        def __init__(self, items):
+            self.items = items
+
+        def __len__(self):
+            return len(self.items)
+
+        def __getitem__(self, i):
+            if isinstance(i, slice):
+                return Proto(self.items[i])
+            one = self.items[i]
+            return SimpleNamespace(batch={k: v[0] for k, v in one.batch.items()},
+                                   non_tensor_batch={k: v[0] for k, v in one.non_tensor_batch.items()})
+
+    data = Proto([item(i) for i in range(n)])
+    rows = dataset_rows(batch)
+
+    async def loop_once(d, score_fn=fn):
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(32))
+        manager = verl_managers.LoopNaiveRewardManager(config, tokenizer, score_fn)
+        return await verl_managers.RewardLoopWorker(config, manager).compute_score_batch(d)
+
+    def nothing(**_):  # verl's own cost per call: the loop around a reward that costs nothing
+        return {"score": 0.0}
+
+    asyncio.run(loop_once(data[:64]))  # warm: the adapter builds its ensemble and starts its workers
+    loop_rates, batch_rates, floor_rates = [], [], []
     with Ensemble.from_spec(spec) as ensemble:
-        ensemble.score_rows(rows)
-        for name, call in (("score_rows", lambda: ensemble.score_rows(rows)),
-                           ("score_file_rows", lambda: list(score_file_rows(
-                               ((f"row {i}", r) for i, r in enumerate(rows)), ensemble, Tally(ensemble.names),
-                               batch_size=len(rows))))):
-            times = []
-            stop = time.perf_counter() + seconds / 2
-            while time.perf_counter() < stop:
-                t0 = time.perf_counter()
-                call()
-                times.append(time.perf_counter() - t0)
-            times.sort()
-            out[name] = {"calls": len(times), "p50_ms": 1000 * statistics.median(times),
-                         "p99_ms": 1000 * times[min(len(times) - 1, int(0.99 * len(times)))],
-                         "rows_per_s": len(rows) * len(times) / sum(times)}
-    return out
+        ensemble.score_rows(rows[:64])
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            want = ensemble.score_rows(rows).total
+            batch_rates.append(n / (time.perf_counter() - t0))
+            t0 = time.perf_counter()
+            got = [o["reward_score"] for o in asyncio.run(loop_once(data))]
+            loop_rates.append(n / (time.perf_counter() - t0))
+            t0 = time.perf_counter()
+            asyncio.run(loop_once(data, nothing))
+            floor_rates.append(n / (time.perf_counter() - t0))
+    same = got == [w if w is not None else 0.0 for w in want]
+    return {"rows": n, "repeats": repeats, "same_as_batch_api": same, "loop_rows_per_s": [round(r) for r in loop_rates],
+            "batch_api_rows_per_s": [round(r) for r in batch_rates],
+            "loop_with_no_op_reward_rows_per_s": [round(r) for r in floor_rates],
+            "ratio": statistics.median(loop_rates) / statistics.median(batch_rates)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--specs", nargs="+", default=["r1_strict_format", "math"])
-    parser.add_argument("--concurrency", nargs="+", type=int, default=[1, 16, 64], help="client concurrency levels")
-    parser.add_argument("--server-concurrency", type=int, default=os.cpu_count() or 1, help="serve --concurrency")
-    parser.add_argument("--batch", type=int, default=16, help="rows per request")
-    parser.add_argument("--seconds", type=float, default=5.0, help="seconds per measurement")
+    parser.add_argument("--task", choices=sorted(TASKS), default="math", help="rollouts of a math or a code task")
+    parser.add_argument("--spec", help="rewards (default: 'math, r1_strict_format:0.5' for math, 'code' for code)")
+    parser.add_argument("--rollouts", type=int, default=1024)
+    parser.add_argument("--verl-rows", type=int, default=1152)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
+    from transformers import AutoTokenizer
+
+    from grpo_host.builtin_model import tiny_model_dir
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir())
+    args.spec = args.spec or {"math": "math, r1_strict_format:0.5", "code": "code"}[args.task]
     report = {"machine": f"{platform.system()} {platform.release()}, {os.cpu_count()} cores, Python "
-                         f"{platform.python_version()}", "load_before": os.getloadavg()[0], "batch": args.batch,
-              "server_concurrency": args.server_concurrency, "specs": {}}
-    for spec in args.specs:
-        rows = batch_for(spec, args.batch)
-        local = in_process(spec, rows, args.seconds)
-        proc, url = start_server(spec, args.server_concurrency, max(args.concurrency))
-        try:
-            served = [asyncio.run(load(url, rows, c, args.seconds, args.server_concurrency)) for c in args.concurrency]
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(60)
-        report["specs"][spec] = {"in_process": local, "served": served,
-                                 "overhead_ms_at_1": served[0]["p50_ms"] - local["score_rows"]["p50_ms"]}
+                         f"{platform.python_version()}", "task": args.task, "spec": args.spec, "load_before": os.getloadavg()[0]}
+    report["openrlhf"] = openrlhf(args.spec, args.task, args.rollouts, args.repeats, tokenizer)
+    report["verl"] = verl(args.spec, args.task, args.verl_rows, args.repeats, tokenizer)
     report["load_after"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(report, indent=2))
         return
-    print(f"{report['machine']}; batch {args.batch} rows; serve --concurrency {args.server_concurrency}; "
-          f"load {report['load_before']:.1f} -> {report['load_after']:.1f}")
-    for spec, res in report["specs"].items():
-        loc = res["in_process"]
-        print(f"\n{spec}: in-process score_rows p50 {loc['score_rows']['p50_ms']:.2f} ms "
-              f"({loc['score_rows']['rows_per_s']:.0f} rows/s), score_file_rows p50 "
-              f"{loc['score_file_rows']['p50_ms']:.2f} ms; overhead at concurrency 1: {res['overhead_ms_at_1']:.2f} ms")
-        print("| clients | requests/s | rows/s | p50 ms | p99 ms | statuses |")
-        print("|---|---|---|---|---|---|")
-        for row in res["served"]:
-            print(f"| {row['clients']} | {row['req_per_s']:.1f} | {row['rows_per_s']:.0f} | {row['p50_ms']:.1f} | "
-                  f"{row['p99_ms']:.1f} | {row['statuses']} |")
+    o, v = report["openrlhf"], report["verl"]
+    print(f"{report['machine']}; task {args.task}, spec {args.spec!r}; load {report['load_before']:.1f} -> {report['load_after']:.1f}")
+    print(f"OpenRLHF current client, {o['rollouts']} rollouts at once x{o['repeats']}: lost {o['lost']}, same as "
+          f"grpo-host score: {o['same_as_score']}; step rows/s {o['step_rows_per_s']} vs one /score request "
+          f"{o['score_request_rows_per_s']} -> {o['ratio']:.0%}; latency p50 {o['p50_ms']:.0f} ms, p99 "
+          f"{o['p99_ms']:.0f} ms; CPU per rollout: client {o['client_cpu_ms_per_rollout']:.2f} ms, server "
+          f"{o['server_cpu_ms_per_rollout']:.2f} ms")
+    print(f"verl reward loop, 32 threads, {v['rows']} rows x{v['repeats']}: rows/s {v['loop_rows_per_s']} vs batch "
+          f"API {v['batch_api_rows_per_s']} -> {v['ratio']:.0%}; same values: {v['same_as_batch_api']}; the loop "
+          f"around a no-op reward: {v['loop_with_no_op_reward_rows_per_s']}")
 
 
 if __name__ == "__main__":
