@@ -29,6 +29,7 @@ from reward_plugins.math.read import (
     Number,
     Parsed,
     has_delimiters,
+    has_words,
     parse_latex,
     read_answer,
     read_number,
@@ -171,15 +172,10 @@ _PHRASE_END = re.compile(r"[.!?;](?=\s|$)|\n|</")
 _CLAUSE = re.compile(r",\s|\s\(")
 
 
-_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
-_FUNCTION_WORDS = frozenset("sqrt cbrt exp log sin cos tan cot sec csc asin acos atan sinh cosh tanh Abs abs".split())
-
-
 def _reads_as_value(text: str) -> bool:
-    """Whether the text after a phrase or ``####`` is a value, not more prose: no words (units and a few function
-    names aside: ``12 apples``, ``sqrt(2)``), and readable."""
-    bare = re.sub(r"\\(?:text|mathrm|textrm|mbox)\s*\{[^{}]*\}", " ", text)
-    if any(w not in _FUNCTION_WORDS for w in _WORD.findall(bare)) and read_number(text) is None:
+    """Whether the text after a phrase or ``####`` is a value, not more prose (``12 apples`` is; ``at most 3`` is
+    not): readable, and without words unless it is a plain number with a unit."""
+    if has_words(text) and read_number(text) is None:
         return False
     return read_answer(text) is not None
 
@@ -360,7 +356,9 @@ def parse_gold(gold: str, max_chars: int = 20_000) -> Parsed | None:
     ``-896*x**5 + 3*x**2``, ``5.02e-18``, ``\\$12.50``) is read by
     :func:`read_answer`; a gold in prose with math spans goes to
     math-verify's extraction.  It parses when it yields a number or at
-    least one sympy value (a string fallback alone does not count).
+    least one sympy value (a string fallback alone does not count); a gold
+    without math delimiters does not parse when it is prose
+    (:func:`read.has_words`).
     """
     gold = gold.strip()
     if not gold or len(gold) > max_chars:
@@ -368,7 +366,11 @@ def parse_gold(gold: str, max_chars: int = 20_000) -> Parsed | None:
     boxed = last_boxed(gold)
     if boxed is not None:
         return read_answer(boxed)
-    if not has_delimiters(gold) or SPAN.fullmatch(gold):
+    if not has_delimiters(gold):
+        if has_words(gold) and read_number(gold) is None:
+            return None  # "see the figure above" is prose, not a product of fifteen symbols
+        return read_answer(gold)
+    if SPAN.fullmatch(gold):
         return read_answer(gold)
     found = parse_latex(gold)
     return Parsed(sympy=tuple(found)) if any(not isinstance(x, str) for x in found) else None

@@ -143,6 +143,20 @@ def split_unit(text: str) -> tuple[str, Unit | None]:
     return (m["value"], unit) if unit is not None else (text, None)
 
 
+_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
+_MATH_WORDS = frozenset(
+    "and sqrt cbrt exp log sin cos tan cot sec csc asin acos atan sinh cosh tanh Abs abs factorial Rational Integral"
+    .split())
+_TEXT = re.compile(r"\\(?:text|mathrm|textrm|mbox|operatorname|begin|end)\s*\{[^{}]*\}")
+
+
+def has_words(text: str) -> bool:
+    """Whether ``text`` holds words of prose: a run of three or more letters, outside LaTeX commands, ``\\text{}``
+    and ``\\begin{}``, that is not ``and`` or a function name (``sqrt(2)``, ``Integral``); unit words are a plain
+    number's to read."""
+    return any(w not in _MATH_WORDS for w in _WORD.findall(_TEXT.sub(" ", text)))
+
+
 # -- plain numbers, read without sympy ---------------------------------------------------------------------------
 
 _SEP = r"(?:,|\{,\}|\\,|\\ |\\;|\\!|\s|\u2009|\u202f|')"
