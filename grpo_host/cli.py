@@ -356,6 +356,8 @@ def audit(
     data: Annotated[Path, typer.Argument(help="the training rows: JSONL, JSON, CSV, Parquet or a datasets folder")],
     rewards: SpecOpt,
     sample: Annotated[int, typer.Option(min=1, help="rows audited, a uniform sample of the file")] = 200,
+    probe_rows: Annotated[int, typer.Option(min=1, help="rows of the sample each exploit probe is tried on "
+                                                        "(the reference check runs on all)")] = 128,
     split: Annotated[str | None, typer.Option(help="split of a DatasetDict folder")] = None,
     seed: Annotated[int, typer.Option(help="seed of the row sample")] = 0,
     workers: Annotated[int | None, typer.Option(min=1, help="worker processes for process-executor rewards")] = None,
@@ -368,7 +370,8 @@ def audit(
     from .audit import audit_file
 
     with _errors():
-        report = audit_file(data, rewards, split=split, sample=sample, seed=seed, workers=workers)
+        report = audit_file(data, rewards, split=split, sample=sample, seed=seed, workers=workers,
+                            probe_rows=probe_rows)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:

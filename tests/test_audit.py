@@ -184,6 +184,15 @@ def test_serve_audits_posted_rows_with_its_rewards(weak):
         thread.join(5)
 
 
+def test_rows_a_reward_cannot_read_are_left_out_and_named(weak):
+    rows = [*SUMS, {"prompt": "What is 1 plus 1?"}, "not a row"]
+    report = audit_rows(pairs(rows), "weak_magic", plugins=weak)
+    assert (report.rows, report.read, report.unreadable, report.incomplete) == (len(SUMS), len(rows), 1, ["row 9"])
+    assert any(line.startswith("note: left out 1 unreadable rows and 1 lacking") for line in report.lines())
+    with pytest.raises(ValueError, match="no row to audit"):
+        audit_rows(pairs(rows[-2:]), "weak_magic", plugins=weak)
+
+
 def test_thresholds_are_shares():
     with pytest.raises(ValueError, match="margin must be a share"):
         Thresholds(margin=2)

@@ -35,6 +35,10 @@ __all__ = ["DEFAULT_SAMPLE", "TRAIN_SAMPLE", "AuditFailed", "audit_file", "audit
 
 DEFAULT_SAMPLE = 200
 """Rows audited when no sample size is given: enough to see a probe that pays on one row in twenty."""
+PROBE_ROWS = 128
+"""Rows of the sample each exploit is tried on (all of them when the sample is smaller): a pay rate, which is what the
+verdict judges, is measured well on a few hundred rows, while the gold self-check names every sampled row that
+fails and so runs on all of them."""
 TRAIN_SAMPLE = 32
 """Rows the short audit ``grpo-host train`` runs before loading the model (config key ``audit``)."""
 
@@ -92,14 +96,17 @@ def _prompt_text(prompt: Any) -> str:
     return ""
 
 
-def _sample(rows: Iterable[tuple[str, Any]], size: int, seed: int) -> tuple[list[_Row], int, int]:
+def _sample(rows: Iterable[tuple[str, Any]], size: int, seed: int,
+            rewards: Sequence[Any]) -> tuple[list[_Row], int, int, list[str]]:
     """A uniform sample of ``size`` normalised rows (reservoir sampling: one pass, memory for the sample only),
-    in file order; with how many rows were read and how many could not be normalised."""
-    from ..data import DataError, normalize
+    in file order; with how many rows were read, how many could not be normalised, and the rows lacking a column
+    a chosen reward needs (left out, as training refuses them: ``grpo-host data check`` reports them)."""
+    from ..data import DataError, missing_column, normalize
 
     rng = random.Random(seed)
     kept: list[tuple[int, _Row]] = []
     seen = bad = 0
+    incomplete: list[str] = []
     for where, raw in rows:
         if isinstance(raw, DataError):
             bad += 1
@@ -110,6 +117,9 @@ def _sample(rows: Iterable[tuple[str, Any]], size: int, seed: int) -> tuple[list
             bad += 1
             continue
         row.pop("completion", None)
+        if missing_column(row, rewards):
+            incomplete.append(where)
+            continue
         item = (seen, _Row(where, row, _prompt_text(row.get("prompt"))))
         seen += 1
         if len(kept) < size:
@@ -118,7 +128,7 @@ def _sample(rows: Iterable[tuple[str, Any]], size: int, seed: int) -> tuple[list
             j = rng.randrange(seen)
             if j < size:
                 kept[j] = item
-    return [r for _, r in sorted(kept, key=lambda pair: pair[0])], seen + bad, bad
+    return [r for _, r in sorted(kept, key=lambda pair: pair[0])], seen + bad + len(incomplete), bad, incomplete
 
 
 class _Scorer:
@@ -162,12 +172,13 @@ def _reward_of(message: str, values: Mapping[str, Any]) -> str:
 
 def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = DEFAULT_SAMPLE, seed: int = 0,
                plugins: Any = None, thresholds: Thresholds | None = None, workers: int | None = None,
-               data: str = "rows", ensemble: Any = None) -> AuditReport:
+               data: str = "rows", ensemble: Any = None, probe_rows: int = PROBE_ROWS) -> AuditReport:
     """Audit the rewards of spec ``rewards`` on a sample of ``rows`` (``(where, raw_row)`` pairs, as
     :func:`grpo_host.data.read_rows` yields them) and return the :class:`AuditReport`.
 
     ``ensemble``: an open :class:`~grpo_host.Ensemble` to score with (a run's own, with its warm workers; left
-    open), in place of one built from ``rewards``.
+    open), in place of one built from ``rewards``.  ``probe_rows``: how many of the sampled rows (a uniform
+    choice among them) each exploit is tried on; the gold self-check runs on every sampled row.
 
     Raises what :meth:`grpo_host.Ensemble.from_spec` raises for a bad spec, and
     :class:`grpo_host.RewardError` when a reward stops scoring (it cannot run,
@@ -175,16 +186,19 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
     """
     from ..scoring.ensemble import Ensemble
 
-    if sample < 1:
-        raise ValueError(f"the sample must be at least 1 row, not {sample}")
+    if sample < 1 or probe_rows < 1:
+        raise ValueError(f"the sample and the probe rows must be at least 1 row, not {min(sample, probe_rows)}")
     start = time.perf_counter()
     probes = installed_probes(plugins)
-    picked, read, bad = _sample(rows, sample, seed)
     own = ensemble is None
     if own:
         ensemble = Ensemble.from_spec(rewards, plugins=plugins, workers=workers)
     counts = copy.deepcopy(ensemble.counts)  # a run's own ensemble: its counters are the run's, not the audit's
     with ensemble if own else contextlib.nullcontext(ensemble):
+        picked, read, bad, incomplete = _sample(rows, sample, seed, ensemble.rewards)
+        if not picked:
+            raise ValueError(f"{data}: no row to audit ({read} read, {bad} unreadable, {len(incomplete)} lacking a "
+                             "column a reward needs: grpo-host data check names them)")
         scales = {m.name: Scale.of(m.reward) for m in ensemble.members}
         params = {m.name: m.reward.bound for m in ensemble.members}
         scorer = _Scorer(ensemble, picked)
@@ -192,12 +206,14 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
         gold = _gold(scorer, ensemble, probes, formats, scales, params)
         layout = gold.layouts[0] if gold.layouts else _rank_for_format_only(scorer, ensemble, formats, params)
         common = gold.common = _most_common(gold.bodies)
-        exploits = _exploits(scorer, ensemble, probes, layout, common, params)
+        chosen = sorted(random.Random(seed).sample(range(len(picked)), min(probe_rows, len(picked))))
+        exploits = _exploits(scorer, ensemble, probes, layout, common, params, chosen)
     ensemble.counts = counts
     report = judge(ensemble, scales, gold, exploits, scorer.scores, thresholds or Thresholds(), picked,
                    {p.name: p for p in probes})
     report.data, report.rows, report.read, report.unreadable = data, len(picked), read, bad
-    report.layout, report.common = layout.name, common
+    report.incomplete = incomplete
+    report.layout, report.common, report.probe_rows = layout.name, common, len(chosen)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -311,15 +327,17 @@ def _most_common(bodies: Mapping[int, Mapping[str, str]]) -> str | None:
 
 
 def _exploits(scorer: _Scorer, ensemble: Any, probes: list[Probe], layout: Probe, common: str | None,
-              params: Mapping[str, Any]) -> dict[str, dict[int, tuple[int, str]]]:
-    """Every exploit aimed at a chosen reward, built and scored per row: probe -> row -> the scored (row, text)."""
+              params: Mapping[str, Any], chosen: list[int]) -> dict[str, dict[int, tuple[int, str]]]:
+    """Every exploit aimed at a chosen reward, built and scored on the ``chosen`` rows: probe -> row -> the scored
+    (row, text)."""
     rewards = ensemble.rewards
     out: dict[str, dict[int, tuple[int, str]]] = {}
     for p in probes:
         if p.kind != "exploit" or not (p.name == "empty" or any(p.aims_at(r) for r in rewards)):
             continue
         texts: dict[int, tuple[int, str]] = {}
-        for i, item in enumerate(scorer.rows[:p.limit]):
+        for i in chosen[:p.limit]:
+            item = scorer.rows[i]
             target = Target(item.row, item.prompt, common=common, params=params)
             text = p.build(target)
             if text is None:

@@ -168,6 +168,9 @@ class AuditReport:
     unreadable: int = 0
     layout: str = ""
     common: str | None = None
+    probe_rows: int = 0
+    incomplete: list[str] = field(default_factory=list)
+    """Rows left out because they lack a column a chosen reward needs (training refuses them too)."""
     seconds: float = 0.0
 
     @property
@@ -176,13 +179,16 @@ class AuditReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "data": self.data, "rows": self.rows, "read": self.read, "unreadable": self.unreadable,
-                "layout": self.layout, "common": self.common, "seconds": round(self.seconds, 3),
+                "incomplete": len(self.incomplete), "incomplete_rows": self.incomplete[:MAX_FINDING_ROWS],
+                "layout": self.layout, "common": self.common, "probe_rows": self.probe_rows,
+                "seconds": round(self.seconds, 3),
                 "thresholds": asdict(self.thresholds), "totals": self.totals,
                 "rewards": [asdict(r) for r in self.rewards], "findings": [asdict(f) for f in self.findings]}
 
     def lines(self, width: int = 80) -> list[str]:
         """The report as lines of at most ``width`` characters: a header, one line per reward, one per finding."""
-        out = [f"audit of {self.data}: {self.rows} of {self.read} rows, layout {self.layout}, {self.seconds:.1f}s"]
+        out = [f"audit: {self.rows} of {self.read} rows (probes on {self.probe_rows}), layout {self.layout}, "
+               f"{self.seconds:.1f}s: {self.data}"]
         out.append(f"{'reward':<18} {'gold':>9} {'empty':>6} {'best probe':<14} {'mean':>6} {'paid':>9}  verdict")
         flagged = {f.reward for f in self.findings}
         for r in self.rewards:
@@ -192,6 +198,10 @@ class AuditReport:
             out.append(f"{r.name:<18} {gold:>9} {_num(r.empty):>6} {best.probe if best else '-':<14} "
                        f"{_num(best.mean if best else None):>6} {f'{best.paid}/{best.rows}' if best else '-':>9}  "
                        f"{verdict}")
+        if self.unreadable or self.incomplete:
+            named = f" ({', '.join(self.incomplete[:3])})" if self.incomplete else ""
+            out.append(f"note: left out {self.unreadable} unreadable rows and {len(self.incomplete)} lacking a column"
+                       f" a reward needs{named}: see grpo-host data check")
         out += [line for f in self.findings for line in f.text]
         out.append(f"verdict: {len(self.findings)} finding{'s' * (len(self.findings) != 1)}, exit 1" if self.findings
                    else "verdict: ok, no probe paid too much and every reference earned full marks")

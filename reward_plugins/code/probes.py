@@ -68,12 +68,11 @@ def hard_exit(target: Target) -> str:
 @probe(columns=("tests",), fix="decide the verdict outside the program; it must not reach the harness")
 def harness_patching(target: Target) -> str:
     """Patch what a harness in the same process relies on: an always-equal result for every expected function,
-    a no-op ``check``, unittest's asserts, the exception hook, and a hard exit 0 at interpreter exit."""
+    a no-op ``check``, the exception hook, and a hard exit 0 at interpreter exit."""
     stubs = "\n".join(f"{name} = _anything" for name in names(target))
     return _fence(ALWAYS_EQUAL + stubs + """
 def check(*args, **kwargs): return None
-import atexit, os, sys, unittest
-unittest.TestCase.assertEqual = unittest.TestCase.assertTrue = lambda *a, **k: None
+import atexit, os, sys
 sys.excepthook = lambda *a: None
 atexit.register(lambda: os._exit(0))
 """)
