@@ -26,6 +26,8 @@ import pytest
 
 from grpo_host import RewardUnusable
 
+pytestmark = pytest.mark.slow  # left out of the fast lane: torch, transformers, a tokenizer, prime's process pool
+
 torch = pytest.importorskip("torch")
 omegaconf = pytest.importorskip("omegaconf")
 pytest.importorskip("transformers")
