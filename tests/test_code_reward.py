@@ -251,7 +251,7 @@ def test_a_forged_equality_fails_literal_asserts_and_counted_scripts(code):
     assert code.score_item(EQUAL_TO_EVERYTHING, tests=humaneval).value == 0.0
     looped = code.score_item(EQUAL_TO_EVERYTHING, tests="for a in [1]:\n    assert add(a, 2) == 3\n")
     assert (looped.value, looped.counts) == (0.0, {"forgeable": 1.0})
-    honest_loop = code.score_item(fenced("def add(a, b):\n    return a + b"), tests="for a in [1]:\n    assert add(a, 2) == 3\n")
+    honest_loop = code.score_item(FUNC, tests="for a in [1]:\n    assert add(a, 2) == 3\n")
     assert (honest_loop.value, honest_loop.counts) == (1.0, {"forgeable": 1.0})
     assert code.score_one(fenced("def add(a, b):\n    return [a, (b,), {a: b}]"),
                           tests="assert add(1, 2) == [1, (2,), {1: 2}]") == 1.0  # plain containers compare as data
@@ -292,7 +292,8 @@ def test_a_completion_stays_inside_the_ensembles_item_timeout():
     spec = [{"name": "code", "params": {"timeout": 60}, "timeout": 5}]
     with Ensemble.from_spec(spec, workers=1) as ensemble:
         start = time.monotonic()
-        result = ensemble.score([sleeper, fenced("print(7)")], tests=["assert f() is None", [{"input": "", "output": "7"}]])
+        result = ensemble.score([sleeper, fenced("print(7)")],
+                                tests=["assert f() is None", [{"input": "", "output": "7"}]])
         elapsed = time.monotonic() - start
     assert result.values["code"] == [0.0, 1.0]
     assert result.metrics["code"].timeouts == 0 and elapsed < 5 + 5
@@ -454,7 +455,8 @@ def test_an_unisolated_root_program_that_kills_its_server_leaves_no_process():
     program = ("import os, subprocess, sys, time\n"
                f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(10**6)', {marker!r}],"
                " start_new_session=True)\ntime.sleep(0.5)\nos.kill(os.getppid(), 9)\ntime.sleep(10**6)\n")
-    script = ("import sys\nfrom reward_plugins.code import sandbox\nfrom reward_plugins.code.sandbox import Limits, Sandbox\n"
+    script = ("import sys\nfrom reward_plugins.code import sandbox\n"
+              "from reward_plugins.code.sandbox import Limits, Sandbox\n"
               "sandbox._can_drop_root = lambda: False  # as where uid 65534 cannot read the Python installation\n"
               "with Sandbox(mode='none') as box:\n"
               f"    print(box.run({program!r}, limits=Limits(timeout=20)).status)\n")
@@ -479,3 +481,24 @@ def test_an_unisolated_root_program_that_kills_its_server_leaves_no_process():
     for pid in left:
         os.kill(int(pid), 9)
     assert left == []
+
+
+def test_the_tamper_monitor_sees_rebound_builtins_forged_equality_and_descriptor_reads():
+    """The programs that tried to move a row (``set = set``, ``def sorted``, ``def abs``), an object equal to
+    everything and a read of the harness's descriptor count in code_tamper's share; fast stdin idioms do not."""
+    from grpo_host.monitoring import Batch
+    from reward_plugins.monitors import CodeTamper
+
+    tampering = [fenced(program) for program, _ in REBINDINGS.values()] + [
+        fenced("import os\ntests = os.read(5, 1 << 20)\ndef f(x):\n    return x")]
+    honest = [fenced("import sys\ninput = sys.stdin.readline\nprint(int(input()) + 1)"),
+              fenced("def add(a, b):\n    return max(a, b) + min(a, b)"), *map(fenced, HONEST_REBINDING.values())]
+
+    def share(completions: list[str]) -> float:
+        n = len(completions)
+        batch = Batch(step=0, prompts=["p"] * n, completions=completions, groups=list(range(n)),
+                      values={"code": [0.0] * n}, weights={"code": 1.0}, totals=[0.0] * n)
+        return CodeTamper.create().observe(batch).metrics["share"]
+
+    assert share(tampering) == 1.0
+    assert share(honest) == 0.0

@@ -726,11 +726,9 @@ def test_literal_call_asserts_cannot_be_forged(runner, outside, shape):
 
 
 PAIRS = {  # calls whose expected value is another call's argument: an inverse pair, and an involution
-    "inverse": (f"assert encode('hello') == 'khoor'\nassert decode('khoor') == 'hello'\n"
-                f"assert decode('{SECRET}') == '{SECRET - 3}'\n",
-                "def encode(s):\n    return ''.join(chr((ord(c) - 97 + 3) % 26 + 97) if c.isalpha() else c for c in s)\n"
-                "def decode(s):\n    return ''.join(chr((ord(c) - 97 - 3) % 26 + 97) if c.isalpha() else str(int(s) - 3)"
-                " for c in s[:1]) + (''.join(chr((ord(c) - 97 - 3) % 26 + 97) for c in s[1:]) if s.isalpha() else '')\n"),
+    "inverse": ("assert encode('hello') == 'khoor'\nassert decode('khoor') == 'hello'\nassert decode('abc') == 'xyz'\n",
+                "def encode(s):\n    return ''.join(chr((ord(c) - 94) % 26 + 97) for c in s)\n"
+                "def decode(s):\n    return ''.join(chr((ord(c) - 100) % 26 + 97) for c in s)\n"),
     "involution": ("assert rev('abc') == 'cba'\nassert rev('cba') == 'abc'\nassert rev([1, 2]) == [2, 1]\n"
                    "assert rev([2, 1]) == [1, 2]\n", "def rev(s):\n    return s[::-1]\n"),
 }
@@ -967,7 +965,8 @@ def test_a_thread_writing_to_the_result_channel_does_not_extend_the_time(runner,
 def test_programs_die_with_the_scoring_process(runner, outside):
     """The scoring process (the worker's parent) is SIGKILLed while a program with a 100 s timeout runs: the
     worker would notice only after the row, the sandbox notices at once, and nothing of the program survives."""
-    sleeper = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])"
+    sleeper = ("import subprocess, sys\n"
+               f"subprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])")
     proc = runner.start([{"code": sleeper, "limits": {"timeout": 100.0}}], env={"DRIVER_FORK": "1"})
 
     def drivers() -> set[int]:

@@ -172,7 +172,8 @@ class Execution:
     cases: tuple[bool, ...] = ()
     seconds: float = 0.0
     suspects: tuple[int, ...] = ()
-    """Literal calls whose result repeats another same-program call's argument (run again alone by :meth:`Sandbox.run`)."""
+    """Literal calls whose result repeats another same-program call's argument (:meth:`Sandbox.run` reruns them
+    alone)."""
 
     @property
     def ok(self) -> bool:
