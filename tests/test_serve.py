@@ -1,9 +1,12 @@
-"""``grpo-host serve`` as a user runs it: a real uvicorn process on 127.0.0.1, hit with httpx.
+"""``grpo-host serve`` as a user runs it: a real uvicorn process on 127.0.0.1, hit with httpx and the trainers' clients.
 
 Each server is ``grpo-host serve`` in a subprocess with a probe pack on its
 path (a real distribution: a module plus a ``dist-info`` folder with its
 entry point), whose ``slow`` reward sleeps for the row's ``sleep`` seconds,
 so back-pressure, deadlines and shutdown are tested against real waiting.
+OpenRLHF's own clients (``tests/vendored/openrlhf_*.py``, with its license
+and commits) drive ``/get_reward`` as a training step does; raw sockets play
+the slow and hostile clients.
 """
 
 from __future__ import annotations
