@@ -138,7 +138,7 @@ def test_the_sample_rows_pass_the_cli_data_check_and_bad_rows_fail_it(pack, site
 def test_the_rendered_pack_passes_its_own_test_suite(pack, site):
     proc = run_pack_tests(pack, [site])
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "14 passed" in proc.stdout.splitlines()[-1], proc.stdout
+    assert "15 passed" in proc.stdout.splitlines()[-1], proc.stdout
 
 
 def test_a_pack_rendered_with_a_monitor_registers_it_and_its_own_tests_pass(tmp_path):
@@ -153,7 +153,7 @@ def test_a_pack_rendered_with_a_monitor_registers_it_and_its_own_tests_pass(tmp_
     assert listed[name]["plugin"] == dist and set(listed[name]["params"]["properties"]) == {"words", "warn"}
     result = run_pack_tests(pack, [site])
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "15 passed" in result.stdout  # the 14 of a plain pack, and the monitor's
+    assert "16 passed" in result.stdout  # the 15 of a plain pack, and the monitor's
     plain = (pack.parent / "plain")
     assert run_cli("new-plugin", "grpo-rewards-plain", "--dir", str(plain), "--no-input").returncode == 0
     assert "monitor" not in (plain / "grpo_rewards_plain" / "rewards.py").read_text()
