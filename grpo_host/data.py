@@ -51,6 +51,13 @@ except ImportError:  # orjson is a dependency, but a stdlib fallback keeps vendo
 _LONG_NUMBER = re.compile(rb"\d{19,}")
 """19 digits in a row may be an integer beyond 64 bits, which orjson reads as a float (a gold of 10^29 + 1 would
 equal 10^29); such text is read by the stdlib, whose integers are exact."""
+_DIGITS = b"0123456789"
+
+
+def _may_hold_long_number(data: bytes) -> bool:
+    """:data:`_LONG_NUMBER` in ``data``, looked for only where it holds 19 digits at all (counted in C, so the
+    common short row costs one pass and no regular expression)."""
+    return len(data) - len(data.translate(None, _DIGITS)) >= 19 and _LONG_NUMBER.search(data) is not None
 
 
 def _no_constant(name: str) -> Any:
@@ -74,16 +81,17 @@ bad row at read time instead (real rows, chat messages with content parts includ
 def _loads(data: bytes) -> Any:
     """JSON text as Python values, integers exact at any size (orjson's speed where no long number appears)."""
     try:
-        if _LONG_NUMBER.search(data):
+        if _may_hold_long_number(data):
             return json.loads(data, parse_constant=_no_constant, parse_float=_finite_float)
         return _fast_loads(data)
     except RecursionError:
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
 
 
-def _checked(where: str, row: Any) -> Any:
-    """``row``, or a :class:`DataError` in its place when it nests deeper than :data:`MAX_DEPTH`."""
-    if _deeper_than(row, MAX_DEPTH):
+def _checked(where: str, row: Any, text: bytes) -> Any:
+    """``row``, or a :class:`DataError` in its place when it nests deeper than :data:`MAX_DEPTH`; walked only
+    when its ``text`` (the row's, or the whole file's) opens that many brackets at all."""
+    if text.count(b"[") + text.count(b"{") > MAX_DEPTH and _deeper_than(row, MAX_DEPTH):
         return DataError(where, f"nested more than {MAX_DEPTH} levels deep")
     return row
 
@@ -203,14 +211,15 @@ def _read_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
             if not line.strip():
                 continue
             try:
-                yield f"line {lineno}", _checked(f"line {lineno}", _loads(line))
+                yield f"line {lineno}", _checked(f"line {lineno}", _loads(line), line)
             except ValueError as exc:
                 yield f"line {lineno}", DataError(f"line {lineno}", f"invalid JSON: {exc}")
 
 
 def _read_json(path: Path) -> Iterator[tuple[str, Any]]:
     try:
-        data = _loads(path.read_bytes().removeprefix(BOM))
+        text = path.read_bytes().removeprefix(BOM)
+        data = _loads(text)
     except ValueError as exc:
         raise DataError(str(path), f"invalid JSON: {exc}") from None
     if isinstance(data, Mapping) and isinstance(data.get("data"), list):
@@ -218,7 +227,7 @@ def _read_json(path: Path) -> Iterator[tuple[str, Any]]:
     if not isinstance(data, list):
         raise DataError(str(path), "a .json dataset must be a list of row objects (or {\"data\": [...]})")
     for i, row in enumerate(data, 1):
-        yield f"row {i}", _checked(f"row {i}", row)
+        yield f"row {i}", _checked(f"row {i}", row, text)
 
 
 def _read_csv(path: Path) -> Iterator[tuple[str, Any]]:
