@@ -437,7 +437,13 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
         return reply({"error": exc.message}, exc.status, exc.headers)
 
     async def crash(request: Request, exc: Exception) -> Response:
-        """A broken reward (:class:`~grpo_host.RewardError`) or a bug here: the client hears why, as JSON."""
+        """A broken reward (:class:`~grpo_host.RewardError`) or a bug here: the client hears why, as JSON.
+
+        A value nested deeper than Python can walk, wherever it is first walked (the JSON reader, a column
+        written back as JSON, a reward), is the request's fault: 400."""
+        if isinstance(exc, RecursionError):
+            request.scope["grpo_host.log"]["error"] = message = "a value in the body is nested too deeply to read"
+            return reply({"error": message}, 400)
         request.scope["grpo_host.log"]["error"] = message = f"{type(exc).__name__}: {exc}"
         return reply({"error": message}, 500)
 
