@@ -246,3 +246,17 @@ def test_an_unmapped_data_source_is_a_configuration_error(monkeypatch):
     fn = verl_reward.get_custom_reward_fn(verl_config(("reward.custom_reward_function.path", ADAPTER)))
     with pytest.raises(RewardUnusable, match="no grpo-host rewards for data_source 'openai/gsm8k'"):
         fn(data_source="openai/gsm8k", solution_str=GOOD, ground_truth="4", extra_info={})
+
+
+def test_numpy_ground_truths_and_mismatched_batches():
+    """verl's non-tensor batch holds numpy values: an array gold reaches the answer column as JSON; a batch call
+    whose lists differ in length is refused by name rather than scored short."""
+    import grpo_host.integrations.verl as adapter
+
+    fn = verl_reward.get_custom_reward_fn(current("accuracy"))
+    reply = fn(data_source="x", solution_str="<answer>\n[1, 2]\n</answer>", ground_truth=np.array([1, 2]),
+               extra_info={"index": np.int64(3)})
+    assert reply["score"] == 1.0
+    with pytest.raises(ValueError, match="one entry per response"):
+        adapter.compute_score(data_sources=["x", "x"], solution_strs=["a", "b"], ground_truths=["1"],
+                              extra_infos=[{}, {}], rewards="accuracy")

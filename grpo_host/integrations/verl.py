@@ -176,13 +176,20 @@ def _end_tokens(tokenizer: str | None, end_tokens: Any) -> tuple[str, ...]:
     return _tokens[key]
 
 
+def _plain(value: Any) -> Any:
+    """What JSON cannot write as it is: numpy arrays and scalars (verl's non-tensor batch holds them) as Python
+    values, anything else as its text."""
+    tolist = getattr(value, "tolist", None)
+    return tolist() if callable(tolist) else str(value)
+
+
 def _row(solution_str: Any, ground_truth: Any, extra_info: Any, tokens: tuple[str, ...], needs_tests: bool) -> dict:
     from grpo_host.special_tokens import strip_end_tokens
 
     row: dict[str, Any] = {**(extra_info if isinstance(extra_info, dict) else {}),
                            "completion": strip_end_tokens(solution_str, tokens)}
     if ground_truth is not None:
-        row["answer"] = ground_truth if isinstance(ground_truth, str) else json.dumps(ground_truth)
+        row["answer"] = ground_truth if isinstance(ground_truth, str) else json.dumps(ground_truth, default=_plain)
         if needs_tests and row.get("tests") is None:
             from grpo_host.integrations.code_tests import prime_code_tests
 
@@ -241,6 +248,11 @@ def compute_score(*args: Any, data_source: Any = None, solution_str: Any = None,
     if solution_strs is not None:  # BatchRewardManager (its lists may be numpy arrays: no truth tests on them)
         n = len(solution_strs)
         columns = [c if c is not None else [None] * n for c in (data_sources, ground_truths, extra_infos)]
+        lengths = {"solution_strs": n, **{k: len(c) for k, c in zip(("data_sources", "ground_truths", "extra_infos"),
+                                                                     columns)}}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"grpo-host verl adapter: a batch call needs one entry per response in each list, got "
+                             f"{lengths}")
         items = list(zip(columns[0], solution_strs, columns[1], columns[2]))
         return _score(items, rewards, tokenizer, end_tokens)
     if args:  # PrimeRewardManager: evaluation_func(task, completion, reference, task_extra_info); reads a number
