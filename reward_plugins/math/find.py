@@ -286,7 +286,8 @@ def find_answers(completion: str, targets: tuple[str, ...], max_chars: int) -> F
         final = final_spans(text) if has_delimiters(text) else None
         if final is not None and len(final.alternatives()) > 1:
             return Found((final,))
-        return Found((Answer(text, 0, len(text), prose=True),))
+        if plain is None or read_prose(text) is not None:
+            return Found((Answer(text, 0, len(text), prose=True),))
     if plain is not None:
         return Found((Answer(text[plain[1] : plain[2]], plain[1], plain[2]),))
     return Found(())
@@ -326,9 +327,11 @@ def _withdraw(text: str, stated: list[Answer]) -> Found:
     return Found(tuple(counted), withdrawn)
 
 
+@lru_cache(maxsize=64)
 def read_prose(text: str) -> Parsed | None:
     """A stretch of prose with no stated answer: an answer-anchored LaTeX span (math-verify's anchors), else the
-    final span; text without a math span is read as bare LaTeX (``\\frac{10}{9}``)."""
+    final span; text without a math span is read as bare LaTeX (``\\frac{10}{9}``).  Cached: finding asks first
+    whether the prose reads before it falls back to the last plain number."""
     found = parse_latex(text, anywhere=not has_delimiters(text))
     if found:
         return Parsed(sympy=tuple(found))
