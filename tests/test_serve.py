@@ -241,6 +241,22 @@ def test_deadline_then_back_pressure(server):
     assert 504 in statuses and 429 in statuses
 
 
+def test_get_reward_past_the_backlog_is_dropped_and_counted_not_refused(server):
+    """/get_reward never answers 429: rows the queue has no room for get 0.0 at once and are counted."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        hold = pool.submit(httpx.post, server.url + "/score", headers=AUTH, timeout=30,
+                           json={"rows": [{"completion": "x", "answer": "4", "sleep": 1.5}]})
+        until(lambda h: h["scoring"] == 1, server.url)  # the one ensemble is busy; the backlog is 1 row
+        before = httpx.get(server.url + "/health").json()["dropped_rows"]
+        body = {"query": ["2+2?" + GOOD] * 2, "prompts": ["2+2?"] * 2, "labels": ["4"] * 2}
+        reply = httpx.post(server.url + "/get_reward", json=body, headers=AUTH)
+        assert reply.status_code == 200
+        got = reply.json()
+        assert got["rewards"] == [0.0, 0.0] and got["extra_logs"]["grpo_host/dropped"] == [1.0, 1.0]
+        assert httpx.get(server.url + "/health").json()["dropped_rows"] == before + 2
+        assert hold.result().status_code == 200
+
+
 def test_graceful_shutdown_answers_requests_in_flight(probe_site, tmp_path):
     srv = Server(probe_site, tmp_path / "stderr.log", "slow")
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
