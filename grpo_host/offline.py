@@ -12,8 +12,8 @@ share a prompt, so a run's samples can be audited after the fact.
 
 :class:`ScoreOutput` is ``--out``: the path is checked before anything is
 opened for writing (an output that is the input, a folder, a missing or
-unwritable folder), each scored batch is written whole, flushed and synced
-as it completes (a full disk leaves no torn line: the file is cut back to
+unwritable folder), each scored batch is written whole to the OS as it
+completes (a full disk leaves no torn line: the file is cut back to
 its last whole line), and a progress record beside the file
 (``<out>.progress``: rows written, their byte length, a running SHA-256 of
 the input rows they came from) lets ``score --resume`` continue an
@@ -302,7 +302,8 @@ class ScoreOutput:
                               "score into another file")
 
     def write(self, lines: list[dict[str, Any]]) -> None:
-        """Append one scored batch: whole lines, flushed and synced, then the progress record; on a write error the
+        """Append one scored batch: whole lines handed to the OS (a killed process loses none of them; there is no
+        fsync, which cost more than the scoring of cheap rewards), then the progress record; on a write error the
         file is cut back to its last whole line and :class:`OutputError` names the cause."""
         assert self._file is not None
         data = "".join(json.dumps(line, allow_nan=False) + "\n" for line in lines).encode()
@@ -311,8 +312,6 @@ class ScoreOutput:
             view = memoryview(data)
             while view:  # unbuffered: nothing is left in a buffer to be written later, past a cut
                 view = view[self._file.write(view):]
-            if self._regular():
-                os.fsync(self._file.fileno())
         except OSError as exc:
             resumable = self._regular()
             self._cut_back(good)
