@@ -100,8 +100,9 @@ class MicroBatcher(Generic[S, T, R]):
         for thread in self._threads:
             thread.start()
 
-    def takes_at_once(self, n: int) -> bool:
-        """Whether ``n`` more rows would start scoring at once: nothing queued and a scoring thread idle."""
+    @property
+    def idle(self) -> bool:
+        """Whether rows submitted now would start scoring at once: nothing queued and a scoring thread free."""
         return self.waiting_rows == 0 and self.busy_threads < self.threads
 
     def submit(self, rows: Sequence[T], *, alone: bool = False) -> Future:

@@ -221,7 +221,7 @@ class _Server:
 
     def room(self, n: int) -> bool:
         """Admission in rows: ``n`` more may wait within the backlog, or start at once on an idle thread."""
-        return self.batcher.waiting_rows + n <= self.settings.backlog or self.batcher.takes_at_once(n)
+        return self.batcher.waiting_rows + n <= self.settings.backlog or self.batcher.idle
 
     def busy(self, n: int) -> HTTPError:
         b = self.batcher
