@@ -7,6 +7,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from grpo_host import Ensemble
 from grpo_host.data import check_rows
@@ -185,3 +187,23 @@ def test_the_ensemble_reports_the_counts_beside_the_means(rewards):
     assert result.values["tool_call_format"] == [0.5] and result.values["tool_call_match"] == [0.5]
     assert result.metrics["tool_call_format"].counts == {"invalid_calls": 1.0}
     assert result.metrics["tool_efficiency"].counts == {"tool_errors": 0.0, "unfinished": 0.0}
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                    max_leaves=20)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(calls=st.lists(st.tuples(st.sampled_from(["get_weather", "", "GET_WEATHER", "x" * 300]),
+                                JSON | st.dictionaries(st.sampled_from(["city", "days", "unit"]), JSON, max_size=3)),
+                      max_size=5),
+       finished=st.booleans())
+def test_any_calls_a_policy_makes_score_in_range_and_never_raise(rewards, calls, finished):
+    completion = rollout(turn(*calls), answer="ok" if finished else None) if calls else "ok"
+    columns = {"tools": WEATHER, "expected_calls": [{"get_weather": {"city": ["Oslo", "oslo"], "days": ["", 3]}}]}
+    fmt = rewards["tool_call_format"].score_one(completion, tools=WEATHER)
+    assert (fmt is None) == (not calls) and (fmt is None or 0.0 <= fmt <= 1.0)
+    assert rewards["tool_call_match"].score_one(completion, **columns) in (0.0, 1.0)
+    assert 0.0 <= rewards["tool_call_match"].bind({"partial": True}).score_one(completion, **columns) <= 1.0
+    assert 0.0 <= rewards["tool_efficiency"].score_one(completion) <= 1.0
