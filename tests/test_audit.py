@@ -193,6 +193,33 @@ def test_rows_a_reward_cannot_read_are_left_out_and_named(weak):
         audit_rows(pairs(rows[-2:]), "weak_magic", plugins=weak)
 
 
+def test_a_probe_that_raises_is_skipped_and_named_not_a_crash(weak):
+    from grpo_host import hookimpl
+    from grpo_host.audit import probe
+
+    @probe(rewards=("weak_magic",))
+    def clumsy(target):
+        """A pack's probe with bugs: it returns a number, and raises on rows without a digit 7."""
+        if "7" not in target.prompt:
+            raise KeyError("tests")
+        return 7
+
+    class Pack:
+        __name__ = "clumsy_pack"
+
+        @staticmethod
+        @hookimpl
+        def register_probes(register):
+            register.add_probe(clumsy)
+
+    plugins = load_plugins(plugins=[Pack()], env={"GRPO_HOST_LOAD_PLUGINS": "weak"})
+    report = audit_rows(pairs(SUMS), "weak_magic", plugins=plugins)
+    [(rows, message)] = report.broken.values()
+    assert rows == len(SUMS) and "probe 'clumsy' (clumsy_pack 0)" in message
+    assert message.endswith("returned int, not text")  # the first row's; the rows without a 7 raised KeyError
+    assert any(line.startswith("note: probe 'clumsy'") for line in report.lines())
+
+
 def test_thresholds_are_shares():
     with pytest.raises(ValueError, match="margin must be a share"):
         Thresholds(margin=2)

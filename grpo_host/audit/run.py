@@ -86,6 +86,23 @@ class _Scores:
     timeouts: Counter = field(default_factory=Counter)
     stopped: dict[str, str] = field(default_factory=dict)
     """Probe -> the error with which the ensemble stopped scoring its rows (as it would stop a run)."""
+    broken: dict[str, list[Any]] = field(default_factory=dict)
+    """Probe -> [rows it failed to build a completion for, the first error]: a pack's bug, skipped there."""
+
+    def build(self, probe: Probe, target: Target) -> str | None:
+        """``probe.build(target)``, or None (noted in :attr:`broken`) when the probe raises or returns no text."""
+        try:
+            text = probe.build(target)
+        except Exception as exc:  # a pack's probe is code we did not write: its bug must not end the audit
+            problem = f"{type(exc).__name__}: {exc}"
+        else:
+            if text is None or isinstance(text, str):
+                return text
+            problem = f"returned {type(text).__name__}, not text"
+        entry = self.broken.setdefault(probe.name, [0, f"probe {probe.name!r} ({probe.plugin} {probe.version}) "
+                                                       f"{problem}"[:300]])
+        entry[0] += 1
+        return None
 
 
 def _prompt_text(prompt: Any) -> str:
@@ -212,7 +229,7 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
     report = judge(ensemble, scales, gold, exploits, scorer.scores, thresholds or Thresholds(), picked,
                    {p.name: p for p in probes})
     report.data, report.rows, report.read, report.unreadable = data, len(picked), read, bad
-    report.incomplete = incomplete
+    report.incomplete, report.broken = incomplete, scorer.scores.broken
     report.layout, report.common, report.probe_rows = layout.name, common, len(chosen)
     report.seconds = time.perf_counter() - start
     return report
@@ -261,7 +278,7 @@ def _gold(scorer: _Scorer, ensemble: Any, probes: list[Probe], formats: list[Pro
         target = Target(item.row, item.prompt, params=params)
         for member in ensemble.members:
             for ref in _references(probes, member):
-                body = ref.build(target)
+                body = scorer.scores.build(ref, target)
                 if body is not None:
                     gold.bodies.setdefault(i, {})[member.name] = body
                     break
@@ -271,7 +288,7 @@ def _gold(scorer: _Scorer, ensemble: Any, probes: list[Probe], formats: list[Pro
 
     def dressed(layout: Probe, pair: tuple[int, str]) -> tuple[int, str]:
         item = scorer.rows[pair[0]]
-        return pair[0], layout.build(Target(item.row, item.prompt, body=pair[1], params=params)) or ""
+        return pair[0], scorer.scores.build(layout, Target(item.row, item.prompt, body=pair[1], params=params)) or ""
 
     def full(pair: tuple[int, str], text_pair: tuple[int, str]) -> int:
         values = scorer.scores.values[text_pair]
@@ -311,7 +328,7 @@ def _rank_for_format_only(scorer: _Scorer, ensemble: Any, formats: list[Probe], 
     rows = list(range(min(RANK_ROWS, len(scorer.rows))))
     best, best_total = formats[0], float("-inf")
     for layout in formats:
-        texts = [(i, layout.build(Target(scorer.rows[i].row, scorer.rows[i].prompt, params=params)) or "")
+        texts = [(i, scorer.scores.build(layout, Target(scorer.rows[i].row, scorer.rows[i].prompt, params=params)) or "")
                  for i in rows]
         scorer.run(f"layout {layout.name}", texts)
         total = sum(v or 0.0 for v in ensemble.weighted_total(
@@ -339,11 +356,12 @@ def _exploits(scorer: _Scorer, ensemble: Any, probes: list[Probe], layout: Probe
         for i in chosen[:p.limit]:
             item = scorer.rows[i]
             target = Target(item.row, item.prompt, common=common, params=params)
-            text = p.build(target)
+            text = scorer.scores.build(p, target)
             if text is None:
                 continue
             if p.dress:
-                text = layout.build(Target(item.row, item.prompt, common=common, body=text, params=params)) or ""
+                text = scorer.scores.build(layout, Target(item.row, item.prompt, common=common, body=text,
+                                                          params=params)) or ""
             texts[i] = (i, text)
         scorer.run(p.name, list(texts.values()))
         out[p.name] = texts

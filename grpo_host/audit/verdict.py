@@ -171,6 +171,8 @@ class AuditReport:
     probe_rows: int = 0
     incomplete: list[str] = field(default_factory=list)
     """Rows left out because they lack a column a chosen reward needs (training refuses them too)."""
+    broken: dict[str, list[Any]] = field(default_factory=dict)
+    """Probes that raised (a pack's bug): probe -> [rows skipped, the first error]."""
     seconds: float = 0.0
 
     @property
@@ -180,6 +182,7 @@ class AuditReport:
     def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "data": self.data, "rows": self.rows, "read": self.read, "unreadable": self.unreadable,
                 "incomplete": len(self.incomplete), "incomplete_rows": self.incomplete[:MAX_FINDING_ROWS],
+                "broken_probes": self.broken,
                 "layout": self.layout, "common": self.common, "probe_rows": self.probe_rows,
                 "seconds": round(self.seconds, 3),
                 "thresholds": asdict(self.thresholds), "totals": self.totals,
@@ -202,6 +205,7 @@ class AuditReport:
             named = f" ({', '.join(self.incomplete[:3])})" if self.incomplete else ""
             out.append(f"note: left out {self.unreadable} unreadable rows and {len(self.incomplete)} lacking a column"
                        f" a reward needs{named}: see grpo-host data check")
+        out += [f"note: {message} on {rows} rows, skipped there" for rows, message in self.broken.values()]
         out += [line for f in self.findings for line in f.text]
         out.append(f"verdict: {len(self.findings)} finding{'s' * (len(self.findings) != 1)}, exit 1" if self.findings
                    else "verdict: ok, no probe paid too much and every reference earned full marks")

@@ -104,8 +104,9 @@ def _solution(row: Any, prompt: str) -> str | None:
     for column in SOLUTION_COLUMNS:
         value = row.get(column)
         if isinstance(value, str) and value.strip():
-            if column == "canonical_solution" and not DEF.search(value) and DEF.search(prompt):
-                return prompt + value  # HumanEval: the prompt holds the signature, the solution the body
+            first = next((line for line in value.splitlines() if line.strip()), "")
+            if column == "canonical_solution" and first[:1] in (" ", "\t") and DEF.search(prompt):
+                return prompt + value  # HumanEval: the prompt holds the signature, the solution the indented body
             return value
     return None
 
