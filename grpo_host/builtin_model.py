@@ -30,12 +30,20 @@ from pathlib import Path
 
 from .settings import cache_root
 
-__all__ = ["TINY", "TINY_CONFIG", "build_tiny", "is_builtin", "resolve_model", "tiny_model_dir", "tiny_vocab"]
+__all__ = ["TINY", "TINY_CONFIG", "TINY_TOOLS", "build_tiny", "is_builtin", "resolve_model", "tiny_model_dir",
+           "tiny_vocab"]
 
 TINY = "builtin:tiny"
+TINY_TOOLS = "builtin:tiny-tools"
+"""The same model with Qwen3's chat template (TRL's copy, read from the installed trl when the model is built) and
+``<|im_start|>``/``<|im_end|>`` as single tokens: a template TRL can parse tool calls from (``add_response_schema``
+knows it), for agent runs on a machine with no downloads.  TRL only: mlx-lm-lora has no multi-turn loop."""
 VERSION = 1  # bump when the files change, so old caches are not reused
 
 SPECIAL = ["<pad>", "<s>", "</s>", "<unk>", "<|system|>", "<|user|>", "<|assistant|>"]
+TOOLS_SPECIAL = ["<pad>", "<s>", "<|im_end|>", "<unk>", "<|im_start|>"]
+TOOLS_CONTEXT = 4096
+"""Positions of the tools variant: the template's tool descriptions alone run to hundreds of characters."""
 CHAT_TEMPLATE = (
     "{% for message in messages %}"
     "{{ '<|' + message['role'] + '|>' + message['content'] + '</s>' }}"
@@ -56,10 +64,10 @@ TINY_CONFIG = {
 }
 
 
-def tiny_vocab() -> dict[str, int]:
+def tiny_vocab(special: list[str] = SPECIAL) -> dict[str, int]:
     """Special tokens first, then newline, tab and printable ASCII: one id per character."""
     chars = ["\n", "\t"] + [chr(c) for c in range(32, 127)]
-    return {tok: i for i, tok in enumerate(SPECIAL + chars)}
+    return {tok: i for i, tok in enumerate(special + chars)}
 
 
 def is_builtin(model: str) -> bool:
@@ -70,23 +78,24 @@ def resolve_model(model: str, cache_dir: str | Path | None = None) -> str:
     """The path or hub id an engine should load: ``builtin:tiny`` becomes its (built on demand) folder."""
     if not is_builtin(model):
         return model
-    if model != TINY:
-        raise ValueError(f"unknown built-in model {model!r}; available: {TINY}")
-    return str(tiny_model_dir(cache_dir))
+    if model not in (TINY, TINY_TOOLS):
+        raise ValueError(f"unknown built-in model {model!r}; available: {TINY}, {TINY_TOOLS}")
+    return str(tiny_model_dir(cache_dir, tools=model == TINY_TOOLS))
 
 
-def tiny_model_dir(cache_dir: str | Path | None = None) -> Path:
-    """The cached ``builtin:tiny`` folder, built the first time (atomically: concurrent runs are safe).
+def tiny_model_dir(cache_dir: str | Path | None = None, *, tools: bool = False) -> Path:
+    """The cached ``builtin:tiny`` (or, with ``tools``, ``builtin:tiny-tools``) folder, built the first time
+    (atomically: concurrent runs are safe).
 
     The folder lies under :func:`grpo_host.settings.cache_root`.
     """
-    target = cache_root(cache_dir) / f"tiny-llama-v{VERSION}"
+    target = cache_root(cache_dir) / f"tiny-llama{'-tools' if tools else ''}-v{VERSION}"
     if (target / "config.json").exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tiny-", dir=target.parent))
     try:
-        build_tiny(staging)
+        build_tiny(staging, tools=tools)
         try:
             staging.rename(target)
         except OSError:  # another process finished first; its files are identical
@@ -97,17 +106,21 @@ def tiny_model_dir(cache_dir: str | Path | None = None) -> Path:
     return target
 
 
-def build_tiny(path: str | Path, *, seed: int = 0) -> Path:
-    """Write the model (config.json, model.safetensors) and tokenizer files into ``path``."""
+def build_tiny(path: str | Path, *, seed: int = 0, tools: bool = False) -> Path:
+    """Write the model (config.json, model.safetensors) and tokenizer files into ``path`` (``tools``: TINY_TOOLS)."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    vocab = tiny_vocab()
-    _write_tokenizer(path, vocab)
+    special = TOOLS_SPECIAL if tools else SPECIAL
+    vocab = tiny_vocab(special)
+    eos = special[2]
+    _write_tokenizer(path, vocab, special, eos, _qwen3_template() if tools else CHAT_TEMPLATE,
+                     TOOLS_CONTEXT if tools else TINY_CONFIG["max_position_embeddings"])
     config = {
         "architectures": ["LlamaForCausalLM"],
         "model_type": "llama",
         "vocab_size": len(vocab),
         **TINY_CONFIG,
+        **({"max_position_embeddings": TOOLS_CONTEXT} if tools else {}),
         "rope_parameters": {"rope_type": "default", "rope_theta": TINY_CONFIG["rope_theta"]},
         "hidden_act": "silu",
         "attention_bias": False,
@@ -115,13 +128,13 @@ def build_tiny(path: str | Path, *, seed: int = 0) -> Path:
         "tie_word_embeddings": False,
         "initializer_range": 0.02,
         "bos_token_id": vocab["<s>"],
-        "eos_token_id": vocab["</s>"],
+        "eos_token_id": vocab[eos],
         "pad_token_id": vocab["<pad>"],
         "torch_dtype": "float32",
         "dtype": "float32",
     }
     (path / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    generation = {"bos_token_id": vocab["<s>"], "eos_token_id": vocab["</s>"], "pad_token_id": vocab["<pad>"]}
+    generation = {"bos_token_id": vocab["<s>"], "eos_token_id": vocab[eos], "pad_token_id": vocab["<pad>"]}
     (path / "generation_config.json").write_text(json.dumps(generation, indent=2) + "\n")
     _write_weights(path / "model.safetensors", config, seed)
     return path
@@ -158,25 +171,33 @@ def _write_weights(file: Path, config: dict, seed: int) -> None:
     save_file(tensors, str(file), metadata={"format": "pt"})
 
 
-def _write_tokenizer(path: Path, vocab: dict[str, int]) -> None:
+def _qwen3_template() -> str:
+    """Qwen3's chat template exactly as the installed TRL ships it (TRL recognises templates by their text)."""
+    from importlib.resources import files
+
+    return (files("trl") / "chat_templates" / "qwen3.jinja").read_text()
+
+
+def _write_tokenizer(path: Path, vocab: dict[str, int], special: list[str], eos: str, chat_template: str,
+                     context: int) -> None:
     """A ``tokenizers`` WordLevel model over single characters, with the special tokens as added tokens."""
     from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
 
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     tok.decoder = decoders.Fuse()
-    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in SPECIAL])
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in special])
     tok.save(str(path / "tokenizer.json"))
     tokenizer_config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         "bos_token": "<s>",
-        "eos_token": "</s>",
+        "eos_token": eos,
         "pad_token": "<pad>",
         "unk_token": "<unk>",
-        "model_max_length": TINY_CONFIG["max_position_embeddings"],
+        "model_max_length": context,
         "padding_side": "left",
         "clean_up_tokenization_spaces": False,
-        "chat_template": CHAT_TEMPLATE,
+        "chat_template": chat_template,
     }
     (path / "tokenizer_config.json").write_text(json.dumps(tokenizer_config, indent=2) + "\n")
     special_map = {k: tokenizer_config[k] for k in ("bos_token", "eos_token", "pad_token", "unk_token")}

@@ -123,6 +123,13 @@ class QuantizationSettings(_Strict):
         return value
 
 
+class EnvironmentSettings(_Strict):
+    """The tool-calling environment of a run (``environment: NAME`` is short for ``{name: NAME}``)."""
+
+    name: str = Field(description="a registered environment (grpo-host environments list)")
+    params: dict[str, Any] = Field(default_factory=dict, description="validated against the environment's params")
+
+
 class RunConfig(_Strict):
     """Everything one GRPO run needs, backend-neutral.
 
@@ -179,6 +186,11 @@ class RunConfig(_Strict):
     quantization: QuantizationSettings | None = Field(
         None, description="load the base quantized (QLoRA; needs lora): {bits: 4 or 8, trl: {...}, mlx: {...}}"
     )
+    environment: EnvironmentSettings | None = Field(
+        None, description="the tool-calling environment every rollout runs in (rows may name their own in an "
+        "'environment' column); None: single-turn completions")
+    max_tool_calls: int | None = Field(None, ge=0, description="tool-calling rounds per rollout at most (TRL's "
+                                       "max_tool_calling_iterations); None: until max_completion_length")
     gradient_checkpointing: bool = Field(False, description="recompute activations to save memory")
     seed: int = Field(42, description="seed for sampling, shuffling and initialisation")
     save_every: int = Field(100, ge=1, description="steps between checkpoints")
@@ -204,6 +216,11 @@ class RunConfig(_Strict):
     @classmethod
     def _audit_off(cls, value: Any) -> Any:
         return "off" if value is False else value  # YAML 1.1 reads a bare `audit: off` as false
+
+    @field_validator("environment", mode="before")
+    @classmethod
+    def _environment_shorthand(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
 
     @field_validator("rewards", mode="before")
     @classmethod

@@ -95,6 +95,8 @@ class Environment:
     limits: ToolLimits = field(default_factory=ToolLimits)
     plugin: str = "?"
     version: str = "?"
+    check_row: Callable[[Mapping[str, Any]], str | None] | None = None
+    """A per-row check for ``data check`` beyond the required columns (as a reward's)."""
 
     @property
     def origin(self) -> str:

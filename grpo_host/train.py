@@ -208,10 +208,12 @@ def _load_plugins(config: RunConfig) -> Plugins:
     return load_plugins(plugins=[_import_plugin(spec) for spec in config.plugins])
 
 
-def _read(path: str, ensemble: Ensemble, what: str) -> list[Row]:
-    """Read, check and normalise one dataset; raise :class:`DataCheckFailed` with the report when it has problems."""
+def _read(path: str, ensemble: Ensemble, what: str, environment: Any = None) -> list[Row]:
+    """Read, check and normalise one dataset; raise :class:`DataCheckFailed` with the report when it has problems.
+
+    ``environment``, the run's, has its required columns checked as the rewards' are."""
     raw = list(read_rows(path))
-    report = check_rows(raw, ensemble.rewards)
+    report = check_rows(raw, [*ensemble.rewards, *([environment] if environment is not None else [])])
     if not report.ok:
         raise DataCheckFailed(path, report)
     if not raw:
@@ -246,6 +248,18 @@ def _audit(config: RunConfig, plugins: Plugins, ensemble: Ensemble, rows: list[R
               flush=True)
 
 
+def _environment(config: RunConfig, plugins: Plugins) -> Any:
+    """The run's environment (None without one); an unknown name is a :class:`ConfigError` naming the key."""
+    if config.environment is None:
+        return None
+    from .registry import DuplicateNameError, UnknownNameError
+
+    try:
+        return plugins.registry.environment(config.environment.name)
+    except (UnknownNameError, DuplicateNameError) as exc:
+        raise ConfigError(f"config key 'environment': {exc}") from None
+
+
 def _offline_for_local_models(model: str) -> None:
     """A built-in or local model needs no hub: make sure nothing (transformers, datasets, trl) reaches for it."""
     if is_builtin(model) or Path(model).exists():
@@ -270,8 +284,9 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     ensemble = Ensemble.from_spec(config.rewards, plugins=plugins, strict=config.strict, workers=config.workers,
                                   pool=config.pool)
     try:
-        rows = _read(config.data.train, ensemble, "train")
-        val = _read(config.data.val, ensemble, "val") if config.data.val else []
+        environment = _environment(config, plugins)
+        rows = _read(config.data.train, ensemble, "train", environment)
+        val = _read(config.data.val, ensemble, "val", environment) if config.data.val else []
         _audit(config, plugins, ensemble, rows, echo=quiet is None)
     except BaseException:
         ensemble.close()

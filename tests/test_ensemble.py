@@ -162,6 +162,16 @@ def test_process_rewards_run_in_warm_workers(plugins):
 
 
 @pytest.mark.timeout(60)
+def test_a_worker_whose_call_timed_out_is_not_reused(plugins):
+    """The alarm can land mid-import or mid-update: the next item gets a fresh interpreter."""
+    with ensemble([{"name": "in_worker", "timeout": 0.5, "on_error": "skip"}], plugins, workers=1) as e:
+        before = e.score(["a"]).values["in_worker"][0]
+        assert e.score(["spin"]).metrics["in_worker"].timeouts == 1
+        after = e.score(["b"]).values["in_worker"][0]
+        assert before != after and (e.recycled_workers, e.replaced_workers) == (1, 0)
+
+
+@pytest.mark.timeout(60)
 def test_worker_timeouts_kills_and_deaths(plugins):
     spec = [{"name": "in_worker", "timeout": 0.5, "on_error": "skip"}]
     with ensemble(spec, plugins, workers=2) as e:

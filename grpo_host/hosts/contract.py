@@ -30,13 +30,13 @@ through :class:`~grpo_host.monitoring.MonitorStopped`).
 
 from __future__ import annotations
 
-import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..preflight import checkpoint_step
 from .steps import last_checkpoint, refuse_unasked_overwrite
 
 if TYPE_CHECKING:
@@ -118,8 +118,3 @@ class TrainingHost(ABC):
         finally:
             self.close()
         return self.finish(job.summary(steps, seconds, resumed_from=self.resume_step))
-
-
-def checkpoint_step(checkpoint: Path) -> int:
-    """The global step a complete checkpoint folder records in its ``trainer_state.json``."""
-    return int(json.loads((checkpoint / "trainer_state.json").read_text())["global_step"])

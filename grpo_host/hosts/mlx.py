@@ -97,9 +97,15 @@ def validate(config: RunConfig) -> None:
 
     The engine must do what the config says or refuse: a loss type it does
     not implement, a tracker it cannot report to, a reward name it would
-    log twice, or a local model folder whose quantization the config
-    contradicts is a :class:`ConfigError` naming the key.
+    log twice, an environment (it has no multi-turn loop), or a local model
+    folder whose quantization the config contradicts is a
+    :class:`ConfigError` naming the key.
     """
+    if config.environment is not None or config.max_tool_calls is not None:
+        key = "environment" if config.environment is not None else "max_tool_calls"
+        raise ConfigError(f"config key {key!r}: the mlx host has no multi-turn rollout loop yet (mlx-lm-lora "
+                          "generates one completion per prompt, with no tool calls between turns); train agents "
+                          "with backend: trl")
     if config.loss_type not in LOSS_TYPES:
         raise ConfigError(f"config key 'loss_type': {config.loss_type!r} is not implemented by mlx-lm-lora's GRPO "
                           f"trainer (it has {', '.join(LOSS_TYPES)}); use one of those with backend mlx")
@@ -601,6 +607,10 @@ class MlxHost(TrainingHost):
         job, config = self.job, self.job.config
         self.extra, world_size, self.main = _extra(config), _world_size(), is_main_process()
         _check_sizes(job, world_size)
+        named = next((row for row in job.rows if row.data.get("environment") is not None), None)
+        if named is not None:
+            raise ConfigError(f"{named.where} names environment {named.data['environment']!r} (column "
+                              "'environment'): the mlx host has no multi-turn rollout loop yet; use backend: trl")
         self.offset = self.resume_step or 0
         _same_start_everywhere(self.offset, world_size)
         ga = config.gradient_accumulation_steps

@@ -1,16 +1,19 @@
 """The steps every training host takes the same way, written once.
 
 A host resumes from ``checkpoint-<step>`` folders in ``output_dir``, refuses
-to write over a run it was not asked to resume, and refuses a prompt longer
+to write over a run it was not asked to resume, refuses a prompt longer
 than ``max_prompt_length`` (TRL no longer truncates prompts, and
-mlx-lm-lora would cut it silently): these rules are the run configuration's,
-not the engine's, so both hosts call them from here.
+mlx-lm-lora would cut it silently), and finds each row's environment:
+these rules are the run configuration's, not the engine's, so every host
+calls them from here.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError
 from ..data import DataError
@@ -19,7 +22,7 @@ from ..preflight import CHECKPOINT, checkpoint_step
 if TYPE_CHECKING:
     from ..train import Job
 
-__all__ = ["check_prompt_length", "last_checkpoint", "refuse_unasked_overwrite"]
+__all__ = ["check_prompt_length", "last_checkpoint", "refuse_unasked_overwrite", "rollout_environments"]
 
 
 def last_checkpoint(output_dir: Path, *, complete: bool = True) -> Path | None:
@@ -53,3 +56,50 @@ def check_prompt_length(job: Job, where: str, tokens: int) -> None:
     if limit is not None and tokens > limit:
         raise DataError(where, f"the prompt has {tokens} tokens, over max_prompt_length={limit}; "
                                "shorten or drop the row, or raise max_prompt_length")
+
+
+def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]], list[str | None]]:
+    """The run's environments as session factories, and each row's choice (None: the run's own, or none at all).
+
+    A row picks an environment by name in its ``environment`` column; the
+    others use the config's ``environment``.  Names and parameters are
+    checked here, before any model is loaded: an unknown name is a
+    :class:`ConfigError` naming the key (or a :class:`DataError` naming the
+    row), bad parameters a :class:`ConfigError` naming the environment.
+    Empty when the run has no environment.
+    """
+    from ..registry import DuplicateNameError, UnknownNameError
+
+    default = job.config.environment
+    choices: list[str | None] = []
+    for row in job.rows:
+        name = row.data.get("environment")
+        if name is not None and not isinstance(name, str):
+            raise DataError(row.where, f"column 'environment' must name an environment, not {type(name).__name__}")
+        choices.append(name)
+    named = {c for c in choices if c is not None}
+    if default is None and not named:
+        return {}, choices
+    if default is None:
+        where = next(row.where for row, c in zip(job.rows, choices) if c is None) if None in choices else None
+        if where is not None:
+            raise DataError(where, "this row names no environment (column 'environment') and the config sets none")
+    factories: dict[str | None, Callable[[], Any]] = {}
+    for name in sorted(named | ({default.name} if default else set())):
+        try:
+            env = job.plugins.registry.environment(name)
+        except (UnknownNameError, DuplicateNameError) as exc:
+            if default is not None and name == default.name:
+                raise ConfigError(f"config key 'environment': {exc}") from None
+            where = next(row.where for row, c in zip(job.rows, choices) if c == name)
+            raise DataError(where, f"column 'environment': {exc}") from None
+        params = default.params if default is not None and name == default.name else {}
+        session = env.session_class()
+        try:
+            env.create(params)  # bad parameters fail now, not in the first rollout
+        except ValueError as exc:
+            raise ConfigError(f"config key 'environment.params': {exc}") from None
+        factories[name] = functools.partial(session, params, rows=job.rows)
+    if default is not None:
+        factories[None] = factories[default.name]
+    return factories, choices

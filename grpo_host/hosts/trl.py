@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import ConfigError, RunConfig
 from .contract import TrainingHost
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
-from .steps import check_prompt_length
+from .steps import check_prompt_length, rollout_environments
 
 if TYPE_CHECKING:
     from ..train import Job, Summary
@@ -74,6 +74,7 @@ def _owned(config: RunConfig, weights: list[float]) -> dict[str, Any]:
         "eval_strategy": "steps" if evaluating else "no",
         "eval_steps": c.eval_every if evaluating else None,
         "report_to": c.report_to or "none",
+        "max_tool_calling_iterations": c.max_tool_calls,
     }
 
 
@@ -282,6 +283,9 @@ class TrlHost(TrainingHost):
 
     def prepare(self) -> None:
         job, config = self.job, self.job.config
+        factories, choices = rollout_environments(job)  # names and parameters checked before any model is loaded
+        per_row = any(c is not None for c in choices)
+        default = config.environment.name if config.environment is not None else None
         funcs, weights = self.reward_functions()
         args_kwargs = grpo_config_kwargs(config, weights)
         if config.quantization is not None:
@@ -301,20 +305,34 @@ class TrlHost(TrainingHost):
         _check_prompt_lengths(job, tokenizer)
         self.bnb = bitsandbytes_config(config) if config.quantization is not None else None
 
-        def dataset(rows: list[Any], offset: int) -> Dataset:
-            return Dataset.from_dict({"prompt": [r.data["prompt"] for r in rows],
-                                      ROW_ID: list(range(offset, offset + len(rows)))})
 
-        self.trainer = GRPOTrainer(
-            model=job.model_path if self.bnb is None else _quantized_model(job, args, self.bnb),
-            reward_funcs=funcs,
-            args=args,
-            train_dataset=dataset(job.train, 0),
-            eval_dataset=dataset(job.val, len(job.train)) if job.val else None,
-            processing_class=tokenizer,
-            peft_config=_peft_config(config),
-            callbacks=[_metrics_callback(self)],
-        )
+        def dataset(rows: list[Any], offset: int) -> Dataset:
+            columns = {"prompt": [r.data["prompt"] for r in rows], ROW_ID: list(range(offset, offset + len(rows)))}
+            if per_row:  # TRL picks each rollout's environment by this field
+                columns["environment"] = [c or default for c in choices[offset:offset + len(rows)]]
+            return Dataset.from_dict(columns)
+
+        environments: dict[str, Any] = {}
+        if factories:
+            environments["environment_factory"] = (
+                {k: v for k, v in factories.items() if k is not None} if per_row else factories[None])
+        try:
+            self.trainer = GRPOTrainer(
+                model=job.model_path if self.bnb is None else _quantized_model(job, args, self.bnb),
+                reward_funcs=funcs,
+                args=args,
+                train_dataset=dataset(job.train, 0),
+                eval_dataset=dataset(job.val, len(job.train)) if job.val else None,
+                processing_class=tokenizer,
+                peft_config=_peft_config(config),
+                callbacks=[_metrics_callback(self)],
+                **environments,
+            )
+        except ValueError as exc:  # TRL's checks of tools against the model's chat template
+            if not factories:
+                raise
+            raise ConfigError(f"trl.GRPOTrainer cannot run the environment with model {config.model!r}: {exc}"
+                              ) from None
         self.trainer.remove_callback(PrinterCallback)  # our MetricsLog prints one compact line per log step instead
 
     def train(self) -> int:

@@ -306,6 +306,11 @@ class Ensemble:
         """How many worker processes were killed and replaced (timeouts the worker's own alarm could not stop)."""
         return self._pool.killed if self._pool is not None else 0  # type: ignore[attr-defined]
 
+    @property
+    def recycled_workers(self) -> int:
+        """How many worker processes were replaced after their own alarm stopped a call (see WorkerPool)."""
+        return getattr(self._pool, "recycled", 0)
+
     def close(self) -> None:
         self._async.close()
         if self._pool is not None:

@@ -13,7 +13,9 @@ order, never raising for a task's failure: each call goes through
   enforced twice: inside the worker (``SIGALRM`` raises in the call) and from
   outside (a worker that has not answered ``grace`` seconds after its
   deadline, e.g. stuck in C code that never checks signals, is killed with
-  SIGKILL and replaced).  This is the one for sympy, code and anything that
+  SIGKILL and replaced).  A worker whose call the alarm interrupted is
+  replaced too: the call may have been importing a module or updating
+  state, and the next item must not inherit that.  This is the one for sympy, code and anything that
   can hang the interpreter.  :class:`grpo_host.scoring.ray_pool.RayPool` is
   the same on a Ray cluster.
 * :class:`AsyncRunner` runs ``async def`` rewards on an event loop of its
@@ -222,15 +224,22 @@ class WorkerPool:
         self.grace = grace
         self._workers: list[_Worker] = []
         self.killed = 0
+        """Workers killed from outside (stuck past their alarm) or found dead, and replaced."""
+        self.recycled = 0
+        """Workers replaced after their own alarm stopped a call: an interrupted call may leave half-imported
+        modules or half-updated state behind, so the next item gets a fresh interpreter."""
 
     @property
     def pids(self) -> list[int]:
         """The worker processes' ids, e.g. to read their CPU time (benchmarks)."""
         return [w.process.pid for w in self._workers]
 
-    def _replace(self, worker: _Worker) -> _Worker:
+    def _replace(self, worker: _Worker, *, recycled: bool = False) -> _Worker:
         worker.kill()
-        self.killed += 1
+        if recycled:
+            self.recycled += 1
+        else:
+            self.killed += 1
         fresh = _Worker()
         self._workers[self._workers.index(worker)] = fresh
         return fresh
@@ -288,6 +297,9 @@ class WorkerPool:
                     code = worker.process.poll()
                     results[index] = Outcome("error", error=Failure.note(f"worker process died (exit code {code})"))
                     starting[self._replace(worker)] = time.monotonic() + STARTUP_TIMEOUT
+                    continue
+                if results[index].status == "timeout":  # interrupted mid-call: its state is not to be trusted
+                    starting[self._replace(worker, recycled=True)] = time.monotonic() + STARTUP_TIMEOUT
                     continue
                 idle.append(worker)
             now = time.monotonic()

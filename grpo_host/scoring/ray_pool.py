@@ -17,7 +17,9 @@ on a Ray cluster:
   and replaced.  Killing is the only cancellation a running actor task
   has: Ray refuses ``ray.cancel(force=True)`` for actor tasks ("force=True
   is not supported for actor tasks"), and a plain cancel cannot stop a
-  running sync method.
+  running sync method.  An actor whose item its own alarm stopped is
+  replaced as well (``recycled``): the interrupted call may have left
+  half-imported modules or half-updated state behind.
 * **A lost actor or node is counted, not a hung step:** its item becomes an
   ``error`` outcome naming the failure, a replacement actor takes the slot,
   and ``killed`` counts it, as ``WorkerPool`` counts replaced processes.
@@ -87,6 +89,8 @@ class RayPool:
         self.grace = grace
         self.chunk = max(1, chunk)
         self.killed = 0
+        self.recycled = 0
+        """Actors replaced after their own alarm stopped an item (as :class:`WorkerPool` recycles workers)."""
         self._remote = ray.remote(num_cpus=1, max_restarts=0)(_Slot)
         self._actors: list[Any] = []
 
@@ -103,9 +107,12 @@ class RayPool:
             raise WorkerError(f"a grpo-host Ray actor failed to start: {exc}") from None
         return actors
 
-    def _replace(self, slot: int) -> None:
+    def _replace(self, slot: int, *, recycled: bool = False) -> None:
         ray.kill(self._actors[slot], no_restart=True)
-        self.killed += 1
+        if recycled:
+            self.recycled += 1
+        else:
+            self.killed += 1
         self._actors[slot] = self._start(1)[0]
 
     def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
@@ -156,6 +163,8 @@ class RayPool:
                 else:
                     for i, outcome in zip(indices, replies):
                         results[i] = outcome
+                    if any(outcome.status == "timeout" for outcome in replies):  # interrupted mid-call: not reused
+                        self._replace(slot, recycled=True)
                 idle.append(slot)
             now = time.monotonic()
             for ref, (slot, indices, deadline) in list(busy.items()):
