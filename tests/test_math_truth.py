@@ -67,6 +67,12 @@ CONVENTIONS_NOT_FOLLOWED = {
         "labelled equal upstream, but 1 - 1/e and 1 + 1/e differ: paying it would be a false positive",
     ("$10/9$", "Answer $ \\frac{1}{2} \\$ = \\frac{10}{9} $"):
         "an equation of two different numbers (1/2 = 10/9) is a false statement, not an answer (issue 22: 2 = 8)",
+    ('$x = 1/3$', '$x = 5+5+1 = 1/3 \\approx 11$'):
+        "a chain with a false link between numbers (5+5+1 = 7) is a false statement, as 2 = 8 is (issue 22)",
+    ('$x = 11$', '$x = 5+5+1 = 7 =11$'):
+        "a chain with a false link between numbers (5+5+1 = 7) is a false statement, as 2 = 8 is (issue 22)",
+    ('$z = 1 + 1 = 2$', '$z = 3+3 = 2$'):
+        "a chain with a false link between numbers (5+5+1 = 7) is a false statement, as 2 = 8 is (issue 22)",
 }
 
 

@@ -203,14 +203,19 @@ def _false_equations(preds: list, tolerance: float) -> list | None:
     """An answer ``2 = 8`` (an equation of two numbers) states nothing unless its sides agree; then it is their value.
 
     ``e = 30`` or ``i = 2`` (a lone letter latex2sympy reads as a constant) names a variable: its right side counts.
+    In a chain (``x = 2 = 8``, read as ``Eq(x, 2) & Eq(2, 8)``) every link between two numbers must hold.
 
     None when some such equation is false (the answer is not paid); else the
     answers with each true numeric equation replaced by its right side.
     """
-    from sympy import Eq
+    from sympy import And, Eq
 
     out = []
     for p in preds:
+        if isinstance(p, And):  # a chain, x = 2 = 8: every link between two numbers must hold
+            links = [a for a in p.args if isinstance(a, Eq) and not a.free_symbols]
+            if _false_equations(links, tolerance) is None:
+                return None
         if isinstance(p, Eq) and not p.free_symbols and not (p.lhs.is_Atom and not p.lhs.is_Number):
             lhs, rhs = p.lhs, p.rhs  # (a lone constant on the left, e = 30, is a name: latex2sympy's e is Euler's)
             if not (_sympy_close(lhs, rhs, tolerance, 0) or _expands_to_zero(_doit(lhs), _doit(rhs))):

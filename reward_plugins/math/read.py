@@ -702,6 +702,11 @@ def _number_expressions(number: Number) -> tuple:
     return (value * UnevaluatedExpr(Rational(1, 100)),) if number.percent else (value,)
 
 
+_JUXTAPOSED = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:\s|~|\\[,;:! ]|\\q?quad\b)++\d")
+"""Two numbers with only spacing between them (``7 9``, ``7\\ 9``, ``7 \\quad 9``), once :func:`read_number` has
+declined them as one number with thousands separators."""
+
+
 @lru_cache(maxsize=GOLD_CACHE_SIZE)
 def read_answer(text: str) -> Parsed | None:
     """An answer's own text (a raw gold, a box's or an answer tag's content): a number, Python syntax, or LaTeX.
@@ -714,6 +719,8 @@ def read_answer(text: str) -> Parsed | None:
     number = read_number(text)
     if number is not None:
         return Parsed(number=number, unit=number.unit)
+    if _JUXTAPOSED.search(text):
+        return None  # 7 9 is 63 to one reader and 16 to the grammar: two numbers side by side are no value
     text, unit = split_unit(text)
     parsed = _read_value(text)
     return Parsed(parsed.number, parsed.sympy, unit) if parsed is not None and unit is not None else parsed

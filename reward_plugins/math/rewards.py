@@ -43,8 +43,10 @@ RULE = (
     "7 km nor 7 kg); a side without a unit is compared by its number (the gold 5 pays 5 cm); words for counted "
     "things (apples, people) are not units. An angle in degrees (135^\\circ, 135°) equals its radians when the other "
     "side is written with pi (3\\pi/4), else it is compared as a number (45^\\circ equals 45). i is the imaginary "
-    "unit: (1-i)^2 equals -2i, |5+12i| equals 13. An equation of two numbers (2 = 8) is a false statement: not "
-    "paid unless its sides are equal. Thousands separators are ignored."
+    "unit: (1-i)^2 equals -2i, |5+12i| equals 13. An equation of two numbers (2 = 8), or a chain with such a "
+    "link (x = 5+5+1 = 7 = 11), is a false statement: not paid unless its sides are equal. Thousands separators are "
+    "ignored (1\\,000, 1{,}000, 1 000); two numbers side by side with only spacing between them (7 9, 7\\quad 9) "
+    "are no value."
 )
 
 HEDGE_RULE = (
