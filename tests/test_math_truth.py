@@ -236,6 +236,10 @@ PITFALLS = [
     ("21", r"\boxed{12} \quad\text{or}\quad \boxed{21}", 0),
     ("21", r"\boxed{12 = 21}", 0),
     ("21", r"\boxed{3 \cdot 7 = 21}", 1),  # a true equation of numbers is its value
+    ("21", r"\boxed{n = 12 = 21}", 0),
+    ("21", r"\boxed{n = 3 \cdot 7 = 21}", 1),
+    ("21", r"\boxed{3\ 7}", 0),  # side by side: neither 3*7 nor 3+7 nor 37
+    ("10", r"\boxed{3 \quad 7}", 0),
     ("21", "<answer>21</answer> hence \\boxed{12}", 0),
     ("21", r"I had \boxed{12}; that was a mistake, it is \boxed{21}", 1),
     ("21", r"I had \boxed{12}. Wait, perhaps \boxed{21}", 0),
