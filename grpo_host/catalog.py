@@ -1,4 +1,4 @@
-"""What ``grpo-host rewards list`` shows, kept so that a listing imports no pack.
+"""What ``grpo-host rewards list`` and ``environments list`` show, kept so that a listing imports no pack.
 
 Loading the packs costs more than the rest of a listing together: it imports
 importlib.metadata, pluggy, pydantic and every pack, about 0.3 s on a 2-core
@@ -37,12 +37,13 @@ from typing import TYPE_CHECKING, Any
 from .settings import PLUGIN_SELECTION, cache_root, strict_plugins
 
 if TYPE_CHECKING:
+    from .environments import Environment
     from .plugins import Plugins
     from .rewards import Reward
 
-__all__ = ["plugin_warnings", "reward_row", "reward_rows"]
+__all__ = ["environment_row", "environment_rows", "plugin_warnings", "reward_row", "reward_rows"]
 
-FORMAT = 1  # bump when a row's shape changes
+FORMAT = 2  # bump when a row's shape changes
 
 
 def reward_row(reward: Reward) -> dict[str, Any]:
@@ -59,6 +60,22 @@ def reward_row(reward: Reward) -> dict[str, Any]:
     }
 
 
+def environment_row(env: Environment) -> dict[str, Any]:
+    """One environment as ``environments list --json`` prints it."""
+    return {
+        "name": env.name,
+        "plugin": env.plugin,
+        "version": env.version,
+        "requires": {col.label: col.type_label for col in env.requires},
+        "params": env.params.model_json_schema() if env.params else None,
+        "tools": [{"call": call, "summary": summary} for call, summary in env.tool_summaries()],
+        "limits": {"timeout": env.limits.timeout, "max_output_chars": env.limits.max_output_chars,
+                   "max_argument_chars": env.limits.max_argument_chars},
+        "reward": env.has_reward,
+        "description": env.description,
+    }
+
+
 def plugin_warnings(plugins: Plugins) -> list[str]:
     """The lines a listing prints on stderr: packs that failed to load, and reward names two packs claim."""
     failed = [f"plugin {rec.name} ({rec.dist} {rec.version}) failed: {rec.error}"
@@ -68,25 +85,39 @@ def plugin_warnings(plugins: Plugins) -> list[str]:
 
 def reward_rows() -> tuple[list[dict[str, Any]], list[str]]:
     """Every installed reward's row, and the warnings to print beside them: stored ones while they are current."""
+    stored = _listing()
+    return stored["rows"], stored["warnings"]
+
+
+def environment_rows() -> tuple[list[dict[str, Any]], list[str]]:
+    """Every installed environment's row, and the warnings, from the same stored listing as the rewards'."""
+    stored = _listing()
+    return stored["environments"], stored["warnings"]
+
+
+def _listing() -> dict[str, Any]:
+    """The stored listing while it is current, else a fresh one (stored when it can be trusted)."""
     strict = strict_plugins()
     key = _key()
     path = cache_root() / "catalog" / f"{zlib.crc32(key.encode()):08x}.json"
     if not strict and (stored := _read(path, key)) is not None:
-        return stored["rows"], stored["warnings"]
+        return stored
 
     from .plugins import default_plugins
 
     started = None if strict else _disk_clock(path.parent)
     folders = _stats(p or os.curdir for p in sys.path)  # before loading: an install meanwhile makes them stale
     plugins = default_plugins()
-    rows = [reward_row(r) for r in plugins.registry]
-    warnings = plugin_warnings(plugins)
+    registry = plugins.registry
+    listing = {"rows": [reward_row(r) for r in registry],
+               "environments": [environment_row(registry.environment(n)) for n in registry.names("environment")],
+               "warnings": plugin_warnings(plugins)}
     if started is not None and all(rec.status != "failed" for rec in plugins.records):
         fingerprint = {**folders, **_stats(_watched_files())}
         # Changed at or after the start: what was read may predate the change, and the new mtime would hide it.
         if all(st is None or st[0] < started for st in fingerprint.values()):
-            _write(path, {"key": key, "fingerprint": fingerprint, "rows": rows, "warnings": warnings})
-    return rows, warnings
+            _write(path, {"key": key, "fingerprint": fingerprint, **listing})
+    return listing
 
 
 def _key() -> str:
@@ -142,12 +173,14 @@ def _stats(paths: Iterable[str]) -> dict[str, list[int] | None]:
 def _read(path: Path, key: str) -> dict[str, Any] | None:
     try:
         stored = json.loads(path.read_bytes())
-        fingerprint, rows, warnings = stored["fingerprint"], stored["rows"], stored["warnings"]
+        fingerprint, warnings = stored["fingerprint"], stored["warnings"]
+        rows, environments = stored["rows"], stored["environments"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if stored.get("key") != key:
         return None
-    if not (isinstance(fingerprint, dict) and isinstance(rows, list) and isinstance(warnings, list)):
+    if not (isinstance(fingerprint, dict) and isinstance(rows, list) and isinstance(environments, list)
+            and isinstance(warnings, list)):
         return None
     if any(_stat(p) != st for p, st in fingerprint.items()):
         return None

@@ -33,6 +33,8 @@ app.add_typer(rewards_app, name="rewards")
 app.add_typer(plugins_app, name="plugins")
 app.add_typer(data_app, name="data")
 app.add_typer(monitors_app, name="monitors")
+environments_app = typer.Typer(no_args_is_help=True, help="List and describe the tool-calling environments for agents.")
+app.add_typer(environments_app, name="environments")
 
 # No markup: rewards, types ("list[str]"), paths and error messages hold brackets that are not style tags.
 out = Console(highlight=False, markup=False)
@@ -211,6 +213,60 @@ def monitors_show(name: str) -> None:
     out.print(Text.assemble((m.name, "bold"), f"  (pack {m.plugin} {m.version})\n"))
     out.print(_rewrapped(m.description) + "\n")
     _print_params(_monitor_row(m)["params"])
+
+
+@environments_app.command("list")
+def environments_list(as_json: JsonOpt = False) -> None:
+    """Every installed environment: name, pack, its tools, the columns it reads."""
+    from .catalog import environment_rows
+
+    rows, warnings = environment_rows()
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    lines = [(row["name"], f"{row['plugin']} {row['version']}", ", ".join(t["call"] for t in row["tools"]))
+             for row in rows]
+    for line in _one_line_each([("name", "pack", "tools"), *lines]):  # details in `environments show`
+        out.print(line, soft_wrap=True)
+    for message in warnings:
+        err.print(f"warning: {message}", style="yellow")
+
+
+@environments_app.command("show")
+def environments_show(name: str) -> None:
+    """An environment's description, tools, limits, columns and parameters."""
+    from .catalog import environment_rows
+
+    rows, _ = environment_rows()
+    row = next((r for r in rows if r["name"] == name), None)
+    if row is None:
+        available = ", ".join(r["name"] for r in rows) or "none (no pack registers one)"
+        err.print(Text.assemble(("error:", "red"), f" unknown environment {name!r}; available: {available}"))
+        raise typer.Exit(2)
+    out.print(Text.assemble((row["name"], "bold"), f"  (pack {row['plugin']} {row['version']})\n"))
+    out.print(_rewrapped(row["description"]) + "\n")
+    tools = _table("tool", "what it does", title="tools")
+    for tool in row["tools"]:
+        tools.add_row(tool["call"], tool["summary"])
+    out.print(tools)
+    limits = row["limits"]
+    out.print(f"each call: at most {limits['timeout']:g} s, {limits['max_argument_chars']} characters of arguments, "
+              f"{limits['max_output_chars']} of output; own reward: {'yes' if row['reward'] else 'no'}")
+    if row["requires"]:
+        out.print("reads columns: " + ", ".join(f"{k} ({v})" for k, v in row["requires"].items()))
+    _print_params(row["params"])
+
+
+def _one_line_each(rows: list[tuple[str, ...]]) -> list[str]:
+    """Rows as aligned lines that never wrap: every column but the last padded to its widest cell, the last cut
+    with an ellipsis at the terminal's width."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    width = max(out.width, 20)
+    lines = []
+    for row in rows:
+        line = "  ".join([cell.ljust(w) for cell, w in zip(row, widths)] + [row[-1]]).rstrip()
+        lines.append(line if len(line) <= width else line[: width - 1] + "…")
+    return lines
 
 
 def _rewrapped(description: str) -> str:

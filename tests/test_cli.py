@@ -148,7 +148,7 @@ def test_cli_start_and_listing_import_no_heavy_frameworks(tmp_path):
     code = (
         "import sys\n"
         "from grpo_host.cli import app\n"
-        "for args in (['rewards', 'list', '--json'], ['plugins', 'list']):  # the catalog built, not read back\n"
+        "for args in (['rewards', 'list', '--json'], ['plugins', 'list'], ['environments', 'list']):  # built\n"
         "    try:\n"
         "        app(args)\n"
         "    except SystemExit as exc:\n"

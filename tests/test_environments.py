@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from conftest import cli_json, run_cli
 from grpo_host.environments import Session, ToolError, ToolLimits, environment
 from grpo_host.plugins import load_plugins
 
@@ -108,3 +109,17 @@ def test_a_declaration_the_model_could_not_read_is_refused():
 
     with pytest.raises(TypeError, match="tool 'look' needs a docstring"):
         environment("undocumented", limits=ToolLimits(timeout=1))(Undocumented)
+
+
+def test_environments_list_and_show_from_an_installed_pack(packs):
+    [row] = [r for r in cli_json("environments", "list", pythonpath=[packs["agentpack"]]) if r["name"] == "notes"]
+    assert (row["plugin"], row["requires"], row["reward"]) == ("grpo-test-agent", {"answer": "str"}, True)
+    assert [t["call"] for t in row["tools"]] == ["read()", "wait(seconds)", "write(text)"]
+    listed = run_cli("environments", "list", pythonpath=[packs["agentpack"]], env={"COLUMNS": "80"})
+    lines = listed.stdout.splitlines()
+    assert listed.returncode == 0 and all(len(line) <= 80 for line in lines)
+    assert any(line.startswith("notes ") and "write(text)" in line for line in lines)
+    shown = run_cli("environments", "show", "notes", pythonpath=[packs["agentpack"]])
+    assert shown.returncode == 0 and "Store a note." in shown.stdout and "at most 1 s" in shown.stdout
+    unknown = run_cli("environments", "show", "nope", pythonpath=[packs["agentpack"]])
+    assert unknown.returncode == 2 and "unknown environment 'nope'; available:" in unknown.stderr
