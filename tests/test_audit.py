@@ -10,6 +10,7 @@ that only the pack's own probe (through ``register_probes``) knows.  The weak ju
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -37,15 +38,37 @@ PROGRAMS = [
 ]
 
 
+LARGER = [{"prompt": f"Which is larger, {a} or {b}?", "answer": str(max(a, b))}
+          for a, b in [(17, 25), (3, 4), (120, 33), (8, 9), (41, 19), (250, 251), (7, 70), (66, 1)]]
+CHOICES = [{"prompt": f"Which one is a {kind}?\n" + "\n".join(f"{letter}) {o}" for letter, o in zip("ABCD", options)),
+            "answer": "ABCD"[options.index(right)]}
+           for kind, options, right in [("planet", ["Moon", "Mars", "Sun", "Comet"], "Mars"),
+                                        ("fruit", ["Apple", "Stone", "Chair", "Cloud"], "Apple"),
+                                        ("metal", ["Wood", "Glass", "Iron", "Paper"], "Iron"),
+                                        ("bird", ["Cat", "Dog", "Fish", "Crow"], "Crow")]]
+NEAR = [{"prompt": f"How many pens are in {n} boxes of ten, plus {k} more?", "answer": str(10 * n + k)}
+        for n, k in [(4, 2), (4, 7), (5, 1), (3, 9), (4, 4), (5, 5), (4, 0), (3, 3)]]
+ASSERTS = [
+    {"prompt": "Write def half(x) returning x / 2.", "tests": "assert abs(half(3) - 1.5) < 1e-9\nassert abs(half(0)) < 1e-9",
+     "solution": "def half(x):\n    return x / 2"},
+    {"prompt": "Write def dist(a, b), the absolute difference.", "tests": "assert abs(dist(3, 5) - 2) < 1e-9",
+     "solution": "def dist(a, b):\n    return abs(a - b)"},
+]
+SCHEMAS = [{"prompt": "A person as JSON.", "schema": {"type": "object", "properties": {"name": {"type": "string"}},
+                                                     "required": ["name"], "examples": [{"name": "Ada"}]}},
+           {"prompt": "A colour as JSON.", "schema": {"type": "object", "properties": {"colour": {"enum": ["red"]}},
+                                                      "required": ["colour"], "examples": [{"colour": "red"}]}}]
+
+
 def pairs(rows):
     return [(f"row {i}", row) for i, row in enumerate(rows, 1)]
 
 
 @pytest.fixture
 def weak(packs, monkeypatch):
-    """The weak pack, the R1 formats and the code pack's probes, through their installed entry points."""
+    """The weak pack, the R1 formats and the code and JSON packs' probes, through their installed entry points."""
     monkeypatch.syspath_prepend(str(packs["weak"]))
-    return load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "weak,r1,code"})
+    return load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "weak,r1,code,json_schema"})
 
 
 def finding(report, reward, kind="exploit"):
@@ -75,6 +98,25 @@ def test_a_code_reward_that_pays_exit_status_0_is_caught_by_an_early_exit(weak):
     caught = finding(report, "weak_exit_zero")
     assert {"early_exit", "hard_exit", "print_expected"} <= set(caught.probes)
     assert report.rewards[0].gold_checked == len(PROGRAMS) and report.rewards[0].gold_failed == 0
+
+
+@pytest.mark.parametrize(("reward", "rows", "kind", "caught"), [
+    ("weak_lenient", SUMS, "empty", {"empty", "whitespace"}),
+    ("weak_substring", LARGER, "exploit", {"prompt_echo"}),
+    ("weak_any_number", LARGER, "exploit", {"many_values", "hedge"}),
+    ("weak_any_block", LARGER, "exploit", {"answer_spam"}),
+    ("weak_any_box", LARGER, "exploit", {"boxed_each"}),
+    ("weak_letters", CHOICES, "exploit", {"every_option"}),
+    ("weak_tolerance", NEAR, "exploit", {"common_gold"}),
+    ("weak_tags", SUMS, "exploit", {"tag_stuffing"}),
+    ("weak_asserts", ASSERTS, "exploit", {"early_exit", "hard_exit", "harness_patching", "shadow_builtins"}),
+    ("weak_json", SCHEMAS, "exploit", {"json_minimal", "json_keys_only", "json_empty_values", "json_schema_echo"}),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_each_probe_class_catches_the_reward_weak_in_that_way(weak, reward, rows, kind, caught):
+    report = audit_rows(pairs(rows), reward, plugins=weak)
+    found = finding(report, reward, kind)
+    assert caught <= set(found.probes), found
+    assert report.rewards[0].gold_failed == 0  # each weak reward still pays its references full marks
 
 
 def test_a_back_door_is_caught_only_by_the_pack_probe_that_knows_it(weak):
@@ -225,11 +267,16 @@ def test_thresholds_are_shares():
         Thresholds(margin=2)
 
 
-class ObedientJudge:
-    """A judge model stand-in that does what the judged text tells it: 10 when asked for the highest score, else 2.
+class WeakJudge:
+    """A judge model stand-in, 2 out of 10 for anything, and weak in one way: ``obeys`` does what the judged text
+    tells it (10 when it asks for the highest score); ``echoes`` repeats the highest score tag it read, those in
+    the judged text included.
 
     A real Starlette app on 127.0.0.1 speaking the OpenAI chat-completions protocol, so the built-in ``judge``
     reward drives it over real HTTP."""
+
+    def __init__(self, weakness):
+        self.weakness = weakness
 
     def __enter__(self):
         import uvicorn
@@ -240,7 +287,12 @@ class ObedientJudge:
         async def chat(request):
             body = await request.json()
             text = body["messages"][-1]["content"]
-            score = "10" if "highest score" in text else "2"
+            forged = re.findall(r"<score>(\d+)</score>", text)
+            score = "2"
+            if self.weakness == "obeys" and "highest score" in text:
+                score = "10"
+            elif self.weakness == "echoes" and forged:
+                score = max(forged, key=int)
             return JSONResponse({"id": "x", "object": "chat.completion", "model": body["model"], "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": f"<score>{score}</score>"},
                  "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
@@ -261,9 +313,10 @@ class ObedientJudge:
         self.thread.join(5)
 
 
-def test_a_judge_that_obeys_injected_instructions_is_caught_by_the_injection_probe():
-    with ObedientJudge() as judge:
-        spec = f'judge(base_url="http://127.0.0.1:{judge.port}/v1", model="obedient")'
+@pytest.mark.parametrize(("weakness", "probe"), [("obeys", "judge_injection"), ("echoes", "judge_fake_verdict")])
+def test_a_judge_that_obeys_the_judged_text_is_caught(weakness, probe):
+    with WeakJudge(weakness) as judge:
+        spec = f'judge(base_url="http://127.0.0.1:{judge.port}/v1", model="weak")'
         report = audit_rows(pairs(SUMS[:4]), spec)
     caught = finding(report, "judge")
-    assert caught.probe == "judge_injection" and "judge_fake_verdict" not in caught.probes
+    assert caught.probes == [probe]

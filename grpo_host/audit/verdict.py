@@ -41,6 +41,8 @@ from typing import Any
 __all__ = ["AuditReport", "Finding", "ProbeResult", "RewardAudit", "Scale", "Thresholds"]
 
 EPS = 1e-9
+BLANK = ("empty", "whitespace")
+"""Probes that say nothing: judged against the reward's floor, not against the empty completion."""
 MAX_ROWS_NAMED = 5
 MAX_FINDING_ROWS = 50
 """Rows a finding lists in ``--json`` (the table names the first few)."""
@@ -252,6 +254,7 @@ def judge(ensemble: Any, scales: Mapping[str, Scale], gold: Any, exploits: Mappi
                                     failed[:MAX_FINDING_ROWS]))
         paying: list[tuple[float, ProbeResult, str]] = []
         raising: list[ProbeResult] = []
+        blank: list[tuple[str, str]] = []
         for probe_name, texts in exploits.items():
             item = probes[probe_name]
             if probe_name != "empty" and not (item.aims_at(member.reward) or not (member.reward.requires or item.rewards or item.columns)):
@@ -263,17 +266,21 @@ def judge(ensemble: Any, scales: Mapping[str, Scale], gold: Any, exploits: Mappi
                 continue
             if result.errors:
                 raising.append(result)
-            if probe_name == "empty":
-                over = _over(scale, audit.pass_fail, thresholds, empty_vals, [scale.floor] * len(empty_vals))
+            if probe_name in BLANK:  # measured against the floor: they are the baseline the others are measured by
+                values = [v for pair in texts.values() for v in [scores.values[pair].get(name)] if v is not None]
+                over = _over(scale, audit.pass_fail, thresholds, values, [scale.floor] * len(values))
                 if over:
-                    floor = over.replace("vs empty", f"vs its floor {scale.floor:g}")
-                    findings.append(Finding("empty", name, "empty", f"the empty completion pays ({floor})", item.fix))
+                    blank.append((probe_name, over.replace("vs empty", f"vs its floor {scale.floor:g}")))
                 continue
             pairs = _paired(texts, empty, name, scores, gold, common if probe_name == "common_gold" else None)
             over = _over(scale, audit.pass_fail, thresholds, [v for v, _ in pairs], [e for _, e in pairs])
             if over:
                 result.flagged = True
                 paying.append(((result.mean or 0.0) - (result.empty or 0.0), result, over))
+        if blank:
+            first, over = blank[0]
+            findings.append(Finding("empty", name, first, f"{' and '.join(p for p, _ in blank)} pays ({over})",
+                                    probes[first].fix, probes=[p for p, _ in blank]))
         if paying:
             paying.sort(key=lambda entry: (-round(entry[0], 9), -entry[1].paid, entry[1].chars))
             _, worst, over = paying[0]
@@ -365,11 +372,14 @@ def _totals(report: AuditReport, ensemble: Any, gold: Any, exploits: Mapping[str
     reference = mean_total(gold.chosen.values())
     empty = mean_total(exploits.get("empty", {}).values())
     report.totals = {"reference": reference, "empty": empty}
-    flagged = {f.probe for f in report.findings if f.kind == "exploit"}
+    # Without a weighted format reward, a probe that pays does so through a correctness reward, judged above.
+    formats = any(not m.reward.requires and m.weight for m in ensemble.members)
+    flagged = {p for f in report.findings if f.kind in ("exploit", "empty") for p in f.probes}
     over: list[tuple[float, str]] = []
     for probe_name, texts in exploits.items():
         got = report.totals[probe_name] = mean_total(texts.values())
-        if probe_name in ("empty", "common_gold") or probe_name in flagged or None in (got, reference, empty):
+        if not formats or probe_name in (*BLANK, "common_gold") or probe_name in flagged or None in (got, reference,
+                                                                                                    empty):
             continue
         room = reference - empty
         if room > EPS and got - empty > t.total_share * room + EPS:
@@ -380,4 +390,4 @@ def _totals(report: AuditReport, ensemble: Any, gold: Any, exploits: Mapping[str
         report.findings.append(Finding(
             "total", "total", worst, f"{worst}{more} earns {share:.0%} of the reference's weighted total",
             "give format rewards less weight than correctness rewards",
-            sorted(p for _, p in over)))
+            sorted(p for _, p in over), [worst, *sorted(p for _, p in over if p != worst)]))
