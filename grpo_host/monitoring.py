@@ -56,18 +56,23 @@ class Batch:
     row_ids: Sequence[Any] = ()
     counts: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     max_length: int | None = None
+    tools: Sequence[Mapping[str, float]] = ()
+    """Per completion, when completions are message lists (agent rollouts): turns, tool_calls, tool_errors and
+    unfinished (1.0 when the rollout ended without a final answer); empty for plain-text completions."""
 
     @classmethod
     def of(cls, step: int, result: Any, ensemble: Any, prompts: Sequence[Any], completions: Sequence[Any],
            groups: Sequence[Any], row_ids: Sequence[Any] = (), lengths: Sequence[int | None] = (),
            max_length: int | None = None) -> Batch:
         """The batch an :meth:`grpo_host.Ensemble.score` result describes, with what the caller knows besides."""
-        from .rewards import completion_text
+        from .scoring.trajectory import Trajectory
 
-        return cls(step=step, prompts=prompts, completions=[completion_text(c) for c in completions], groups=groups,
+        rollouts = [Trajectory.of(c) for c in completions]
+        tools = [r.counts for r in rollouts] if any(not isinstance(c, str) for c in completions) else ()
+        return cls(step=step, prompts=prompts, completions=[r.text for r in rollouts], groups=groups,
                    values=result.values, weights=dict(zip(ensemble.names, ensemble.weights)), totals=result.total,
                    lengths=lengths, row_ids=row_ids, counts={n: m.counts for n, m in result.metrics.items()},
-                   max_length=max_length)
+                   max_length=max_length, tools=tools)
 
     def group_totals(self) -> dict[Any, list[float]]:
         """The scored totals of each group, by group id."""

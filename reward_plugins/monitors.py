@@ -381,7 +381,52 @@ class CodeTamper:
         return report
 
 
-BUILT_IN = (ZeroAdvantage, RewardCollapse, Divergence, Echo, Repetition, Length, CodeTamper)
+# -- agents: tool use ----------------------------------------------------------------------------------------------
+
+
+class ToolUseParams(Window):
+    errors: float = Field(0.5, gt=0, le=1, description="alert when this share of tool calls fails, over the window")
+    unfinished: float = Field(0.5, gt=0, le=1, description="alert when this share of rollouts ends without a final "
+                                                           "answer (still calling tools at the limit), over the window")
+
+
+@monitor("tool_use", params=ToolUseParams, description="""
+How an agent uses its tools, for runs whose completions are multi-turn rollouts (silent otherwise).
+Metrics per batch: `calls_mean` and `turns_mean` per rollout, `error_share` (failed calls of all calls:
+unknown tools, refused arguments, timeouts, tools that raised) and `unfinished_share` (rollouts that ended
+in a tool call: looping on tools until the limit). Alerts over `window` batches (8): warning when the mean
+error share reaches `errors` (0.5), when the mean unfinished share reaches `unfinished` (0.5), and when a
+policy that called tools stops calling them (no call in any rollout of the whole window after a batch that
+had some).""")
+class ToolUse:
+    def __init__(self, params: ToolUseParams) -> None:
+        self.params = params
+        self.errors, self.unfinished, self.calls = (_Shares(params.window) for _ in range(3))
+        self.called_before = False
+
+    def observe(self, batch: Batch) -> Report:
+        if not batch.tools:
+            return Report()
+        calls = sum(t["tool_calls"] for t in batch.tools)
+        share = sum(t["tool_errors"] for t in batch.tools) / calls if calls else 0.0
+        unfinished = _mean([t["unfinished"] for t in batch.tools])
+        report = Report({"calls_mean": calls / len(batch.tools), "turns_mean": _mean([t["turns"] for t in batch.tools]),
+                         "error_share": share, "unfinished_share": unfinished})
+        window = self.params.window
+        if (mean := self.errors.add(share)) is not None and mean >= self.params.errors:
+            report.alerts.append(Alert("tool_use", "warning", f"{mean:.0%} of tool calls failed over the last "
+                                                              f"{window} batches"))
+        if (mean := self.unfinished.add(unfinished)) is not None and mean >= self.params.unfinished:
+            report.alerts.append(Alert("tool_use", "warning", f"{mean:.0%} of rollouts ended still calling tools "
+                                                              f"over the last {window} batches (a tool loop)"))
+        if (mean := self.calls.add(float(calls > 0))) is not None and mean == 0.0 and self.called_before:
+            report.alerts.append(Alert("tool_use", "warning", f"the policy stopped calling tools: no call in the "
+                                                              f"last {window} batches"))
+        self.called_before = self.called_before or calls > 0
+        return report
+
+
+BUILT_IN = (ZeroAdvantage, RewardCollapse, Divergence, Echo, Repetition, Length, CodeTamper, ToolUse)
 
 
 @hookimpl

@@ -205,3 +205,44 @@ def test_score_runs_monitors_over_a_file_and_a_third_party_monitor_is_discovered
     assert set(json.loads(only.stdout)["monitors"]["metrics"]) == {"monitors/echo/share"}
     show = run_cli("monitors", "show", "zero_advantage")
     assert show.returncode == 0 and "reaches `warn` (0.5, warning)" in show.stdout
+
+
+def rollout(calls: int, *, failed: int = 0, finished: bool = True) -> list[dict]:
+    """An agent rollout as TRL hands it to rewards: ``calls`` tool calls (``failed`` of them answered with TRL's
+    error form), then a final answer unless ``finished`` is False."""
+    messages = []
+    for i in range(calls):
+        messages.append({"role": "assistant", "content": "",
+                         "tool_calls": [{"type": "function", "function": {"name": "read", "arguments": {}}}]})
+        messages.append({"role": "tool", "name": "read",
+                         "content": "{'error': 'Tool read not found.'}" if i < failed else "notes"})
+    if finished:
+        messages.append({"role": "assistant", "content": "<answer>4</answer>"})
+    return messages
+
+
+def tool_batch(rollouts: list[list[dict]], step: int = 0) -> Batch:
+    return scored_batch("accuracy", [{"prompt": "p", "completion": r, "answer": "4"} for r in rollouts], step=step)
+
+
+def test_tool_use_measures_rollouts_and_stays_silent_on_text():
+    [report] = observe("tool_use", [tool_batch([rollout(2, failed=1), rollout(1, finished=False)])])
+    assert report.metrics == {"calls_mean": 1.5, "turns_mean": 2.0, "error_share": pytest.approx(1 / 3),
+                              "unfinished_share": 0.5}
+    assert observe("tool_use", [scored("accuracy", [("p", ["<answer>4</answer>"], "4")])]) == [Report()]
+
+
+@pytest.mark.parametrize(("rollouts", "message"), [
+    ([rollout(2, failed=2)] * 4, "of tool calls failed"),
+    ([rollout(3, finished=False)] * 4, "ended still calling tools"),
+])
+def test_tool_use_alerts_on_failing_or_looping_tools(rollouts, message):
+    reports = observe("tool_use", [tool_batch(rollouts, step) for step in range(3)], params={"window": 3})
+    assert not reports[1].alerts and any(message in a.message for a in reports[2].alerts)
+
+
+def test_tool_use_alerts_when_the_policy_stops_calling_tools():
+    batches = [tool_batch([rollout(1)] * 2, 0)] + [tool_batch([rollout(0)] * 2, s) for s in (1, 2)]
+    reports = observe("tool_use", batches, params={"window": 2})
+    assert [bool(r.alerts) for r in reports] == [False, False, True]
+    assert "stopped calling tools" in reports[2].alerts[0].message
