@@ -100,3 +100,25 @@ def test_think_rewards_score_a_tool_rollout_as_the_same_text_parsed_without_tool
     for fn in (r1_strict_format, think_format):
         assert fn.score_one(with_tools) == fn.score_one(alone)
     assert completion_text(with_tools) == completion_text(alone)
+
+
+def test_score_reads_trajectory_rows_as_trainers_write_them(tmp_path):
+    """OpenAI-style message lists (tool calls with JSON-text arguments, tool results, reasoning_content) score
+    through ``grpo-host score`` as they do in training."""
+    import json
+
+    from conftest import run_cli, write_jsonl
+
+    data = write_jsonl(tmp_path / "rollouts.jsonl", [
+        {"prompt": "2+2?", "answer": "4", "completion": [
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "python", "arguments": '{"code": "print(4)"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "4"},
+            {"role": "assistant", "reasoning_content": "it printed 4", "content": "<answer>\n4\n</answer>"}]},
+        {"prompt": "2+2?", "answer": "4", "completion": TOOL_ROLLOUT[:2]},  # ended in a tool call
+    ])
+    proc = run_cli("score", str(data), "--rewards", "accuracy, r1_strict_format", "--out", "-")
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert proc.returncode == 0, proc.stderr
+    assert [line["rewards"] for line in lines] == [{"accuracy": 1.0, "r1_strict_format": 1.0},
+                                                   {"accuracy": 0.0, "r1_strict_format": 0.0}]
