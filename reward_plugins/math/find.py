@@ -168,7 +168,7 @@ def last_boxed(text: str) -> str | None:
 _HASHES = re.compile(r"####[ \t]*([^\n]*)")
 _PHRASE = re.compile(
     r"(?i)\b(?:final\s+answer|answer)(?:\s+(?:is|was|would\s+be|will\s+be|should\s+be)\s*:?|\s*[:=])[ \t]*")
-_PHRASE_END = re.compile(r"[.!?;](?=\s|$)|\n|</")
+_PHRASE_END = re.compile(r"[.!?;](?=\s|$)|\n|</|<\|")  # <|im_end|> and the like end it too
 _CLAUSE = re.compile(r",\s|\s\(")
 
 
@@ -195,7 +195,7 @@ def hash_answers(text: str) -> list[Answer]:
     """GSM8K's ``#### 843``: the rest of the line, when it reads as a value (otherwise it is no answer)."""
     found = []
     for m in list(_HASHES.finditer(text))[-MAX_READ_PHRASES:]:
-        value = m[1].strip().rstrip(".").strip()
+        value = _PHRASE_END.split(m[1], maxsplit=1)[0].strip()
         if value and (_reads_as_value(value) or _offers_alternatives(value)):
             found.append(Answer(value, m.start(), m.end()))
     return found
