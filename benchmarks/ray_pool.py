@@ -52,9 +52,9 @@ def code_throughput(pool: str, workers: int, n: int) -> dict:
 
 def dispatch(pool_name: str, workers: int, n: int) -> dict:
     if pool_name == "ray":
-        from grpo_host.ray_pool import RayPool as Pool
+        from grpo_host.scoring.ray_pool import RayPool as Pool
     else:
-        from grpo_host.workers import WorkerPool as Pool
+        from grpo_host.scoring.executors import WorkerPool as Pool
 
     pool = Pool(workers)
     try:

@@ -49,8 +49,8 @@ def _errors() -> Iterator[None]:
     """Turn the API's exceptions into one red line and exit code 2."""
     from .data import DataError
     from .registry import DuplicateNameError, UnknownNameError
-    from .rewards import RewardError
-    from .workers import WorkerError
+    from .scoring.contract import RewardError
+    from .scoring.executors import WorkerError
 
     try:
         yield
@@ -171,7 +171,7 @@ def data_check(
     """Check that every row carries what each chosen reward needs. Exit 0 clean, 1 problems."""
     from .data import check_rows, read_rows
     from .plugins import get_reward
-    from .reward_spec import parse_spec
+    from .scoring.spec import parse_spec
 
     with _errors():
         chosen = [get_reward(item.name).bind(item.params) for item in parse_spec(rewards)]
@@ -335,7 +335,7 @@ def score(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .data import read_rows
-    from .ensemble import Ensemble
+    from .scoring.ensemble import Ensemble
     from .monitoring import MonitorSet, choose
     from .offline import ScoreOutput, Tally, score_file_batches, sigterm_as_interrupt, write_stream
     from .plugins import default_plugins

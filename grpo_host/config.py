@@ -22,7 +22,7 @@ from typing import Any, Literal, Union, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from .reward_spec import SpecError, SpecItem, parse_spec
+from .scoring.spec import SpecError, SpecItem, parse_spec
 
 __all__ = ["BitsAndBytesSettings", "ConfigError", "DataSettings", "LoraSettings", "MlxQuantSettings",
            "QuantizationSettings", "RunConfig", "apply_overrides", "load_config"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .rewards import Reward
+from .scoring.contract import Reward
 
 __all__ = ["CheckReport", "DataError", "Problem", "check_rows", "completion_problem", "missing_column", "normalize",
            "read_rows"]
@@ -377,7 +377,7 @@ def check_rows(
     ``extra_columns`` must be present too (``completion`` when scoring).
     Only counts and the first few row labels are kept, so memory stays flat.
     """
-    from .rewards import Column
+    from .scoring.contract import Column
 
     start = time.perf_counter()
     rewards = list(rewards)

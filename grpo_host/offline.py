@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .data import DataError, missing_column, normalize
-from .ensemble import Ensemble, ScoreResult
+from .scoring.ensemble import Ensemble, ScoreResult
 from .monitoring import Batch, MonitorSet
 from .scoring.stats import Moments, Running
 

@@ -22,7 +22,7 @@ import pluggy
 
 from . import hookspecs
 from .registry import Registrar, Registry
-from .rewards import Reward
+from .scoring.contract import Reward
 from .settings import plugin_names, strict_plugins
 
 __all__ = ["PluginRecord", "Plugins", "default_plugins", "get_reward", "list_rewards", "load_plugins"]

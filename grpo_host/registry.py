@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from .rewards import Reward
+from .scoring.contract import Reward
 
 if TYPE_CHECKING:
     from .audit.probes import Probe

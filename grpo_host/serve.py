@@ -86,7 +86,7 @@ from typing import Any
 from .batching import DEFAULT_MAX_ROWS, DEFAULT_WINDOW, MicroBatcher, chunks
 from .catalog import reward_row
 from .data import check_rows
-from .ensemble import Ensemble
+from .scoring.ensemble import Ensemble
 from .offline import Tally, score_file_rows
 from .special_tokens import COMMON_END_TOKENS, strip_end_tokens
 

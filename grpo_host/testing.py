@@ -34,7 +34,7 @@ from .plugins import GROUP, PluginRecord, Plugins, load_plugins
 if TYPE_CHECKING:
     from .audit import AuditReport
     from .data import CheckReport
-    from .ensemble import Ensemble
+    from .scoring.ensemble import Ensemble
     from .monitoring import Batch, Report
 
 __all__ = [
@@ -138,7 +138,7 @@ def score_rows(spec: str, rows: Iterable[Mapping[str, Any]], *, plugins: Plugins
         defaults to every installed pack.
     """
     from .data import missing_column
-    from .ensemble import Ensemble
+    from .scoring.ensemble import Ensemble
 
     rows = list(rows)
     with Ensemble.from_spec(spec, plugins=plugins) as ensemble:
@@ -185,7 +185,7 @@ def scored_batch(rewards: str | Ensemble, rows: Iterable[Mapping[str, Any]], *, 
     :class:`~grpo_host.Ensemble` (reused across batches: worker processes
     start once).  ``lengths``: completion token counts, as an engine gives them.
     """
-    from .ensemble import Ensemble
+    from .scoring.ensemble import Ensemble
     from .monitoring import Batch
 
     rows = list(rows)
@@ -221,7 +221,7 @@ def data_check(
     """
     from . import get_reward
     from .data import check_rows, read_rows
-    from .reward_spec import parse_spec
+    from .scoring.spec import parse_spec
 
     chosen = [get_reward(item.name, plugins).bind(item.params) for item in parse_spec(spec)]
     pairs = read_rows(rows) if isinstance(rows, str | Path) else ((f"row {i}", r) for i, r in enumerate(rows, 1))

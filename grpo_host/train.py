@@ -40,7 +40,7 @@ from .preflight import check_model, check_output_dir, finished_summary, read_jso
 from .scoring.stats import reward_key
 
 if TYPE_CHECKING:
-    from .ensemble import Ensemble
+    from .scoring.ensemble import Ensemble
     from .plugins import Plugins
 
 __all__ = ["DataCheckFailed", "Job", "MetricsLog", "Row", "Summary", "is_main_process", "prepare", "train"]
@@ -270,7 +270,7 @@ def _offline_for_local_models(model: str) -> None:
 
 def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     """Steps 1 to 3 of the run flow: everything up to (not including) loading a model."""
-    from .ensemble import Ensemble
+    from .scoring.ensemble import Ensemble
 
     check_output_dir(config)  # before anything is read or written: a refused run changes nothing
     _offline_for_local_models(config.model)

@@ -27,7 +27,7 @@ class Window(BaseModel):
 
 def _moments(values: list[float | None]) -> Any:
     """The ensemble's moments of ``values`` (imported here: listing the pack must not load the ensemble)."""
-    from grpo_host.ensemble import Moments
+    from grpo_host.scoring.stats import Moments
 
     return Moments().add(values)
 

@@ -67,7 +67,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from grpo_host.reward_spec import parse_spec  # here, not on first call: 32 threads' first calls raced the import
+from grpo_host.scoring.spec import parse_spec  # here, not on first call: 32 threads' first calls raced the import
 
 __all__ = ["DATA_SOURCES", "ENV", "compute_score"]
 
