@@ -55,7 +55,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .scoring.contract import Column, required_columns
+from .scoring.contract import Column, construct, required_columns
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -108,17 +108,7 @@ class Environment:
 
     def create(self, params: Mapping[str, Any] | None = None) -> Any:
         """A fresh instance with validated parameters; :class:`ValueError` names the environment."""
-        if self.params is None:
-            if params:
-                raise ValueError(f"environment {self.name!r} ({self.origin}) takes no parameters, got {sorted(params)}")
-            return self.factory()
-        from pydantic import ValidationError
-
-        try:
-            bound = self.params.model_validate(dict(params or {}))
-        except ValidationError as exc:
-            raise ValueError(f"bad parameters for environment {self.name!r} ({self.origin}):\n{exc}") from None
-        return self.factory(bound)
+        return construct(self.factory, self.params, params, f"environment {self.name!r} ({self.origin})")
 
     def tool_summaries(self) -> list[tuple[str, str]]:
         """Each tool's call signature and the first line of its docstring, for listings (imports nothing)."""

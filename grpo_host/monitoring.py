@@ -119,18 +119,10 @@ class Monitor:
 
     def create(self, params: Mapping[str, Any] | None = None) -> Any:
         """A fresh instance for one run, with validated parameters; :class:`ValueError` names the monitor."""
-        if self.params is None:
-            if params:
-                raise ValueError(f"monitor {self.name!r} (pack {self.plugin} {self.version}) takes no parameters")
-            return self.factory()
-        from pydantic import ValidationError
+        from .scoring.contract import construct
 
-        try:
-            bound = self.params.model_validate(dict(params or {}))
-        except ValidationError as exc:
-            raise ValueError(f"bad parameters for monitor {self.name!r} (pack {self.plugin} {self.version}):\n{exc}"
-                             ) from None
-        return self.factory(bound)
+        who = f"monitor {self.name!r} (pack {self.plugin} {self.version})"
+        return construct(self.factory, self.params, params, who)
 
 
 def monitor(name: str, *, description: str | None = None,

@@ -146,6 +146,23 @@ def _validates(tp: Any, value: Any) -> bool:
 _ADAPTERS: dict[int, Any] = {}
 
 
+def construct(factory: Callable[..., Any], model: type[BaseModel] | None, params: Mapping[str, Any] | None,
+              who: str) -> Any:
+    """``factory(validated params)`` (``factory()`` when there is no parameter model): how monitors and
+    environments are made from a config's parameters; a :class:`ValueError` names ``who`` and what is wrong."""
+    if model is None:
+        if params:
+            raise ValueError(f"{who} takes no parameters, got {sorted(params)}")
+        return factory()
+    from pydantic import ValidationError
+
+    try:
+        bound = model.model_validate(dict(params or {}))
+    except ValidationError as exc:
+        raise ValueError(f"bad parameters for {who}:\n{exc}") from None
+    return factory(bound)
+
+
 def required_columns(requires: Mapping[str | tuple[str, ...], Any], empty_ok: Sequence[str] = ()) -> tuple[Column, ...]:
     cols = []
     for key, tp in requires.items():
