@@ -228,6 +228,7 @@ def test_math_pays_a_decimal_only_as_the_exact_value_s_rounding(num, den, digits
     assert _math(rf"\boxed{{{rounded}}}", gold) == (1.0 if abs(rounded - exact) <= Decimal("1e-6") * exact else 0.0)
     for wrong in (rounded + step, rounded - step):
         assert _math(rf"\boxed{{{wrong}}}", gold) == 0.0, wrong
+    assert _math(rf"\boxed{{{float(value)!r}}}", gold) == 1.0  # Python's repr: the same binary double
     n = num // den
     assert _math(rf"\boxed{{{n}}}", f"{n}.{'0' * (digits - 1)}1") == 0.0  # a finer decimal gold is not its integer
 

@@ -29,15 +29,18 @@ def _close(a: Fraction, a_ulp: Fraction | None, b: Fraction, b_ulp: Fraction | N
 
     A decimal against an exact value must be that value rounded at the
     decimal's last digit (0.6666667 is 2/3, 0.6666672 is not, and the gold
-    2.0000001 is not 2); two decimals must agree to half a unit of the less
-    precise one's last digit; in both cases also to the relative tolerance.
+    2.0000001 is not 2), or the same binary double (0.6666666666666666, as
+    Python prints 2/3); two decimals must agree to half a unit of the less
+    precise one's last digit; in all cases also to the relative tolerance.
     """
     if a_ulp is None and b_ulp is None:
         return a == b
     gap = abs(a - b)
     if gap > Fraction(str(tolerance)) * max(abs(a), abs(b)):  # str: 1e-6 exactly, not the binary float below it
         return False
-    return gap <= max(u for u in (a_ulp, b_ulp) if u is not None) / 2
+    if gap <= max(u for u in (a_ulp, b_ulp) if u is not None) / 2:
+        return True
+    return (a_ulp is None) != (b_ulp is None) and float(a) == float(b)  # Python's repr: 0.6666666666666666 is 2/3
 
 
 def numbers_equal(gold: Number, pred: Number, tolerance: float) -> bool:
@@ -123,6 +126,8 @@ def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bo
             ulps = [u for u in (_written_ulp(x), _written_ulp(y)) if u is not None]
             if not ulps or bool(gap <= Rational(max(ulps)) / 2):
                 return True
+            if len(ulps) == 1 and x.is_number and y.is_number and complex(x) == complex(y):
+                return True  # the same binary double: Python's repr of the exact value
         except (TypeError, ValueError, ArithmeticError, AttributeError):
             continue
     return False
