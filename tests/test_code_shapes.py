@@ -125,6 +125,14 @@ def test_plain_values_cross_exactly(value):
     assert repr(back) == repr(value)
 
 
+@pytest.mark.parametrize("value", PLAIN_VALUES, ids=repr)
+def test_a_plain_copy_is_what_crossing_gives(value):
+    """Script mode hands the tests ``plain.copy`` of a result: the same as a round trip through the codec."""
+    copied = plain.copy(value)
+    assert copied == plain.decode(plain.encode(value)) and type(copied) is type(value)
+    assert repr(copied) == repr(value)
+
+
 def test_nan_crosses_as_nan():
     assert math.isnan(plain.decode(plain.encode(math.nan)))
 
@@ -146,6 +154,8 @@ class Int(int):
 def test_anything_but_exact_builtin_values_is_refused(value):
     with pytest.raises(plain.NotPlain):
         plain.encode(value)
+    with pytest.raises(plain.NotPlain):
+        plain.copy(value)
 
 
 def test_self_containing_and_too_deep_values_are_refused():

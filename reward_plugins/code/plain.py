@@ -17,7 +17,7 @@ Stdlib only: the sandbox's server imports this file directly.
 
 import json
 
-__all__ = ["MAX_DEPTH", "NotPlain", "decode", "encode"]
+__all__ = ["MAX_DEPTH", "NotPlain", "copy", "decode", "encode"]
 
 MAX_DEPTH = 100
 """Deepest nesting encoded or decoded (also what stops a self-containing list)."""
@@ -52,6 +52,28 @@ def _tag(value, depth):
         return {"b": value.hex()}
     if kind is complex:
         return {"c": [value.real.hex(), value.imag.hex()]}
+    raise NotPlain(f"{kind.__module__}.{kind.__qualname__} is not a builtin value")
+
+
+_SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
+
+
+def copy(value, depth=0):
+    """What ``decode(encode(value))`` gives, without the text: scalars of exact builtin types as they are (no
+    method of theirs is the program's), containers rebuilt; raises :class:`NotPlain` for anything else."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if depth >= MAX_DEPTH:
+        raise NotPlain(f"nested deeper than {MAX_DEPTH}")
+    if kind is list:
+        return [copy(v, depth + 1) for v in value]
+    if kind is tuple:
+        return tuple(copy(v, depth + 1) for v in value)
+    if kind is dict:
+        return {copy(k, depth + 1): copy(v, depth + 1) for k, v in value.items()}
+    if kind is set or kind is frozenset:
+        return kind(copy(v, depth + 1) for v in value)
     raise NotPlain(f"{kind.__module__}.{kind.__qualname__} is not a builtin value")
 
 

@@ -254,10 +254,13 @@ def code(completion: str, *, tests: Any, params: CodeParams, language: Any = Non
     ignored) or Python source with assert statements: each top-level assert is one test, a HumanEval-style
     `def check(candidate)` plus `check(f)` is one.  Asserts that only call the program with literal arguments are
     judged outside the program from its results, which must be builtin values (numbers, strings, bytes, None, and
-    lists, tuples, sets and dicts of them; anything else fails); other asserts run after the program in its
-    process, and such rows are counted as code/forgeable.  A test that times out, exceeds a limit or prints more
+    lists, tuples, sets and dicts of them; anything else fails), each function's calls in a process of its own;
+    other asserts run after the program in its process, given its results only as plain copies, and such rows
+    are counted as code/forgeable.  A test that times out, exceeds a limit or prints more
     than max_output_kb fails, and so does every test after it.  0.0 without a code block or when it does not
-    compile; None when the row's `language` is not Python or its assert tests do not compile.  Refuses to bind
+    compile; None when the row's `language` is not Python or its assert tests do not compile or use no name of
+    the program (only builtins and their own).  The shape of a row comes from its tests alone: a program that
+    re-binds a builtin (set = set, def sorted) changes neither the shape nor the tests' builtins.  Refuses to bind
     where no sandbox can be had unless unsafe_unisolated=true (rows then counted as code/unisolated)."""
     problem = _language_problem(language)
     if problem:

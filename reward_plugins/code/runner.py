@@ -263,19 +263,16 @@ def child(req, drop_uid, workdir, fds):
         os._exit(70)
     # Everything the harness uses after the program ran is bound here, before it runs: rebinding
     # builtins.exec or os.write from the program changes nothing below.
-    run_code, compile_code, read, write, encode, decode = exec, compile, os.read, os.write, plain.encode, plain.decode
+    run_code, compile_code, read, write, encode, inert = exec, compile, os.read, os.write, plain.encode, plain.copy
     is_instance, type_of = isinstance, type
 
-    def inert(value):
-        """Script mode: a fresh copy of a plain value; raises for anything else (so the case fails)."""
-        return decode(encode(value))
-
     def guarded_call(function, /, *args, **kwargs):
-        """Script mode: a call whose result must be plain, or an object that the program's class constructed."""
+        """Script mode: a call whose result must be plain (a fresh copy is returned; anything else raises, so the
+        case fails), or an object that the program's class constructed."""
         value = function(*args, **kwargs)
         if is_instance(function, type) and type_of(value) is function:
             return value
-        return decode(encode(value))
+        return inert(value)
     status = 0
     try:
         run_code(compile_code(source, "solution.py", "exec"), namespace)
@@ -354,26 +351,54 @@ def judge(plan, results, groups):
         except BaseException:
             passed = False
         verdicts.append(passed is True)
-    return verdicts, suspects(plan, values, ok, verdicts, groups)
+    return verdicts, suspects(plan, results, values, ok, verdicts, groups)
 
 
-def suspects(plan, values, ok, verdicts, groups):
-    """The calls of passed cases whose result equals (same type, equal value) another same-program call's argument."""
+def conflicts(plan, answers, found):
+    """Per suspect, the calls whose arguments hold its result: it must not share a process with them on rerun."""
+    out = {}
+    for i in found:
+        value = plain.decode(answers[i])
+        out[str(i)] = [j for j, steps in enumerate(plan["args"]) if j != i and any(
+            type(a) is type(value) and a == value for args, kwargs in steps
+            for a in (*plain.decode(args), *plain.decode(kwargs).values()))]
+    return out
+
+
+def guessable(value):
+    """A value a program could as well guess as steal: None, a bool, an integer from -10 to 10, an empty value."""
+    if value is None or type(value) is bool:
+        return True
+    if type(value) in (int, float):
+        return -10 <= value <= 10 and value == int(value)
+    return type(value) in (str, bytes, list, tuple, set, frozenset, dict) and len(value) == 0
+
+
+def suspects(plan, results, values, ok, verdicts, groups):
+    """The calls of passed cases whose result equals (same type, equal value) another same-program call's argument,
+    unless it is :func:`guessable`."""
     relevant = {i for (_, used), passed in zip(plan["cases"], verdicts) if passed for i in used}
     found = []
     for group in groups:
         if len(group) < 2:
             continue
         given = {}
-        for j in group:  # every argument of every step of call j (a chain's methods too)
-            given[j] = [a for args, kwargs in plan["args"][j]
-                        for a in (*plain.decode(args), *plain.decode(kwargs).values())]
+
+        def arguments(j):  # every argument of every step of call j (a chain's methods too), decoded once
+            if j not in given:
+                given[j] = [a for args, kwargs in plan["args"][j]
+                            for a in (*plain.decode(args), *plain.decode(kwargs).values())]
+            return given[j]
+
         for i in group:
-            if i not in relevant or not ok[i]:
+            if i not in relevant or not ok[i] or guessable(values[i]):
                 continue
-            value = values[i]
+            value, text = values[i], results[i]
+            if type(value) not in (set, frozenset, dict) and not any(
+                    text in args or text in kwargs for j in group if j != i for args, kwargs in plan["args"][j]):
+                continue  # its encoding is in no other call's arguments (sets and dicts may encode in any order)
             try:
-                if any(type(a) is type(value) and a == value for j in group if j != i for a in given[j]):
+                if any(type(a) is type(value) and a == value for j in group if j != i for a in arguments(j)):
                     found.append(i)
             except Exception:  # plain values compare without raising; this is only a guard
                 found.append(i)
@@ -496,12 +521,17 @@ def collect(info, pipes, plan_r, control, ticks, alerts):
         lines.add(buffers[res_r])
         done.append((results, lines))
         answers = ["!"] * len(plan["args"])
+        for index, line in plan.get("known", {}).items():  # a rerun: the first run's answers of the calls not rerun
+            answers[int(index)] = line
         for (data, checked), group in zip(done, info["members"]):
             found = data.decode("utf-8", "replace").split("\n")[:-1][: len(group) + 1]  # whole lines
             if found and found[0] == "=" and not checked.bad:
                 for index, line in zip(group, found[1:]):
                     answers[index] = line
         reply["cases"], reply["suspects"] = judge(plan, answers, info["members"])
+        if reply["suspects"]:
+            reply["answers"] = answers  # for the host's rerun of the suspects alone, which reuses the others
+            reply["conflicts"] = conflicts(plan, answers, reply["suspects"])
     return reply
 
 
@@ -841,8 +871,14 @@ def unix_sockets():
     memory a later program would be charged for.  No reset can be proven for
     it, so the sandbox is rebuilt.
     """
-    with open("/proc/net/unix", "rb") as f:
-        return f.read().count(b"\n") - 1
+    fd = os.open("/proc/net/unix", os.O_RDONLY)
+    try:
+        data = b""
+        while chunk := os.read(fd, CHUNK):
+            data += chunk
+    finally:
+        os.close(fd)
+    return data.count(b"\n") - 1
 
 
 LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
@@ -942,7 +978,7 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, nonce, grou
     stdin_r, stdin_w = os.pipe() if kind == "io" else (os.open("/dev/null", os.O_RDONLY), None)
     code_r, code_w = os.pipe()
     tests_r, tests_w = os.pipe() if kind != "io" else (None, None)
-    if tests_w is not None:
+    if kind == "script":  # calls are read before the program runs: their pipe need not hold them whole
         try:
             fcntl.fcntl(tests_w, F_SETPIPE_SZ, PIPE_BYTES)
         except OSError:
@@ -955,7 +991,8 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, nonce, grou
     for fd in (stdin_r, code_r, tests_r):
         if fd is not None:
             os.close(fd)
-    collector.stale_events()  # an earlier group's ticks and alerts
+    if group:
+        collector.stale_events()  # an earlier group's ticks and alerts
     forward(inbox, code_w, req["code_len"])
     os.close(code_w)
     if kind == "script":

@@ -506,26 +506,28 @@ class Sandbox:
             if calls is None:
                 return self._run(header, source, payload, limits)
             started = time.monotonic()
-            result = self._run_calls(header, source, calls, calls.groups, limits)
-            if not result.suspects:
+            result, reply = self._run_calls(header, source, calls, calls.groups, calls.plan, limits)
+            rerun = _rerun(result, reply, len(calls.calls))
+            if rerun is None:
                 return result
-            # a call whose result repeats another call's argument runs again alone, where no other argument exists
-            alone = [(i,) for i in result.suspects]
-            rest = [kept for group in calls.groups if (kept := tuple(i for i in group if i not in result.suspects))]
+            # a call whose result repeats another call's argument runs again, with no such call beside it;
+            # the other calls' answers stand
+            groups, known = rerun
+            plan = json.dumps({**json.loads(calls.plan), "known": known}).encode()
             header["budget"] = max(header["budget"] - (time.monotonic() - started), 0.01)
-            return self._run_calls(header, source, calls, tuple(alone + rest), limits)
+            return self._run_calls(header, source, calls, groups, plan, limits)[0]
 
     def _run_calls(self, header: dict, source: bytes, calls: Calls, groups: tuple[tuple[int, ...], ...],
-                   limits: Limits) -> Execution:
+                   plan: bytes, limits: Limits) -> tuple[Execution, dict | None]:
         """Literal calls: one program per group, each given only its own group's calls (``runner.run``)."""
         segments = [json.dumps([calls.calls[i] for i in group]).encode() for group in groups]
         header = {**header, "members": [list(g) for g in groups], "calls_lens": [len(s) for s in segments],
                   "cases": calls.cases}
-        payload = calls.plan + b"".join(source + segment for segment in segments)
-        return self._run(header, source, payload, limits, tests_len=len(calls.plan), inline=True)
+        payload = plan + b"".join(source + segment for segment in segments)
+        return self._run(header, source, payload, limits, tests_len=len(plan), inline=True, reply_too=True)
 
     def _run(self, header: dict, code: bytes, payload: bytes, limits: Limits, *, tests_len: int | None = None,
-             inline: bool = False) -> Execution:
+             inline: bool = False, reply_too: bool = False):
         """Send one request and check its answer; ``inline``: ``payload`` already holds the sources in place."""
         try:
             self.start()
@@ -536,10 +538,10 @@ class Sandbox:
             reply = self._receive(time.monotonic() + header["budget"] + ANSWER_GRACE)
             result = _execution(reply, limits, header.get("cases", 0))
             if result is None:  # the server died, lied or hung
-                return Execution("crashed", stderr=self.close(), cases=(False,) * header.get("cases", 0))
-            if result.status == "timeout" or not reply.get("clean", False):
+                result, reply = Execution("crashed", stderr=self.close(), cases=(False,) * header.get("cases", 0)), None
+            elif result.status == "timeout" or not reply.get("clean", False):
                 self.close()  # start afresh: nothing of this program survives into the next
-            return result
+            return (result, reply) if reply_too else result
         except SandboxUnavailable:
             raise
         except BaseException:  # a worker's timeout alarm, KeyboardInterrupt: leave nothing running
@@ -660,6 +662,29 @@ class Sandbox:
                 os.close(self._owner_fd)
         except Exception:
             pass
+
+
+def _rerun(result: Execution, reply: dict | None, ncalls: int) -> tuple[tuple[tuple[int, ...], ...], dict] | None:
+    """The suspects' groups for a rerun (none beside a call whose arguments hold its result) and the other calls'
+    answers, which stand; None when nothing needs to run again (or the reply does not say what to)."""
+    if not result.suspects or result.status != "exited" or reply is None:
+        return None
+    answers, conflicts = reply.get("answers"), reply.get("conflicts")
+    if not (isinstance(answers, list) and len(answers) == ncalls and all(isinstance(a, str) for a in answers)
+            and isinstance(conflicts, dict)):
+        return None
+    suspects = [i for i in result.suspects if 0 <= i < ncalls]
+    groups: list[list[int]] = []
+    for i in suspects:  # greedy colouring: a suspect joins the first group holding none of its conflicts
+        against = set(conflicts.get(str(i), ())) if isinstance(conflicts.get(str(i)), list) else set(range(ncalls))
+        home = next((g for g in groups if not against & set(g)
+                     and not any(i in (conflicts.get(str(k)) or ()) for k in g)), None)
+        if home is None:
+            groups.append([i])
+        else:
+            home.append(i)
+    known = {str(j): answers[j] for j in range(ncalls) if j not in suspects}
+    return tuple(tuple(g) for g in groups), known
 
 
 def _tail(process: subprocess.Popen | None) -> str:
