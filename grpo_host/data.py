@@ -368,14 +368,17 @@ class CheckReport:
 
 
 def check_rows(
-    rows: Iterable[tuple[str, Any]], rewards: Iterable[Reward], *, extra_columns: Iterable[str] = ()
+    rows: Iterable[tuple[str, Any]], rewards: Iterable[Reward], *, extra_columns: Iterable[str] = (),
+    keep: list[tuple[str, dict[str, Any]]] | None = None,
 ) -> CheckReport:
     """Check every row against every reward's required columns and row check.
 
     ``rows`` are ``(where, raw_row)`` pairs as :func:`read_rows` yields them;
     unreadable and prompt-less rows are problems of the pseudo-reward ``-``.
     ``extra_columns`` must be present too (``completion`` when scoring).
-    Only counts and the first few row labels are kept, so memory stays flat.
+    Only counts and the first few row labels are kept, so memory stays flat;
+    ``keep``, when given, receives every normalised row as ``(where, row)``
+    (a run that trains on the rows need not normalise them twice).
     """
     from .scoring.contract import Column
 
@@ -408,6 +411,8 @@ def check_rows(
         except DataError as exc:
             note("-", "(row)", str(exc).removeprefix(f"{where}: ").split(" (row has")[0], where)
             continue
+        if keep is not None:
+            keep.append((where, row))
         for name, col in checks:
             bad = col.problem(row)
             if bad is not None:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .config import ConfigError, RunConfig
 from .monitoring import Alert, MonitorSet, MonitorStopped, choose
-from .data import CheckReport, DataError, check_rows, normalize, read_rows
+from .data import CheckReport, DataError, check_rows, read_rows
 from .builtin_model import is_builtin, resolve_model
 from .preflight import check_model, check_output_dir, finished_summary, read_jsonl_records
 from .scoring.stats import reward_key
@@ -212,13 +212,14 @@ def _read(path: str, ensemble: Ensemble, what: str, environment: Any = None) -> 
     """Read, check and normalise one dataset; raise :class:`DataCheckFailed` with the report when it has problems.
 
     ``environment``, the run's, has its required columns checked as the rewards' are."""
-    raw = list(read_rows(path))
-    report = check_rows(raw, [*ensemble.rewards, *([environment] if environment is not None else [])])
+    normalised: list[tuple[str, dict[str, Any]]] = []
+    report = check_rows(read_rows(path), [*ensemble.rewards, *([environment] if environment is not None else [])],
+                        keep=normalised)
     if not report.ok:
         raise DataCheckFailed(path, report)
-    if not raw:
+    if not normalised:
         raise DataError(path, f"the {what} set has no rows")
-    rows = [Row(where, normalize(row, where)) for where, row in raw]
+    rows = [Row(where, row) for where, row in normalised]
     kinds = [isinstance(row.data["prompt"], str) for row in rows]
     if any(kinds) and not all(kinds):
         odd = rows[kinds.index(not kinds[0])].where
