@@ -502,3 +502,50 @@ def test_the_tamper_monitor_sees_rebound_builtins_forged_equality_and_descriptor
 
     assert share(tampering) == 1.0
     assert share(honest) == 0.0
+
+
+@needs_sandbox
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_a_rows_programs_die_with_the_scoring_process():
+    """SIGKILL of the process that scores (its worker would notice only after the row's 100 s timeout): the
+    worker's sandbox sees its scoring process gone and kills the row's programs at once."""
+    import signal
+    import subprocess
+    import sys
+    import uuid
+    from pathlib import Path
+
+    marker = f"grpo-owner-{uuid.uuid4().hex[:12]}"
+    sleeper = fenced(f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)',"
+                     f" {marker!r}])\ndef f():\n    pass")
+    script = ("from grpo_host import Ensemble\n"
+              "spec = [{'name': 'code', 'params': {'timeout': 100}, 'timeout': 120}]\n"
+              "with Ensemble.from_spec(spec, workers=1) as ensemble:\n"
+              f"    ensemble.score([{sleeper!r}], tests=['assert f() is None'])\n")
+    scorer = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parent.parent,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def marked() -> list[int]:
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    found.append(int(pid))
+            except OSError:
+                pass
+        return found
+
+    deadline = time.monotonic() + 30
+    while not marked():
+        assert time.monotonic() < deadline and scorer.poll() is None
+        time.sleep(0.05)
+    scorer.send_signal(signal.SIGKILL)
+    scorer.wait()
+    deadline = time.monotonic() + 15
+    while marked() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = marked()
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
