@@ -452,12 +452,16 @@ def new_plugin(
     no_input: Annotated[bool, typer.Option("--no-input", help="ask nothing: default description, no author")] = False,
     monitor_name: Annotated[
         str | None, typer.Option("--monitor", help="also render an example run monitor of this name")] = None,
+    environment_name: Annotated[
+        str | None, typer.Option("--environment", help="also render an example tool-calling environment of this name")
+    ] = None,
 ) -> None:
     """Render plugin_template into a new reward pack: entry point, example reward, tests, CI workflow."""
     from .scaffold import render_pack
 
     with _errors():
-        target = render_pack(name, directory, reward=reward_name, monitor=monitor_name, interactive=not no_input)
+        target = render_pack(name, directory, reward=reward_name, monitor=monitor_name, environment=environment_name,
+                             interactive=not no_input)
     out.print(Text.assemble(("created", "green"), f" {target}"))
     out.print(f"next:\n  cd {target}\n  pip install -e '.[test]'\n  grpo-host rewards list\n  pytest")
 

@@ -92,6 +92,7 @@ def render_pack(
     *,
     reward: str | None = None,
     monitor: str | None = None,
+    environment: str | None = None,
     interactive: bool = False,
     template: Path = TEMPLATE,
 ) -> Path:
@@ -102,6 +103,9 @@ def render_pack(
     :param reward: the example reward's name (see :func:`pack_names`).
     :param monitor: also render an example run monitor of this name (a
         Python identifier), registered through ``register_monitors``.
+    :param environment: also render an example tool-calling environment of
+        this name (a Python identifier), registered through
+        ``register_environments``, with tests that drive it as the host does.
     :param interactive: ask for the description and author (needs a
         terminal); otherwise use the template's defaults.
     :param template: the copier template to render.
@@ -111,10 +115,11 @@ def render_pack(
     scratch directory and copied into place only once rendering succeeded.
     """
     names = pack_names(name, reward)
-    if monitor is not None and len(monitor) > MAX_NAME:
-        raise ScaffoldError(f"monitor name of {len(monitor)} characters is too long (at most {MAX_NAME})")
-    if monitor is not None and (not monitor.isidentifier() or keyword.iskeyword(monitor)):
-        raise ScaffoldError(f"monitor name {monitor!r} must be a Python identifier (letters, digits, '_')")
+    for what, value in (("monitor", monitor), ("environment", environment)):
+        if value is not None and len(value) > MAX_NAME:
+            raise ScaffoldError(f"{what} name of {len(value)} characters is too long (at most {MAX_NAME})")
+        if value is not None and (not value.isidentifier() or keyword.iskeyword(value)):
+            raise ScaffoldError(f"{what} name {value!r} must be a Python identifier (letters, digits, '_')")
     target = Path(target if target is not None else names.dist)
     try:
         occupied = target.exists() and (not target.is_dir() or any(target.iterdir()))
@@ -136,6 +141,9 @@ def render_pack(
         "module": names.module,
         "reward_name": names.reward,
         "monitor_name": monitor or "",
+        "environment_name": environment or "",
+        # its class: `word_guess` -> `WordGuessEnvironment` (the suffix keeps it clear of the module's imports)
+        "environment_class": "".join(p[:1].upper() + p[1:] for p in (environment or "").split("_")) + "Environment",
         "grpo_host_version": __version__.split("+")[0],  # the lower bound the new pack depends on
     }
     with tempfile.TemporaryDirectory(prefix="grpo-host-new-plugin-") as scratch:

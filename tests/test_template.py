@@ -159,6 +159,31 @@ def test_a_pack_rendered_with_a_monitor_registers_it_and_its_own_tests_pass(tmp_
     assert "monitor" not in (plain / "grpo_rewards_plain" / "rewards.py").read_text()
 
 
+def test_a_pack_rendered_with_an_environment_registers_it_and_its_own_tests_pass(tmp_path):
+    dist, name = "grpo-env-guess", "word_guess"
+    pack = tmp_path / dist
+    proc = run_cli("new-plugin", dist, "--dir", str(pack), "--environment", name, "--no-input")
+    assert proc.returncode == 0, proc.stderr
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--target", str(site), str(pack)], check=True, capture_output=True, timeout=300)
+    [listed] = [e for e in cli_json("environments", "list", pythonpath=[site]) if e["name"] == name]
+    assert (listed["plugin"], [t["call"] for t in listed["tools"]], listed["requires"], listed["reward"]) == (
+        dist, ["check_guess(guess)"], {"expected or answer": "str"}, True)
+    assert set(listed["params"]["properties"]) == {"max_guesses"}
+    result = run_pack_tests(pack, [site])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "26 passed" in result.stdout  # the 15 of a plain pack, and the environment's 11
+    assert f"grpo-host environments show {name}" in (pack / ".github/workflows/test.yml").read_text()
+
+
+def test_an_environment_name_that_is_not_an_identifier_is_an_error_and_writes_nothing(tmp_path):
+    proc = run_cli("new-plugin", "grpo-env-x", "--dir", str(tmp_path / "x"), "--environment", "word-guess",
+                   "--no-input")
+    assert proc.returncode == 2 and "environment name 'word-guess' must be a Python identifier" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_rendered_suite_fails_when_the_pack_is_importable_but_not_installed(pack, tmp_path):
     """Its discovery test proves the entry point, not the import: the source tree alone must not pass it.
 
