@@ -49,8 +49,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import queue
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -143,9 +141,12 @@ class Session:
     ROW_KEY = "_grpo_host_row"
 
     def __init__(self, params: Mapping[str, Any] | None = None, rows: Sequence[Any] | None = None) -> None:
+        from .scoring.executors import InlineRunner
+
         self.instance = self.environment.create(params)
         self.rows = rows
         self.failure: str | None = None
+        self.runner = InlineRunner()
 
     def reset(self, **fields: Any) -> str | None:
         """Start a rollout for the row the engine names (its fields, or its id in ``rows``)."""
@@ -183,7 +184,7 @@ def _guarded_tool(env: Environment, name: str) -> Callable[..., str]:
         if self.failure is not None:
             raise ToolError(self.failure)
         args = _checked_arguments(env, name, signature, hints, adapters, kwargs)
-        return _bounded(env, name, lambda: getattr(self.instance, name)(**args))
+        return _bounded(self, name, lambda: getattr(self.instance, name)(**args))
 
     tool.__name__ = tool.__qualname__ = name
     tool.__doc__ = original.__doc__
@@ -229,23 +230,20 @@ def _checked_arguments(env: Environment, name: str, signature: inspect.Signature
     return out
 
 
-def _bounded(env: Environment, name: str, call: Callable[[], Any]) -> str:
-    """Run ``call`` on a daemon thread for at most the timeout; its result as text, cut to the output cap."""
-    done: queue.SimpleQueue = queue.SimpleQueue()
+def _bounded(session: Session, name: str, call: Callable[[], Any]) -> str:
+    """Run ``call`` on the session's tool thread for at most the timeout; its result as text, cut to the cap.
 
-    def run() -> None:
-        try:
-            done.put((True, call()))
-        except BaseException as exc:  # noqa: BLE001 - reported to the model, never raised into the engine's loop
-            done.put((False, exc))
-
-    threading.Thread(target=run, daemon=True, name=f"grpo-host-tool-{name}").start()
-    try:
-        ok, value = done.get(timeout=env.limits.timeout)
-    except queue.Empty:
-        raise ToolError(f"tool {name} did not answer within {env.limits.timeout:g} s") from None
-    if not ok:
-        raise ToolError(f"tool {name} failed: {type(value).__name__}: {value}")
+    One long-lived thread per session, not one per call: what a tool starts may be tied to the thread that
+    started it (a sandbox's ``--die-with-parent`` follows its parent thread), so it must outlive the call.  A
+    call past its timeout is abandoned with its thread, and the next call gets a new one.
+    """
+    env = session.environment
+    out = session.runner.run([(call, (), {})], env.limits.timeout)[0]
+    if out.status == "timeout":
+        raise ToolError(f"tool {name} did not answer within {env.limits.timeout:g} s")
+    if out.status != "ok":
+        raise ToolError(f"tool {name} failed: {out.error}")
+    value = out.value
     text = value if isinstance(value, str) else str(value)
     cap = env.limits.max_output_chars
     return text if len(text) <= cap else f"{text[:cap]}\n[{len(text) - cap} more characters cut]"
