@@ -518,7 +518,7 @@ def test_a_rows_programs_die_with_the_scoring_process():
 
     marker = f"grpo-owner-{uuid.uuid4().hex[:12]}"
     sleeper = fenced(f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)',"
-                     f" {marker!r}])\ndef f():\n    pass")
+                     f" {marker[::-1]!r}[::-1]])\ndef f():\n    pass")  # the marker itself only in the sleeper's argv
     script = ("from grpo_host import Ensemble\n"
               "spec = [{'name': 'code', 'params': {'timeout': 100}, 'timeout': 120}]\n"
               "with Ensemble.from_spec(spec, workers=1) as ensemble:\n"
