@@ -57,7 +57,7 @@ HEDGE_RULE = (
     "when none is there, the final math span (at most 40 characters after it) or an answer-anchored one. It is "
     "paid only when every answer that counts equals the gold, so a final answer that offers alternatives is not "
     "paid: values joined by 'or' (either 7 or 9, $y = 1$ or $y = 6$, \\boxed{2} \\quad\\text{or}\\quad \\boxed{4}; "
-    "for a gold that is a list, 'x = 1 or x = 6' may also be read as the list), several different boxes, an "
+    "for a gold that is a list or a union, 'x = 1 or x = 6' may also be read whole), several different boxes, an "
     "<answer> and a \\boxed{} that disagree. An answer stops counting when the text between it and the next "
     "different answer withdraws it (wait, actually, correction/correcting, mistake, wrong, instead, oops, on "
     "second thought, recheck...) and the sentence that gives the next one does not hedge (perhaps, maybe, "
@@ -130,8 +130,9 @@ DESCRIPTION = (
 
 
 def _is_list(gold: Parsed) -> bool:
-    """Whether the gold is a list or set of several values (1, 6), for which 'x = 1 or x = 6' may be the list."""
-    return any(getattr(e, "is_FiniteSet", False) and len(e.args) > 1 or type(e).__name__ == "Tuple"
+    """Whether the gold has several parts: a list or set (1, 6), a union of intervals or an alternation of
+    relations, for which 'x = 1 or x = 6' (or 'x < -1 or x > 3') may be read whole."""
+    return any(getattr(e, "is_FiniteSet", False) and len(e.args) > 1 or type(e).__name__ in ("Tuple", "Union", "Or")
                for e in gold.sympy)
 
 
