@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .builtin_model import TINY, is_builtin
+from .builtin_model import TINY, TINY_TOOLS, is_builtin
 from .config import ConfigError, RunConfig
 
 __all__ = ["RUN_MARKERS", "check_model", "check_output_dir", "checkpoint_step", "finished_summary",
@@ -150,8 +150,8 @@ def _go_offline() -> None:
 def check_model(model: str) -> None:
     """Refuse a model that cannot be loaded: a missing path, or a hub id that is neither cached nor reachable."""
     if is_builtin(model):
-        if model != TINY:
-            raise ConfigError(f"config key 'model': unknown built-in model {model!r}; available: {TINY}")
+        if model not in (TINY, TINY_TOOLS):
+            raise ConfigError(f"config key 'model': unknown built-in model {model!r}; available: {TINY}, {TINY_TOOLS}")
         return
     path = Path(model).expanduser()
     if path.exists():

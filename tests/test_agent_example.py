@@ -1,0 +1,54 @@
+"""examples/agent_python.yaml does what its comments say: trains on the TRL host, is refused by the MLX host.
+
+The TRL run is the example itself, shortened with ``--set`` (one step, small
+groups): ``builtin:tiny-tools`` built locally, the built-in ``python``
+environment wired into TRL's ``environment_factory``, the rows' ``tools``
+checked by the data check, the rewards and the ``tool_use`` figures logged.
+The untrained model rarely calls the tool, so no call is asserted here
+(tests/test_train_agents.py warms a model up to call one).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import GRPO_HOST
+from reward_plugins.code.sandbox import isolation
+from train_helpers import read_metrics
+
+ROOT = Path(__file__).parent.parent
+CONFIG = "examples/agent_python.yaml"
+
+
+def train(*args: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+    return subprocess.run([GRPO_HOST, "train", CONFIG, *args], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=timeout)
+
+
+def test_the_mlx_host_refuses_the_agent_example_before_reading_its_data(env, tmp_path):
+    proc = train("--backend", "mlx", "--set", "data=no-such-rows.jsonl", "--set", f"output_dir={tmp_path / 'out'}",
+                 env=env, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "config key 'environment': the mlx host has no multi-turn rollout loop" in proc.stderr
+    assert "Traceback" not in proc.stderr and "no-such-rows" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not isolation().isolated,
+                    reason=f"no bubblewrap sandbox here ({isolation().reason}): the python environment refuses to run")
+def test_the_agent_example_trains_on_the_trl_host(env, tmp_path):
+    out = tmp_path / "out"
+    proc = train("--set", "max_steps=1", "--set", "group_size=2", "--set", "batch_size=2",
+                 "--set", "max_completion_length=32", "--set", f"output_dir={out}",
+                 env={**env, "TRL_EXPERIMENTAL_SILENCE": "1"}, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["backend"] == "trl" and summary["steps"] == 1
+    assert {"math", "tool_call_format"} <= set(summary["rewards"])
+    [record] = [r for r in read_metrics(out) if "reward" in r]
+    assert "tools/call_frequency" in record  # TRL ran the rollouts with the environment's tools
