@@ -327,6 +327,10 @@ def score(
     resume: Annotated[bool, typer.Option(
         "--resume", help="continue an interrupted --out file: keep its rows (checked against the input by row "
                          "number and content hash) and score the rest")] = False,
+    record: Annotated[str, typer.Option(
+        help="rollouts kept beside --out in <out>.rollouts/ (Parquet, for grpo-host report and rescore): "
+             "all, sample (--record-sample per batch) or none")] = "all",
+    record_sample: Annotated[int, typer.Option(min=1, help="rollouts kept per batch under --record sample")] = 16,
 ) -> None:
     """Score completions offline and summarise per reward, with the monitors' metrics and alerts.
 
@@ -339,6 +343,7 @@ def score(
     from .monitoring import MonitorSet, choose
     from .offline import ScoreOutput, Tally, score_file_batches, sigterm_as_interrupt, write_stream
     from .plugins import default_plugins
+    from .record import RolloutRecord
 
     output = ScoreOutput(out_path, data, resume=resume) if out_path not in (None, Path("-")) else None
     with _errors():
@@ -352,6 +357,8 @@ def score(
         if output is not None:
             output.open()
             rows = output.rows(rows)
+        rollouts = RolloutRecord.beside(out_path, ensemble.names, mode=record,  # type: ignore[arg-type]
+                                        sample=record_sample, resume=resume) if output is not None else None
     tally = Tally(ensemble.names)
     if output is not None:
         output.count_kept(tally)
@@ -364,7 +371,7 @@ def score(
         with _errors(), ensemble, progress, sigterm_as_interrupt():
             task = progress.add_task("score", total=_count_lines(data), completed=output.done if output else 0)
             for lines in score_file_batches(rows, ensemble, tally, batch_size=batch_size, monitors=watch,
-                                            group_column=group_column):
+                                            group_column=group_column, record=rollouts):
                 progress.advance(task, len(lines))
                 bad += [f"{line['row']}: {line['error']}" for line in lines if "rewards" not in line]
                 if output is not None:
@@ -405,6 +412,62 @@ def score(
     if len(bad) > 10:
         err.print(f"... and {len(bad) - 10} more bad rows", style="red")
     raise typer.Exit(1 if bad or tally.bad or tally.failed else 0)
+
+
+@app.command()
+def rescore(
+    run_dir: Annotated[Path, typer.Argument(help="a run folder, or a score --out file, with its rollout record")],
+    rewards: Annotated[str | None, typer.Option(
+        "--rewards", "-r", help="reward spec to re-score with (default: the run's config.yaml rewards)")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="worker processes for process-executor rewards")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Re-score a run's recorded rollouts with the rewards installed now: changed verdicts per reward and per
+    step, and advantages that changed sign. Exit 0 nothing changed, 1 some verdicts or signs changed."""
+    from .rescore import rescore as run_rescore
+    from .rescore import run_rewards
+
+    with _errors():
+        found = run_rescore(run_dir, rewards if rewards is not None else run_rewards(run_dir), workers=workers)
+    changed = sum(r["changed"] for r in found["rewards"].values())
+    if as_json:
+        print(json.dumps(found, indent=2))
+    else:
+        out.print(f"{run_dir}: {found['rollouts']} rollouts re-scored; {found['advantage_sign_changed']} "
+                  "advantages changed sign")  # wrapped at the terminal's width, as a paragraph
+        lines = [("reward", "changed", "of", "errors now")] + [
+            (name, str(r["changed"]), str(r["compared"]), str(r["errors"])) for name, r in found["rewards"].items()]
+        lines += [(name, "new", "-", str(r["errors"])) for name, r in found["new_rewards"].items()]
+        for line in _one_line_each(lines):
+            out.print(line, soft_wrap=True)
+        moved = [s for s in found["steps"] if s["advantage_sign_changed"] or any(s["changed"].values())]
+        if moved:
+            out.print(f"steps with changes: {len(moved)} of {len(found['steps'])}", soft_wrap=True)
+            rows = [("step", "rollouts", "sign changes", "verdicts changed")] + [
+                (str(s["step"]), str(s["rollouts"]), str(s["advantage_sign_changed"]),
+                 ", ".join(f"{n} {k}" for n, k in s["changed"].items() if k) or "-") for s in moved[:20]]
+            for line in _one_line_each(rows):
+                out.print(line, soft_wrap=True)
+            if len(moved) > 20:
+                out.print(f"... and {len(moved) - 20} more steps (--json lists them all)", soft_wrap=True)
+        if found["not_rescored"]:
+            out.print(f"recorded but not re-scored: {', '.join(found['not_rescored'])}", soft_wrap=True)
+    raise typer.Exit(1 if changed or found["advantage_sign_changed"] else 0)
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="a run folder, or a score --out file, with its rollout record")],
+    out_path: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="the HTML file (default: RUN_DIR/report.html, or <out>.report.html beside a file)")] = None,
+    rollouts: Annotated[int, typer.Option(min=1, help="sampled rollouts in the table")] = 300,
+) -> None:
+    """One self-contained HTML page (plots and sampled rollouts; opens with no network) of a run or a score."""
+    from .report import write_report
+
+    with _errors():
+        written = write_report(run_dir, out_path, rollouts=rollouts)
+    out.print(f"wrote {written}", soft_wrap=True)
 
 
 @app.command()

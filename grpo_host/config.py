@@ -201,6 +201,10 @@ class RunConfig(_Strict):
     overwrite_output_dir: bool = Field(
         False, description="write into an output_dir that already holds files but is not a grpo-host run")
     report_to: list[str] = Field(default_factory=list, description="trackers (wandb, tensorboard, ...); [] for none")
+    record: Literal["all", "sample", "none"] = Field(
+        "all", description="scored rollouts kept in output_dir/rollouts/ (Parquet, for grpo-host report and "
+                           "rescore): all, sample (record_sample per scored batch, whole groups) or none")
+    record_sample: int = Field(16, ge=1, description="rollouts kept per scored batch under record: sample")
 
     trl: dict[str, Any] = Field(
         default_factory=dict, description="extra trl.GRPOConfig options, e.g. use_vllm, vllm_mode, bf16"

@@ -92,7 +92,7 @@ def score_file_rows(
 
 def score_file_batches(
     rows: Iterable[tuple[str, Any]], ensemble: Ensemble, tally: Tally, *, batch_size: int = 256,
-    monitors: MonitorSet | None = None, group_column: str | None = None,
+    monitors: MonitorSet | None = None, group_column: str | None = None, record: Any = None,
 ) -> Iterator[list[dict[str, Any]]]:
     """Yield each batch's results, one per input row, in order (see the module docstring for their shapes).
 
@@ -100,6 +100,8 @@ def score_file_batches(
     that emits EOS at once wrote it); a prompt only when a chosen reward
     declares the ``prompt`` column.  ``monitors`` observe every batch; a
     monitor's group is ``group_column``'s value, else the row's prompt.
+    ``record`` (a :class:`grpo_host.record.RolloutRecord`) keeps every scored
+    batch, with the same groups (advantages within the batch).
     """
     rewards = ensemble.rewards
     need_prompt = any("prompt" in col.names for r in rewards for col in r.requires)
@@ -113,8 +115,13 @@ def score_file_batches(
             batch = [row for _, row in good]
             result = ensemble.score_rows(batch, row_ids=[where for where, _ in good])
             tally.add(result)
+            groups = [_group(row, group_column) for row in batch]
+            if record is not None:
+                record.write(step=tally.batches + 1, batch=tally.batches, result=result,
+                             prompts=[row.get("prompt") for row in batch],
+                             completions=[row["completion"] for row in batch], rows=batch,
+                             row_labels=[where for where, _ in good], groups=groups)
             if monitors is not None:
-                groups = [_group(row, group_column) for row in batch]
                 tally.add_monitor_metrics(monitors.observe(Batch.of(
                     tally.batches, result, ensemble, [row.get("prompt") for row in batch],
                     [row["completion"] for row in batch], groups, row_ids=[where for where, _ in good])))

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
+from ..record import RolloutRecord
 from ..scoring.stats import Moments, reward_key
 from .contract import TrainingHost
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
@@ -276,10 +277,11 @@ class MlxRewardFuncs:
         ids are validation rows, whose passes are logged as ``eval_*``.
     """
 
-    def __init__(self, job: Job, train_rows: int, stats: RewardStats) -> None:
+    def __init__(self, job: Job, train_rows: int, stats: RewardStats, record: RolloutRecord | None = None) -> None:
         self.ensemble, self.train_rows, self.stats = job.ensemble, train_rows, stats
         self.scorer = EnsembleRewardFuncs(job.ensemble, job.rows, log_metric=self._log_metric, monitors=job.monitors,
-                                          max_length=job.config.max_completion_length)
+                                          max_length=job.config.max_completion_length, record=record,
+                                          group_size=job.config.group_size)
         names = job.ensemble.names
         self.funcs: list[Callable[..., list]] = [_Member(self, i, n) for i, n in enumerate(names)] + [_Fill(self)]
         self.weights = [*job.ensemble.weights, 1.0]
@@ -595,7 +597,8 @@ class MlxHost(TrainingHost):
 
     def reward_functions(self) -> tuple[list[Any], list[float]]:
         self.stats = RewardStats()
-        self.rewards = MlxRewardFuncs(self.job, len(self.job.train), self.stats)
+        self.rewards = MlxRewardFuncs(self.job, len(self.job.train), self.stats,
+                                      RolloutRecord.for_run(self.job, self.resume_step))
         return self.rewards.funcs, self.rewards.weights
 
     def prepare(self) -> None:

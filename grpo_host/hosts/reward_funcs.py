@@ -40,7 +40,10 @@ class MemberRewardFunc:
         ids = kwargs.get(ROW_ID)
         if ids is None:
             raise ValueError(f"reward function {self.__name__!r} got no {ROW_ID!r} column from the engine")
-        return self.owner.values(self.index, completions, ids, kwargs.get("log_metric"), kwargs.get("completion_ids"))
+        state = kwargs.get("trainer_state")  # TRL's TrainerState: the step being computed is global_step + 1
+        done = getattr(state, "global_step", None)
+        return self.owner.values(self.index, completions, ids, kwargs.get("log_metric"), kwargs.get("completion_ids"),
+                                 step=done + 1 if isinstance(done, int) else None)
 
     def __repr__(self) -> str:
         return f"<reward function {self.__name__!r} of an ensemble>"
@@ -58,12 +61,17 @@ class EnsembleRewardFuncs:
         sees every scored batch (groups: completions of one row), and its
         metrics are logged beside the rewards'.
     :param max_length: ``max_completion_length``, for the length monitor.
+    :param record: the run's :class:`grpo_host.record.RolloutRecord` (None: nothing recorded); every scored
+        batch goes into it, grouped as the engine groups completions: consecutive completions of one row,
+        ``group_size`` at most.
     """
 
     def __init__(self, ensemble: Any, rows: Sequence[Any], log_metric: LogMetric | None = None,
-                 monitors: Any = None, max_length: int | None = None) -> None:
+                 monitors: Any = None, max_length: int | None = None, record: Any = None,
+                 group_size: int | None = None) -> None:
         self.ensemble, self.rows, self.log_metric = ensemble, rows, log_metric
         self.monitors, self.max_length, self.passes = monitors, max_length, 0
+        self.record, self.group_size = record, group_size
         self.funcs = [MemberRewardFunc(self, i, m.name) for i, m in enumerate(ensemble.members)]
         self._batch: tuple[Sequence[Any], list[int]] | None = None
         self._values: list[list[float | None]] = []
@@ -74,18 +82,19 @@ class EnsembleRewardFuncs:
         return self.ensemble.weights
 
     def values(self, index: int, completions: Sequence[Any], row_ids: Sequence[Any],
-               log_metric: LogMetric | None = None, completion_ids: Sequence[Any] | None = None) -> list[float | None]:
+               log_metric: LogMetric | None = None, completion_ids: Sequence[Any] | None = None,
+               step: int | None = None) -> list[float | None]:
         """Member ``index``'s scores for this batch, scoring the batch first if this member already had it."""
         ids = [int(i) for i in row_ids]
         same = self._batch is not None and (completions is self._batch[0] or (
             ids == self._batch[1] and list(completions) == list(self._batch[0])))
         if not same or index in self._served:
-            self._score(completions, ids, log_metric or self.log_metric, completion_ids)
+            self._score(completions, ids, log_metric or self.log_metric, completion_ids, step)
         self._served.add(index)
         return self._values[index]
 
     def _score(self, completions: Sequence[Any], ids: list[int], log_metric: LogMetric | None,
-               completion_ids: Sequence[Any] | None = None) -> None:
+               completion_ids: Sequence[Any] | None = None, step: int | None = None) -> None:
         result = self.ensemble.score_rows([self.rows[i].data for i in ids], completions=completions,
                                           row_ids=[self.rows[i].where for i in ids], completion_ids=completion_ids)
         self._batch, self._served = (completions, ids), set()
@@ -99,10 +108,15 @@ class EnsembleRewardFuncs:
                 for key, value in m.logged(name):
                     log_metric(key, value)
             log_metric("unscored", float(result.unscored))
+        lengths = [len(c) for c in completion_ids] if completion_ids is not None else ()
+        if self.record is not None:
+            self.record.write(step=step, batch=self.passes, result=result,
+                              prompts=[self.rows[i].data["prompt"] for i in ids], completions=completions,
+                              rows=[self.rows[i].data for i in ids], row_labels=[self.rows[i].where for i in ids],
+                              row_ids=ids, groups=_groups(ids, self.group_size), lengths=lengths)
         if self.monitors is not None:
             from ..monitoring import Batch
 
-            lengths = [len(c) for c in completion_ids] if completion_ids is not None else ()
             batch = Batch.of(self.passes, result, self.ensemble, [self.rows[i].data["prompt"] for i in ids],
                              completions, ids, row_ids=[self.rows[i].where for i in ids], lengths=lengths,
                              max_length=self.max_length)
@@ -110,3 +124,16 @@ class EnsembleRewardFuncs:
                 if log_metric is not None:
                     log_metric(key, value)
         self.passes += 1
+
+
+def _groups(ids: Sequence[int], size: int | None) -> list[str]:
+    """GRPO's groups in a batch: runs of consecutive completions of one row, cut every ``size`` (a row drawn twice
+    in a row is two groups), named ``<pass-local index>:<row id>``."""
+    out: list[str] = []
+    group, run = -1, 0
+    for i, row in enumerate(ids):
+        if i == 0 or row != ids[i - 1] or (size and run >= size):
+            group, run = group + 1, 0
+        run += 1
+        out.append(f"{group}:{row}")
+    return out

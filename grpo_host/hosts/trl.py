@@ -27,6 +27,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
+from ..record import RolloutRecord
 from .contract import TrainingHost
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
 from .steps import check_prompt_length, rollout_environments
@@ -278,7 +279,9 @@ class TrlHost(TrainingHost):
     def reward_functions(self) -> tuple[list[Any], list[float]]:
         job = self.job
         funcs = EnsembleRewardFuncs(job.ensemble, job.rows, monitors=job.monitors,
-                                    max_length=job.config.max_completion_length)
+                                    max_length=job.config.max_completion_length,
+                                    record=RolloutRecord.for_run(job, self.resume_step),
+                                    group_size=job.config.group_size)
         return list(funcs.funcs), funcs.weights
 
     def prepare(self) -> None:

@@ -1,0 +1,102 @@
+"""The rollout record (grpo_host.record) and grpo-host rescore, through the real CLI and a real killed training run."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+
+import pytest
+from conftest import GRPO_HOST, run_cli, write_jsonl
+from train_helpers import QUICK, ROOT, kill_after_checkpoint
+
+from grpo_host.record import FOLDER, RecordError, advantages, read_record
+
+EXAMPLE = ROOT / "examples" / "letters.yaml"
+
+# Four groups of four integers.  The broken parity release forgets 8: "8" in A and B and all of D change verdict
+# (6); advantages that change sign: all of A (+,-,-,- become 0), one in B ("8": + becomes -), none in C, none in D
+# (every total equal before and after: 0 stays 0).  5 in all.
+GROUPS = {"A": ["8", "1", "3", "5"], "B": ["8", "2", "1", "3"], "C": ["2", "4", "1", "3"], "D": ["8", "8", "8", "8"]}
+CHANGED, FLIPPED = 6, 5
+
+
+def test_advantages_match_trl_group_scaling():
+    """The record's advantage is TRL's scale_rewards="group" arithmetic, checked against TRL's own nanstd."""
+    torch = pytest.importorskip("torch")
+    from trl.trainer.utils import nanstd
+
+    totals = [1.0, 0.0, 0.5, 0.25, 2.0, 2.0, 2.0, 2.0, 3.0, None, 1.0, 1.0]
+    groups = [g for g in "abc" for _ in range(4)]
+    t = torch.tensor([math.nan if v is None else v for v in totals]).view(-1, 4)
+    expected = ((t - torch.nanmean(t, dim=1, keepdim=True)) / (nanstd(t, dim=1).unsqueeze(1) + 1e-4)).flatten()
+    got = advantages(totals, groups)
+    assert got[9] is None  # an unscored rollout has no advantage (TRL forces it to 0)
+    for g, e in zip(got, expected.tolist()):
+        if g is not None:
+            assert g == pytest.approx(e, abs=1e-5)
+    assert advantages([1.0], ["solo"]) == [0.0]  # a group of one: no spread, no signal
+
+
+def test_rescore_counts_a_broken_release_exactly(tmp_path, packs):
+    rows = [{"prompt": f"group {g}", "completion": c, "g": g} for g, cs in GROUPS.items() for c in cs]
+    data = write_jsonl(tmp_path / "rows.jsonl", rows)
+    out = tmp_path / "scores.jsonl"
+    scored = run_cli("score", str(data), "--rewards", "parity", "--group-column", "g", "--out", str(out),
+                     "--monitors", "none", pythonpath=[packs["parity"]])
+    assert scored.returncode == 0, scored.stderr
+    record = read_record(out)
+    assert record.num_rows == 16 and record.column("reward/parity").to_pylist()[:4] == [1.0, 0.0, 0.0, 0.0]
+
+    same = run_cli("rescore", str(out), "--rewards", "parity", "--json", pythonpath=[packs["parity"]])
+    assert same.returncode == 0, same.stderr
+    assert json.loads(same.stdout)["rewards"]["parity"] == {"compared": 16, "changed": 0, "errors": 0}
+
+    broken = run_cli("rescore", str(out), "--rewards", "parity", "--json", pythonpath=[packs["parity_broken"]])
+    assert broken.returncode == 1, broken.stderr
+    found = json.loads(broken.stdout)
+    assert found["rewards"]["parity"]["changed"] == CHANGED
+    assert found["advantage_sign_changed"] == FLIPPED
+    assert found["steps"] == [{"step": 1, "rollouts": 16, "changed": {"parity": CHANGED},
+                               "advantage_sign_changed": FLIPPED}]
+
+    table = run_cli("rescore", str(out), "--rewards", "parity", pythonpath=[packs["parity_broken"]],
+                    env={"COLUMNS": "80"})
+    assert f"{FLIPPED} advantages changed sign" in " ".join(table.stdout.split())
+    assert all(len(line) <= 80 for line in table.stdout.splitlines())
+
+
+def test_unreadable_records_are_named(tmp_path):
+    with pytest.raises(RecordError, match="no rollout record"):
+        read_record(tmp_path)
+    (tmp_path / FOLDER).mkdir()
+    (tmp_path / FOLDER / "step-00000001-x-000000.parquet").write_text("not parquet")
+    with pytest.raises(RecordError, match="not a readable rollout part"):
+        read_record(tmp_path)
+    proc = run_cli("rescore", str(tmp_path), "--rewards", "accuracy")
+    assert proc.returncode == 2 and "not a readable rollout part" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_killed_run_keeps_its_record_and_a_resumed_one_records_each_step_once(env, tmp_path):
+    out = tmp_path / "run"
+    args = [GRPO_HOST, "train", str(EXAMPLE), *QUICK, "--set", "max_steps=6", "--set", "save_every=2",
+            "--set", f"output_dir={out}"]
+    kill_after_checkpoint(args, out / "checkpoint-2", env=env, cwd=ROOT)
+    killed = read_record(out)
+    steps = killed.column("step").to_pylist()
+    assert {1, 2} <= set(steps), steps  # every step scored before the kill is there, whole
+    per_step = {s: steps.count(s) for s in set(steps)}
+    assert all(n == 8 for n in per_step.values()), per_step  # batch_size 2 x group_size 4
+
+    again = subprocess.run([*args, "--set", "resume=true"], capture_output=True, text=True, env=env, cwd=ROOT,
+                           timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    record = read_record(out)
+    steps = record.column("step").to_pylist()
+    assert sorted(set(steps)) == [1, 2, 3, 4, 5, 6] and all(steps.count(s) == 8 for s in set(steps))
+    rollout = record.slice(0, 1).to_pylist()[0]
+    assert rollout["split"] == "train" and rollout["row"].startswith("line ") and rollout["total"] is not None
+    assert set(record.column("group").to_pylist()[:4]) == {rollout["group"]}  # a group is the 4 completions of a row
+    assert sum(record.column("advantage").to_pylist()[:4]) == pytest.approx(0.0, abs=1e-6)  # group-normalised
