@@ -182,7 +182,9 @@ def test_worker_timeouts_kills_and_deaths(plugins):
         assert v[:4] == [None] * 4 and v[4] is not None
         assert (m.timeouts, m.errors) == (2, 2)
         assert "worker process died" in r.errors[0] and "ValueError: bad item" in r.errors[1]
-        assert e.replaced_workers == 2  # 'stuck' ignored SIGALRM and was killed; 'die' was replaced
+        # 'stuck' ignored SIGALRM and was killed, 'die' was replaced, and 'spin''s worker was recycled after its
+        # alarm (or, on a machine too loaded for the alarm to be answered within the grace, killed too)
+        assert e.replaced_workers >= 2 and e.replaced_workers + e.recycled_workers == 3
         assert elapsed < 10
         assert all(x is not None for x in e.score(["a", "b", "c"]).values["in_worker"])  # pool recovered
 
