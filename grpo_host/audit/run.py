@@ -210,22 +210,27 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
     own = ensemble is None
     if own:
         ensemble = Ensemble.from_spec(rewards, plugins=plugins, workers=workers)
-    counts = copy.deepcopy(ensemble.counts)  # a run's own ensemble: its counters are the run's, not the audit's
-    with ensemble if own else contextlib.nullcontext(ensemble):
-        picked, read, bad, incomplete = _sample(rows, sample, seed, ensemble.rewards)
-        if not picked:
-            raise ValueError(f"{data}: no row to audit ({read} read, {bad} unreadable, {len(incomplete)} lacking a "
-                             "column a reward needs: grpo-host data check names them)")
-        scales = {m.name: Scale.of(m.reward) for m in ensemble.members}
-        params = {m.name: m.reward.bound for m in ensemble.members}
-        scorer = _Scorer(ensemble, picked)
-        formats = [p for p in probes if p.kind == "format"]
-        gold = _gold(scorer, ensemble, probes, formats, scales, params)
-        layout = gold.layouts[0] if gold.layouts else _rank_for_format_only(scorer, ensemble, formats, params)
-        common = gold.common = _most_common(gold.bodies)
-        chosen = sorted(random.Random(seed).sample(range(len(picked)), min(probe_rows, len(picked))))
-        exploits = _exploits(scorer, ensemble, probes, layout, common, params, chosen)
-    ensemble.counts = counts
+    # A run's own ensemble: its counters are the run's, not the audit's, and a probe no reward scores is expected
+    # (strict is a policy for training rows); both are as they were afterwards, however the audit ends.
+    counts, strict = copy.deepcopy(ensemble.counts), ensemble.strict
+    ensemble.strict = False
+    try:
+        with ensemble if own else contextlib.nullcontext(ensemble):
+            picked, read, bad, incomplete = _sample(rows, sample, seed, ensemble.rewards)
+            if not picked:
+                raise ValueError(f"{data}: no row to audit ({read} read, {bad} unreadable, {len(incomplete)} lacking "
+                                 "a column a reward needs: grpo-host data check names them)")
+            scales = {m.name: Scale.of(m.reward) for m in ensemble.members}
+            params = {m.name: m.reward.bound for m in ensemble.members}
+            scorer = _Scorer(ensemble, picked)
+            formats = [p for p in probes if p.kind == "format"]
+            gold = _gold(scorer, ensemble, probes, formats, scales, params)
+            layout = gold.layouts[0] if gold.layouts else _rank_for_format_only(scorer, ensemble, formats, params)
+            common = gold.common = _most_common(gold.bodies)
+            chosen = sorted(random.Random(seed).sample(range(len(picked)), min(probe_rows, len(picked))))
+            exploits = _exploits(scorer, ensemble, probes, layout, common, params, chosen)
+    finally:
+        ensemble.counts, ensemble.strict = counts, strict
     report = judge(ensemble, scales, gold, exploits, scorer.scores, thresholds or Thresholds(), picked,
                    {p.name: p for p in probes})
     report.data, report.rows, report.read, report.unreadable = data, len(picked), read, bad
