@@ -9,15 +9,35 @@ completion (:mod:`~grpo_host.audit.library` and the packs' own probes,
 :mod:`~grpo_host.audit.probes`)?  The rules that turn scores into findings
 are in :mod:`~grpo_host.audit.verdict`.  A passing audit is not a proof of
 safety: it shows only that these attacks fail on these rows.
+
+Names are imported on first use (PEP 562): a pack declaring its probes at
+import time, which every listing of plugins does, pays for the probe record
+alone, not for the runner.
 """
 
 from __future__ import annotations
 
-from .probes import Probe, Target, probe
-from .run import DEFAULT_SAMPLE, TRAIN_SAMPLE, AuditFailed, audit_file, audit_rows, installed_probes
-from .verdict import AuditReport, Finding, ProbeResult, RewardAudit, Scale, Thresholds
+import importlib
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "DEFAULT_SAMPLE", "TRAIN_SAMPLE", "AuditFailed", "AuditReport", "Finding", "Probe", "ProbeResult", "RewardAudit", "Scale", "Target",
-    "Thresholds", "audit_file", "audit_rows", "installed_probes", "probe",
-]
+if TYPE_CHECKING:
+    from .probes import Probe, Target, probe
+    from .run import DEFAULT_SAMPLE, TRAIN_SAMPLE, AuditFailed, audit_file, audit_rows, installed_probes
+    from .verdict import AuditReport, Finding, ProbeResult, RewardAudit, Scale, Thresholds
+
+_LAZY = {
+    "Probe": "probes", "Target": "probes", "probe": "probes",
+    "DEFAULT_SAMPLE": "run", "TRAIN_SAMPLE": "run", "AuditFailed": "run", "audit_file": "run", "audit_rows": "run",
+    "installed_probes": "run",
+    "AuditReport": "verdict", "Finding": "verdict", "ProbeResult": "verdict", "RewardAudit": "verdict",
+    "Scale": "verdict", "Thresholds": "verdict",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'grpo_host.audit' has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    return value
