@@ -105,11 +105,19 @@ class _Scores:
         return None
 
 
+MAX_PROMPT_CHARS = 20_000
+"""The prompt as probes see it is cut here: an echo longer than any completion budget proves nothing more, and a
+megabyte prompt copied into every probe would cost the audit that many megabytes per row."""
+MAX_COMMON_CHARS = 2_000
+"""A reference longer than this is not answered on every row as the most common one (it is a program or an essay,
+and a constant answer is a short one)."""
+
+
 def _prompt_text(prompt: Any) -> str:
     if isinstance(prompt, str):
-        return prompt
+        return prompt[:MAX_PROMPT_CHARS]
     if isinstance(prompt, Sequence):
-        return "\n".join(str(m.get("content") or "") for m in prompt if isinstance(m, Mapping))
+        return "\n".join(str(m.get("content") or "") for m in prompt if isinstance(m, Mapping))[:MAX_PROMPT_CHARS]
     return ""
 
 
@@ -344,7 +352,8 @@ def _rank_for_format_only(scorer: _Scorer, ensemble: Any, formats: list[Probe], 
 
 
 def _most_common(bodies: Mapping[int, Mapping[str, str]]) -> str | None:
-    counts = Counter(body for per_row in bodies.values() for body in dict.fromkeys(per_row.values()))
+    counts = Counter(body for per_row in bodies.values() for body in dict.fromkeys(per_row.values())
+                     if len(body) <= MAX_COMMON_CHARS)
     return counts.most_common(1)[0][0] if counts else None
 
 
