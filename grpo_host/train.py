@@ -273,7 +273,8 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     """Steps 1 to 3 of the run flow: everything up to (not including) loading a model."""
     from .scoring.ensemble import Ensemble
 
-    check_output_dir(config)  # before anything is read or written: a refused run changes nothing
+    if is_main_process():  # (other ranks would race rank 0's records and take its folder for a stranger's)
+        check_output_dir(config)  # before anything is read or written: a refused run changes nothing
     _offline_for_local_models(config.model)
     check_model(config.model)
     plugins = _load_plugins(config)
