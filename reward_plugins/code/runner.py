@@ -409,10 +409,10 @@ class ResultLines:
     """The result channel of a literal-call program, checked line by line as it arrives.
 
     The first line must be ``=`` (the module ran), each later one a plain
-    value or ``!``.  Only such lines count as answered calls (each earns the
-    next call a full timeout); a line of anything else (a thread of the
-    program writing newlines) makes every case fail and ends the program at
-    once, and so does the last answer: nothing more is waited for.
+    value or ``!``, and no more lines than calls.  Only such lines count as
+    answered calls (each earns the next call a full timeout); anything else
+    (a thread of the program writing newlines, or answers beyond the calls)
+    makes every case fail and ends the program at once.
     """
 
     def __init__(self, calls):
@@ -489,8 +489,8 @@ def collect(info, pipes, plan_r, control, ticks, alerts):
                 buffers[fd] += data
                 if fd == res_r and kind == "calls" and b"\n" in data and lines.add(buffers[res_r]):
                     os.write(ticks, b"%.6f\n" % time.monotonic())  # read by the server only when a deadline is up
-                    if (lines.bad or lines.count > lines.calls) and not lines.alerted:
-                        lines.alerted = True  # nothing more to wait for: the server ends this group's program now
+                    if (lines.bad or lines.count > lines.calls + 1) and not lines.alerted:
+                        lines.alerted = True  # a broken result channel: the server ends this group's program now
                         os.write(alerts, b"D%d;" % len(done))
                 if len(data) < CHUNK:
                     break
@@ -1040,7 +1040,7 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, nonce, grou
                 alert = os.read(fd, CHUNK)
                 if b"L" in alert:
                     status = "output_limit"
-                elif mine in alert:  # every call answered, or the result channel broken: nothing more to wait for
+                elif mine in alert:  # the result channel is broken: nothing more to wait for
                     done = True
             elif fd == stdin_w:
                 try:
