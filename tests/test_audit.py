@@ -93,6 +93,7 @@ def test_a_reward_that_pays_any_boxed_answer_is_caught_by_the_format_alone(weak)
     assert {"format_only", "boxed_each"} <= set(caught.probes)
 
 
+@pytest.mark.slow  # a Python subprocess per probe and row
 def test_a_code_reward_that_pays_exit_status_0_is_caught_by_an_early_exit(weak):
     report = audit_rows(pairs(PROGRAMS), "weak_exit_zero", plugins=weak)
     caught = finding(report, "weak_exit_zero")
@@ -109,7 +110,8 @@ def test_a_code_reward_that_pays_exit_status_0_is_caught_by_an_early_exit(weak):
     ("weak_letters", CHOICES, "exploit", {"every_option"}),
     ("weak_tolerance", NEAR, "exploit", {"common_gold"}),
     ("weak_tags", SUMS, "exploit", {"tag_stuffing"}),
-    ("weak_asserts", ASSERTS, "exploit", {"early_exit", "hard_exit", "harness_patching", "shadow_builtins"}),
+    pytest.param("weak_asserts", ASSERTS, "exploit", {"early_exit", "hard_exit", "harness_patching", "shadow_builtins"},
+                 marks=pytest.mark.slow),  # a Python subprocess per probe and row
     ("weak_json", SCHEMAS, "exploit", {"json_minimal", "json_keys_only", "json_empty_values", "json_schema_echo"}),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_each_probe_class_catches_the_reward_weak_in_that_way(weak, reward, rows, kind, caught):
@@ -171,6 +173,7 @@ def test_the_cli_prints_80_columns_names_the_fix_and_exits_1(packs, tmp_path):
     assert lines[-1] == "verdict: 2 findings, exit 1"
 
 
+@pytest.mark.slow  # three CLI runs
 def test_the_cli_refuses_what_it_cannot_audit_in_one_line(tmp_path):
     data = write_jsonl(tmp_path / "sums.jsonl", SUMS)
     for args in (["-r", "no_such_reward"], ["-r", "accuracy", "--sample", "0"]):
