@@ -181,7 +181,8 @@ def test_two_processes_under_accelerate_launch_score_every_completion_once_and_r
     out, seen = tmp_path / "out", tmp_path / "seen.jsonl"
     config = {"model": "builtin:tiny", "data": "rows.jsonl", "plugins": [str(ROOT / "tests" / "meta_rewards.py")],
               "rewards": "meta_intact:1", "group_size": 2, "batch_size": 2, "max_steps": 4, "save_every": 2,
-              "max_completion_length": 4, "output_dir": str(out), "trl": {"use_cpu": True}}
+              "max_completion_length": 4, "output_dir": str(out), "trl": {"use_cpu": True},
+              "audit": "off"}  # meta_intact records every call it gets: the audit before training would call it too
     (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
     launch = [str(Path(GRPO_HOST).with_name("accelerate")), "launch", *ACCELERATE, str(tmp_path / "run.yaml")]
     run_env = {**env, "SEEN_FILE": str(seen)}
