@@ -34,8 +34,6 @@ TABLE_ROWS = 300
 """Rollouts shown in the table by default."""
 
 _SCRIPT = """
-window.__reportErrors = [];
-window.addEventListener('error', e => window.__reportErrors.push(String(e.message)));
 function filterRollouts(text) {
   const needle = text.toLowerCase();
   for (const row of document.querySelectorAll('#rollouts tbody tr')) {
@@ -154,20 +152,24 @@ def _monitor_figure(records: list[dict[str, Any]], alerts: list[dict[str, Any]],
 
 
 def _sampled(table: Any, limit: int) -> list[dict[str, Any]]:
-    """Whole groups from steps spread evenly over the record, at most ``limit`` rollouts (one group per step)."""
+    """Whole groups from steps spread evenly over the record: at most ``limit`` rollouts, an even share per step."""
     import pyarrow.compute as pc
 
     steps = sorted(set(table["step"].to_pylist()))
     if not steps:
         return []
+    every = max(1, math.ceil(len(steps) / max(1, limit // 8)))
+    chosen_steps = steps[::every] + ([steps[-1]] if (len(steps) - 1) % every else [])
+    share = math.ceil(limit / len(chosen_steps))
     chosen: list[dict[str, Any]] = []
-    every = max(1, math.ceil(len(steps) / max(1, limit // 4)))
-    for step in steps[::every] + ([steps[-1]] if (len(steps) - 1) % every else []):
+    for step in chosen_steps:
+        taken: list[dict[str, Any]] = []
         rows = table.filter(pc.equal(table["step"], step)).to_pylist()
-        first = rows[0]["group"]
-        chosen += [r for r in rows if r["group"] == first]
-        if len(chosen) >= limit:
-            break
+        for group in dict.fromkeys(r["group"] for r in rows):
+            if len(taken) >= share:
+                break
+            taken += [r for r in rows if r["group"] == group]
+        chosen += taken
     return chosen[:limit]
 
 

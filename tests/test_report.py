@@ -1,0 +1,93 @@
+"""grpo-host report: the page's content from a real record, and the page in real headless Chromium (slow)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import GRPO_HOST, run_cli
+from train_helpers import QUICK, ROOT
+
+from grpo_host import Ensemble
+from grpo_host.record import RolloutRecord
+from grpo_host.report import build_report, write_report
+
+EXAMPLE = ROOT / "examples" / "letters.yaml"
+HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror=alert(1)>'
+
+
+def _recorded(tmp_path: Path) -> Path:
+    """A score-like record of two steps: a hostile text completion and an agent rollout among them."""
+    out = tmp_path / "scores.jsonl"
+    out.write_text("")
+    record = RolloutRecord.beside(out, ["accuracy", "r1_strict_format"])
+    trajectory = [{"role": "assistant", "content": "", "tool_calls": [
+        {"type": "function", "function": {"name": "calc", "arguments": "{\"x\": 1}"}}]},
+        {"role": "tool", "content": "1"}, {"role": "assistant", "content": "<answer>1</answer>"}]
+    with Ensemble.from_spec("accuracy, r1_strict_format") as ensemble:
+        for step in (1, 2):
+            rows = [{"prompt": "say 1", "answer": "1", "completion": c}
+                    for c in ("<answer>1</answer>", HOSTILE, "<answer>2</answer>")]
+            completions = [r["completion"] for r in rows] + [trajectory]
+            rows.append({"prompt": "say 1", "answer": "1"})
+            result = ensemble.score_rows(rows, completions=completions)
+            record.write(step=step, batch=step - 1, result=result, prompts=[r["prompt"] for r in rows],
+                         completions=completions, rows=rows, row_labels=[f"line {i + 1}" for i in range(4)],
+                         groups=["g"] * 4)
+    return out
+
+
+def test_the_page_holds_the_rollouts_escaped_and_needs_no_network(tmp_path):
+    page = build_report(_recorded(tmp_path))
+    assert HOSTILE not in page and "&lt;/script&gt;&lt;script&gt;document.title" in page
+    assert "[tool] 1" in page and "&quot;name&quot;: &quot;calc&quot;" in page  # the agent rollout's turns, one per line
+    assert len(re.findall(r"<tr>", page)) == 1 + 8  # the header and every rollout of both steps
+    assert "plotly" in page and not re.search(r"<script[^>]+src=", page)  # plotly.js inline, nothing fetched
+    assert "accuracy" in page and "r1_strict_format" in page
+
+
+def test_report_cli_names_what_is_missing(tmp_path):
+    proc = run_cli("report", str(tmp_path))
+    assert proc.returncode == 2 and "no rollout record" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _chromium() -> str:
+    found = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),
+                 None)
+    if found is None:
+        pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/system-deps.sh installs it)")
+    return found
+
+
+def _open(browser: str, page: Path, shot: Path) -> tuple[str, list[str]]:
+    """The page's DOM after its scripts ran, and every console line Chromium logged; a screenshot into ``shot``."""
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=15000",
+             f"--user-data-dir={shot.parent / 'chromium-profile'}"]
+    dom = subprocess.run([browser, *flags, "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=180)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    subprocess.run([browser, *flags, "--window-size=1280,3200", f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=180, check=True)
+    return dom.stdout, [line for line in dom.stderr.splitlines() if ":CONSOLE" in line]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_training_runs_report_renders_in_headless_chromium(env, tmp_path):
+    browser = _chromium()
+    out = tmp_path / "letters"
+    proc = subprocess.run([GRPO_HOST, "train", str(EXAMPLE), *QUICK, "--set", "max_steps=4",
+                           "--set", f"output_dir={out}"], capture_output=True, text=True, env=env, cwd=ROOT,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    page = write_report(out)
+    assert page == out / "report.html"
+    dom, console = _open(browser, page, tmp_path / "report.png")
+    assert console == []  # no errors, nor anything else, in the console
+    plots = dom.count('class="plotly-graph-div js-plotly-plot"')  # the class plotly.js adds once it drew a figure
+    assert plots >= 4 and dom.count('class="main-svg"') >= plots  # every figure drew its SVG
+    assert dom.count("<tr>") > 8 and "letter_share" in dom  # the rollouts table is filled
+    assert (tmp_path / "report.png").stat().st_size > 10_000
