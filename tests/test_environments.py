@@ -123,3 +123,35 @@ def test_environments_list_and_show_from_an_installed_pack(packs):
     assert shown.returncode == 0 and "Store a note." in shown.stdout and "at most 1 s" in shown.stdout
     unknown = run_cli("environments", "show", "nope", pythonpath=[packs["agentpack"]])
     assert unknown.returncode == 2 and "unknown environment 'nope'; available:" in unknown.stderr
+
+
+def test_each_row_gets_its_environment_checked_before_any_model_is_loaded(notes, packs, monkeypatch):
+    from types import SimpleNamespace
+
+    from grpo_host.config import ConfigError, load_config
+    from grpo_host.data import DataError
+    from grpo_host.hosts.steps import rollout_environments
+    from grpo_host.train import Row
+
+    monkeypatch.syspath_prepend(str(packs["agentpack"]))
+    plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "agentpack"})
+
+    def job(rows, **config):
+        cfg = load_config(data={"model": "builtin:tiny", "data": "x.jsonl", "rewards": "seen_tools", **config})
+        return SimpleNamespace(config=cfg, plugins=plugins,
+                               rows=[Row(f"line {i}", {"prompt": "p", **r}) for i, r in enumerate(rows, 1)])
+
+    assert rollout_environments(job([{"answer": "1"}])) == ({}, [None])
+    factories, choices = rollout_environments(job([{"answer": "1"}, {"answer": "2", "environment": "notes"}],
+                                                  environment="notes"))
+    assert choices == [None, "notes"] and factories[None]().reset(_grpo_host_row=0) == "You can write notes."
+    with pytest.raises(DataError, match=r"line 2: environment 'notes' \(column 'environment'\) needs column 'answer'"):
+        rollout_environments(job([{"answer": "1", "environment": "notes"}, {"environment": "notes"}]))
+    with pytest.raises(DataError, match="line 1: column 'environment': unknown environment 'nope'"):
+        rollout_environments(job([{"environment": "nope"}]))
+    with pytest.raises(DataError, match="line 2: this row names no environment"):
+        rollout_environments(job([{"answer": "1", "environment": "notes"}, {"answer": "2"}]))
+    with pytest.raises(ConfigError, match="config key 'environment': unknown environment 'nope'"):
+        rollout_environments(job([{"answer": "1"}], environment="nope"))
+    with pytest.raises(ConfigError, match="config key 'environment.params'.*takes no parameters"):
+        rollout_environments(job([{"answer": "1"}], environment={"name": "notes", "params": {"x": 1}}))

@@ -65,7 +65,10 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
     others use the config's ``environment``.  Names and parameters are
     checked here, before any model is loaded: an unknown name is a
     :class:`ConfigError` naming the key (or a :class:`DataError` naming the
-    row), bad parameters a :class:`ConfigError` naming the environment.
+    row), bad parameters a :class:`ConfigError` naming the environment, and
+    a row missing a column its own environment reads a :class:`DataError`
+    naming the row (the run's environment's columns are checked with the
+    data, before this).
     Empty when the run has no environment.
     """
     from ..registry import DuplicateNameError, UnknownNameError
@@ -93,6 +96,12 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
                 raise ConfigError(f"config key 'environment': {exc}") from None
             where = next(row.where for row, c in zip(job.rows, choices) if c == name)
             raise DataError(where, f"column 'environment': {exc}") from None
+        for row, choice in zip(job.rows, choices):  # the run's own environment's columns were checked with the data
+            if choice == name and not (default is not None and name == default.name):
+                problem = next((p for col in env.requires if (p := col.problem(row.data)) is not None), None)
+                if problem is not None:
+                    raise DataError(row.where, f"environment {name!r} (column 'environment') needs column "
+                                               f"{problem[0]!r}: {problem[1]}")
         params = default.params if default is not None and name == default.name else {}
         session = env.session_class()
         try:
