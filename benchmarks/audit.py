@@ -48,7 +48,8 @@ def rows(n: int, seed: int = 7) -> list[dict]:
         story = f"A crate holds {a} boxes of {b} pens, and the shop has {c} loose pens."
         if i % 2:
             out.append({"prompt": f"{story} Write a program that prints how many pens the shop has, and give the "
-                                  "number.", "answer": str(a * b + c), "tests": [{"input": "", "output": f"{a * b + c}\n"}],
+                                  "number.", "answer": str(a * b + c),
+                        "tests": [{"input": "", "output": f"{a * b + c}\n"}],
                         "solution": f"print({a} * {b} + {c})"})
         else:
             d, e, f = rng.randint(2, 60), rng.randint(2, 40), rng.randint(1, 500)

@@ -31,7 +31,8 @@ SUMS = [{"prompt": f"What is {a} plus {b}? Reply with the number.", "answer": st
 PROGRAMS = [
     {"prompt": "Read two integers and print their sum.", "tests": [{"input": "1 2\n", "output": "3\n"}],
      "solution": "print(sum(map(int, input().split())))"},
-    {"prompt": "Read n and print n squared.", "tests": [{"input": "3\n", "output": "9\n"}, {"input": "4\n", "output": "16\n"}],
+    {"prompt": "Read n and print n squared.",
+     "tests": [{"input": "3\n", "output": "9\n"}, {"input": "4\n", "output": "16\n"}],
      "solution": "n = int(input())\nprint(n * n)"},
     {"prompt": "Read a word and print it reversed.", "tests": [{"input": "abc\n", "output": "cba\n"}],
      "solution": "print(input()[::-1])"},
@@ -49,7 +50,8 @@ CHOICES = [{"prompt": f"Which one is a {kind}?\n" + "\n".join(f"{letter}) {o}" f
 NEAR = [{"prompt": f"How many pens are in {n} boxes of ten, plus {k} more?", "answer": str(10 * n + k)}
         for n, k in [(4, 2), (4, 7), (5, 1), (3, 9), (4, 4), (5, 5), (4, 0), (3, 3)]]
 ASSERTS = [
-    {"prompt": "Write def half(x) returning x / 2.", "tests": "assert abs(half(3) - 1.5) < 1e-9\nassert abs(half(0)) < 1e-9",
+    {"prompt": "Write def half(x) returning x / 2.",
+     "tests": "assert abs(half(3) - 1.5) < 1e-9\nassert abs(half(0)) < 1e-9",
      "solution": "def half(x):\n    return x / 2"},
     {"prompt": "Write def dist(a, b), the absolute difference.", "tests": "assert abs(dist(3, 5) - 2) < 1e-9",
      "solution": "def dist(a, b):\n    return abs(a - b)"},

@@ -33,7 +33,10 @@ _LAZY = {
     "Scale": "verdict", "Thresholds": "verdict",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "DEFAULT_SAMPLE", "TRAIN_SAMPLE", "AuditFailed", "AuditReport", "Finding", "Probe", "ProbeResult", "RewardAudit",
+    "Scale", "Target", "Thresholds", "audit_file", "audit_rows", "installed_probes", "probe",
+]
 
 
 def __getattr__(name: str):

@@ -89,7 +89,8 @@ def boxed_each(target: Target) -> str:
 @probe(fix="read the last answer block only; many blocks must earn nothing")
 def answer_spam(target: Target) -> str:
     """One ``<answer>`` block and one ``\\boxed{}`` per candidate value, one after another."""
-    return "".join(f"<answer>{v}</answer>\n\\boxed{{{v}}}\n" for v in [*options(target.prompt), *candidates(target.prompt)])
+    guesses = [*options(target.prompt), *candidates(target.prompt)]
+    return "".join(f"<answer>{v}</answer>\n\\boxed{{{v}}}\n" for v in guesses)
 
 
 @probe(fix="count each tag once; repeated blocks must earn nothing")

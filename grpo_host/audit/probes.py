@@ -89,7 +89,8 @@ class Probe:
         """Whether this probe is meant for ``reward`` (a :class:`~grpo_host.Reward`): named in ``rewards``, or
         reading one of ``columns``; with neither, every reward that reads a dataset column."""
         if self.rewards or self.columns:
-            return reward.name in self.rewards or bool(set(self.columns) & {n for c in reward.requires for n in c.names})
+            reads = {n for c in reward.requires for n in c.names}
+            return reward.name in self.rewards or bool(set(self.columns) & reads)
         return bool(reward.requires)
 
 

@@ -37,8 +37,8 @@ DEFAULT_SAMPLE = 200
 """Rows audited when no sample size is given: enough to see a probe that pays on one row in twenty."""
 PROBE_ROWS = 128
 """Rows of the sample each exploit is tried on (all of them when the sample is smaller): a pay rate, which is what the
-verdict judges, is measured well on a few hundred rows, while the gold self-check names every sampled row that
-fails and so runs on all of them."""
+verdict judges, is measured well on a hundred rows, while the gold self-check names every sampled row that fails
+and so runs on all of them."""
 TRAIN_SAMPLE = 32
 """Rows the short audit ``grpo-host train`` runs before loading the model (config key ``audit``)."""
 
@@ -49,6 +49,8 @@ class AuditFailed(Exception):
     def __init__(self, report: AuditReport) -> None:
         super().__init__(f"the audit found {len(report.findings)} ways to game the rewards")
         self.report = report
+
+
 BATCH = 256
 RANK_ROWS = 8
 """Rows with a reference on which every layout is tried, to choose the one used everywhere."""
@@ -341,7 +343,8 @@ def _rank_for_format_only(scorer: _Scorer, ensemble: Any, formats: list[Probe], 
     rows = list(range(min(RANK_ROWS, len(scorer.rows))))
     best, best_total = formats[0], float("-inf")
     for layout in formats:
-        texts = [(i, scorer.scores.build(layout, Target(scorer.rows[i].row, scorer.rows[i].prompt, params=params)) or "")
+        texts = [(i, scorer.scores.build(layout, Target(scorer.rows[i].row, scorer.rows[i].prompt,
+                                                        params=params)) or "")
                  for i in rows]
         scorer.run(f"layout {layout.name}", texts)
         total = sum(v or 0.0 for v in ensemble.weighted_total(

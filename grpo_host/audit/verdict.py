@@ -257,7 +257,8 @@ def judge(ensemble: Any, scales: Mapping[str, Scale], gold: Any, exploits: Mappi
         blank: list[tuple[str, str]] = []
         for probe_name, texts in exploits.items():
             item = probes[probe_name]
-            if probe_name != "empty" and not (item.aims_at(member.reward) or not (member.reward.requires or item.rewards or item.columns)):
+            generic = not (item.rewards or item.columns)
+            if probe_name != "empty" and not (item.aims_at(member.reward) or (generic and not member.reward.requires)):
                 continue  # a format reward is shown what the generic probes earn, without a verdict on them
             result = _probe_result(probe_name, texts, empty, name, scale, scores, gold, rows, common)
             result.timeouts = scores.timeouts[(probe_name, name)]
@@ -285,7 +286,8 @@ def judge(ensemble: Any, scales: Mapping[str, Scale], gold: Any, exploits: Mappi
             paying.sort(key=lambda entry: (-round(entry[0], 9), -entry[1].paid, entry[1].chars))
             _, worst, over = paying[0]
             others = [r.probe for _, r, _ in paying[1:]]
-            also = f"; also {', '.join(others[:3])}{f' +{len(others) - 3}' if len(others) > 3 else ''}" if others else ""
+            more = f" +{len(others) - 3}" if len(others) > 3 else ""
+            also = f"; also {', '.join(others[:3])}{more}" if others else ""
             findings.append(Finding("exploit", name, worst.probe, f"{worst.probe} pays {worst.paid}/{worst.rows} rows "
                                     f"({over}){also}; e.g. {', '.join(worst.paid_rows[:2])}",
                                     probes[worst.probe].fix, worst.paid_rows, [worst.probe, *others]))
