@@ -117,10 +117,14 @@ def score_file_batches(
             tally.add(result)
             groups = [_group(row, group_column) for row in batch]
             if record is not None:
-                record.write(step=tally.batches + 1, batch=tally.batches, result=result,
-                             prompts=[row.get("prompt") for row in batch],
-                             completions=[row["completion"] for row in batch], rows=batch,
-                             row_labels=[where for where, _ in good], groups=groups)
+                try:
+                    record.write(step=tally.batches + 1, batch=tally.batches, result=result,
+                                 prompts=[row.get("prompt") for row in batch],
+                                 completions=[row["completion"] for row in batch], rows=batch,
+                                 row_labels=[where for where, _ in good], groups=groups)
+                except OSError as exc:  # a full disk, a vanished folder: one message, as for --out itself
+                    raise OutputError(f"the rollout record {record.folder}: writing failed ({exc.strerror or exc}); "
+                                      "the parts written before are kept whole") from None
             if monitors is not None:
                 tally.add_monitor_metrics(monitors.observe(Batch.of(
                     tally.batches, result, ensemble, [row.get("prompt") for row in batch],

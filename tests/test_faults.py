@@ -197,7 +197,8 @@ def test_score_killed_at_a_random_point_continues_to_the_uninterrupted_file(tmp_
 def test_resume_refuses_an_output_scored_from_other_input(tmp_path):
     data = write_jsonl(tmp_path / "rows.jsonl", _score_rows(10))
     out = tmp_path / "out.jsonl"
-    first = run_limited(300, "score", str(data), "--rewards", "accuracy", "--out", str(out), "--batch-size", "2")
+    first = run_limited(300, "score", str(data), "--rewards", "accuracy", "--out", str(out), "--batch-size", "2",
+                        "--record", "none")
     assert first.returncode == 2, first.stderr  # stopped by the size limit after two whole batches
     kept = out.read_bytes()
     assert len(_scores(out)) == 4
@@ -221,7 +222,9 @@ def run_limited(size: int, *args: str) -> subprocess.CompletedProcess:
 def test_a_full_disk_leaves_whole_lines_and_the_run_continues(tmp_path):
     data = write_jsonl(tmp_path / "rows.jsonl", _score_rows(40))
     out = tmp_path / "out.jsonl"
-    args = ["score", str(data), "--rewards", "accuracy", "--out", str(out), "--batch-size", "3"]
+    recorded = run_limited(1000, "score", str(data), "--rewards", "accuracy", "--out", str(tmp_path / "rec.jsonl"))
+    assert recorded.returncode == 2 and "the rollout record" in no_traceback(recorded)  # its Parquet parts too
+    args = ["score", str(data), "--rewards", "accuracy", "--out", str(out), "--batch-size", "3", "--record", "none"]
     proc = run_limited(1000, *args)
     text = no_traceback(proc)
     assert proc.returncode == 2 and f"--out {out}: writing failed (File too large)" in " ".join(text.split())
