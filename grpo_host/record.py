@@ -144,8 +144,8 @@ class RolloutRecord:
                resume: bool = False) -> RolloutRecord | None:
         """The record of a ``score --out`` file, ``<out>.rollouts/``: emptied for a fresh output, kept when
         ``--resume`` continues one (its new parts follow the kept ones)."""
-        if mode == "none":
-            return None
+        if mode == "none" or (Path(out).exists() and not Path(out).is_file()):
+            return None  # a device or a pipe (/dev/null, /dev/full): nothing is kept beside it (and not in /dev)
         folder = Path(f"{out}.{FOLDER}")
         if not resume and folder.is_dir():
             for part in folder.glob("*.parquet"):
