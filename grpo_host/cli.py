@@ -78,23 +78,17 @@ def _main(
 
 @rewards_app.command("list")
 def rewards_list(as_json: JsonOpt = False) -> None:
-    """Every installed reward: name, pack, version, required columns, parameters."""
+    """Every installed reward, one line each: name, pack, the columns it needs, what it scores (details in show)."""
     from .catalog import reward_rows
 
     rows, warnings = reward_rows()
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    table = _table("name", "pack", "requires", "params", "description")
-    for row in rows:
-        table.add_row(
-            row["name"],
-            f"{row['plugin']} {row['version']}",
-            ", ".join(f"{k}: {v}" for k, v in row["requires"].items()) or "-",
-            ", ".join((row["params"] or {}).get("properties", {})) or "-",
-            _first_sentence(row["description"]),
-        )
-    out.print(table)
+    lines = [(row["name"], f"{row['plugin']} {row['version']}", ", ".join(row["requires"]) or "-",
+              _first_sentence(row["description"], 1 << 16)) for row in rows]
+    for line in _one_line_each([("name", "pack", "needs", "scores"), *lines], shrink=2):  # types, params: `show`
+        out.print(line, soft_wrap=True)
     for message in warnings:
         err.print(f"warning: {message}", style="yellow")
 
@@ -151,14 +145,16 @@ def plugins_list(as_json: JsonOpt = False) -> None:
     if as_json:
         print(json.dumps([rec.__dict__ for rec in records], indent=2))
         return
-    table = _table("plugin", "distribution", "version", "source", "hooks", "rewards", "status")
-    styles = {"loaded": "green", "disabled": "yellow", "failed": "red"}
-    for rec in records:
-        status = Text(rec.status + (f": {rec.error}" if rec.error else ""), style=styles[rec.status])
+    lines = [(rec.name, f"{rec.dist} {rec.version}", rec.status,
+              ", ".join(rec.rewards) or ", ".join(h.removeprefix("register_") for h in rec.hooks) or "-")
+             for rec in records]
+    for line in _one_line_each([("plugin", "distribution", "status", "provides"), *lines]):
+        out.print(line, soft_wrap=True)
+    for rec in records:  # why a pack failed, and its warnings, in full: they are what a user acts on
+        if rec.error:
+            err.print(f"{rec.name} ({rec.dist} {rec.version}) {rec.status}: {rec.error}", soft_wrap=True, style="red")
         for warning in rec.warnings:
-            status.append(f"\n{warning}", style="yellow")
-        table.add_row(rec.name, rec.dist, rec.version, rec.source, ", ".join(rec.hooks), ", ".join(rec.rewards), status)
-    out.print(table)
+            err.print(f"{rec.name}: {warning}", soft_wrap=True, style="yellow")
 
 
 @data_app.command("check")
@@ -195,12 +191,9 @@ def monitors_list(as_json: JsonOpt = False) -> None:
     if as_json:
         print(json.dumps([_monitor_row(m) for m in found], indent=2))
         return
-    table = _table("name", "pack", "params", "rule")
-    for m in found:
-        row = _monitor_row(m)
-        table.add_row(m.name, f"{m.plugin} {m.version}", ", ".join(row["params"].get("properties", {})) or "-",
-                      _first_sentence(m.description, 110))
-    out.print(table)
+    lines = [(m.name, f"{m.plugin} {m.version}", _first_sentence(m.description, 1 << 16)) for m in found]
+    for line in _one_line_each([("name", "pack", "watches"), *lines]):  # the exact rule and params in `show`
+        out.print(line, soft_wrap=True)
 
 
 @monitors_app.command("show")
@@ -257,11 +250,15 @@ def environments_show(name: str) -> None:
     _print_params(row["params"])
 
 
-def _one_line_each(rows: list[tuple[str, ...]]) -> list[str]:
+def _one_line_each(rows: list[tuple[str, ...]], *, shrink: int | None = None, room: int = 30) -> list[str]:
     """Rows as aligned lines that never wrap: every column but the last padded to its widest cell, the last cut
-    with an ellipsis at the terminal's width."""
+    with an ellipsis at the terminal's width.  ``shrink``: a middle column whose cells are cut (down to 8
+    characters) so that the last keeps ``room`` characters."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     width = max(out.width, 20)
+    if shrink is not None:
+        widths[shrink] = max(8, min(widths[shrink], width - room - sum(widths) + widths[shrink] - 2 * len(widths)))
+        rows = [(*row[:shrink], _clip(row[shrink], widths[shrink]), *row[shrink + 1:]) for row in rows]
     lines = []
     for row in rows:
         line = "  ".join([cell.ljust(w) for cell, w in zip(row, widths)] + [row[-1]]).rstrip()
@@ -393,14 +390,19 @@ def score(
     else:
         title = (f"{data}: {tally.rows - tally.bad} rows scored, {tally.bad} bad, {tally.failed} failed, "
                  f"{tally.unscored} unscored")
-        table = _table("reward", "weight", "mean", "std", "coverage", "errors", "timeouts", "seconds", "counts",
-                       title=title)
+        lines = [("reward", "weight", "mean", "std", "coverage", "errors", "timeouts", "seconds")]
         for name, weight in zip(ensemble.names, ensemble.weights):
             s = stats[name]
-            counts = ", ".join(f"{k} {_fmt(v)}" for k, v in s["counts"].items()) or "-"
-            table.add_row(name, _fmt(weight), _fmt(s["mean"]), _fmt(s["std"]), f"{s['coverage']:.0%}",
-                          str(s["errors"]), str(s["timeouts"]), _fmt(s["seconds"]), counts)
-        (err if sink is sys.stdout else out).print(table)
+            lines.append((name, _fmt(weight), _fmt(s["mean"]), _fmt(s["std"]), f"{s['coverage']:.0%}",
+                          str(s["errors"]), str(s["timeouts"]), _fmt(s["seconds"])))
+        console = err if sink is sys.stdout else out
+        console.print(title)  # a paragraph, wrapped at the terminal's width; the figures never are
+        for line in _one_line_each(lines):
+            console.print(line, soft_wrap=True)
+        for name in ensemble.names:  # a reward's own counters, one line each: they vary in number and width
+            if stats[name]["counts"]:
+                console.print(f"{name} counts: " + ", ".join(f"{k} {_fmt(v)}" for k, v in stats[name]["counts"].items()),
+                              soft_wrap=True)
     for alert in watch.alerts:
         rows_seen = f" (e.g. {', '.join(map(str, alert.rows))})" if alert.rows else ""
         err.print(f"{alert.severity}: monitor {alert.monitor} at batch {alert.step}: {alert.message}{rows_seen}",
@@ -580,6 +582,10 @@ def train(
     for name, values in summary.rewards.items():
         table.add_row(name, _fmt(values["first"]), _fmt(values["last"]))
     out.print(table)
+    for alert in summary.alerts:  # each episode once, printed when it started: here how long it lasted
+        if alert["batches"] > 1 and alert["severity"] != "info":
+            err.print(f"{alert['severity']}: monitor {alert['monitor']} fired on {alert['batches']} batches "
+                      f"({alert['step']} to {alert['last_step']}): {alert['message']}", soft_wrap=True)
 
 
 @app.command()

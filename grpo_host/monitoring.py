@@ -11,8 +11,10 @@ rule fires, :class:`Alert` records.
 
 :class:`MonitorSet` is what the hosts and ``grpo-host score`` hold: it runs
 the chosen monitors, logs their metrics under ``monitors/<name>/<metric>``,
-prints an alert once per window rather than once per step, keeps every
-alert for ``summary.json``, and applies each monitor's action (``log``,
+prints an alert once when it starts firing and then counts it instead of
+repeating it (one *episode*: the batches it kept firing on, with no gap of
+``quiet`` batches; ``summary.json`` and the end of ``train`` give each
+episode's batches, first and last), and applies each monitor's action (``log``,
 ``warn`` or ``stop``).  A monitor that raises is reported once and switched
 off: a broken monitor never takes a run down.
 """
@@ -23,7 +25,7 @@ import inspect
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
@@ -92,10 +94,15 @@ class Alert:
     message: str
     rows: tuple[Any, ...] = ()
     step: int = 0
+    batches: int = 1
+    """How many batches the rule fired on in this episode (see :class:`MonitorSet`)."""
+    last_step: int | None = None
+    """The last batch it fired on in this episode (None: only ``step``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"monitor": self.monitor, "severity": self.severity, "message": self.message,
-                "rows": [str(r) for r in self.rows], "step": self.step}
+                "rows": [str(r) for r in self.rows], "step": self.step, "batches": self.batches,
+                "last_step": self.last_step if self.last_step is not None else self.step}
 
 
 @dataclass
@@ -162,7 +169,8 @@ class _Running:
     instance: Any
     action: Action
     quiet: int
-    quiet_until: dict[str, int] = field(default_factory=dict)
+    episodes: dict[str, int] = field(default_factory=dict)
+    """Each rule's open episode: its index in :attr:`MonitorSet.alerts`."""
     broken: bool = False
 
 
@@ -170,7 +178,7 @@ class MonitorSet:
     """The chosen monitors of one run (or one ``score``), fed every scored batch.
 
     :param monitors: ``(Monitor, params, action)`` triples.
-    :param quiet: batches an alert stays quiet for after it was printed.
+    :param quiet: batches a rule must stay silent for before it firing again is a new episode (printed again).
     :param echo: where alerts are printed (stderr by default; None: nowhere).
     """
 
@@ -207,10 +215,15 @@ class MonitorSet:
 
     def _alert(self, run: _Running, alert: Alert, step: int) -> None:
         alert = Alert(run.name, alert.severity, alert.message, tuple(alert.rows[:5]), step)
-        key = alert.message.split(":")[0]  # one rule, one quiet period, whatever the figures in the message
-        if step < run.quiet_until.get(key, -1):
-            return
-        run.quiet_until[key] = step + run.quiet
+        key = alert.message.split(":")[0]  # one rule, one episode, whatever the figures in the message
+        index = run.episodes.get(key)
+        if index is not None:
+            open_ = self.alerts[index]
+            last = open_.last_step if open_.last_step is not None else open_.step
+            if step <= last + run.quiet:  # still the same episode: counted, not printed again
+                self.alerts[index] = replace(open_, batches=open_.batches + 1, last_step=step)
+                return
+        run.episodes[key] = len(self.alerts)
         self.alerts.append(alert)
         if run.action == "log":
             return

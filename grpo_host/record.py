@@ -154,12 +154,13 @@ class RolloutRecord:
 
     def write(self, *, step: int | None, batch: int, result: Any, prompts: Sequence[Any], completions: Sequence[Any],
               rows: Sequence[Mapping[str, Any]], row_labels: Sequence[Any], row_ids: Sequence[int] | None = None,
-              groups: Sequence[Any], lengths: Sequence[int | None] = ()) -> None:
-        """Record one scored batch (an :class:`grpo_host.Ensemble` ``ScoreResult`` and what was scored).
+              groups: Sequence[Any], lengths: Sequence[int | None] = ()) -> float:
+        """Record one scored batch (an :class:`grpo_host.Ensemble` ``ScoreResult`` and what was scored); returns
+        the seconds it took (hosts log them as ``record/seconds``).
 
         ``step`` None (an engine that does not say): the pass's number after :attr:`first_step`."""
         if self.mode == "none" or not completions:
-            return
+            return 0.0
         import time
 
         start = time.perf_counter()
@@ -171,7 +172,9 @@ class RolloutRecord:
                             advantage=advantage)
         self._write_part(table, step)
         self.rows_written += len(keep)
-        self.seconds += time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        self.seconds += seconds
+        return seconds
 
     def _chosen(self, groups: Sequence[Any]) -> list[int]:
         """The rollouts to keep: all, or whole groups drawn at random until ``sample`` rollouts are in."""

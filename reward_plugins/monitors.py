@@ -283,12 +283,15 @@ class LengthParams(Window):
 Length explosion or collapse. Lengths are completion token counts where the engine gives them, else
 words. Metrics per batch: `mean` length and, when max_completion_length is known, `clipped_share` (the
 share at that limit). Alerts over `window` batches (8): warning when the mean clipped share reaches
-`clipped` (0.5: completions pinned at the limit), warning when the mean length is at most `shortest`
-(2: completions shrinking to nothing).""")
+`clipped` (0.5) having been below it over the run's first window (a length explosion: completions grew
+to the limit), info when it was at `clipped` from the first window on (completions fill the limit from
+the start: a fixed-length task, such as the letters demo, or a limit too low for the task; no sign of
+hacking), warning when the mean length is at most `shortest` (2: completions shrinking to nothing).""")
 class Length:
     def __init__(self, params: LengthParams) -> None:
         self.params = params
         self.means, self.clips = _Shares(params.window), _Shares(params.window)
+        self.first_clipped: float | None = None  # the clipped share over the run's first window
 
     def observe(self, batch: Batch) -> Report:
         lengths = [n if n is not None else len(_words(c))
@@ -302,11 +305,20 @@ class Length:
             share = sum(n is not None and n >= batch.max_length for n in batch.lengths) / len(batch.lengths)
             report.metrics["clipped_share"] = share
             clipped = self.clips.add(share)
+            if clipped is not None and self.first_clipped is None:
+                self.first_clipped = clipped
             if clipped is not None and clipped >= self.params.clipped:
-                report.alerts.append(Alert("length", "warning",
-                                           f"length explosion: {clipped:.0%} of completions hit "
-                                           f"max_completion_length={batch.max_length} over the last "
-                                           f"{self.params.window} batches"))
+                if self.first_clipped is not None and self.first_clipped >= self.params.clipped:
+                    report.alerts.append(Alert("length", "info", (
+                        f"completions fill max_completion_length={batch.max_length} from the start: {clipped:.0%} "
+                        f"at the limit over the last {self.params.window} batches (expected of a fixed-length task; "
+                        "otherwise raise the limit)")))
+                else:
+                    report.alerts.append(Alert("length", "warning",
+                                               f"length explosion: {clipped:.0%} of completions hit "
+                                               f"max_completion_length={batch.max_length} over the last "
+                                               f"{self.params.window} batches (from {self.first_clipped:.0%} "
+                                               "at the start)"))
         return report
 
 

@@ -33,7 +33,6 @@ def test_rewards_list_table_and_show():
 
 
 def test_brackets_are_printed_not_taken_for_style_tags():
-    assert "tests: list[reward_plugins.code.rewards.IOCase]" in run_cli("rewards", "list").stdout
     assert "columns: tests (list[reward_plugins.code.rewards.IOCase] | str)" in run_cli("rewards", "show", "code").stdout
     missing = run_cli("rewards", "show", "accuracy[x]")
     assert missing.returncode == 2 and "'accuracy[x]'" in missing.stderr

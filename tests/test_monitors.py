@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 import pytest
 from conftest import cli_json, run_cli, write_jsonl
@@ -112,10 +113,17 @@ def test_repetition_fires_on_looping_completions():
 
 
 def test_length_fires_on_completions_pinned_at_the_limit_or_shrinking_to_nothing():
+    start = [scored("r1_soft_format", [("Go.", ["word " * 20] * GROUP, "x")], i, lengths=[20] * GROUP, max_length=64)
+             for i in range(8)]
     long = [scored("r1_soft_format", [("Go.", ["word " * 64] * GROUP, "x")], i, lengths=[64] * GROUP, max_length=64)
-            for i in range(8)]
+            for i in range(8, 16)]
+    grown = run("length", start + long)
     assert any("length explosion: 100% of completions hit max_completion_length=64" in a.message
-               for a in run("length", long))
+               and a.severity == "warning" for a in grown)
+    # pinned at the limit from the first batch on (a fixed-length task, or a limit too low): said, not warned of
+    pinned = run("length", [replace(b, step=b.step - 8) for b in long])
+    assert pinned and {a.severity for a in pinned} == {"info"}
+    assert "fill max_completion_length=64 from the start" in pinned[0].message
     short = [scored("r1_soft_format", [("Go.", ["", "a", "", "b"], "x")], i, lengths=[1, 1, 0, 1], max_length=64)
              for i in range(8)]
     assert any(a.message.startswith("length collapse") for a in run("length", short))
@@ -158,7 +166,26 @@ class Explodes:
         return Report({"seen": self.seen}, [Alert("test_explodes", "warning", f"seen: {self.seen}")])
 
 
-def test_the_monitor_set_prints_once_per_quiet_period_switches_off_a_broken_monitor_and_stops():
+@monitor("test_bursts", description="Fires on batches 0-2 and 10-11.")
+class Bursts:
+    def observe(self, batch: Batch) -> Report:
+        firing = batch.step in (0, 1, 2, 10, 11)
+        return Report({}, [Alert("test_bursts", "warning", f"burst: at {batch.step}")] if firing else [])
+
+
+def test_an_alert_prints_once_when_it_starts_and_is_counted_until_it_stops():
+    lines: list[str] = []
+    watch = MonitorSet([(Bursts, None, "warn")], quiet=5, echo=lines.append)
+    one = scored("accuracy", [("q", [formatted("1")] * GROUP, "1")])
+    for step in range(14):
+        watch.observe(replace(one, step=step))
+    assert [(a.step, a.batches, a.last_step) for a in watch.alerts] == [(0, 3, 2), (10, 2, 11)]
+    assert lines == ["warning: monitor test_bursts at batch 0: burst: at 0",
+                     "warning: monitor test_bursts at batch 10: burst: at 10"]
+    assert watch.alerts[0].as_dict()["batches"] == 3 and watch.alerts[0].as_dict()["last_step"] == 2
+
+
+def test_the_monitor_set_prints_once_per_episode_switches_off_a_broken_monitor_and_stops():
     lines: list[str] = []
     flat = [scored("accuracy", [(q, [formatted(str(s))] * GROUP, str(s)) for q, s in questions(2, i)], i)
             for i in range(12)]
@@ -167,7 +194,9 @@ def test_the_monitor_set_prints_once_per_quiet_period_switches_off_a_broken_moni
     metrics = [watch.observe(b) for b in flat]
     assert metrics[0]["monitors/zero_advantage/share"] == 1.0 and metrics[0]["monitors/test_explodes/seen"] == 1
     assert "monitors/test_explodes/seen" not in metrics[2]  # switched off after it raised
-    assert [a.step for a in watch.alerts if a.monitor == "zero_advantage"] == [1, 6, 11]  # once per quiet period
+    # fired on every batch from the second: one episode, printed once
+    assert [(a.step, a.batches, a.last_step) for a in watch.alerts if a.monitor == "zero_advantage"] == [(1, 11, 11)]
+    assert sum("monitor zero_advantage" in line for line in lines) == 1
     assert any("monitor 'test_explodes' failed and is switched off: RuntimeError: boom" in line for line in lines)
     assert watch.stop is None and watch.seconds > 0
     stopping = MonitorSet([(zero, {"window": 2}, "stop")], echo=lines.append)

@@ -110,10 +110,13 @@ class EnsembleRewardFuncs:
             log_metric("unscored", float(result.unscored))
         lengths = [len(c) for c in completion_ids] if completion_ids is not None else ()
         if self.record is not None:
-            self.record.write(step=step, batch=self.passes, result=result,
-                              prompts=[self.rows[i].data["prompt"] for i in ids], completions=completions,
-                              rows=[self.rows[i].data for i in ids], row_labels=[self.rows[i].where for i in ids],
-                              row_ids=ids, groups=_groups(ids, self.group_size), lengths=lengths)
+            seconds = self.record.write(
+                step=step, batch=self.passes, result=result, prompts=[self.rows[i].data["prompt"] for i in ids],
+                completions=completions, rows=[self.rows[i].data for i in ids],
+                row_labels=[self.rows[i].where for i in ids], row_ids=ids, groups=_groups(ids, self.group_size),
+                lengths=lengths)
+            if log_metric is not None:
+                log_metric("record/seconds", seconds)
         if self.monitors is not None:
             from ..monitoring import Batch
 

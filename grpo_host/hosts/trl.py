@@ -23,7 +23,10 @@ falls back to full precision.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import warnings
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
@@ -339,11 +342,13 @@ class TrlHost(TrainingHost):
         self.trainer.remove_callback(PrinterCallback)  # our MetricsLog prints one compact line per log step instead
 
     def train(self) -> int:
-        self.trainer.train(resume_from_checkpoint=str(self.checkpoint) if self.checkpoint is not None else None)
+        with _library_noise_filtered():
+            self.trainer.train(resume_from_checkpoint=str(self.checkpoint) if self.checkpoint is not None else None)
         return self.trainer.state.global_step
 
     def save(self) -> None:
-        self.trainer.save_model(str(self.job.output_dir))  # weights or LoRA adapter, plus the tokenizer
+        with _library_noise_filtered():
+            self.trainer.save_model(str(self.job.output_dir))  # weights or LoRA adapter, plus the tokenizer
 
     def finish(self, summary: Summary) -> Summary:
         if self.bnb is not None:
@@ -351,6 +356,23 @@ class TrlHost(TrainingHost):
 
             summary.quantization = quantization_record(self.bnb, version("bitsandbytes"))
         return summary
+
+
+LIBRARY_NOISE = (
+    (UserWarning, r"'pin_memory' argument is set as true but no accelerator is found"),
+    (FutureWarning, r"`is_gradient_checkpointing` is deprecated"),
+)
+"""Warnings the libraries under TRL raise on every CPU run (torch's DataLoader: no accelerator to pin memory for;
+transformers' own deprecated attribute, read by its own save): nothing a user can act on, filtered while the host
+trains and saves.  Only these messages, only then: every other warning, and every log record, still shows."""
+
+
+@contextlib.contextmanager
+def _library_noise_filtered() -> Iterator[None]:
+    with warnings.catch_warnings():
+        for category, message in LIBRARY_NOISE:
+            warnings.filterwarnings("ignore", message=message, category=category)
+        yield
 
 
 def run(job: Job) -> Summary:
