@@ -9,6 +9,7 @@ pass over the batch's values and texts, no model, no sympy.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import deque
 from typing import Any
@@ -91,11 +92,16 @@ class CollapseParams(Window):
 A weighted reward whose value is the same for every completion it scored, in every one of the last
 `window` batches (default 8; std at most `min_std`, 1e-6): pinned at its maximum (saturated: nothing
 left to learn from it) or at its minimum (never paid), either way no signal. Metrics `<reward>_std`
-per batch. Alert (warning) naming the reward and the value it is stuck at.""")
+per batch. Alert naming the reward and the value it is stuck at: a warning when it was stuck from the
+start or is stuck below the best it ever paid; info when the policy learned its way there (the reward
+varied earlier in the run and is now pinned at the highest value it has paid: saturated, as the letters
+demo's lowercase_share is by design).""")
 class RewardCollapse:
     def __init__(self, params: CollapseParams) -> None:
         self.params = params
         self.stuck: dict[str, deque[float | None]] = {}
+        self.best: dict[str, float] = {}  # the highest value each reward paid so far
+        self.varied: set[str] = set()  # the rewards that separated completions in some batch
 
     def observe(self, batch: Batch) -> Report:
         report = Report()
@@ -109,10 +115,19 @@ class RewardCollapse:
             report.metrics[f"{name}_std"] = std
             seen = self.stuck.setdefault(name, deque(maxlen=self.params.window))
             seen.append(mean if std <= self.params.min_std else None)
+            best = self.best[name] = max(self.best.get(name, -math.inf), *(v for v in values if v is not None))
+            if std > self.params.min_std:
+                self.varied.add(name)
             if len(seen) == seen.maxlen and None not in seen and max(seen) - min(seen) <= self.params.min_std:
-                report.alerts.append(Alert("reward_collapse", "warning",
-                                           f"reward {name} collapsed: it scored every completion {mean:.4g} in each "
-                                           f"of the last {self.params.window} batches"))
+                if name in self.varied and mean >= best - self.params.min_std:
+                    report.alerts.append(Alert("reward_collapse", "info",
+                                               f"reward {name} saturated: every completion scored {mean:.4g}, its "
+                                               f"best, in each of the last {self.params.window} batches (learned; "
+                                               "it no longer separates completions)"))
+                else:
+                    report.alerts.append(Alert("reward_collapse", "warning",
+                                               f"reward {name} collapsed: it scored every completion {mean:.4g} in "
+                                               f"each of the last {self.params.window} batches"))
         return report
 
 

@@ -73,6 +73,13 @@ def test_reward_collapse_names_a_reward_stuck_at_one_value():
     alerts = run("reward_collapse", stuck)
     assert [a.message.split(":")[0] for a in alerts[:1]] == ["reward r1_strict_format collapsed"]
     assert all("accuracy" not in a.message for a in alerts)  # accuracy varies within each batch
+    assert {a.severity for a in alerts} == {"warning"}  # stuck from the start: never a signal
+    # learned its way to the top (it separated completions before): saturated, said as info, not warned of
+    learning = [scored("r1_strict_format, accuracy", [(q, [formatted(str(s)), "no format"] * 2, str(s))
+                                                      for q, s in questions(3, i)], i) for i in range(4)]
+    learned = run("reward_collapse", learning + [replace(b, step=b.step + 4) for b in stuck])
+    assert learned and {a.severity for a in learned} == {"info"}
+    assert learned[0].message.startswith("reward r1_strict_format saturated: every completion scored 1, its best")
 
 
 def test_divergence_fires_when_format_rises_and_accuracy_does_not():
