@@ -202,6 +202,17 @@ def test_train_runs_the_short_audit_before_loading_the_model(packs, monkeypatch,
     assert "audit" not in capsys.readouterr().err
 
 
+def test_train_with_audit_stop_exits_1_with_the_table_before_any_model(packs, tmp_path):
+    data = write_jsonl(tmp_path / "sums.jsonl", SUMS)
+    config = tmp_path / "run.yaml"
+    config.write_text(f"model: builtin:tiny\ndata: {data}\nrewards: weak_boxed\naudit: stop\n"
+                      f"output_dir: {tmp_path / 'run'}\n")
+    proc = run_cli("train", str(config), pythonpath=[packs["weak"]], env={"GRPO_HOST_LOAD_PLUGINS": "weak,hosts"})
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert "FAIL weak_boxed: format_only pays" in proc.stderr and "nothing was trained" in proc.stderr
+    assert not (tmp_path / "run").exists()
+
+
 def test_serve_audits_posted_rows_with_its_rewards(weak):
     """``POST /audit`` on a real server on 127.0.0.1 (the app ``grpo-host serve`` runs, under uvicorn)."""
     import httpx
