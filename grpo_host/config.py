@@ -191,6 +191,8 @@ class RunConfig(_Strict):
         "'environment' column); None: single-turn completions")
     max_tool_calls: int | None = Field(None, ge=0, description="tool-calling rounds per rollout at most (TRL's "
                                        "max_tool_calling_iterations); None: until max_completion_length")
+    rollout: str | None = Field(None, description="a pack's rollout function (grpo-host environments list shows the "
+                                "packs; TRL's rollout_func) that generates the completions instead of the engine")
     gradient_checkpointing: bool = Field(False, description="recompute activations to save memory")
     seed: int = Field(42, description="seed for sampling, shuffling and initialisation")
     save_every: int = Field(100, ge=1, description="steps between checkpoints")
@@ -266,6 +268,13 @@ class RunConfig(_Strict):
         if isinstance(value, str):
             return [] if value in ("none", "") else [value]
         return value
+
+    @model_validator(mode="after")
+    def _rollout_alone(self) -> RunConfig:
+        if self.rollout is not None and self.environment is not None:
+            raise ValueError("rollout and environment both set: a rollout function generates the completions itself, "
+                             "tools included; choose one")
+        return self
 
     @model_validator(mode="after")
     def _resolve(self) -> RunConfig:

@@ -58,7 +58,7 @@ from .scoring.contract import Column, construct, required_columns
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["Environment", "Session", "ToolError", "ToolLimits", "environment"]
+__all__ = ["Environment", "Rollout", "RolloutError", "Session", "ToolError", "ToolLimits", "environment", "rollout"]
 
 RESERVED = ("reset", "reward", "get_reward")
 """Method names an environment class uses for the rollout itself (``get_reward`` is TRL's), never tools."""
@@ -286,5 +286,64 @@ def environment(
         return Environment(name=name, factory=cls, description=inspect.cleandoc(description or cls.__doc__ or ""),
                            tools=tools, requires=required_columns(requires or {}), params=params,
                            limits=limits or ToolLimits())
+
+    return wrap
+
+
+class RolloutError(ValueError):
+    """A pack's rollout function returned something the trainer cannot use; the message names it and what is off."""
+
+
+@dataclass(frozen=True, eq=False)
+class Rollout:
+    """A rollout function from an external agent framework, as :func:`rollout` makes it and a pack registers it.
+
+    The function has TRL's ``rollout_func`` contract: ``fn(prompts, trainer)``
+    gets one prompt per completion to make (each prompt repeated
+    ``group_size`` times) and returns ``{"prompt_ids", "completion_ids",
+    "logprobs"}`` with one entry per prompt, plus any other fields as lists
+    of the same length, which reach the rewards as columns.  The host
+    checks every return (:meth:`checked`): a wrong count, a missing key or
+    a field of another length is a :class:`RolloutError` naming the rollout,
+    where TRL would drop the columns and fail later in a reward.
+    """
+
+    name: str
+    fn: Callable[..., Mapping[str, Any]]
+    description: str = ""
+    plugin: str = "?"
+    version: str = "?"
+
+    def checked(self) -> Callable[[list[Any], Any], dict[str, Any]]:
+        """The function as the engine calls it, with its return checked."""
+        def run(prompts: list[Any], trainer: Any) -> dict[str, Any]:
+            who = f"rollout {self.name!r} (pack {self.plugin} {self.version})"
+            out = self.fn(prompts, trainer)
+            if not isinstance(out, Mapping):
+                raise RolloutError(f"{who} returned {type(out).__name__}, not a dict of prompt_ids, completion_ids "
+                                   "and logprobs")
+            missing = sorted({"prompt_ids", "completion_ids", "logprobs"} - set(out))
+            if missing:
+                raise RolloutError(f"{who} returned no {', '.join(missing)}")
+            for key, values in out.items():
+                if isinstance(values, Sequence) and not isinstance(values, str) and len(values) != len(prompts):
+                    raise RolloutError(f"{who} returned {len(values)} {key} for {len(prompts)} prompts (one per "
+                                       "completion: each prompt comes group_size times)")
+            return dict(out)
+
+        return run
+
+
+def rollout(name: str, *, description: str | None = None) -> Callable[[Callable[..., Any]], Rollout]:
+    """Declare a function with TRL's ``rollout_func`` contract as a rollout a run can name (``rollout: NAME``).
+
+    Registered like an environment, from ``register_environments``:
+    ``register.add_rollout(my_rollout)``.
+    """
+
+    def wrap(fn: Callable[..., Any]) -> Rollout:
+        if not callable(fn):
+            raise TypeError(f"@rollout {name!r}: decorate a function fn(prompts, trainer)")
+        return Rollout(name, fn, inspect.cleandoc(description or fn.__doc__ or ""))
 
     return wrap

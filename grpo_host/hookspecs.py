@@ -117,4 +117,8 @@ def register_environments(register):
         under its name with this plugin's distribution name and version, for
         ``grpo-host environments list`` and run configs.  A name another
         plugin also registers is an error naming both packs.
+        ``register.add_rollout(fn)`` records a function declared with
+        :func:`grpo_host.environments.rollout` (TRL's ``rollout_func``, for
+        an external agent framework that generates the rollouts itself), which
+        a run names with ``rollout: NAME``.
     """

@@ -24,7 +24,7 @@ from .scoring.contract import Reward
 
 if TYPE_CHECKING:
     from .audit.probes import Probe
-    from .environments import Environment
+    from .environments import Environment, Rollout
     from .monitoring import Monitor
 
 __all__ = ["DuplicateNameError", "Host", "Registrar", "Registry", "UnknownNameError"]
@@ -57,7 +57,7 @@ class Host:
 
 
 _KINDS = {"reward": "reward", "host": "training host", "monitor": "monitor", "probe": "audit probe",
-          "environment": "environment"}
+          "environment": "environment", "rollout": "rollout"}
 
 
 @dataclass
@@ -90,6 +90,9 @@ class Registry:
 
     def environment(self, name: str) -> Environment:
         return self._get("environment", name)  # type: ignore[return-value]
+
+    def rollout(self, name: str) -> Rollout:
+        return self._get("rollout", name)  # type: ignore[return-value]
 
     def probe(self, name: str) -> Probe:
         return self._get("probe", name)  # type: ignore[return-value]
@@ -174,12 +177,21 @@ class Registrar:
     def add_environment(self, environment: Environment) -> None:
         """Register a :class:`grpo_host.environments.Environment` (a class declared with
         :func:`grpo_host.environments.environment`) under its name."""
-        from .environments import Environment
+        from .environments import Environment, Rollout
 
         if not isinstance(environment, Environment):
             raise TypeError(f"add_environment() takes an environment made with @environment, "
                             f"got {type(environment).__name__}")
         self._add("environment", environment.name, replace(environment, plugin=self.plugin, version=self.version))
+
+    def add_rollout(self, rollout: Rollout) -> None:
+        """Register a :class:`grpo_host.environments.Rollout` (a function declared with
+        :func:`grpo_host.environments.rollout`: TRL's ``rollout_func`` from an external agent framework)."""
+        from .environments import Rollout
+
+        if not isinstance(rollout, Rollout):
+            raise TypeError(f"add_rollout() takes a function made with @rollout, got {type(rollout).__name__}")
+        self._add("rollout", rollout.name, replace(rollout, plugin=self.plugin, version=self.version))
 
     def _add(self, kind: str, name: str, item: Reward | Host) -> None:
         self.names.append(name)

@@ -109,3 +109,21 @@ def test_the_same_config_on_mlx_is_refused_before_any_data_is_read(agent_run, tm
                           env=run_env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 2 and "the mlx host has no multi-turn rollout loop" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and "no-such-rows" not in proc.stderr
+
+
+@pytest.mark.parametrize(("rollout", "code", "expected"), [
+    ("scripted", 0, "2 steps in"),
+    ("one_short", 2, "rollout 'one_short' (pack grpo-test-agent 0.4.0) returned 3 prompt_ids for 4 prompts"),
+])
+def test_a_packs_rollout_function_generates_and_its_counts_are_checked(packs, env, tmp_path, rollout, code, expected):
+    write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "2+2?", "answer": "4"}, {"prompt": "3+1?", "answer": "4"}])
+    config = {"model": "builtin:tiny", "data": "rows.jsonl", "rewards": "accuracy", "rollout": rollout,
+              "group_size": 2, "batch_size": 2, "max_steps": 2, "max_completion_length": 32, "output_dir": "out",
+              "audit": "off"}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
+    proc = subprocess.run([GRPO_HOST, "train", "run.yaml"], capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                          env={**env, "PYTHONPATH": str(packs["agentpack"]), "TRL_EXPERIMENTAL_SILENCE": "1"})
+    assert proc.returncode == code and expected in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    if code == 0:  # the rewards scored what the rollout function generated
+        assert all(r["rewards/accuracy/mean"] == 1.0 for r in read_metrics(tmp_path / "out") if "reward" in r)

@@ -102,8 +102,8 @@ def validate(config: RunConfig) -> None:
     folder whose quantization the config contradicts is a
     :class:`ConfigError` naming the key.
     """
-    if config.environment is not None or config.max_tool_calls is not None:
-        key = "environment" if config.environment is not None else "max_tool_calls"
+    if config.environment is not None or config.max_tool_calls is not None or config.rollout is not None:
+        key = next(k for k in ("environment", "max_tool_calls", "rollout") if getattr(config, k) is not None)
         raise ConfigError(f"config key {key!r}: the mlx host has no multi-turn rollout loop yet (mlx-lm-lora "
                           "generates one completion per prompt, with no tool calls between turns); train agents "
                           "with backend: trl")

@@ -322,6 +322,8 @@ class TrlHost(TrainingHost):
         if factories:
             environments["environment_factory"] = (
                 {k: v for k, v in factories.items() if k is not None} if per_row else factories[None])
+        if config.rollout is not None:
+            environments["rollout_func"] = _rollout(job).checked()
         try:
             self.trainer = GRPOTrainer(
                 model=job.model_path if self.bnb is None else _quantized_model(job, args, self.bnb),
@@ -373,6 +375,16 @@ def _library_noise_filtered() -> Iterator[None]:
         for category, message in LIBRARY_NOISE:
             warnings.filterwarnings("ignore", message=message, category=category)
         yield
+
+
+def _rollout(job: Job) -> Any:
+    """The run's rollout function from the registry; an unknown name is a :class:`ConfigError` naming the key."""
+    from ..registry import DuplicateNameError, UnknownNameError
+
+    try:
+        return job.plugins.registry.rollout(job.config.rollout)
+    except (UnknownNameError, DuplicateNameError) as exc:
+        raise ConfigError(f"config key 'rollout': {exc}") from None
 
 
 def run(job: Job) -> Summary:

@@ -1,6 +1,7 @@
 """A third-party agent pack: a note-keeping environment with tools, and a reward over whole trajectories.
 
-``notes`` gives the model a notebook: ``write(text)`` stores a note,
+``scripted`` and ``one_short`` are rollout functions (TRL's ``rollout_func``), one right and one
+returning a completion too few.  ``notes`` gives the model a notebook: ``write(text)`` stores a note,
 ``read()`` returns the notes so far, ``wait(seconds)`` sleeps (a tool that
 can hang, for the limits' tests).  Its own reward is 1.0 when a note holds
 the row's ``answer``.  ``seen_tools`` scores a trajectory by the tool calls
@@ -13,7 +14,7 @@ import os
 import time
 
 from grpo_host import hookimpl, reward
-from grpo_host.environments import ToolLimits, environment
+from grpo_host.environments import ToolLimits, environment, rollout
 
 
 @environment("notes", requires={"answer": str}, limits=ToolLimits(timeout=1.0, max_output_chars=64))
@@ -61,9 +62,34 @@ def seen_tools(rollout, **_):
     return float(len(rollout.tool_calls))
 
 
+def _scripted(prompts, trainer, answer="<answer>\n4\n</answer>"):
+    """Every completion is ``answer``: what an external agent framework hands TRL back, in TRL's shape."""
+    tokenizer = trainer.processing_class
+    prompt_ids = [tokenizer.apply_chat_template(p, add_generation_prompt=True) if isinstance(p, list)
+                  else tokenizer.encode(p) for p in prompts]
+    completion = tokenizer.encode(answer, add_special_tokens=False) + [tokenizer.eos_token_id]
+    return {"prompt_ids": [list(ids) for ids in prompt_ids], "completion_ids": [list(completion) for _ in prompts],
+            "logprobs": [[0.0] * len(completion) for _ in prompts]}
+
+
+@rollout("scripted")
+def scripted(prompts, trainer):
+    """A stand-in for an external agent loop: every completion answers 4."""
+    return _scripted(prompts, trainer)
+
+
+@rollout("one_short")
+def one_short(prompts, trainer):
+    """A broken agent loop: one completion fewer than the trainer asked for."""
+    out = _scripted(prompts, trainer)
+    return {key: values[:-1] for key, values in out.items()}
+
+
 @hookimpl
 def register_environments(register):
     register.add_environment(Notes)
+    register.add_rollout(scripted)
+    register.add_rollout(one_short)
 
 
 @hookimpl
