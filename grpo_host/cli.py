@@ -426,11 +426,17 @@ def rescore(
 ) -> None:
     """Re-score a run's recorded rollouts with the rewards installed now: changed verdicts per reward and per
     step, and advantages that changed sign. Exit 0 nothing changed, 1 some verdicts or signs changed."""
+    from .config import ConfigError
     from .rescore import rescore as run_rescore
-    from .rescore import run_rewards
+    from .rescore import run_plugins, run_rewards
 
     with _errors():
-        found = run_rescore(run_dir, rewards if rewards is not None else run_rewards(run_dir), workers=workers)
+        try:
+            plugins = run_plugins(run_dir)
+        except ConfigError as exc:
+            raise ValueError(f"{run_dir}/config.yaml: {exc}") from None
+        found = run_rescore(run_dir, rewards if rewards is not None else run_rewards(run_dir), workers=workers,
+                            plugins=plugins)
     changed = sum(r["changed"] for r in found["rewards"].values())
     if as_json:
         print(json.dumps(found, indent=2))

@@ -21,7 +21,9 @@ off: a broken monitor never takes a run down.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -34,6 +36,9 @@ if TYPE_CHECKING:
 __all__ = ["Alert", "Batch", "Monitor", "MonitorSet", "MonitorStopped", "Report", "monitor"]
 
 Severity = Literal["info", "warning", "critical"]
+
+WORD = re.compile(r"\w+")
+"""What monitors count as a word (:attr:`Batch.words`)."""
 Action = Literal["log", "warn", "stop"]
 
 
@@ -75,6 +80,12 @@ class Batch:
                    values=result.values, weights=dict(zip(ensemble.names, ensemble.weights)), totals=result.total,
                    lengths=lengths, row_ids=row_ids, counts={n: m.counts for n, m in result.metrics.items()},
                    max_length=max_length, tools=tools)
+
+    @functools.cached_property
+    def words(self) -> list[list[str]]:
+        """Each completion's lowercase words (``\\w+``), read once per batch for every monitor that counts words
+        (echo, repetition, length): scanning the text once instead of once per monitor."""
+        return [WORD.findall(text.lower()) for text in self.completions]
 
     def group_totals(self) -> dict[Any, list[float]]:
         """The scored totals of each group, by group id."""

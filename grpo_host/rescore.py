@@ -17,6 +17,7 @@ per reward and per step:
   change is a rollout that was pushed the wrong way (or pushed when it
   should not have been) by the old reward.
 
+A run's own reward modules (its config's ``plugins``) are loaded as the run loaded them.
 Rewards in the spec that the record lacks are scored (their errors counted)
 but have nothing to compare against; recorded rewards missing from the spec
 are listed as not re-scored.
@@ -32,7 +33,7 @@ from typing import Any
 
 from .record import RecordError, advantages, read_record, reward_column
 
-__all__ = ["rescore", "run_rewards"]
+__all__ = ["rescore", "run_plugins", "run_rewards"]
 
 ZERO = 1e-6
 """An advantage this close to 0 has no sign."""
@@ -49,6 +50,26 @@ def run_rewards(path: str | Path) -> Any:
         return yaml.safe_load(config.read_text())["rewards"]
     except (yaml.YAMLError, TypeError, KeyError) as exc:
         raise RecordError(f"{config}: cannot read its rewards ({exc}); name them with --rewards") from None
+
+
+def run_plugins(path: str | Path) -> Any:
+    """The plugins a training run loaded (its ``config.yaml`` ``plugins``: reward modules beside the installed
+    packs), so its own rewards can be re-scored; None (the installed packs) for anything else."""
+    import yaml
+
+    config = Path(path) / "config.yaml"
+    if not config.is_file():
+        return None
+    try:
+        specs = (yaml.safe_load(config.read_text()) or {}).get("plugins") or []
+    except (yaml.YAMLError, AttributeError):
+        return None
+    if not specs:
+        return None
+    from .plugins import load_plugins
+    from .train import _import_plugin  # the run's own rule for a plugin spec (a .py file or a module name)
+
+    return load_plugins(plugins=[_import_plugin(str(spec)) for spec in specs])
 
 
 def _sign(value: float | None) -> int:

@@ -9,6 +9,7 @@ pass over the batch's values and texts, no model, no sympy.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import deque
@@ -17,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from grpo_host import hookimpl
-from grpo_host.monitoring import Alert, Batch, Report, monitor
+from grpo_host.monitoring import WORD, Alert, Batch, Report, monitor
 
 
 class Window(BaseModel):
@@ -187,15 +188,12 @@ class Divergence:
 
 # -- echo, repetition, length ------------------------------------------------------------------------------------
 
-_WORD = re.compile(r"\w+")
-
-
 def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    return WORD.findall(text.lower())
 
 
 def _ngrams(words: list[str], n: int) -> list[tuple[str, ...]]:
-    return [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return list(zip(*(words[i:] for i in range(n))))
 
 
 def _prompt_text(prompt: Any) -> str:
@@ -215,7 +213,8 @@ class _Flagged:
     def __init__(self, params: Any) -> None:
         self.params, self.window = params, _Shares(params.window)
 
-    def flag(self, prompt: Any, completion: str) -> bool | None:
+    def flag(self, prompt: Any, words: list[str]) -> bool | None:
+        """The verdict on one completion, given as its words (:attr:`Batch.words`, read once for all monitors)."""
         raise NotImplementedError
 
     def message(self, mean: float) -> str:
@@ -223,8 +222,8 @@ class _Flagged:
 
     def observe(self, batch: Batch) -> Report:
         flagged, counted, rows = 0, 0, []
-        for i, (prompt, completion) in enumerate(zip(batch.prompts, batch.completions)):
-            verdict = self.flag(prompt, completion)
+        for i, (prompt, words) in enumerate(zip(batch.prompts, batch.words)):
+            verdict = self.flag(prompt, words)
             if verdict is None:
                 continue
             counted += 1
@@ -253,12 +252,16 @@ echoes per batch; alert (warning) when its mean over `window` batches (8) reache
 class Echo(_Flagged):
     name = "echo"
 
-    def flag(self, prompt: Any, completion: str) -> bool | None:
-        grams = _ngrams(_words(completion), self.params.ngram)
+    def flag(self, prompt: Any, words: list[str]) -> bool | None:
+        grams = _ngrams(words, self.params.ngram)
         if not grams:
             return None
-        source = set(_ngrams(_words(_prompt_text(prompt)), self.params.ngram))
+        source = self._source(_prompt_text(prompt))
         return sum(g in source for g in grams) / len(grams) >= self.params.overlap
+
+    @functools.lru_cache(maxsize=1024)  # noqa: B019 (one instance per run; a group's completions share a prompt)
+    def _source(self, prompt: str) -> frozenset[tuple[str, ...]]:
+        return frozenset(_ngrams(_words(prompt), self.params.ngram))
 
     def message(self, mean: float) -> str:
         return f"completions echo their prompts: {mean:.0%} over the last {self.params.window} batches"
@@ -278,8 +281,8 @@ alert (warning) when its mean over `window` batches (8) reaches `warn` (0.2)."""
 class Repetition(_Flagged):
     name = "repetition"
 
-    def flag(self, prompt: Any, completion: str) -> bool | None:
-        grams = _ngrams(_words(completion), self.params.ngram)
+    def flag(self, prompt: Any, words: list[str]) -> bool | None:
+        grams = _ngrams(words, self.params.ngram)
         if len(grams) < self.params.min_ngrams:
             return None
         return len(set(grams)) / len(grams) < self.params.distinct
@@ -309,8 +312,8 @@ class Length:
         self.first_clipped: float | None = None  # the clipped share over the run's first window
 
     def observe(self, batch: Batch) -> Report:
-        lengths = [n if n is not None else len(_words(c))
-                   for n, c in zip(batch.lengths or [None] * len(batch.completions), batch.completions)]
+        lengths = [n if n is not None else len(words)
+                   for n, words in zip(batch.lengths or [None] * len(batch.completions), batch.words)]
         report = Report({"mean": _mean(lengths)})
         mean = self.means.add(_mean(lengths))
         if mean is not None and mean <= self.params.shortest:
@@ -363,6 +366,30 @@ TAMPER = {
 }
 """Tamper signatures looked for in a completion's code (each a regular expression)."""
 
+_GUARDS = {
+    "exit": ("51826cf4", ("exit", "kill", "quit")),
+    "builtins": ("e24e5640", ("builtins",)),
+    "frames": ("534f08d7", ("_getframe", "inspect.", "f_back", "f_locals")),
+    "gc": ("e340d3b0", ("gc",)),
+    "atexit": ("64cf2e60", ("atexit",)),
+    "fds": ("457d8db3", ("os.", "/proc/self/fd", "/dev/fd/", "__std", "open")),
+    "forged_operator": ("ad2622ed", ("__",)),
+}
+"""Per signature, substrings at least one of which every match contains, so a completion holding none is not
+scanned with the expression (most completions are prose: this is most of the monitor's cost).  Each is keyed by
+a digest of the expression it was read off (:func:`_digest`): an expression edited since runs unguarded, never
+wrongly skipped, and ``tests/test_monitors.py`` names the stale guard."""
+
+
+def _digest(pattern: re.Pattern[str]) -> str:
+    import hashlib
+
+    return hashlib.sha256(pattern.pattern.encode()).hexdigest()[:8]
+
+
+_NEEDS = {name: needs for name, (digest, needs) in _GUARDS.items() if _digest(TAMPER[name]) == digest}
+"""The guards that are current: signature name -> substrings."""
+
 
 class TamperParams(Window):
     warn: float = Field(0.05, gt=0, le=1, description="alert when the window's mean share of completions with a "
@@ -387,7 +414,8 @@ class CodeTamper:
         hits = {name: 0 for name in TAMPER}
         tampered, rows = 0, []
         for i, completion in enumerate(batch.completions):
-            found = [name for name, pattern in TAMPER.items() if pattern.search(completion)]
+            found = [name for name, pattern in TAMPER.items()
+                     if (name not in _NEEDS or any(n in completion for n in _NEEDS[name])) and pattern.search(completion)]
             for name in found:
                 hits[name] += 1
             if found:

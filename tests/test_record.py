@@ -100,3 +100,11 @@ def test_a_killed_run_keeps_its_record_and_a_resumed_one_records_each_step_once(
     assert rollout["split"] == "train" and rollout["row"].startswith("line ") and rollout["total"] is not None
     assert set(record.column("group").to_pylist()[:4]) == {rollout["group"]}  # a group is the 4 completions of a row
     assert sum(record.column("advantage").to_pylist()[:4]) == pytest.approx(0.0, abs=1e-6)  # group-normalised
+
+    # the run's own rewards (a plugin module named in its config), as installed now: nothing changed
+    same = subprocess.run([GRPO_HOST, "rescore", str(out), "--json"], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=300)
+    assert same.returncode == 0, same.stdout + same.stderr
+    found = json.loads(same.stdout)
+    assert found["rollouts"] == 48 and found["advantage_sign_changed"] == 0
+    assert {n: r["changed"] for n, r in found["rewards"].items()} == {"letter_share": 0, "lowercase_share": 0}

@@ -1,0 +1,74 @@
+"""What the default monitors add to ``grpo-host score`` on 10,000 math rows, side by side with ``--monitors none``.
+
+The rows are generated here (seeded): a GSM8K-style prompt, its gold and an R1-format completion of 2-8
+reasoning sentences, 60 % right.  Each round scores the whole file through the code ``grpo-host score``
+runs (:func:`grpo_host.offline.score_file_batches`, batches of 256, reward ``math``) once with every
+installed monitor and once with none, in alternating order; the figures are each setting's best round, so
+a busy machine's noise does not land on one side only.  The monitors' own time (``MonitorSet.seconds``)
+is printed too.
+
+    python benchmarks/monitors_score.py --rows 10000 --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import time
+
+
+def rows(n: int) -> list[tuple[str, dict]]:
+    rng = random.Random(0)
+    out = []
+    for i in range(n):
+        a, b = rng.randint(1, 999), rng.randint(1, 999)
+        answer = a + b if rng.random() < 0.6 else a + b + rng.randint(1, 9)
+        steps = " ".join(f"Step {k}: we add the partial sums carefully and check the carry digit."
+                         for k in range(rng.randint(2, 8)))
+        completion = f"<think>\nWe need {a} + {b}. {steps}\n</think>\n<answer>\n{answer}\n</answer>"
+        out.append((f"line {i + 1}", {"prompt": f"What is {a} + {b}? Think step by step.", "answer": str(a + b),
+                                      "completion": completion}))
+    return out
+
+
+def score(data: list[tuple[str, dict]], monitors: str) -> tuple[float, float]:
+    from grpo_host import Ensemble
+    from grpo_host.monitoring import MonitorSet, choose
+    from grpo_host.offline import Tally, score_file_batches
+    from grpo_host.plugins import default_plugins
+
+    with Ensemble.from_spec("math") as ensemble:
+        watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)
+        tally = Tally(ensemble.names)
+        start = time.perf_counter()
+        for _ in score_file_batches(iter(data), ensemble, tally, monitors=watch):
+            pass
+        return time.perf_counter() - start, watch.seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    data = rows(args.rows)
+    score(data[:512], "all")  # warm: imports, math's parser caches
+    best = {"none": (float("inf"), 0.0), "all": (float("inf"), 0.0)}
+    for round_ in range(args.rounds):
+        for setting in (("none", "all") if round_ % 2 == 0 else ("all", "none")):
+            best[setting] = min(best[setting], score(data, setting))
+    none, every = best["none"][0], best["all"][0]
+    print(json.dumps({
+        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, "
+                   f"load {os.getloadavg()[0]:.1f}",
+        "rows": args.rows, "rounds": args.rounds,
+        "seconds_monitors_none": round(none, 3), "seconds_default_monitors": round(every, 3),
+        "monitor_seconds_inside": round(best["all"][1], 3), "overhead": round(every / none - 1, 4),
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()
