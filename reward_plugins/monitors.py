@@ -257,7 +257,7 @@ class Echo(_Flagged):
         if not grams:
             return None
         source = self._source(_prompt_text(prompt))
-        return sum(g in source for g in grams) / len(grams) >= self.params.overlap
+        return sum(map(source.__contains__, grams)) / len(grams) >= self.params.overlap
 
     @functools.lru_cache(maxsize=1024)  # noqa: B019 (one instance per run; a group's completions share a prompt)
     def _source(self, prompt: str) -> frozenset[tuple[str, ...]]:
@@ -282,10 +282,11 @@ class Repetition(_Flagged):
     name = "repetition"
 
     def flag(self, prompt: Any, words: list[str]) -> bool | None:
-        grams = _ngrams(words, self.params.ngram)
-        if len(grams) < self.params.min_ngrams:
+        n = self.params.ngram
+        count = len(words) - n + 1
+        if count < self.params.min_ngrams:
             return None
-        return len(set(grams)) / len(grams) < self.params.distinct
+        return len(set(zip(*(words[i:] for i in range(n))))) / count < self.params.distinct
 
     def message(self, mean: float) -> str:
         return f"degenerate repetition: {mean:.0%} of completions over the last {self.params.window} batches"
@@ -389,6 +390,8 @@ def _digest(pattern: re.Pattern[str]) -> str:
 
 _NEEDS = {name: needs for name, (digest, needs) in _GUARDS.items() if _digest(TAMPER[name]) == digest}
 """The guards that are current: signature name -> substrings."""
+_ANY_NEED = tuple(dict.fromkeys(n for needs in _NEEDS.values() for n in needs))
+"""Every current guard's substrings: a completion with none of them skips every guarded expression."""
 
 
 class TamperParams(Window):
@@ -414,8 +417,10 @@ class CodeTamper:
         hits = {name: 0 for name in TAMPER}
         tampered, rows = 0, []
         for i, completion in enumerate(batch.completions):
+            guarded = any(n in completion for n in _ANY_NEED)  # one pass of cheap checks rules most prose out
             found = [name for name, pattern in TAMPER.items()
-                     if (name not in _NEEDS or any(n in completion for n in _NEEDS[name])) and pattern.search(completion)]
+                     if (name not in _NEEDS or guarded and any(n in completion for n in _NEEDS[name]))
+                     and pattern.search(completion)]
             for name in found:
                 hits[name] += 1
             if found:
