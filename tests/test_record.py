@@ -108,3 +108,25 @@ def test_a_killed_run_keeps_its_record_and_a_resumed_one_records_each_step_once(
     found = json.loads(same.stdout)
     assert found["rollouts"] == 48 and found["advantage_sign_changed"] == 0
     assert {n: r["changed"] for n, r in found["rewards"].items()} == {"letter_share": 0, "lowercase_share": 0}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_mlx_host_records_its_rollouts_and_report_and_rescore_read_them(env, tmp_path):
+    pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
+    from grpo_host.report import build_report
+
+    out = tmp_path / "mlx"
+    proc = subprocess.run([GRPO_HOST, "train", str(EXAMPLE), *QUICK, "--set", "max_steps=3", "--set",
+                           f"output_dir={out}", "--backend", "mlx"], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = read_record(out)
+    steps = record.column("step").to_pylist()
+    assert sorted(set(steps)) == [1, 2, 3] and all(steps.count(s) == 8 for s in (1, 2, 3))  # 2 prompts x 4
+    page = build_report(out)  # mlx-lm-lora passes no token ids: lengths are drawn in characters
+    assert "letter_share" in page and "Completion length (mean characters)" in page
+    same = subprocess.run([GRPO_HOST, "rescore", str(out), "--json"], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=300)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert json.loads(same.stdout)["advantage_sign_changed"] == 0
