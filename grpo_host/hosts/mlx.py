@@ -52,7 +52,7 @@ __all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxHost", "MlxRewardFuncs
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
 """The loss normalisations mlx-lm-lora implements (``dapo`` is not among them)."""
 
-REPORTERS = ("wandb", "swanlab")
+REPORTERS = ("wandb", "swanlab", "trackio")
 """The trackers mlx-lm's reporting callbacks know."""
 
 EXTRA_OPTIONS: dict[str, tuple[type, Any, str]] = {
@@ -660,8 +660,16 @@ class MlxHost(TrainingHost):
                               extra=self.extra)
         self.checkpoints = _Checkpoints(job, self.model, self.optimizer, self.adapter_dir, self.offset,
                                         self.adapter_config, self.main)
-        self.trackers = get_reporting_callbacks(",".join(config.report_to), "grpo-host", str(job.output_dir),
-                                                config.resolved()) if self.main and config.report_to else None
+        self.trackers = None
+        if self.main and config.report_to:  # mlx-lm's callbacks for wandb and swanlab, ours for trackio
+            from .trackio_reports import Trackers, TrackioReports
+
+            engine = [t for t in config.report_to if t != "trackio"]
+            self.trackers = Trackers([
+                get_reporting_callbacks(",".join(engine), "grpo-host", str(job.output_dir), config.resolved())
+                if engine else None,
+                TrackioReports("grpo-host", job.output_dir.name, config.resolved())
+                if "trackio" in config.report_to else None])
 
     def train(self) -> int:
         from mlx_lm_lora.trainer.grpo_trainer import train_grpo
@@ -696,6 +704,8 @@ class MlxHost(TrainingHost):
         return summary
 
     def close(self) -> None:
+        if getattr(self, "trackers", None) is not None:
+            self.trackers.finish()
         adapter_dir = getattr(self, "adapter_dir", None)
         if adapter_dir is not None and not self.main:
             shutil.rmtree(adapter_dir, ignore_errors=True)
