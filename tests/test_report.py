@@ -43,7 +43,8 @@ def _recorded(tmp_path: Path) -> Path:
 def test_the_page_holds_the_rollouts_escaped_and_needs_no_network(tmp_path):
     page = build_report(_recorded(tmp_path))
     assert HOSTILE not in page and "&lt;/script&gt;&lt;script&gt;document.title" in page
-    assert "[tool] 1" in page and "&quot;name&quot;: &quot;calc&quot;" in page  # the agent rollout's turns, one per line
+    # the agent rollout's turns, one per line
+    assert "[tool] 1" in page and "&quot;name&quot;: &quot;calc&quot;" in page
     assert len(re.findall(r"<tr>", page)) == 1 + 8  # the header and every rollout of both steps
     assert "plotly" in page and not re.search(r"<script[^>]+src=", page)  # plotly.js inline, nothing fetched
     assert "accuracy" in page and "r1_strict_format" in page
