@@ -21,6 +21,7 @@ GROUPS = {"A": ["8", "1", "3", "5"], "B": ["8", "2", "1", "3"], "C": ["2", "4", 
 CHANGED, FLIPPED = 6, 5
 
 
+@pytest.mark.slow  # imports torch and TRL / four CLI runs: a few seconds
 def test_advantages_match_trl_group_scaling():
     """The record's advantage is TRL's scale_rewards="group" arithmetic, checked against TRL's own nanstd."""
     torch = pytest.importorskip("torch")
@@ -38,6 +39,7 @@ def test_advantages_match_trl_group_scaling():
     assert advantages([1.0], ["solo"]) == [0.0]  # a group of one: no spread, no signal
 
 
+@pytest.mark.slow  # imports torch and TRL / four CLI runs: a few seconds
 def test_rescore_counts_a_broken_release_exactly(tmp_path, packs):
     rows = [{"prompt": f"group {g}", "completion": c, "g": g} for g, cs in GROUPS.items() for c in cs]
     data = write_jsonl(tmp_path / "rows.jsonl", rows)
