@@ -382,18 +382,23 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
             request.scope["grpo_host.log"]["errors"] = errors[:5]
         return reply({"rewards": rewards, "scores": rewards, "extra_logs": extra})
 
+    async def off_loop(work: Callable[[], Any], seconds: float, deadline: float, what: str) -> Any:
+        """``work()`` on a thread, off the event loop; a 504 saying what was under way when the deadline passes."""
+        job = asyncio.get_running_loop().run_in_executor(None, work)
+        try:
+            return await asyncio.wait_for(job, max(deadline - time.monotonic(), 0))
+        except TimeoutError:
+            raise HTTPError(504, f"the deadline ({seconds:g} s from the request's first byte) passed while {what}"
+                            ) from None
+
     async def check(request: Request) -> Response:
         body = await read_json(request)
         rows = take_rows(request, body.get("rows") if isinstance(body, dict) else None)
         seconds, deadline = deadline_of(request)
         rewards = [m.reward for m in members]
-        job = asyncio.get_running_loop().run_in_executor(None, lambda: check_rows(
-            ((f"row {i}", raw) for i, raw in enumerate(rows)), rewards, extra_columns=("completion",)))
-        try:
-            report = await asyncio.wait_for(job, max(deadline - time.monotonic(), 0))
-        except TimeoutError:
-            raise HTTPError(504, f"the deadline ({seconds:g} s from the request's first byte) passed while the "
-                            "rows were checked") from None
+        report = await off_loop(lambda: check_rows(((f"row {i}", raw) for i, raw in enumerate(rows)), rewards,
+                                                   extra_columns=("completion",)),
+                                seconds, deadline, "the rows were checked")
         return reply(report.as_dict())
 
     async def audit(request: Request) -> Response:
@@ -413,12 +418,7 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
                 return audit_rows(((f"row {i}", raw) for i, raw in enumerate(rows)), None, sample=sample,
                                   ensemble=ensemble, data="request")
 
-        job = asyncio.get_running_loop().run_in_executor(None, run)
-        try:
-            report = await asyncio.wait_for(job, max(deadline - time.monotonic(), 0))
-        except TimeoutError:
-            raise HTTPError(504, f"the deadline ({seconds:g} s from the request's first byte) passed while the "
-                            "rewards were audited") from None
+        report = await off_loop(run, seconds, deadline, "the rewards were audited")
         return reply(report.as_dict())
 
     async def listing(request: Request) -> Response:
