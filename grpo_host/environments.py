@@ -162,6 +162,11 @@ class Session:
             return None
         return observation if isinstance(observation, str) or observation is None else str(observation)
 
+    def __del__(self) -> None:
+        runner = getattr(self, "runner", None)
+        if runner is not None:
+            runner.close()  # the session's tool thread ends with the session
+
     def _reward(self) -> float | None:
         """The environment's own score of this rollout; None when it fails or gives no number."""
         if self.failure is not None:

@@ -313,6 +313,7 @@ class Ensemble:
 
     def close(self) -> None:
         self._async.close()
+        self._inline.close()
         if self._pool is not None:
             self._pool.close()
             self._pool = None

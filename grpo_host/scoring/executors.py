@@ -66,15 +66,19 @@ class Executor(Protocol):
 
 
 class InlineRunner:
-    """Runs calls one at a time on a daemon thread; the caller waits at most ``timeout``."""
+    """Runs calls one at a time on a daemon thread; the caller waits at most ``timeout``.
+
+    The thread starts on the first call that has a timeout and ends on :meth:`close` (a later call starts a
+    new one), so an ensemble or a tool session that is done holds no thread.
+    """
 
     def __init__(self) -> None:
-        self._start()
+        self._jobs: queue.SimpleQueue | None = None
 
-    def _start(self) -> None:
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._done: queue.SimpleQueue = queue.SimpleQueue()
+    def _start(self) -> queue.SimpleQueue:
+        self._jobs, self._done = queue.SimpleQueue(), queue.SimpleQueue()
         threading.Thread(target=self._loop, args=(self._jobs, self._done), daemon=True, name="grpo-host-inline").start()
+        return self._jobs
 
     @staticmethod
     def _loop(jobs: queue.SimpleQueue, done: queue.SimpleQueue) -> None:
@@ -87,16 +91,18 @@ class InlineRunner:
     def _one(self, task: Task, timeout: float | None) -> Outcome:
         if timeout is None:
             return call(*task)
-        self._jobs.put(task)
+        (self._jobs or self._start()).put(task)
         try:
             return self._done.get(timeout=timeout)
         except queue.Empty:
-            self._jobs.put(None)  # the stuck thread exits if its call ever returns
-            self._start()
+            self.close()  # the stuck thread exits if its call ever returns; the next call gets a new one
             return Outcome("timeout")
 
     def close(self) -> None:
-        """Nothing to stop: the thread is a daemon and idles on its queue."""
+        """Let the thread end (it exits once it is idle); the runner may be used again."""
+        if self._jobs is not None:
+            self._jobs.put(None)
+            self._jobs = None
 
 
 class AsyncRunner:
