@@ -23,8 +23,11 @@ themselves and an idle caller waits little.
   (:func:`chunks`).  A part submitted ``alone=True`` is never merged either:
   its scorer gets it as the only part, for answers that need per-request
   figures.
-* A scorer that raises fails every future of that batch with its exception:
-  the callers decide what a failure means for them.
+* **A failure reaches only the callers it concerns**: a scorer returns, for
+  a part, an exception instance instead of a result to fail that part alone
+  (one request's unscored row under ``--strict`` fails that request, not the
+  others merged with it); a scorer that raises fails every future of its
+  batch with that exception (a broken reward: nobody's rows were scored).
 """
 
 from __future__ import annotations
@@ -71,7 +74,8 @@ class MicroBatcher(Generic[S, T, R]):
 
     ``parts`` is a list of the row sequences callers submitted, in the order
     they arrived; merging them for one call (and splitting the answer) is the
-    scorer's business, since only it knows what a row's answer is.
+    scorer's business, since only it knows what a row's answer is.  A result
+    that is an exception instance is raised to that part's caller alone.
     """
 
     def __init__(self, owners: Sequence[S], score: Callable[[S, list[Sequence[T]]], list[R]], *,
@@ -172,7 +176,10 @@ class MicroBatcher(Generic[S, T, R]):
                     part.future.set_exception(exc)
             else:
                 for part, result in zip(taken, results):
-                    part.future.set_result(result)
+                    if isinstance(result, BaseException):
+                        part.future.set_exception(result)
+                    else:
+                        part.future.set_result(result)
             finally:
                 with self._cond:
                     self.scoring_rows -= size

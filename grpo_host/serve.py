@@ -69,6 +69,7 @@ do on top:
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import logging
@@ -86,7 +87,7 @@ from typing import Any
 from .batching import DEFAULT_MAX_ROWS, DEFAULT_WINDOW, MicroBatcher, chunks
 from .catalog import reward_row
 from .data import check_rows
-from .scoring.ensemble import Ensemble
+from .scoring.ensemble import Ensemble, UnscoredRowsError
 from .offline import Tally, score_file_rows
 from .special_tokens import COMMON_END_TOKENS, strip_end_tokens
 
@@ -186,16 +187,34 @@ def _score(ensemble: Ensemble, rows: Labelled) -> tuple[Tally, list[dict[str, An
     return tally, list(score_file_rows(rows, ensemble, tally, batch_size=max(len(rows), 1)))
 
 
-def _score_parts(ensemble: Ensemble, parts: list[Labelled]) -> list[tuple[Tally | None, list[dict[str, Any]]]]:
-    """One micro-batch: a part alone keeps its own tally; merged parts share one scoring call and get their lines."""
+Scored = tuple[Tally | None, list[dict[str, Any]]]
+
+
+def _score_parts(ensemble: Ensemble, parts: list[Labelled], *, strict: bool = False
+                 ) -> list[Scored | UnscoredRowsError]:
+    """One micro-batch: a part alone keeps its own tally; merged parts share one scoring call and get their lines.
+
+    ``strict`` is applied per part, after the merged call (the ensemble itself scores non-strict): a part
+    holding a row no reward scored gets an :class:`~grpo_host.scoring.ensemble.UnscoredRowsError` naming its
+    rows, which fails that request only; the requests merged with it get their lines.
+    """
     if len(parts) == 1:
-        return [_score(ensemble, parts[0])]
-    _, lines = _score(ensemble, [row for part in parts for row in part])
-    out, start = [], 0
-    for part in parts:
-        out.append((None, lines[start:start + len(part)]))
-        start += len(part)
-    return out
+        out: list[Scored] = [_score(ensemble, parts[0])]
+    else:
+        _, lines = _score(ensemble, [row for part in parts for row in part])
+        out, start = [], 0
+        for part in parts:
+            out.append((None, lines[start:start + len(part)]))
+            start += len(part)
+    return [_strict(scored) for scored in out] if strict else out
+
+
+def _strict(scored: Scored) -> Scored | UnscoredRowsError:
+    """``scored``, or the error ``Ensemble(strict=True)`` raises when one of its rows was scored by no reward."""
+    rows = [line["row"] for line in scored[1] if "rewards" in line and line.get("total") is None]
+    if not rows:
+        return scored
+    return UnscoredRowsError(f"{len(rows)} rows were scored by no reward (strict): rows {rows[:10]}")
 
 
 class _Server:
@@ -205,12 +224,18 @@ class _Server:
         self.settings = settings
         self.ensembles = [build() for _ in range(settings.concurrency)]
         self.names = self.ensembles[0].names
+        # ``strict`` is the server's to apply, per request (_score_parts): an ensemble raising for a merged
+        # micro-batch would fail every request in it for one request's row.
+        self.strict = any(e.strict for e in self.ensembles)
+        for ensemble in self.ensembles:
+            ensemble.strict = False
         self.batcher: MicroBatcher | None = None  # started with the server (lifespan), stopped after the last request
         self.dropped = self.late = 0
         self.token = os.environ.get(settings.token_env) or None
 
     def start(self) -> None:
-        self.batcher = MicroBatcher(self.ensembles, _score_parts, window=self.settings.batch_window,
+        self.batcher = MicroBatcher(self.ensembles, functools.partial(_score_parts, strict=self.strict),
+                                    window=self.settings.batch_window,
                                     max_rows=self.settings.batch_rows, name="grpo-host-serve")
 
     def stop(self) -> None:

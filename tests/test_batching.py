@@ -73,6 +73,25 @@ def test_a_cancelled_part_is_not_scored_and_a_failure_reaches_every_caller():
     assert ["dropped"] not in seen
 
 
+def test_an_exception_returned_for_one_part_fails_that_caller_only():
+    gate = threading.Event()
+
+    def score(owner, parts):
+        gate.wait(5)
+        return [ValueError(f"part {list(p)} refused") if "bad" in p else list(p) for p in parts]
+
+    with MicroBatcher([0], score, window=0.0) as batcher:
+        batcher.submit(["first"])
+        while not batcher.busy_threads:
+            time.sleep(0.001)
+        before, bad, after = batcher.submit(["a"]), batcher.submit(["bad"]), batcher.submit(["b"])
+        gate.set()  # the three are taken as one micro-batch
+        assert before.result() == ["a"] and after.result() == ["b"]
+        with pytest.raises(ValueError, match=r"part \['bad'\] refused"):
+            bad.result()
+    assert batcher.batches == 2  # counted once a batch's futures are set: read after close
+
+
 def test_chunks():
     assert [list(c) for c in chunks(list(range(5)), 2)] == [[0, 1], [2, 3], [4]]
     assert [list(c) for c in chunks([], 2)] == [[]]

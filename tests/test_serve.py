@@ -42,9 +42,15 @@ def slow(completion, *, sleep=None, **_):
     return 1.0
 
 
+@reward(description="1.0, or None (it does not apply) for the completion 'unscorable'")
+def maybe(completion, **_):
+    return None if completion == "unscorable" else 1.0
+
+
 @hookimpl
 def register_rewards(register):
     register.add_reward(slow)
+    register.add_reward(maybe)
 '''
 
 TOKEN = "s3cret-token"
@@ -371,6 +377,30 @@ def test_openrlhf_late_rows_get_a_defined_reward(probe_site, tmp_path, tiny_toke
     assert [out["extra_logs"]["grpo_host/late"] for out in outputs] == [[1.0], [1.0]]
     assert merged.rewards.flatten().tolist() == [0.0, 0.0]
     assert health["late_rows"] == 2
+
+
+def test_strict_fails_only_the_request_holding_an_unscored_row(probe_site, tmp_path):
+    """--strict with concurrent one-row requests merged into one micro-batch: the request whose row no reward
+    scored is 500 naming its row; the fifteen merged with it get their rewards."""
+    srv = Server(probe_site, tmp_path / "stderr.log", "maybe, slow:0", "--strict", "--concurrency", "1",
+                 "--batch-window-ms", "200")
+    try:
+        url = srv.url + "/get_reward"
+        completions = ["fine"] * 8 + ["unscorable"] + ["fine"] * 7
+        with concurrent.futures.ThreadPoolExecutor(17) as pool:
+            hold = pool.submit(httpx.post, url, json={"query": ["sleep 1"]}, timeout=30)
+            until(lambda h: h["scoring"] == 1, srv.url)  # the one scoring thread is busy: the next ones queue
+            batches = httpx.get(srv.url + "/health").json()["batches"]
+            replies = list(pool.map(lambda c: httpx.post(url, json={"query": [c]}, timeout=30), completions))
+            assert hold.result().status_code == 200
+        health = httpx.get(srv.url + "/health").json()
+    finally:
+        srv.stop()
+    assert health["batches"] - batches < len(completions)  # they shared micro-batches
+    assert [r.status_code for r in replies] == [200] * 8 + [500] + [200] * 7
+    assert replies[8].json()["error"] == ("UnscoredRowsError: 1 rows were scored by no reward (strict): "
+                                          "rows ['row 0']")
+    assert {r.json()["rewards"][0] for i, r in enumerate(replies) if i != 8} == {1.0}
 
 
 def test_openrlhf_several_urls_and_the_previous_client(probe_site, tmp_path, tiny_tokenizer):
