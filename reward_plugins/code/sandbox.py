@@ -257,7 +257,8 @@ class _Namespace:
         self.fds = fds
 
     @classmethod
-    def create(cls, mode: Mode, host_uid: int) -> _Namespace:
+    def create(cls, mode: Mode, host_uid: int, judge_uid: int | None = None) -> _Namespace:
+        """``judge_uid``: a third id, sandbox 65533 -> ``judge_uid`` (another pack's trusted judge programs)."""
         if mode != "root":
             return cls(())
         with subprocess.Popen(
@@ -272,7 +273,7 @@ class _Namespace:
                 raise OSError(f"cannot create a user namespace: {helper.stderr.read().decode().strip()}")
             for kind in ("uid", "gid"):
                 with open(f"/proc/{helper.pid}/{kind}_map", "w") as f:
-                    f.write(f"0 0 1\n65534 {host_uid} 1\n")
+                    f.write(f"0 0 1\n65534 {host_uid} 1\n" + (f"65533 {judge_uid} 1\n" if judge_uid else ""))
             fd = os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
         return cls((fd,))
 
@@ -307,10 +308,12 @@ def _needed_paths() -> list[str]:
     return _outermost({os.path.realpath(p) for p in paths} | {os.path.abspath(p) for p in paths})
 
 
-def _mount_args() -> list[str]:
-    """An empty root with the interpreter, the shared libraries and the runner bound read-only, nothing else."""
+def _mount_args(extra: tuple[str, ...] = ()) -> list[str]:
+    """An empty root with the interpreter, the shared libraries and the runner bound read-only, nothing else.
+
+    ``extra``: more paths bound read-only at the same place (another pack's server, a compiler's files)."""
     args = []
-    binds: set[str] = set(_needed_paths())
+    binds: set[str] = set(_needed_paths()) | set(extra)
     for path in SYSTEM_LIBRARIES:
         if os.path.islink(path):
             args += ["--symlink", os.readlink(path), path]
@@ -333,7 +336,8 @@ def _mount_args() -> list[str]:
     return args
 
 
-def _bwrap_argv(bwrap: str, mode: Mode, userns: _Namespace, command: list[str]) -> list[str]:
+def _bwrap_argv(bwrap: str, mode: Mode, userns: _Namespace, command: list[str],
+                binds: tuple[str, ...] = ()) -> list[str]:
     if mode == "root":
         argv = [bwrap, "--userns", str(userns.fds[0]), "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]
@@ -342,7 +346,7 @@ def _bwrap_argv(bwrap: str, mode: Mode, userns: _Namespace, command: list[str]) 
         argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0", "--cap-drop", "ALL"]
         caps = ("CAP_SYS_ADMIN", "CAP_SETFCAP")  # to mount the tmpfs, and to map uid 0 into the nested namespace
     argv += [a for cap in caps for a in ("--cap-add", cap)]
-    argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox", *_mount_args(), "--chdir", "/tmp",
+    argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox", *_mount_args(binds), "--chdir", "/tmp",
              "--clearenv"]
     for key, value in _ENV.items():
         argv += ["--setenv", key, value]
