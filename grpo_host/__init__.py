@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from .scoring.contract import Reward, RewardError, RewardUnusable, Scored, completion_text, reward
     from .scoring.ensemble import Ensemble, Member, ScoreResult
     from .scoring.stats import RewardMetrics
-    from .hookspecs import hookimpl
+    from .discovery.hookspecs import hookimpl
     from .monitoring import monitor
-    from .plugins import Plugins, default_plugins, get_reward, list_rewards, load_plugins
+    from .discovery.plugins import Plugins, default_plugins, get_reward, list_rewards, load_plugins
 
 # Every name is imported on first use (PEP 562): a cached ``grpo-host rewards
 # list`` runs without pluggy, importlib.metadata or pydantic, and a pack that

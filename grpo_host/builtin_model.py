@@ -28,7 +28,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .settings import cache_root
+from .discovery.settings import cache_root
 
 __all__ = ["TINY", "TINY_CONFIG", "TINY_TOOLS", "build_tiny", "is_builtin", "resolve_model", "tiny_model_dir",
            "tiny_vocab"]
@@ -87,7 +87,7 @@ def tiny_model_dir(cache_dir: str | Path | None = None, *, tools: bool = False) 
     """The cached ``builtin:tiny`` (or, with ``tools``, ``builtin:tiny-tools``) folder, built the first time
     (atomically: concurrent runs are safe).
 
-    The folder lies under :func:`grpo_host.settings.cache_root`.
+    The folder lies under :func:`grpo_host.discovery.settings.cache_root`.
     """
     target = cache_root(cache_dir) / f"tiny-llama{'-tools' if tools else ''}-v{VERSION}"
     if (target / "config.json").exists():

@@ -48,7 +48,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON instead of a t
 def _errors() -> Iterator[None]:
     """Turn the API's exceptions into one red line and exit code 2."""
     from .data import DataError
-    from .registry import DuplicateNameError, UnknownNameError
+    from .discovery.registry import DuplicateNameError, UnknownNameError
     from .scoring.contract import RewardError
     from .scoring.executors import WorkerError
 
@@ -79,7 +79,7 @@ def _main(
 @rewards_app.command("list")
 def rewards_list(as_json: JsonOpt = False) -> None:
     """Every installed reward, one line each: name, pack, the columns it needs, what it scores (details in show)."""
-    from .catalog import reward_rows
+    from .discovery.catalog import reward_rows
 
     rows, warnings = reward_rows()
     if as_json:
@@ -113,8 +113,8 @@ def _first_sentence(text: str, limit: int = 90) -> str:
 @rewards_app.command("show")
 def rewards_show(name: str) -> None:
     """A reward's exact scoring, columns, parameters and scored examples."""
-    from .catalog import reward_row
-    from .plugins import get_reward
+    from .discovery.catalog import reward_row
+    from .discovery.plugins import get_reward
 
     with _errors():
         r = get_reward(name)
@@ -139,7 +139,7 @@ def rewards_show(name: str) -> None:
 @plugins_app.command("list")
 def plugins_list(as_json: JsonOpt = False) -> None:
     """Installed packs: version, source, hooks, rewards, loaded/failed/disabled."""
-    from .plugins import default_plugins
+    from .discovery.plugins import default_plugins
 
     records = default_plugins().records
     if as_json:
@@ -166,7 +166,7 @@ def data_check(
 ) -> None:
     """Check that every row carries what each chosen reward needs. Exit 0 clean, 1 problems."""
     from .data import check_rows, read_rows
-    from .plugins import get_reward
+    from .discovery.plugins import get_reward
     from .scoring.spec import parse_spec
 
     with _errors():
@@ -184,7 +184,7 @@ def data_check(
 @monitors_app.command("list")
 def monitors_list(as_json: JsonOpt = False) -> None:
     """Every installed monitor: name, pack, the first sentence of its rule."""
-    from .plugins import default_plugins
+    from .discovery.plugins import default_plugins
 
     registry = default_plugins().registry
     found = [registry.monitor(name) for name in registry.names("monitor")]
@@ -199,7 +199,7 @@ def monitors_list(as_json: JsonOpt = False) -> None:
 @monitors_app.command("show")
 def monitors_show(name: str) -> None:
     """A monitor's exact rule, thresholds and parameters."""
-    from .plugins import default_plugins
+    from .discovery.plugins import default_plugins
 
     with _errors():
         m = default_plugins().registry.monitor(name)
@@ -211,7 +211,7 @@ def monitors_show(name: str) -> None:
 @environments_app.command("list")
 def environments_list(as_json: JsonOpt = False) -> None:
     """Every installed environment: name, pack, its tools, the columns it reads."""
-    from .catalog import environment_rows
+    from .discovery.catalog import environment_rows
 
     rows, warnings = environment_rows()
     if as_json:
@@ -228,7 +228,7 @@ def environments_list(as_json: JsonOpt = False) -> None:
 @environments_app.command("show")
 def environments_show(name: str) -> None:
     """An environment's description, tools, limits, columns and parameters."""
-    from .catalog import environment_rows
+    from .discovery.catalog import environment_rows
 
     rows, _ = environment_rows()
     row = next((r for r in rows if r["name"] == name), None)
@@ -339,7 +339,7 @@ def score(
     from .scoring.ensemble import Ensemble
     from .monitoring import MonitorSet, choose
     from .offline import ScoreOutput, Tally, score_file_batches, sigterm_as_interrupt, write_stream
-    from .plugins import default_plugins
+    from .discovery.plugins import default_plugins
     from .record import RolloutRecord
 
     output = ScoreOutput(out_path, data, resume=resume) if out_path not in (None, Path("-")) else None

@@ -66,7 +66,7 @@ def run_plugins(path: str | Path) -> Any:
         return None
     if not specs:
         return None
-    from .plugins import load_plugins
+    from .discovery.plugins import load_plugins
     from .train import _import_plugin  # the run's own rule for a plugin spec (a .py file or a module name)
 
     return load_plugins(plugins=[_import_plugin(str(spec)) for spec in specs])

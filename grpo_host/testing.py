@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .plugins import GROUP, PluginRecord, Plugins, load_plugins
+from .discovery.plugins import GROUP, PluginRecord, Plugins, load_plugins
 
 if TYPE_CHECKING:
     from .audit import AuditReport
@@ -77,7 +77,7 @@ def load_pack(name: str) -> Plugins:
 def assert_discovered(name: str, rewards: Iterable[str] = ()) -> PluginRecord:
     """Assert that the host discovers the installed pack ``name`` and that it registers ``rewards``.
 
-    Returns the pack's :class:`~grpo_host.plugins.PluginRecord` (distribution,
+    Returns the pack's :class:`~grpo_host.discovery.plugins.PluginRecord` (distribution,
     version, source, hooks, rewards) for further checks.
     """
     plugins = load_pack(name)
@@ -94,7 +94,7 @@ def assert_discovered(name: str, rewards: Iterable[str] = ()) -> PluginRecord:
 
 _HEAVY_PROBE = """
 import json, sys
-from grpo_host.plugins import load_plugins
+from grpo_host.discovery.plugins import load_plugins
 plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": sys.argv[1]}, strict=True)
 if not plugins.records:
     sys.exit(f"no installed grpo_host entry point or distribution is named {sys.argv[1]!r}")
@@ -205,7 +205,7 @@ def scored_batch(rewards: str | Ensemble, rows: Iterable[Mapping[str, Any]], *, 
 def observe(name: str, batches: Iterable[Batch], *, params: Mapping[str, Any] | None = None,
             plugins: Plugins | None = None) -> list[Report]:
     """Feed a fresh instance of the installed monitor ``name`` every batch, in order; one report per batch."""
-    from .plugins import default_plugins
+    from .discovery.plugins import default_plugins
 
     watcher = (plugins or default_plugins()).registry.monitor(name).create(params)
     return [watcher.observe(batch) for batch in batches]

@@ -41,7 +41,7 @@ from .scoring.stats import reward_key
 
 if TYPE_CHECKING:
     from .scoring.ensemble import Ensemble
-    from .plugins import Plugins
+    from .discovery.plugins import Plugins
 
 __all__ = ["DataCheckFailed", "Job", "MetricsLog", "Row", "Summary", "is_main_process", "prepare", "train"]
 
@@ -201,7 +201,7 @@ def _import_plugin(spec: str) -> ModuleType:
 
 
 def _load_plugins(config: RunConfig) -> Plugins:
-    from .plugins import default_plugins, load_plugins
+    from .discovery.plugins import default_plugins, load_plugins
 
     if not config.plugins:
         return default_plugins()
@@ -253,7 +253,7 @@ def _environment(config: RunConfig, plugins: Plugins) -> Any:
     """The run's environment (None without one); an unknown name is a :class:`ConfigError` naming the key."""
     if config.environment is None:
         return None
-    from .registry import DuplicateNameError, UnknownNameError
+    from .discovery.registry import DuplicateNameError, UnknownNameError
 
     try:
         return plugins.registry.environment(config.environment.name)

@@ -59,7 +59,7 @@ RANK_ROWS = 8
 def installed_probes(plugins: Any = None) -> list[Probe]:
     """The generic probes followed by every installed pack's (``register_probes``); a pack's probe named like a
     generic one is an error naming the pack."""
-    from ..plugins import default_plugins
+    from ..discovery.plugins import default_plugins
 
     registry = (plugins or default_plugins()).registry
     generic = {p.name for p in GENERIC}

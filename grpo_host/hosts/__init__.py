@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..hookspecs import hookimpl
+from ..discovery.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from ..train import Job, Summary

@@ -71,7 +71,7 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
     data, before this).
     Empty when the run has no environment.
     """
-    from ..registry import DuplicateNameError, UnknownNameError
+    from ..discovery.registry import DuplicateNameError, UnknownNameError
 
     default = job.config.environment
     choices: list[str | None] = []

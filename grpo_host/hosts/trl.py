@@ -379,7 +379,7 @@ def _library_noise_filtered() -> Iterator[None]:
 
 def _rollout(job: Job) -> Any:
     """The run's rollout function from the registry; an unknown name is a :class:`ConfigError` naming the key."""
-    from ..registry import DuplicateNameError, UnknownNameError
+    from ..discovery.registry import DuplicateNameError, UnknownNameError
 
     try:
         return job.plugins.registry.rollout(job.config.rollout)

@@ -142,7 +142,7 @@ class Ensemble:
         from .spec import parse_spec
 
         if plugins is None:
-            from ..plugins import default_plugins
+            from ..discovery.plugins import default_plugins
 
             plugins = default_plugins()
         items = spec if spec and all(isinstance(s, SpecItem) for s in spec) else parse_spec(spec)  # type: ignore[arg-type]

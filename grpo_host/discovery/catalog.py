@@ -1,0 +1,204 @@
+"""What ``grpo-host rewards list`` and ``environments list`` show, kept so that a listing imports no pack.
+
+Loading the packs costs more than the rest of a listing together: it imports
+importlib.metadata, pluggy, pydantic and every pack, about 0.3 s on a 2-core
+machine (``benchmarks/README.md``).  The rows change only when installed code
+changes, so they are stored with a fingerprint of what they were built from,
+and read back while every part of it still matches:
+
+* the modification time of every ``sys.path`` folder: pip adds, renames or
+  removes a ``*.dist-info`` folder there on every install, upgrade and
+  uninstall, editable installs included;
+* the modification time and size of every non-stdlib module file and package
+  folder the process had imported when the rows were built: an edited pack
+  (or grpo-host itself), or a module added to a pack's folder, rebuilds them.
+  Data files a pack reads while registering are not watched.
+
+The file's key holds the interpreter, ``sys.path`` and the plugin-selection
+variables, so two environments never share an entry.  Never stored: a load in
+which a plugin failed (fixing the pack changes no file the fingerprint holds),
+a load during which a watched path changed (what was read may be older than
+the mtime recorded; compared by the file system's own clock, as git does for
+racy index entries), and a listing under ``GRPO_HOST_STRICT_PLUGINS`` (it must
+load to raise).  A cache folder that cannot be written only costs the speed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import zlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .settings import PLUGIN_SELECTION, cache_root, strict_plugins
+
+if TYPE_CHECKING:
+    from ..environments import Environment
+    from .plugins import Plugins
+    from ..scoring.contract import Reward
+
+__all__ = ["environment_row", "environment_rows", "plugin_warnings", "reward_row", "reward_rows"]
+
+FORMAT = 2  # bump when a row's shape changes
+
+
+def reward_row(reward: Reward) -> dict[str, Any]:
+    """One reward as ``rewards list --json`` prints it."""
+    return {
+        "name": reward.name,
+        "plugin": reward.plugin,
+        "version": reward.version,
+        "requires": {col.label: col.type_label for col in reward.requires},
+        "params": reward.params.model_json_schema() if reward.params else None,
+        "description": reward.description,
+        "batch": reward.batch,
+        "executor": reward.executor,
+    }
+
+
+def environment_row(env: Environment) -> dict[str, Any]:
+    """One environment as ``environments list --json`` prints it."""
+    return {
+        "name": env.name,
+        "plugin": env.plugin,
+        "version": env.version,
+        "requires": {col.label: col.type_label for col in env.requires},
+        "params": env.params.model_json_schema() if env.params else None,
+        "tools": [{"call": call, "summary": summary} for call, summary in env.tool_summaries()],
+        "limits": {"timeout": env.limits.timeout, "max_output_chars": env.limits.max_output_chars,
+                   "max_argument_chars": env.limits.max_argument_chars},
+        "reward": env.has_reward,
+        "description": env.description,
+    }
+
+
+def plugin_warnings(plugins: Plugins) -> list[str]:
+    """The lines a listing prints on stderr: packs that failed to load, and reward names two packs claim."""
+    failed = [f"plugin {rec.name} ({rec.dist} {rec.version}) failed: {rec.error}"
+              for rec in plugins.records if rec.status == "failed"]
+    return failed + sorted(set(plugins.registry.conflicts.values()))
+
+
+def reward_rows() -> tuple[list[dict[str, Any]], list[str]]:
+    """Every installed reward's row, and the warnings to print beside them: stored ones while they are current."""
+    stored = _listing()
+    return stored["rows"], stored["warnings"]
+
+
+def environment_rows() -> tuple[list[dict[str, Any]], list[str]]:
+    """Every installed environment's row, and the warnings, from the same stored listing as the rewards'."""
+    stored = _listing()
+    return stored["environments"], stored["warnings"]
+
+
+def _listing() -> dict[str, Any]:
+    """The stored listing while it is current, else a fresh one (stored when it can be trusted)."""
+    strict = strict_plugins()
+    key = _key()
+    path = cache_root() / "catalog" / f"{zlib.crc32(key.encode()):08x}.json"
+    if not strict and (stored := _read(path, key)) is not None:
+        return stored
+
+    from .plugins import default_plugins
+
+    started = None if strict else _disk_clock(path.parent)
+    folders = _stats(p or os.curdir for p in sys.path)  # before loading: an install meanwhile makes them stale
+    plugins = default_plugins()
+    registry = plugins.registry
+    listing = {"rows": [reward_row(r) for r in registry],
+               "environments": [environment_row(registry.environment(n)) for n in registry.names("environment")],
+               "warnings": plugin_warnings(plugins)}
+    if started is not None and all(rec.status != "failed" for rec in plugins.records):
+        fingerprint = {**folders, **_stats(_watched_files())}
+        # Changed at or after the start: what was read may predate the change, and the new mtime would hide it.
+        if all(st is None or st[0] < started for st in fingerprint.values()):
+            _write(path, {"key": key, "fingerprint": fingerprint, **listing})
+    return listing
+
+
+def _key() -> str:
+    """What must be equal for two listings to be the same; its CRC names the file, and it is compared whole."""
+    selection = [os.environ.get(name) for name in PLUGIN_SELECTION]
+    return json.dumps([FORMAT, sys.executable, sys.version, sys.path, selection])
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def _watched_files() -> list[str]:
+    """Every non-stdlib module file, and every package folder (a module added to a package changes its mtime)."""
+    paths: set[str] = set()
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] in sys.stdlib_module_names:
+            continue
+        if isinstance(file := getattr(module, "__file__", None), str):
+            paths.add(file)
+        paths.update(p for p in getattr(module, "__path__", ()) if isinstance(p, str))
+    return sorted(paths)
+
+
+def _disk_clock(folder: Path) -> int | None:
+    """Now, by the clock file times are stamped with (the kernel's, coarser than ``time.time_ns``).
+
+    None when the folder cannot be written, so there is nothing to store.
+    """
+    import tempfile  # only on a rebuild: a listing read from the cache does not pay for it
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".clock-")
+    except OSError:
+        return None
+    try:
+        return os.fstat(fd).st_mtime_ns
+    finally:
+        os.close(fd)
+        os.unlink(tmp)
+
+
+def _stats(paths: Iterable[str]) -> dict[str, list[int] | None]:
+    """Path → [mtime_ns, size], None where it is missing."""
+    return {p: _stat(p) for p in paths}
+
+
+def _read(path: Path, key: str) -> dict[str, Any] | None:
+    try:
+        stored = json.loads(path.read_bytes())
+        fingerprint, warnings = stored["fingerprint"], stored["warnings"]
+        rows, environments = stored["rows"], stored["environments"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if stored.get("key") != key:
+        return None
+    if not (isinstance(fingerprint, dict) and isinstance(rows, list) and isinstance(environments, list)
+            and isinstance(warnings, list)):
+        return None
+    if any(_stat(p) != st for p, st in fingerprint.items()):
+        return None
+    return stored
+
+
+def _write(path: Path, stored: dict[str, Any]) -> None:
+    """Write whole or not at all (a concurrent listing reads the old file or the new one)."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".catalog-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(stored, f)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

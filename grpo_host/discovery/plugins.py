@@ -1,0 +1,170 @@
+"""Finding and loading plugins: a manager per call, each pack loaded on its own.
+
+``load_plugins()`` is the factory: it builds a fresh pluggy manager, loads
+every entry point of the ``grpo_host`` group one at a time (so one broken pack
+is recorded, with its distribution and version, and the rest still load),
+runs ``check_pending()`` so a misspelled hook is an error, and calls each
+plugin's hooks with a registrar bound to it.  Nothing happens at import time;
+the CLI and the module-level API share one lazily built default.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from types import ModuleType
+from typing import Literal
+
+import pluggy
+
+from . import hookspecs
+from .registry import Registrar, Registry
+from ..scoring.contract import Reward
+from .settings import plugin_names, strict_plugins
+
+__all__ = ["PluginRecord", "Plugins", "default_plugins", "get_reward", "list_rewards", "load_plugins"]
+
+GROUP = "grpo_host"
+DIST = "grpo-host"
+HOOKS = tuple(name for name, spec in vars(hookspecs).items() if hasattr(spec, f"{hookspecs.PROJECT}_spec"))
+"""The hooks a plugin may implement, read off the hook specs themselves."""
+
+
+@dataclass
+class PluginRecord:
+    """One plugin as ``grpo-host plugins list`` shows it."""
+
+    name: str
+    dist: str
+    version: str
+    source: Literal["built-in", "entry point", "direct"]
+    status: Literal["loaded", "failed", "disabled"] = "loaded"
+    error: str | None = None
+    hooks: list[str] = field(default_factory=list)
+    rewards: list[str] = field(default_factory=list)
+    monitors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def fail(self, exc: BaseException) -> None:
+        self.status, self.error = "failed", f"{type(exc).__name__}: {exc}"
+
+
+@dataclass
+class Plugins:
+    """A loaded plugin set: what it registered, and per-plugin records."""
+
+    registry: Registry
+    records: list[PluginRecord]
+
+
+def load_plugins(
+    *,
+    entry_points_group: str | None = GROUP,
+    plugins: Iterable[ModuleType | object] = (),
+    strict: bool | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Plugins:
+    """Build a plugin manager, load plugins and collect what they register.
+
+    :param entry_points_group: the entry-point group to discover (None: none).
+    :param plugins: extra plugin objects (modules) registered directly, as
+        tests and embedding applications do.
+    :param strict: re-raise the first plugin failure instead of recording it;
+        defaults to ``GRPO_HOST_STRICT_PLUGINS=1``.
+    :param env: where to read ``GRPO_HOST_LOAD_PLUGINS`` (unset: all; empty:
+        none; ``a,b``: only these) and ``GRPO_HOST_DISABLE_PLUGINS`` (a block
+        list); both match entry-point or distribution names.
+    """
+    env = os.environ if env is None else env
+    if strict is None:
+        strict = strict_plugins(env)
+    allow = plugin_names(env.get("GRPO_HOST_LOAD_PLUGINS"))
+    block = plugin_names(env.get("GRPO_HOST_DISABLE_PLUGINS")) or set()
+
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    records: dict[str, PluginRecord] = {}
+
+    def failed(record: PluginRecord, exc: BaseException) -> None:
+        record.fail(exc)
+        if strict:
+            exc.add_note(f"while loading grpo_host plugin {record.name!r} ({record.dist} {record.version})")
+            raise exc
+
+    candidates: list[tuple[PluginRecord, object]] = []
+    for ep in entry_points(group=entry_points_group) if entry_points_group else ():
+        dist, version = (ep.dist.name, ep.dist.version) if ep.dist else ("?", "?")
+        record = PluginRecord(ep.name, dist, version, "built-in" if dist == DIST else "entry point")
+        if allow is not None and not {ep.name, dist} & allow:
+            continue
+        records[ep.name] = record
+        if {ep.name, dist} & block:
+            record.status = "disabled"
+            pm.set_blocked(ep.name)
+            continue
+        try:
+            candidates.append((record, ep.load()))
+        except Exception as exc:  # an ImportError, or anything the pack's import raises
+            failed(record, exc)
+    for obj in plugins:
+        name = getattr(obj, "__name__", type(obj).__name__)
+        version = str(getattr(obj, "__version__", "0"))
+        records[name] = record = PluginRecord(name, name, version, "direct")
+        candidates.append((record, obj))
+
+    for record, obj in candidates:
+        try:
+            pm.register(obj, name=record.name)
+        except Exception as exc:  # PluginValidationError: hookimpl arguments not in the spec
+            failed(record, exc)
+    while True:  # check_pending raises for the first bad plugin; drop it and look again
+        try:
+            pm.check_pending()
+            break
+        except pluggy.PluginValidationError as exc:
+            record = records[pm.get_name(exc.plugin)]
+            pm.unregister(exc.plugin)
+            failed(record, exc)
+
+    registry = Registry()
+    registrars: dict[str, Registrar] = {}
+    for hook in HOOKS:
+        for impl in getattr(pm.hook, hook).get_hookimpls():
+            record = records[impl.plugin_name]
+            if record.status != "loaded":
+                continue
+            record.hooks.append(hook)
+            register = registrars.setdefault(
+                record.name, Registrar(registry, record.dist, record.version, owner=record.name))
+            try:
+                impl.function(register=register)
+            except Exception as exc:
+                registry.discard(record.name)  # a half-registered pack is not used, and claims no name
+                failed(record, exc)
+    conflicts, usable, watching = registry.conflicts, set(registry.names("reward")), set(registry.names("monitor"))
+    for name, register in registrars.items():
+        record = records[name]
+        if record.status == "loaded":
+            record.rewards = sorted(n for n in set(register.names) if n in usable)
+            record.monitors = sorted(n for n in set(register.names) if n in watching)
+            record.warnings = [conflicts[n] for n in dict.fromkeys(register.names) if n in conflicts]
+    return Plugins(registry, list(records.values()))
+
+
+@functools.cache
+def default_plugins() -> Plugins:
+    """The plugin set of this process, loaded on first use from the installed entry points."""
+    return load_plugins()
+
+
+def list_rewards(plugins: Plugins | None = None) -> list[Reward]:
+    """Every registered reward, sorted by name (from the installed plugins unless ``plugins`` is given)."""
+    return list((plugins or default_plugins()).registry)
+
+
+def get_reward(name: str, plugins: Plugins | None = None) -> Reward:
+    """The reward registered as ``name``; raises with the available names when there is none."""
+    return (plugins or default_plugins()).registry.reward(name)
