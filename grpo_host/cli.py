@@ -426,7 +426,7 @@ def rescore(
 ) -> None:
     """Re-score a run's recorded rollouts with the rewards installed now: changed verdicts per reward and per
     step, and advantages that changed sign. Exit 0 nothing changed, 1 some verdicts or signs changed."""
-    from .config import ConfigError
+    from .training.config import ConfigError
     from .rescore import rescore as run_rescore
     from .rescore import run_plugins, run_rewards
 
@@ -552,11 +552,11 @@ def train(
     3 a monitor with action stop ended it (after a checkpoint).
     """
     from .audit import AuditFailed
-    from .config import load_config
+    from .training.config import load_config
     from .data import DataError
     from .monitoring import MonitorStopped
-    from .train import DataCheckFailed
-    from .train import train as run_training
+    from .training.train import DataCheckFailed
+    from .training.train import train as run_training
 
     try:
         with _errors():
@@ -579,7 +579,7 @@ def train(
         err.print(Text.assemble(("error:", "red"), " the audit found ways to game the rewards; nothing was trained "
                                 "(audit: warn trains anyway)"), soft_wrap=True)
         raise typer.Exit(1) from None
-    from .train import is_main_process
+    from .training.train import is_main_process
 
     if not is_main_process():  # one summary for an accelerate launch / mlx.launch run, not one per process
         return

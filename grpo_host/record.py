@@ -2,7 +2,7 @@
 
 A mean-reward curve cannot show what a reward paid for; the completions
 can.  Both training hosts score each batch in one place
-(:class:`grpo_host.hosts.reward_funcs.EnsembleRewardFuncs`) and ``grpo-host
+(:class:`grpo_host.training.backends.reward_funcs.EnsembleRewardFuncs`) and ``grpo-host
 score`` in another (:func:`grpo_host.offline.score_file_batches`); both hand
 the batch to a :class:`RolloutRecord`, which writes it as one Parquet part
 into a folder (``rollouts/`` in a run folder, ``<out>.rollouts/`` beside a
@@ -121,7 +121,7 @@ class RolloutRecord:
 
         A fresh run starts an empty record; a resumed one keeps the parts up to its checkpoint's step, so no
         step is recorded twice."""
-        from .train import is_main_process
+        from .training.train import is_main_process
 
         config = job.config
         mode = getattr(config, "record", "all")

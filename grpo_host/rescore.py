@@ -67,7 +67,7 @@ def run_plugins(path: str | Path) -> Any:
     if not specs:
         return None
     from .discovery.plugins import load_plugins
-    from .train import _import_plugin  # the run's own rule for a plugin spec (a .py file or a module name)
+    from .training.train import _import_plugin  # the run's own rule for a plugin spec (a .py file or a module name)
 
     return load_plugins(plugins=[_import_plugin(str(spec)) for spec in specs])
 

@@ -43,9 +43,9 @@ def register_hosts(register):
     """Register training hosts (engines that run GRPO with an ensemble).
 
     A host is a callable ``run(job) -> summary`` that trains a
-    :class:`grpo_host.train.Job` (a checked :class:`grpo_host.config.RunConfig`
+    :class:`grpo_host.training.train.Job` (a checked :class:`grpo_host.training.config.RunConfig`
     with its normalised rows and reward ensemble) and returns a
-    :class:`grpo_host.train.Summary`; the built-in ones are ``trl`` and
+    :class:`grpo_host.training.train.Summary`; the built-in ones are ``trl`` and
     ``mlx``.  A third party adds another engine by implementing this hook.
 
     :param register: a :class:`grpo_host.discovery.registry.Registrar` bound to this

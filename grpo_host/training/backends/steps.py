@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError
-from ..data import DataError
+from ...data import DataError
 from ..preflight import CHECKPOINT, checkpoint_step
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
     data, before this).
     Empty when the run has no environment.
     """
-    from ..discovery.registry import DuplicateNameError, UnknownNameError
+    from ...discovery.registry import DuplicateNameError, UnknownNameError
 
     default = job.config.environment
     choices: list[str | None] = []

@@ -53,7 +53,7 @@ class EnsembleRewardFuncs:
     """Per-member reward functions over one ensemble and the run's rows.
 
     :param ensemble: the :class:`grpo_host.Ensemble` to score with.
-    :param rows: the run's :class:`grpo_host.train.Row` list (``where``,
+    :param rows: the run's :class:`grpo_host.training.train.Row` list (``where``,
         ``data``); row ids index it, and ``where`` names a row in errors.
     :param log_metric: where our metrics go when the engine passes no
         ``log_metric`` of its own.
@@ -118,7 +118,7 @@ class EnsembleRewardFuncs:
             if log_metric is not None:
                 log_metric("record/seconds", seconds)
         if self.monitors is not None:
-            from ..monitoring import Batch
+            from ...monitoring import Batch
 
             batch = Batch.of(self.passes, result, self.ensemble, [self.rows[i].data["prompt"] for i in ids],
                              completions, ids, row_ids=[self.rows[i].where for i in ids], lengths=lengths,

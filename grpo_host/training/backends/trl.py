@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
-from ..record import RolloutRecord
+from ...record import RolloutRecord
 from .contract import TrainingHost
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
 from .steps import check_prompt_length, rollout_environments
@@ -277,7 +277,7 @@ def _metrics_callback(host: TrlHost) -> Any:
 
 
 class TrlHost(TrainingHost):
-    """``trl.GRPOTrainer`` under the host contract (:class:`~grpo_host.hosts.contract.TrainingHost`)."""
+    """``trl.GRPOTrainer`` under the host contract (:class:`~grpo_host.training.backends.contract.TrainingHost`)."""
 
     def reward_functions(self) -> tuple[list[Any], list[float]]:
         job = self.job
@@ -379,7 +379,7 @@ def _library_noise_filtered() -> Iterator[None]:
 
 def _rollout(job: Job) -> Any:
     """The run's rollout function from the registry; an unknown name is a :class:`ConfigError` naming the key."""
-    from ..discovery.registry import DuplicateNameError, UnknownNameError
+    from ...discovery.registry import DuplicateNameError, UnknownNameError
 
     try:
         return job.plugins.registry.rollout(job.config.rollout)

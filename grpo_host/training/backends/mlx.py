@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
-from ..record import RolloutRecord
-from ..scoring.stats import Moments, reward_key
+from ...record import RolloutRecord
+from ...scoring.stats import Moments, reward_key
 from .contract import TrainingHost
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
 from .steps import check_prompt_length
@@ -590,7 +590,7 @@ def _add_lora(config: RunConfig, model: Any, quantization: dict[str, Any] | None
 
 
 class MlxHost(TrainingHost):
-    """mlx-lm-lora's ``train_grpo`` under the host contract (:class:`~grpo_host.hosts.contract.TrainingHost`).
+    """mlx-lm-lora's ``train_grpo`` under the host contract (:class:`~grpo_host.training.backends.contract.TrainingHost`).
 
     ``validate`` has run already (``grpo-host train`` calls it before reading any data).
     """

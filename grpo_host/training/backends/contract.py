@@ -1,7 +1,7 @@
 """The written contract of a training backend: what a host must do, and what the base does for it once.
 
 A backend (TRL, MLX, or a third party's through ``register_hosts``) turns a
-checked :class:`~grpo_host.train.Job` (config, rows, ensemble, monitors,
+checked :class:`~grpo_host.training.train.Job` (config, rows, ensemble, monitors,
 metrics log) into a trained model.  Subclass :class:`TrainingHost`,
 implement its four duties, and register a callable that runs it::
 
@@ -40,7 +40,7 @@ from ..preflight import checkpoint_step
 from .steps import last_checkpoint, refuse_unasked_overwrite
 
 if TYPE_CHECKING:
-    from ..monitoring import Alert
+    from ...monitoring import Alert
     from ..train import Job, Summary
 
 __all__ = ["TrainingHost"]
@@ -68,7 +68,7 @@ class TrainingHost(ABC):
     @abstractmethod
     def reward_functions(self) -> tuple[list[Callable[..., Any]], list[float]]:
         """The ensemble as the engine's reward functions (one pass of :meth:`grpo_host.Ensemble.score` per
-        batch: see :class:`grpo_host.hosts.reward_funcs.EnsembleRewardFuncs`) and their weights."""
+        batch: see :class:`grpo_host.training.backends.reward_funcs.EnsembleRewardFuncs`) and their weights."""
 
     @abstractmethod
     def train(self) -> int:
