@@ -337,7 +337,8 @@ def _mount_args(extra: tuple[str, ...] = ()) -> list[str]:
 
 
 def _bwrap_argv(bwrap: str, mode: Mode, userns: _Namespace, command: list[str],
-                binds: tuple[str, ...] = ()) -> list[str]:
+                binds: tuple[str, ...] = (), extra_caps: tuple[str, ...] = ()) -> list[str]:
+    """``binds``: more read-only paths; ``extra_caps``: more capabilities for the server (another pack's)."""
     if mode == "root":
         argv = [bwrap, "--userns", str(userns.fds[0]), "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]
@@ -345,7 +346,7 @@ def _bwrap_argv(bwrap: str, mode: Mode, userns: _Namespace, command: list[str],
     else:
         argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0", "--cap-drop", "ALL"]
         caps = ("CAP_SYS_ADMIN", "CAP_SETFCAP")  # to mount the tmpfs, and to map uid 0 into the nested namespace
-    argv += [a for cap in caps for a in ("--cap-add", cap)]
+    argv += [a for cap in (*caps, *extra_caps) for a in ("--cap-add", cap)]
     argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox", *_mount_args(binds), "--chdir", "/tmp",
              "--clearenv"]
     for key, value in _ENV.items():
