@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .scoring.contract import Reward, RewardError, RewardUnusable, Scored, completion_text, reward
-    from .scoring.ensemble import Ensemble, Member, ScoreResult
+    from .discovery.build import Ensemble
+    from .scoring.ensemble import Member, ScoreResult
     from .scoring.stats import RewardMetrics
     from .discovery.hookspecs import hookimpl
     from .monitoring import monitor
@@ -31,7 +32,7 @@ _LAZY = {
     "list_rewards": "plugins", "get_reward": "plugins",
     "Reward": "scoring.contract", "RewardError": "scoring.contract", "RewardUnusable": "scoring.contract",
     "Scored": "scoring.contract", "completion_text": "scoring.contract", "reward": "scoring.contract",
-    "Ensemble": "scoring.ensemble", "Member": "scoring.ensemble", "ScoreResult": "scoring.ensemble",
+    "Ensemble": "discovery.build", "Member": "scoring.ensemble", "ScoreResult": "scoring.ensemble",
     "RewardMetrics": "scoring.stats",
 }
 

@@ -336,7 +336,7 @@ def score(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .data import read_rows
-    from .scoring.ensemble import Ensemble
+    from .discovery.build import Ensemble
     from .monitoring import MonitorSet, choose
     from .offline import ScoreOutput, Tally, score_file_batches, sigterm_as_interrupt, write_stream
     from .discovery.plugins import default_plugins

@@ -95,7 +95,7 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
     The result: ``rollouts``, ``rewards`` (per compared reward: ``compared``, ``changed``, ``errors``),
     ``new_rewards``, ``not_rescored``, ``advantage_sign_changed`` and ``steps`` (per step: ``step``,
     ``rollouts``, ``changed`` per reward, ``advantage_sign_changed``)."""
-    from .scoring.ensemble import Ensemble
+    from .discovery.build import Ensemble
 
     table = read_record(path)
     recorded = {c.removeprefix("reward/") for c in table.column_names if c.startswith("reward/")}

@@ -647,10 +647,13 @@ def serve(spec: str, *, host: str = "127.0.0.1", port: int = 8000, settings: Ser
     """Serve ``spec`` until SIGTERM or SIGINT, then finish the requests in flight and close the ensembles."""
     import uvicorn
 
+    from .discovery.plugins import default_plugins
+
     settings = settings or ServeSettings()
     sock = listen_socket(host, port)  # before the ensembles: a bad address costs no reward start-up
     workers = settings.workers or max(1, (os.cpu_count() or 1) // settings.concurrency)
-    app = build_app(lambda: Ensemble.from_spec(spec, strict=strict, workers=workers, pool=settings.pool), settings)
+    app = build_app(lambda: Ensemble.from_spec(spec, plugins=default_plugins(), strict=strict, workers=workers,
+                                               pool=settings.pool), settings)
     _access_logging()
     config = uvicorn.Config(app, access_log=False, log_level="info", http=_protocol(settings.header_timeout),
                             timeout_graceful_shutdown=settings.deadline + 5, lifespan="on")

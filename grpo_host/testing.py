@@ -34,7 +34,7 @@ from .discovery.plugins import GROUP, PluginRecord, Plugins, load_plugins
 if TYPE_CHECKING:
     from .audit import AuditReport
     from .data import CheckReport
-    from .scoring.ensemble import Ensemble
+    from .discovery.build import Ensemble
     from .monitoring import Batch, Report
 
 __all__ = [
@@ -138,7 +138,7 @@ def score_rows(spec: str, rows: Iterable[Mapping[str, Any]], *, plugins: Plugins
         defaults to every installed pack.
     """
     from .data import missing_column
-    from .scoring.ensemble import Ensemble
+    from .discovery.build import Ensemble
 
     rows = list(rows)
     with Ensemble.from_spec(spec, plugins=plugins) as ensemble:
@@ -185,7 +185,7 @@ def scored_batch(rewards: str | Ensemble, rows: Iterable[Mapping[str, Any]], *, 
     :class:`~grpo_host.Ensemble` (reused across batches: worker processes
     start once).  ``lengths``: completion token counts, as an engine gives them.
     """
-    from .scoring.ensemble import Ensemble
+    from .discovery.build import Ensemble
     from .monitoring import Batch
 
     rows = list(rows)

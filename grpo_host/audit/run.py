@@ -211,7 +211,7 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
     :class:`grpo_host.RewardError` when a reward stops scoring (it cannot run,
     or failed on many rows in a row): the audit could not finish.
     """
-    from ..scoring.ensemble import Ensemble
+    from ..discovery.build import Ensemble
 
     if sample < 1 or probe_rows < 1:
         raise ValueError(f"the sample and the probe rows must be at least 1 row, not {min(sample, probe_rows)}")

@@ -6,6 +6,8 @@
 * :mod:`~grpo_host.discovery.registry`: what the plugins registered, each item stamped with its pack.
 * :mod:`~grpo_host.discovery.catalog`: the stored listing ``rewards list`` reads without loading a pack.
 * :mod:`~grpo_host.discovery.settings`: the environment variables (plugin selection, the cache folder).
+* :mod:`~grpo_host.discovery.build`: :class:`grpo_host.Ensemble`, whose ``from_spec`` looks names up in the
+  installed plugins (the scoring core only in the registry it is given).
 
 This layer sits above the scoring core (it imports the reward contract; ``grpo_host.scoring`` never
 imports it).  This ``__init__`` imports nothing, so the cached listing pays only for ``catalog`` and

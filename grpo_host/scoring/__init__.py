@@ -10,7 +10,9 @@
 * :mod:`~grpo_host.scoring.stats`: per-reward statistics and their metric names.
 * :mod:`~grpo_host.scoring.ensemble`: members and weights; ``score() = run, account, total``.
 
-Nothing here imports the plugin layer, a training engine or an HTTP stack (the one exception:
-:meth:`Ensemble.from_spec` without ``plugins`` looks names up in the installed plugins).  This
-``__init__`` imports nothing, so a pack importing ``grpo_host.reward`` pays for the contract alone.
+Nothing here imports the plugin layer, a training engine or an HTTP stack (``tests/test_layers.py``
+checks): names in a spec are looked up in the registry the caller passes, and
+:class:`grpo_host.Ensemble` (:mod:`grpo_host.discovery.build`) is the one that finds the installed
+plugins.  This ``__init__`` imports nothing, so a pack importing ``grpo_host.reward`` pays for the
+contract alone.
 """

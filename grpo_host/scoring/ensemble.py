@@ -131,10 +131,12 @@ class Ensemble:
     ) -> Ensemble:
         """Build an ensemble from a spec string or YAML-style list, looking names up in ``plugins``.
 
-        :param plugins: a :class:`grpo_host.plugins.Plugins` (or anything with
-            a ``registry``); defaults to the installed plugins, the one place
-            the scoring core reaches the plugin layer (pass ``plugins`` and it
-            does not).
+        :param plugins: where names are looked up: anything with a ``registry``
+            whose ``reward(name)`` returns the reward (a
+            :class:`grpo_host.discovery.plugins.Plugins`).  Required here: the
+            scoring core does not find plugins.  :class:`grpo_host.Ensemble`
+            (:class:`grpo_host.discovery.build.Ensemble`, the plugin layer's
+            subclass) defaults it to the installed plugins.
         :param pool: where ``executor="process"`` rewards run (see :data:`POOLS`).
         Unknown names raise with the available names; bad parameters raise with
         the reward's parameter schema.
@@ -142,9 +144,8 @@ class Ensemble:
         from .spec import parse_spec
 
         if plugins is None:
-            from ..discovery.plugins import default_plugins
-
-            plugins = default_plugins()
+            raise TypeError("grpo_host.scoring's Ensemble.from_spec needs plugins= (the scoring core does not find "
+                            "plugins); grpo_host.Ensemble.from_spec looks names up in the installed ones")
         items = spec if spec and all(isinstance(s, SpecItem) for s in spec) else parse_spec(spec)  # type: ignore[arg-type]
         members = [Member.of(plugins.registry.reward(item.name), item) for item in items]
         return cls(members, strict=strict, workers=workers, pool=pool)
