@@ -26,6 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from grpo_host import hookimpl, reward
+from grpo_host.special_tokens import COMMON_END_TOKENS, strip_end_tokens
 
 ANSWER = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.S)
 INTEGER = re.compile(r"[+-]?\d+")
@@ -73,18 +74,26 @@ def r1_int(completion: str, **_) -> float:
 
 
 def _body(tag: str) -> str:
-    """A block's content: any text holding none of the four tags, so a match is exactly one block of each."""
-    return rf"(?:(?!</?{tag}>|</?answer>).)*"
+    """A block's content: any text holding none of the four tags in any case or spacing (``</Think >``, ``<ANSWER>``),
+    so a match is exactly one block of each."""
+    return rf"(?:(?!(?i:<\s*/?\s*(?:{tag}|answer)\s*>)).)*"
 
 
 @lru_cache(maxsize=32)
 def _strict(tag: str) -> re.Pattern[str]:
-    return re.compile(rf"<{tag}>\n{_body(tag)}\n</{tag}>\n<answer>\n{_body(tag)}\n</answer>\n?", re.S)
+    return re.compile(rf"<{tag}>\n{_body(tag)}\n</{tag}>\n<answer>\n(?P<answer>{_body(tag)})\n</answer>\n?", re.S)
 
 
 @lru_cache(maxsize=32)
 def _soft(tag: str) -> re.Pattern[str]:
-    return re.compile(rf"\s*<{tag}>{_body(tag)}</{tag}>\s*<answer>{_body(tag)}</answer>\s*", re.S)
+    return re.compile(rf"\s*<{tag}>{_body(tag)}</{tag}>\s*<answer>(?P<answer>{_body(tag)})</answer>\s*", re.S)
+
+
+def _one_block_each(pattern: re.Pattern[str], completion: str) -> float:
+    """1.0 when the completion, less a run of end-of-turn markers at its very end (``<|im_end|>``, ``</s>``: the
+    tokenizer's, not the model's text), matches ``pattern`` whole with an answer that is not blank."""
+    m = pattern.fullmatch(strip_end_tokens(completion, COMMON_END_TOKENS))
+    return float(m is not None and bool(m["answer"].strip()))
 
 
 @reward(
@@ -100,8 +109,9 @@ def _soft(tag: str) -> re.Pattern[str]:
 def r1_strict_format(completion: str, *, params: FormatParams, **_) -> float:
     """1.0 when the whole completion is exactly one `<think>\\n...\\n</think>` block then one
     `<answer>\\n...\\n</answer>` block, with an optional final newline (each tag on its own line, nothing before,
-    between or after them, and neither block holding a think or answer tag), else 0.0."""
-    return float(_strict(params.reasoning_tag).fullmatch(completion) is not None)
+    between or after them, neither block holding a think or answer tag in any case or spacing, and an answer that
+    is not blank), else 0.0.  A run of end-of-turn markers at the very end (`<|im_end|>`, `</s>`) is not text."""
+    return _one_block_each(_strict(params.reasoning_tag), completion)
 
 
 @reward(
@@ -112,8 +122,9 @@ def r1_strict_format(completion: str, *, params: FormatParams, **_) -> float:
 )
 def r1_soft_format(completion: str, *, params: FormatParams, **_) -> float:
     """1.0 when the completion is one <think>...</think> block followed by one <answer>...</answer> block, with any
-    whitespace around and between them (neither block holding a think or answer tag), else 0.0."""
-    return float(_soft(params.reasoning_tag).fullmatch(completion) is not None)
+    whitespace around and between them (neither block holding a think or answer tag in any case or spacing, and an
+    answer that is not blank), else 0.0; a run of end-of-turn markers at the very end is not text."""
+    return _one_block_each(_soft(params.reasoning_tag), completion)
 
 
 @reward(

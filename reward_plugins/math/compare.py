@@ -123,6 +123,10 @@ def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bo
             scale = max(abs(x.evalf(30)), abs(y.evalf(30)))
             if not bool(gap <= tolerance * scale):
                 continue
+            if not (x.is_Float or y.is_Float):  # decimals inside an expression: 0.6666672\pi is not 2\pi/3
+                if _within_rounding(x, y):
+                    return True
+                continue
             ulps = [u for u in (_written_ulp(x), _written_ulp(y)) if u is not None]
             if not ulps or bool(gap <= Rational(max(ulps)) / 2):
                 return True
@@ -135,25 +139,62 @@ def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bo
 
 def _written_ulp(x: Any) -> Fraction | None:
     """The unit of a bare decimal's last written digit, read back from its Float; None for anything else."""
+    written = _written(x) if getattr(x, "is_Float", False) else None
+    return written[1] if written else None
+
+
+def _written(x: Any) -> tuple[Fraction, Fraction]:
+    """A Float as its decimal was written (read back from its digits: trailing zeros lost) and its last digit's unit."""
     from decimal import Decimal
 
     from mpmath.libmp import prec_to_dps, to_str
 
-    if not getattr(x, "is_Float", False):
-        return None
     text = to_str(x._mpf_, prec_to_dps(x._prec), strip_zeros=True).replace(".0e", "e")
     text = text[:-2] if text.endswith(".0") else text
-    return Fraction(10) ** Decimal(text).as_tuple().exponent
+    return Fraction(Decimal(text)), Fraction(10) ** Decimal(text).as_tuple().exponent
+
+
+MAX_ROUNDED = 4
+"""Most decimals an expression may hold for :func:`_within_rounding` to try every rounding (2**4 corners)."""
+
+
+def _within_rounding(x: Any, y: Any) -> bool:
+    """Whether ``x - y`` can be 0 when each decimal in them is anywhere within half a unit of its last written
+    digit: the RULE for decimals in expressions, so ``0.6666667\\pi`` is ``2\\pi/3`` and ``0.6666672\\pi`` is not.
+
+    Each decimal is moved to both ends of its rounding interval (every
+    combination, at most MAX_ROUNDED decimals; more are not equal); the
+    difference's real and imaginary parts must each reach 0 or change sign
+    over those corners.
+    """
+    from itertools import product
+
+    from sympy import Float, Rational
+
+    floats = sorted(x.atoms(Float) | y.atoms(Float), key=str)
+    if not floats or len(floats) > MAX_ROUNDED:
+        return False
+    written = [_written(f) for f in floats]
+    reals, imaginaries = [], []
+    for corner in product((-1, 1), repeat=len(floats)):
+        at = {f: Rational(v.numerator, v.denominator) + s * Rational(u.numerator, 2 * u.denominator)
+              for f, (v, u), s in zip(floats, written, corner)}
+        value = complex((x - y).xreplace(at).evalf(30))
+        reals.append(value.real)
+        imaginaries.append(value.imag)
+    return min(reals) <= 0 <= max(reals) and min(imaginaries) <= 0 <= max(imaginaries)
 
 
 def _expands_to_zero(x: Any, y: Any) -> bool:
-    """An exact proof cheaper than ``simplify``: ``x - y`` expands to 0 (``(x+1)^2`` and ``x^2+2x+1``)."""
-    from sympy import Expr, expand
+    """An exact proof cheaper than ``simplify``: ``x - y`` expands to 0 (``(x+1)^2`` and ``x^2+2x+1``), with ``i``
+    into real and imaginary parts (``\\sqrt{2}e^{i\\pi/4}`` and ``1+i``, which ``simplify`` leaves apart)."""
+    from sympy import Expr, I, expand, expand_complex
 
     if not (isinstance(x, Expr) and isinstance(y, Expr)):
         return False
     try:
-        return expand(x - y) == 0
+        difference = expand(x - y)
+        return difference == 0 or difference.has(I) and expand_complex(difference) == 0
     except Exception:  # sympy raises anything on odd trees; simplify still gets its turn
         return False
 
@@ -245,6 +286,8 @@ def _in_same_units(gold: Parsed, pred: Parsed) -> tuple[Parsed, Parsed] | None:
     if gold.unit is not None and pred.unit is not None:
         if gold.unit == pred.unit:
             return gold, pred
+        if any(name in _SCALES for name, _ in (*gold.unit, *pred.unit)):
+            return _temperature(gold, pred)
         ratio = unit_ratio(gold.unit, pred.unit)
         return None if ratio is None else (_scaled(gold, ratio), pred)
     if (gold.unit == DEGREE) != (pred.unit == DEGREE):
@@ -263,16 +306,35 @@ def _scaled(side: Parsed, factor: Any) -> Parsed:
         n = side.number
         number = Number(n.value * factor, n.ulp * factor if n.ulp is not None else None, n.percent)
         return Parsed(number=number)
-    return Parsed(sympy=tuple(e * factor for e in side.expressions()))
+    return Parsed(sympy=tuple(_times(e, factor) for e in side.expressions()))
+
+
+def _times(e: Any, factor: Any) -> Any:
+    """A read value times ``factor``: each number of a set, tuple or interval, each numeric side of a relation
+    (``x = 45^\\circ``: the name stays); a string fallback (never compared with an expression) as it is."""
+    from sympy import Expr, FiniteSet, Interval, Tuple, Union
+    from sympy.core.relational import Relational
+
+    if isinstance(e, Expr):
+        return e * factor
+    if isinstance(e, Relational):
+        return e.func(*(_times(a, factor) if a.is_number else a for a in e.args))
+    if isinstance(e, Interval):
+        return Interval(e.start * factor, e.end * factor, e.left_open, e.right_open)
+    if isinstance(e, FiniteSet | Tuple | Union):
+        return e.func(*(_times(a, factor) for a in e.args))
+    return e
 
 
 @lru_cache(maxsize=256)
 def unit_ratio(a: Unit, b: Unit) -> Fraction | Any | None:
     """How many ``b`` one ``a`` is (km against m: 1000), or None when they measure different kinds of thing.
 
-    Conversions are :mod:`sympy.physics.units`'; an angle is a number of
-    radians (a degree is pi/180); currencies are their own symbols (a dollar
-    is a hundred cents, never euros).
+    Conversions are :mod:`sympy.physics.units`'; a prefixed name
+    (``"1e-9 meter"``) is its power of ten times the unit; an angle is a
+    number of radians (a degree is pi/180); currencies are their own symbols
+    (a dollar is a hundred cents, never euros); a temperature scale is never
+    a ratio of another (see :func:`_temperature`).
     """
     from sympy import Rational, Symbol, pi
     from sympy.physics import units
@@ -280,19 +342,55 @@ def unit_ratio(a: Unit, b: Unit) -> Fraction | Any | None:
 
     extra = {"week": 7 * units.day, "ounce": units.pound / 16, "kilohertz": 1000 * units.hertz,
              "kilowatt": 1000 * units.watt, "kilojoule": 1000 * units.joule, "mph": units.mile / units.hour,
-             "degree": pi / 180, "radian": Rational(1), "USD": Symbol("USD"), "cent": Symbol("USD") / 100, "EUR": Symbol("EUR"), "GBP": Symbol("GBP")}
+             "calorie": Rational(4184, 1000) * units.joule, "degree": pi / 180, "radian": Rational(1),
+             "USD": Symbol("USD"), "cent": Symbol("USD") / 100, "EUR": Symbol("EUR"), "GBP": Symbol("GBP")}
+    if any(name in _SCALES for name, _ in (*a, *b)):
+        return None
+
+    def one(name: str) -> Any:
+        scale, _, base = name.rpartition(" ")
+        value = extra.get(base)
+        if value is None:
+            value = getattr(units, base, None)
+            if not isinstance(value, Quantity):
+                raise KeyError(name)
+        return value * Rational(10) ** int(scale[2:]) if scale else value
 
     def quantity(unit: Unit) -> Any:
         value = Rational(1)
         for name, power in unit:
-            value *= (extra[name] if name in extra else getattr(units, name)) ** power
+            value *= one(name) ** power
         return value
 
     base = [units.meter, units.kilogram, units.second, units.ampere, units.kelvin, units.mole, units.candela]
-    ratio = convert_to(quantity(a) / quantity(b), base).simplify()
+    try:
+        ratio = convert_to(quantity(a) / quantity(b), base).simplify()
+    except KeyError:
+        return None
     if ratio.free_symbols or ratio.has(Quantity) or not ratio.is_number:
         return None
     return Fraction(int(ratio.p), int(ratio.q)) if ratio.is_Rational else ratio
+
+
+TEMPERATURE_SCALES = {"celsius": (Fraction(1), Fraction(27315, 100)),
+                      "fahrenheit": (Fraction(5, 9), Fraction(45967, 180)), "kelvin": (Fraction(1), Fraction(0))}
+"""Each scale as (its degree in kelvins, its zero in kelvins): ``t`` on it is ``degree * t + zero`` kelvins."""
+_SCALES = ("celsius", "fahrenheit")
+"""The scales whose zero is not absolute: a conversion to or from them is not a ratio."""
+
+
+def _temperature(gold: Parsed, pred: Parsed) -> tuple[Parsed, Parsed] | None:
+    """Two temperatures on different scales (25 °C against 77 °F or 298.15 K), the gold converted to the answer's
+    scale; None when either is not a plain number on a scale (a temperature is not a ratio of another unit)."""
+    scales = [TEMPERATURE_SCALES.get(u[0][0]) if u and len(u) == 1 and u[0][1] == 1 else None
+              for u in (gold.unit, pred.unit)]
+    if None in scales or gold.number is None or pred.number is None:
+        return None
+    (gs, go), (ps, po) = scales
+    n = gold.number
+    value = ((gs * n.value + go) - po) / ps
+    ulp = n.ulp * gs / ps if n.ulp is not None else None
+    return Parsed(number=Number(value, ulp, n.percent)), Parsed(number=pred.number)
 
 
 _VERDICTS: dict[tuple, bool] = {}

@@ -167,8 +167,10 @@ def last_boxed(text: str) -> str | None:
 
 _HASHES = re.compile(r"####[ \t]*([^\n]*)")
 _PHRASE = re.compile(
-    r"(?i)\b(?:final\s+answer|answer)(?:\s+(?:is|was|would\s+be|will\s+be|should\s+be)\s*:?|\s*[:=])[ \t]*")
-_PHRASE_END = re.compile(r"[.!?;](?=\s|$)|\n|</|<\|")  # <|im_end|> and the like end it too
+    r"(?im)\b(?:final\s+answer|answer)\**(?:\s+(?:is|was|would\s+be|will\s+be|should\s+be)\s*:?|\s*[:=]|\s+[–—])\**\s*"
+    r"|^\#{1,6}[ \t]*(?:final[ \t]+)?answer[ \t]*:?[ \t]*$\s*")
+"""'the answer is', 'Final Answer:', '**Final answer**:', 'Answer – ', a '# Answer' heading line (PRM800K)."""
+_PHRASE_END = re.compile(r"[!?;](?=\s|$)|(?<!\.\.)\.(?=\s|$)|\n|</|<\|")  # <|im_end|> ends it; 0.333... does not
 _CLAUSE = re.compile(r",\s|\s\(")
 
 
@@ -262,6 +264,15 @@ def final_spans(text: str) -> Answer | None:
     return Answer(text[spans[first].start() : spans[-1].end()], spans[first].start(), spans[-1].end(), parts=parts)
 
 
+def final_line(text: str) -> Answer | None:
+    """The last line when it is nothing but a plain number (``...\\n7``, ``**7**``, ``7 cm.``): the completion ends on
+    its answer, stated alone."""
+    body = text.rstrip()
+    start = body.rfind("\n") + 1
+    value = body[start:].strip().strip("*").strip().removesuffix(".").strip()
+    return Answer(value, start, len(body)) if value and read_number(value) is not None else None
+
+
 def find_answers(completion: str, targets: tuple[str, ...], max_chars: int) -> Found:
     """Every answer the completion states by the ``extract`` targets, less the withdrawn ones (see the module)."""
     stated: list[Answer] = []
@@ -277,6 +288,9 @@ def find_answers(completion: str, targets: tuple[str, ...], max_chars: int) -> F
     if stated:
         return _withdraw(completion, stated)
     text = completion[-max_chars:]
+    line = final_line(text) if "line" in targets else None
+    if line is not None:
+        return Found((line,))
     plain = last_plain_number(text) if "number" in targets else None
     if plain is not None and "latex" in targets:
         spans_end = max((m.end() for m in _MATH_END.finditer(text)), default=0)

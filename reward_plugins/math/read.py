@@ -78,28 +78,74 @@ UNIT_NAMES = {
     **dict.fromkeys(("€", "euro", "euros", "EUR"), "EUR"), **dict.fromkeys(("£", "GBP"), "GBP"),
 }
 """Spellings of the units compared (values are the names :mod:`reward_plugins.math.compare` converts)."""
+SI_SYMBOLS = {"m": "meter", "g": "gram", "s": "second", "Hz": "hertz", "W": "watt", "J": "joule", "N": "newton",
+              "Pa": "pascal", "V": "volt", "A": "ampere", "mol": "mole", "L": "liter", "l": "liter",
+              "eV": "electronvolt", "C": "coulomb", "F": "farad", "T": "tesla", "Ω": "ohm", "K": "kelvin",
+              "cal": "calorie", "B": "byte", "bit": "bit"}
+"""Unit symbols an SI prefix may precede (``nm``, ``GHz``, ``kPa``, ``μF``, ``MB``): :func:`unit_name` reads the
+prefixed ones.  Alone, the one-letter C, F, T and B are not read as units (25 C is more often Celsius, B a choice)."""
+SI_WORDS = {**{w: w for w in "meter gram second watt joule hertz volt ampere newton pascal liter mole electronvolt "
+                             "coulomb farad tesla ohm kelvin calorie byte bit".split()},
+            "metre": "meter", "litre": "liter", "amp": "ampere"}
+PREFIXES = {"Y": 24, "Z": 21, "E": 18, "P": 15, "T": 12, "G": 9, "M": 6, "k": 3, "h": 2, "da": 1, "d": -1, "c": -2,
+            "m": -3, "μ": -6, "µ": -6, "u": -6, "n": -9, "p": -12, "f": -15}
+PREFIX_WORDS = {"yotta": 24, "zetta": 21, "exa": 18, "peta": 15, "tera": 12, "giga": 9, "mega": 6, "kilo": 3,
+                "hecto": 2, "deca": 1, "deka": 1, "deci": -1, "centi": -2, "milli": -3, "micro": -6, "nano": -9,
+                "pico": -12, "femto": -15}
+TEMPERATURES = {"C": "celsius", "F": "fahrenheit", "celsius": "celsius", "fahrenheit": "fahrenheit",
+                "Celsius": "celsius", "Fahrenheit": "fahrenheit", "℃": "celsius", "℉": "fahrenheit"}
+"""Temperature scales: C and F only after a degree sign (``25^\\circ C``, ``25 °F``); the rest anywhere."""
 COUNT_WORDS = frozenset(
     "units unit people persons students apples items ways times points square-units sq-units".split())
 """Words after a number that name what is counted, not a unit: ignored (5 apples is 5)."""
 _POWER_WORDS = {"sq": 2, "square": 2, "cubic": 3}
-_UNIT_WORDS = "|".join(sorted((w for w in [*UNIT_NAMES, *COUNT_WORDS, *_POWER_WORDS]
-                               if w.isalpha() and w != "circ"), key=len, reverse=True))
 Unit = tuple[tuple[str, int], ...]
-"""A unit as (name, power) pairs in :data:`UNIT_NAMES`' names: ``(("meter", 1), ("second", -1))`` is m/s."""
+"""A unit as (name, power) pairs in :data:`UNIT_NAMES`' names (a prefixed one as ``"1e-9 meter"``):
+``(("meter", 1), ("second", -1))`` is m/s."""
 
-_UNIT_PIECE = re.compile(r"[A-Za-z]+|°|\\circ|\$|€|£|/|\^\s*\{?\s*-?\d\s*\}?|[²³]")
+
+def unit_name(word: str) -> str | None:
+    """The unit a word names: a spelling in :data:`UNIT_NAMES`, or an SI prefix on a unit symbol (``nm``, ``GHz``,
+    ``MB``; bytes and bits only from kilo up, so ``dB`` is none) or on a unit word (``megawatts``)."""
+    name = UNIT_NAMES.get(word) or (UNIT_NAMES.get(word.lower()) if len(word) > 2 else None)
+    if name is not None:
+        return name
+    if len(word) > 1 and word in SI_SYMBOLS and word not in PREFIXES:
+        return SI_SYMBOLS[word]  # eV, cal, bit, Ω
+    for prefix in (word[:2], word[:1]):
+        base = SI_SYMBOLS.get(word[len(prefix) :]) if prefix in PREFIXES and len(word) > len(prefix) else None
+        if base is not None and (PREFIXES[prefix] >= 3 or base not in ("byte", "bit")):
+            return f"1e{PREFIXES[prefix]} {base}"
+    lower = word.lower()
+    for prefix, exponent in PREFIX_WORDS.items():
+        rest = lower[len(prefix) :] if lower.startswith(prefix) else ""
+        rest = rest[:-1] if rest[:-1] in SI_WORDS and rest.endswith("s") else rest
+        if rest in SI_WORDS:
+            return f"1e{exponent} {SI_WORDS[rest]}"
+    return None
+
+
+def _known_word(word: str) -> bool:
+    """Whether a word after a number is a unit, a counted thing or a power word (else the number is no number)."""
+    return (unit_name(word) is not None or word in TEMPERATURES or word in _POWER_WORDS or word in ("μ", "µ")
+            or word in COUNT_WORDS or word.lower() in COUNT_WORDS)
+
+
+_TEXT_GROUP = re.compile(r"\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+_UNIT_PIECE = re.compile(r"[A-Za-zμµΩ]+|°|℃|℉|\\circ|\$|€|£|/|\^\s*\{?\s*-?\d\s*\}?|[²³]")
 
 
 def read_unit(text: str) -> Unit | None:
-    """The unit that ``text`` (what follows a value: ``\\text{ km}``, ``m/s^2``, ``^\\circ``, ``sq ft``) names.
+    """The unit that ``text`` (what follows a value: ``\\text{ km}``, ``m/s^2``, ``^\\circ``, ``sq ft``,
+    ``\\mathrm{m\\,s^{-1}}``, ``\\mu\\mathrm{m}``, ``^{\\circ}\\mathrm{C}``) names.
 
     None when it names none, only counted things (``apples``), or anything
-    not in :data:`UNIT_NAMES`: only units this reward can convert are
+    :func:`unit_name` does not know: only units this reward can convert are
     compared, the rest is ignored as before.
     """
-    text = re.sub(r"\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{([^{}]*)\}", r" \1 ", text)
+    text = _TEXT_GROUP.sub(r" \1 ", text).replace("\\mu", " μ").replace("\\Omega", "Ω")
     powers: dict[str, int] = {}
-    sign, pending, last, found = 1, 1, None, False
+    sign, pending, prefix, last, found = 1, 1, "", None, False
     for piece in _UNIT_PIECE.findall(text):
         if piece == "/":
             sign = -1
@@ -114,28 +160,38 @@ def read_unit(text: str) -> Unit | None:
         if word in _POWER_WORDS:
             pending = _POWER_WORDS[word]
             continue
+        if word in ("μ", "µ"):
+            prefix = "μ"  # \mu\mathrm{m}: the prefix written apart from its unit
+            continue
         if word in COUNT_WORDS or word.lower() in COUNT_WORDS:
             continue
-        name = UNIT_NAMES.get(word) or UNIT_NAMES.get(word.lower()) if len(word) > 2 else UNIT_NAMES.get(word)
+        if word in TEMPERATURES and (last == "degree" or word not in ("C", "F")):
+            if last == "degree":  # 25^\circ C: the degree sign names the scale's degree, not an angle
+                powers["degree"] -= sign * 1
+            name = TEMPERATURES[word]
+        else:
+            name = unit_name(prefix + word)
         if name is None:
             return None
         powers[name] = powers.get(name, 0) + sign * pending
-        last, pending, found = name, 1, True
+        last, pending, prefix, found = name, 1, "", True
     unit = tuple(sorted((n, p) for n, p in powers.items() if p))
     return unit if found and unit else None
 
 
+_TEXT_UNIT = r"(?:\\mu\s*)?\\(?:text|mathrm|textrm|mbox)\s*\{(?:[^{}]|\{[^{}]*\})*\}"
+_DEGREE = r"(?:(?:\^\s*\{?\s*\\circ\s*\}?|°)(?:\s*(?:\\(?:text|mathrm|textrm)\s*\{\s*[CF]\s*\}|[CF](?![A-Za-z])))?|℃|℉)"
 _UNIT_TAIL = re.compile(
-    r"(?P<value>.*?[\d}).])(?P<unit>(?:\s|\\[,;: ]|~)*"
-    r"(?:\\(?:text|mathrm|textrm|mbox)\s*\{[^{}]*\}|\^\s*\{?\s*\\circ\s*\}?|°)"
-    r"(?:\s*(?:/|\^)\s*(?:\\(?:text|mathrm|textrm|mbox)\s*\{[^{}]*\}|\{?\s*\d\s*\}?))*)\s*\.?\s*",
+    r"(?P<value>.*?[\w}).])(?P<unit>(?:\s|\\[,;: ]|~)*"
+    r"(?:" + _TEXT_UNIT + "|" + _DEGREE + r")"
+    r"(?:\s*(?:/|\^)\s*(?:" + _TEXT_UNIT + r"|\{?\s*-?\d\s*\}?))*)\s*\.?\s*",
     re.S,
 )
 
 
 def split_unit(text: str) -> tuple[str, Unit | None]:
     """``text`` without a trailing ``\\text{...}`` unit or degree sign, and that unit (for the readers other than
-    :func:`read_number`, which reads its own units)."""
+    :func:`read_number`, which reads its own units): ``2x \\text{ km}`` is ``2x`` in kilometers."""
     m = _UNIT_TAIL.fullmatch(text)
     if m is None:
         return text, None
@@ -160,11 +216,15 @@ def has_words(text: str) -> bool:
 # -- plain numbers, read without sympy ---------------------------------------------------------------------------
 
 _SEP = r"(?:,|\{,\}|\\,|\\ |\\;|\\!|\s|\u2009|\u202f|')"
-_UNIT_TOKEN = (r"(?:\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{\s*[A-Za-z°²³ .$/~]*\}"
-               r"|(?<![A-Za-z])(?:" + _UNIT_WORDS + r")(?![A-Za-z])[²³]?)(?:\s*\^\s*\{?\s*-?[23]\s*\}?)?")
+_UNIT_TOKEN = (r"(?:\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{(?:[^{}]|\{[^{}]*\})*\}"
+               r"|(?<![A-Za-z\\])[A-Za-zμµΩ]+(?![A-Za-z])[²³]?|\\mu(?![A-Za-z])|\\Omega(?![A-Za-z])|℃|℉)"
+               r"(?:\s*\^\s*\{?\s*-?\d\s*\}?)?")
+"""A unit after a number: any word here, which :func:`read_number` then checks with :func:`_known_word`."""
 _NUMBER = re.compile(
     r"(?P<sign>[-+−]?)\s*(?P<cur>\\\$|\$|\\euro|€|£)?\s*(?:"
-    r"(?P<rep_int>\d*)\.(?P<rep_fix>\d*)\\overline\s*\{\s*(?P<rep>\d+)\s*\}"
+    r"(?P<rep_int>\d*)\.(?P<rep_fix>\d*)(?:\\overline\s*\{\s*(?P<rep>\d+)\s*\}|\((?P<rep_p>\d+)\)"
+    r"|\\dot\s*\{?\s*(?P<rep_d>\d)\s*\}?)"
+    r"|(?P<ell_int>\d*)\.(?P<ell>\d+)\s*(?:\\[lc]?dots|\.\.\.|…)"
     r"|(?P<whole>\d+)\s*(?:\\[dt]?frac\s*\{\s*(?P<mnum>\d+)\s*\}\s*\{\s*(?P<mden>\d+)\s*\}"
     r"|\\[dt]?frac(?P<mnum1>\d)(?P<mden1>\d))"
     r"|(?P<pwhole>\d+)[ \t]+(?P<pnum>\d+)\s*/\s*(?P<pden>\d+)"
@@ -173,10 +233,11 @@ _NUMBER = re.compile(
     r"|\\[dt]?frac\s*\{\s*(?P<num>[-+]?\d+)\s*\}\s*\{\s*(?P<den>\d+)\s*\}"
     r"|\\[dt]?frac(?P<num1>\d)(?P<den1>\d)"
     r"|(?P<snum>\d+)\s*/\s*(?P<sden>\d+)"
-    r")\s*(?P<pct>(?:\\,|\\ |~)?\s*(?:\\%|%)|\\text\{\s*\\?%\s*\}|\s*percent\b|\s*pct\b)?"
+    r")\s*(?P<pct>(?:\\,|\\ |~)?\s*(?:\\%|%)|\\text\s*\{\s*(?:\\?%|percent)\s*\}|\s*percent\b|\s*pct\b)?"
     r"(?P<tail>(?:" + _UNIT_TOKEN + r"|\s*/\s*|\^\s*\{?\s*\\circ\s*\}?|°|€|£|\\\$|\\,|\\ |~|\s)*+)\.?\s*"
 )
 _SEPARATORS = re.compile(_SEP)
+_BARE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-zμµΩ]+")
 _CURRENCY = {"\\$": "$", "$": "$", "\\euro": "€", "€": "€", "£": "£"}
 
 
@@ -204,19 +265,30 @@ def read_number(text: str) -> Number | None:
     decimal commas are left to the LaTeX reader; ``2x``, ``5\\pi`` or ``5^2``
     are not plain numbers (only known unit words may follow the digits, a
     power only a unit).  ``3\\frac{1}{4}`` is the mixed number 13/4, as
-    latex2sympy reads it, and so is ``3 1/4``.
+    latex2sympy reads it, and so is ``3 1/4``.  A repeating decimal is exact
+    (``0.\\overline{3}``, ``0.(3)``, ``0.\\dot{3}``, and ``0.333...`` whose
+    last digits are a period written twice); one with an ellipsis and no such
+    period is truncated (``3.14159...`` lies in [3.14159, 3.14160)).
     """
     m = _NUMBER.fullmatch(text.strip())
     if m is None or sum(c.isdigit() for c in text) > MAX_DIGITS:
         return None
     sign = -1 if m["sign"] in ("-", "−") else 1
     percent = m["pct"] is not None
+    if not all(map(_known_word, _BARE_WORD.findall(_TEXT_GROUP.sub(" ", m["tail"])))):
+        return None  # 2x, 3 apples and oranges: words after the digits that are no unit make it no number
     unit = read_unit(_CURRENCY.get(m["cur"] or "", "") + " " + m["tail"])
-    if m["rep"] is not None:  # 0.1\overline{6}: exact, 1/6
-        fixed, repeating = m["rep_fix"], m["rep"]
-        value = Fraction(int(m["rep_int"] or "0")) + Fraction(int(fixed or "0"), 10 ** len(fixed)) + Fraction(
-            int(repeating), (10 ** len(repeating) - 1) * 10 ** len(fixed))
-        return Number(sign * value, None, percent, unit)
+    repeating = m["rep"] or m["rep_p"] or m["rep_d"]
+    if repeating is not None:  # 0.1\overline{6}, 0.1(6), 0.1\dot{6}: exact, 1/6
+        return Number(sign * _repeating(m["rep_int"], m["rep_fix"], repeating), None, percent, unit)
+    if m["ell"] is not None:
+        digits = m["ell"]
+        period = next((p for p in range(1, len(digits) // 2 + 1) if digits[-p:] * 2 == digits[-2 * p :]), None)
+        if period is not None:  # 0.333..., 0.1666\ldots, 0.2727...: the period written twice repeats
+            return Number(sign * _repeating(m["ell_int"], digits[:-period], digits[-period:]), None, percent, unit)
+        ulp = Fraction(1, 10 ** len(digits))  # 3.14159...: truncated, so anywhere in [3.14159, 3.14160)
+        value = int(m["ell_int"] or "0") + Fraction(int(digits), 10 ** len(digits)) + ulp / 2
+        return Number(sign * value, ulp, percent, unit)
     if m["pwhole"] is not None:  # 3 1/4, as GSM8K-style text writes a mixed number
         num, den = int(m["pnum"]), int(m["pden"])
         if not 0 < num < den:
@@ -243,6 +315,12 @@ def read_number(text: str) -> Number | None:
     if int(den) == 0:
         return None
     return Number(sign * Fraction(int(num), int(den)), None, percent, unit)
+
+
+def _repeating(whole: str, fixed: str, period: str) -> Fraction:
+    """``whole.fixed`` followed by ``period`` repeated for ever, exactly (0.1 then 6 repeating is 1/6)."""
+    return (int(whole or "0") + Fraction(int(fixed or "0"), 10 ** len(fixed))
+            + Fraction(int(period), (10 ** len(period) - 1) * 10 ** len(fixed)))
 
 
 _PYTHON_HINT = re.compile(r"\*|\b(?:sqrt|exp|log|ln|sin|cos|tan|cot|sec|csc|asin|acos|atan|sinh|cosh|tanh|Abs|abs|"
@@ -611,7 +689,8 @@ def own_timeout() -> int | None:
 
 _LATEX_SPELLED = {  # spellings latex2sympy does not know (sympy's own LaTeX printer writes the operatorname ones)
     **{f"\\operatorname{{{f}}}": f"\\arc{f[1:]}" for f in ("asin", "acos", "atan", "acot", "asec", "acsc")},
-    "\\mathrm{e}": "e", "\\mathrm{i}": "i", "\\operatorname{e}": "e",
+    "\\mathrm{e}": "e", "\\mathrm{i}": "i", "\\operatorname{e}": "e", "\\text{i}": "i", "\\imath": "i",
+    "\\varnothing": "\\emptyset",
 }
 _LATEX_SPELLINGS = re.compile("|".join(map(re.escape, _LATEX_SPELLED)))
 _SCI = re.compile(r"(?<![\w\\.])((?>\d+(?:\.\d*)?|\.\d+))[eE]([-+]?\d+)(?![\w.])")  # atomic: linear on long digits
@@ -649,13 +728,23 @@ def _symbols(expr: Any) -> Any:
     (rebuilding one would lose the written order that math-verify keeps for
     comparing tuples).
     """
-    from sympy import Basic, FiniteSet, I, Symbol
+    from sympy import Basic, FiniteSet, I, Interval, Symbol, Tuple
 
     if not isinstance(expr, Basic) or expr.has(FiniteSet):
         return expr
     odd = {s: I if s.name == "i" else Symbol(s.name, real=True) for s in expr.free_symbols
            if isinstance(s, Symbol) and (s.name == "i" or not s.is_real)}
-    return expr.xreplace(odd) if odd else expr
+    if not odd:
+        return expr
+    try:
+        return expr.xreplace(odd)
+    except (ValueError, TypeError):  # (2+3i, 2-3i) was read as an interval: with complex ends it is a pair
+        pairs = expr.replace(lambda e: isinstance(e, Interval) and e.left_open and e.right_open,
+                             lambda e: Tuple(e.start, e.end))
+        try:
+            return pairs.xreplace(odd)
+        except (ValueError, TypeError):
+            return expr
 
 
 _DELIMITERS = ("$", "\\(", "\\[")

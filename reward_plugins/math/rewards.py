@@ -25,7 +25,7 @@ from reward_plugins.math.compare import equal
 from reward_plugins.math.find import MAX_ANSWERS, MAX_WITHDRAWN, Answer, find_answers, parse_gold, read_stated
 from reward_plugins.math.read import Parsed, read_answer
 
-Target = Literal["answer_tag", "boxed", "gsm8k", "phrase", "latex", "number"]
+Target = Literal["answer_tag", "boxed", "gsm8k", "phrase", "line", "latex", "number"]
 
 RULE = (
     "Exact values (integers, fractions, mixed numbers 3\\frac{1}{4} = 13/4, surds, pi, symbolic expressions with "
@@ -53,8 +53,10 @@ RULE = (
 HEDGE_RULE = (
     "Every place the completion states an answer counts: each <answer> block, each \\boxed{} (a run of boxes joined "
     "only by commas, 'and', spaces or \\quad is one list answer: \\boxed{2} and \\boxed{3} is 2, 3), each GSM8K "
-    "'#### 843' line, each answer phrase ('the answer is 12.', 'Final Answer: The final answer is 3.25.'); only "
-    "when none is there, the final math span (at most 40 characters after it) or an answer-anchored one. It is "
+    "'#### 843' line, each answer phrase ('the answer is 12.', 'Final Answer: The final answer is 3.25.', "
+    "'**Answer:** 12', 'Answer:' or a '# Answer' heading with the value on the next line); only when none is there, "
+    "a last line that is nothing but a number ('...\\n7'), else the final math span (at most 40 characters after "
+    "it) or an answer-anchored one. It is "
     "paid only when every answer that counts equals the gold, so a final answer that offers alternatives is not "
     "paid: values joined by 'or' (either 7 or 9, $y = 1$ or $y = 6$, \\boxed{2} \\quad\\text{or}\\quad \\boxed{4}; "
     "for a gold that is a list or a union, 'x = 1 or x = 6' may also be read whole), several different boxes, an "
@@ -84,12 +86,13 @@ class MathParams(BaseModel):
         "relation gold is always accepted (math-verify allow_set_relation_comp)",
     )
     extract: tuple[Target, ...] = Field(
-        ("answer_tag", "boxed", "gsm8k", "phrase", "latex"),
+        ("answer_tag", "boxed", "gsm8k", "phrase", "line", "latex"),
         min_length=1,
         description="where answers are looked for: answer_tag (every <answer>...</answer>, to its close or the end), "
         "boxed (every \\boxed{} or \\fbox{}), gsm8k (the rest of a '#### ' line, when it reads as a value), phrase "
         "(what follows 'the answer is' / 'final answer:' to the end of its sentence, when it reads as a value); "
-        "these all count (see the hedge rule). Only when they find nothing: latex (a $...$, $$...$$, \\(...\\) or "
+        "these all count (see the hedge rule). Only when they find nothing: line (the last line, when it is nothing "
+        "but a plain number: '...\\n7', '**7**'), then latex (a $...$, $$...$$, \\(...\\) or "
         "\\[...\\] span after an answer phrase such as 'final answer is $x$' (math-verify's anchors), else the last "
         "span when it ends the completion: at most 40 characters after it; a span the text goes on from is "
         "reasoning, not an answer), number (the last plain number in the text such as 42, -3.5, .4, 1,234.5, 1 234, "
