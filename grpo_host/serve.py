@@ -2,7 +2,7 @@
 
 OpenRLHF posts to a reward URL; verl's and TRL's users want the code
 reward's sandbox on another machine than the trainer.  Both are served by one
-ASGI app (Starlette, run by uvicorn) around one spec:
+ASGI app (a plain ASGI callable, run by uvicorn) around one spec:
 
 * ``POST /get_reward``: OpenRLHF's remote reward protocol as its clients send
   it, ``{"query", "prompts", "labels"}`` in, ``{"rewards", "scores",
@@ -49,7 +49,7 @@ do on top:
   408 and the connection is closed.
 * **Size limits**: a body over ``max_body`` bytes is 413 (the stream is cut,
   whatever Content-Length says); a request over ``max_rows`` rows is 413; a
-  body nested too deeply to parse is 400.
+  body nested too deeply to parse is 400, and so are headers over 64 KiB.
 * **Special tokens**: OpenRLHF's text ends in the tokenizer's EOS and pad
   strings; ``/get_reward`` strips them from each response before scoring
   (:mod:`grpo_host.special_tokens`), and ``/score`` does when the server was
@@ -63,7 +63,12 @@ do on top:
   not resolve, an address this machine lacks are a :class:`ValueError` naming
   host and port (exit 2 from the CLI), before any ensemble is built.
 * **Structured access logs:** one JSON object per request on stderr (method,
-  path, status, milliseconds, rows, bad and failed rows, client, request id).
+  path, status, milliseconds, rows, bad and failed rows, client, request id),
+  written once per turn of the event loop.
+* **Cheap per request**: OpenRLHF posts one rollout per request, so the app
+  is a plain ASGI callable (:class:`_App`) on uvicorn's httptools parser,
+  and ``/get_reward`` waits on asyncio futures the scoring threads settle
+  once per micro-batch (benchmarks/serve.md has the figures).
 """
 
 from __future__ import annotations
@@ -71,18 +76,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import hmac
+import itertools
 import json
 import logging
 import os
 import socket
 import sys
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from .batching import DEFAULT_MAX_ROWS, DEFAULT_WINDOW, MicroBatcher, chunks
 from .catalog import reward_row
@@ -267,29 +273,49 @@ async def _wait(futures: list[Future], deadline: float) -> None:
             outer.add_done_callback(lambda f: f.cancelled() or f.exception())  # retrieved: no "never retrieved"
 
 
-def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = None):
+async def _wait_async(futures: list[asyncio.Future], deadline: float) -> None:
+    """:func:`_wait` for the asyncio futures of :meth:`~grpo_host.batching.MicroBatcher.submit_async`."""
+    try:
+        async with asyncio.timeout(max(deadline - time.monotonic(), 0)):
+            for future in futures:
+                try:
+                    await future
+                except Exception:  # noqa: S110  (the caller reads it from the future)
+                    pass
+    except TimeoutError:
+        pass
+    for future in futures:
+        future.cancel()  # nothing for a done one; one not taken yet is dropped unscored
+
+
+class _Request:
+    """What a handler reads of one request: the ASGI scope and receive, the headers, its log entry, its clock."""
+
+    __slots__ = ("scope", "receive", "headers", "log", "start")
+
+    def __init__(self, scope: dict, receive: Callable[[], Any], headers: dict[str, str], log: dict[str, Any],
+                 start: float) -> None:
+        self.scope, self.receive, self.headers, self.log, self.start = scope, receive, headers, log, start
+
+
+Handler = Callable[[_Request], Any]
+"""An endpoint: a coroutine function taking the request and returning the JSON payload of a 200 (or raising
+:class:`HTTPError`)."""
+
+
+def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = None) -> _App:
     """The ASGI app serving ensembles made by ``build()`` (called ``concurrency`` times, at once).
 
     Building them before the first request means an unknown reward or a bad
     parameter stops ``grpo-host serve`` at start, not a trainer's first step.
     """
-    from starlette.applications import Starlette
-    from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import Response
-    from starlette.routing import Route
-
     settings = settings or ServeSettings()
     server = _Server(build, settings)
     members = server.ensembles[0].members
     reads_tests = any("tests" in col.names for m in members for col in m.reward.requires)
     score_tokens = settings.end_tokens or ()
 
-    def reply(payload: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
-        import orjson
-
-        return Response(orjson.dumps(payload), status, headers=dict(headers or {}), media_type="application/json")
-
-    def deadline_of(request: Request) -> tuple[float, float]:
+    def deadline_of(request: _Request) -> tuple[float, float]:
         """(seconds granted, the monotonic time they end), counted from the request's first byte."""
         seconds = settings.deadline
         asked = request.headers.get("x-deadline")
@@ -300,28 +326,28 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
                 raise HTTPError(422, f"X-Deadline must be a number of seconds, got {asked!r}") from None
             if not seconds > 0:
                 raise HTTPError(422, f"X-Deadline must be a positive number of seconds, got {asked!r}")
-        return seconds, request.scope["grpo_host.start"] + seconds
+        return seconds, request.start + seconds
 
-    async def read_json(request: Request) -> Any:
+    async def read_json(request: _Request) -> Any:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > settings.max_body:
             raise HTTPError(413, f"the body is {declared} bytes; this server takes at most {settings.max_body}")
         seconds, deadline = deadline_of(request)
-        chunks_, size = [], 0
-
-        async def receive() -> None:
-            nonlocal size
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > settings.max_body:
-                    raise HTTPError(413, f"the body is over {settings.max_body} bytes, this server's limit")
-                chunks_.append(chunk)
-
         body_ends = time.monotonic() + settings.body_timeout
+        chunks_, size = [], 0
         try:
-            await asyncio.wait_for(receive(), max(min(deadline, body_ends) - time.monotonic(), 0))
-        except ClientDisconnect:
-            raise HTTPError(400, "the client went away before sending the whole body") from None
+            async with asyncio.timeout(max(min(deadline, body_ends) - time.monotonic(), 0)):
+                while True:
+                    message = await request.receive()
+                    if message["type"] == "http.disconnect":
+                        raise HTTPError(400, "the client went away before sending the whole body")
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > settings.max_body:
+                        raise HTTPError(413, f"the body is over {settings.max_body} bytes, this server's limit")
+                    chunks_.append(chunk)
+                    if not message.get("more_body"):
+                        break
         except TimeoutError:
             if deadline <= body_ends:
                 raise HTTPError(504, f"the deadline ({seconds:g} s from the request's first byte) passed while "
@@ -335,19 +361,19 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
         except ValueError as exc:
             raise HTTPError(400, f"the body is not JSON: {exc}") from None
 
-    def take_rows(request: Request, rows: Any) -> list[Any]:
+    def take_rows(request: _Request, rows: Any) -> list[Any]:
         if not isinstance(rows, list):
             raise HTTPError(422, "'rows' must be a list of row objects")
         if len(rows) > settings.max_rows:
             raise HTTPError(413, f"{len(rows)} rows; this server takes at most {settings.max_rows} per request")
-        request.scope["grpo_host.log"]["rows"] = len(rows)
+        request.log["rows"] = len(rows)
         return rows
 
-    def note(request: Request, lines: list[dict[str, Any]]) -> None:
-        request.scope["grpo_host.log"].update(bad_rows=sum("rewards" not in line for line in lines),
-                                              failed_rows=sum("rewards" in line and "error" in line for line in lines))
+    def note(request: _Request, lines: list[dict[str, Any]]) -> None:
+        request.log.update(bad_rows=sum("rewards" not in line for line in lines),
+                           failed_rows=sum("rewards" in line and "error" in line for line in lines))
 
-    async def score(request: Request) -> Response:
+    async def score(request: _Request) -> Any:
         body = await read_json(request)
         raw = take_rows(request, body.get("rows") if isinstance(body, dict) else None)
         seconds, deadline = deadline_of(request)
@@ -366,9 +392,9 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
                                 f"{'while this batch was scored' if future.running() else 'before a scoring thread was free'}")
             tally, lines = future.result()
         note(request, lines)
-        return reply({**tally.summary(server.ensembles[0]), "results": lines})
+        return {**tally.summary(server.ensembles[0]), "results": lines}
 
-    async def get_reward(request: Request) -> Response:
+    async def get_reward(request: _Request) -> Any:
         body = await read_json(request)
         if not isinstance(body, dict):
             raise HTTPError(422, "the body must be an object with 'query', 'prompts' and 'labels'")
@@ -376,10 +402,10 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
         _, deadline = deadline_of(request)
         labelled = [(f"row {i}", row) for i, row in enumerate(rows)]
         parts = list(chunks(labelled, settings.batch_rows)) if rows else []
-        futures: list[Future | None] = []
+        futures: list[asyncio.Future | None] = []
         for part in parts:  # a part the queue has no room for is not scored: its rows count as dropped
-            futures.append(server.batcher.submit(part) if server.room(len(part)) else None)
-        await _wait([f for f in futures if f is not None], deadline)
+            futures.append(server.batcher.submit_async(part) if server.room(len(part)) else None)
+        await _wait_async([f for f in futures if f is not None], deadline)
         lines: list[dict[str, Any]] = []
         dropped, late = [], []
         for part, future in zip(parts, futures):
@@ -404,8 +430,8 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
         extra["grpo_host/dropped"], extra["grpo_host/late"] = dropped, late
         errors = [f"{line['row']}: {line['error']}" for line in lines if "error" in line]
         if errors:
-            request.scope["grpo_host.log"]["errors"] = errors[:5]
-        return reply({"rewards": rewards, "scores": rewards, "extra_logs": extra})
+            request.log["errors"] = errors[:5]
+        return {"rewards": rewards, "scores": rewards, "extra_logs": extra}
 
     async def off_loop(work: Callable[[], Any], seconds: float, deadline: float, what: str) -> Any:
         """``work()`` on a thread, off the event loop; a 504 saying what was under way when the deadline passes."""
@@ -416,7 +442,7 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
             raise HTTPError(504, f"the deadline ({seconds:g} s from the request's first byte) passed while {what}"
                             ) from None
 
-    async def check(request: Request) -> Response:
+    async def check(request: _Request) -> Any:
         body = await read_json(request)
         rows = take_rows(request, body.get("rows") if isinstance(body, dict) else None)
         seconds, deadline = deadline_of(request)
@@ -424,9 +450,9 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
         report = await off_loop(lambda: check_rows(((f"row {i}", raw) for i, raw in enumerate(rows)), rewards,
                                                    extra_columns=("completion",)),
                                 seconds, deadline, "the rows were checked")
-        return reply(report.as_dict())
+        return report.as_dict()
 
-    async def audit(request: Request) -> Response:
+    async def audit(request: _Request) -> Any:
         """``grpo-host audit`` over the posted rows with this server's rewards, on an ensemble of its own (the
         scoring threads keep theirs): ``{"rows": [...], "sample": N}`` -> the audit's report (docs/audit.md)."""
         from .audit import DEFAULT_SAMPLE, audit_rows
@@ -444,100 +470,140 @@ def build_app(build: Callable[[], Ensemble], settings: ServeSettings | None = No
                                   ensemble=ensemble, data="request")
 
         report = await off_loop(run, seconds, deadline, "the rewards were audited")
-        return reply(report.as_dict())
+        return report.as_dict()
 
-    async def listing(request: Request) -> Response:
-        return reply([{**reward_row(m.reward), "weight": m.weight, "on_error": m.on_error, "timeout": m.timeout,
-                       "bound": m.reward.bound.model_dump() if m.reward.bound is not None else None}
-                      for m in members])
+    async def listing(request: _Request) -> Any:
+        return [{**reward_row(m.reward), "weight": m.weight, "on_error": m.on_error, "timeout": m.timeout,
+                 "bound": m.reward.bound.model_dump() if m.reward.bound is not None else None} for m in members]
 
-    async def health(request: Request) -> Response:
+    async def health(request: _Request) -> Any:
         b = server.batcher
-        return reply({"status": "ok", "rewards": server.names, "concurrency": settings.concurrency,
-                      "backlog": settings.backlog, "scoring": b.scoring_rows, "waiting": b.waiting_rows,
-                      "batches": b.batches, "dropped_rows": server.dropped, "late_rows": server.late})
+        return {"status": "ok", "rewards": server.names, "concurrency": settings.concurrency,
+                "backlog": settings.backlog, "scoring": b.scoring_rows, "waiting": b.waiting_rows,
+                "batches": b.batches, "dropped_rows": server.dropped, "late_rows": server.late}
 
-    async def http_error(request: Request, exc: HTTPError) -> Response:
-        request.scope["grpo_host.log"]["error"] = exc.message
-        return reply({"error": exc.message}, exc.status, exc.headers)
-
-    async def crash(request: Request, exc: Exception) -> Response:
-        """A broken reward (:class:`~grpo_host.RewardError`) or a bug here: the client hears why, as JSON.
-
-        A value nested deeper than Python can walk, wherever it is first walked (the JSON reader, a column
-        written back as JSON, a reward), is the request's fault: 400."""
-        if isinstance(exc, RecursionError):
-            request.scope["grpo_host.log"]["error"] = message = "a value in the body is nested too deeply to read"
-            return reply({"error": message}, 400)
-        request.scope["grpo_host.log"]["error"] = message = f"{type(exc).__name__}: {exc}"
-        return reply({"error": message}, 500)
-
-    @asynccontextmanager
-    async def lifespan(app):
-        server.start()
-        yield
-        server.stop()
-
-    app = Starlette(routes=[
-        Route("/get_reward", get_reward, methods=["POST"]),
-        Route("/score", score, methods=["POST"]),
-        Route("/check", check, methods=["POST"]),
-        Route("/audit", audit, methods=["POST"]),
-        Route("/rewards", listing, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
-    ], lifespan=lifespan, exception_handlers={HTTPError: http_error, Exception: crash})
-    return _Edge(app, server, reply)
+    return _App(server, {
+        "/get_reward": ("POST", get_reward), "/score": ("POST", score), "/check": ("POST", check),
+        "/audit": ("POST", audit), "/rewards": ("GET", listing), "/health": ("GET", health),
+    })
 
 
 FIRST_BYTE = "grpo_host.first_byte"
 """The scope key holding the monotonic time of a request's first byte (set by :func:`_protocol`)."""
 
+JSON = (b"content-type", b"application/json")
 
-class _Edge:
-    """ASGI middleware outside the app: the access log line (whatever the answer) and the bearer token."""
 
-    def __init__(self, app: Any, server: _Server, reply: Callable[..., Any]) -> None:
-        self.app, self.server, self.reply = app, server, reply
+class _App:
+    """The ASGI app: a table of endpoints, the bearer token, the errors as JSON, the access log, the lifespan.
+
+    A plain ASGI callable rather than a framework's router and middleware
+    stack: OpenRLHF posts one rollout per request, so what a request costs
+    before and after its handler is paid a thousand times a step.  Here that
+    is one dict lookup, one header dict, one JSON encoding and a log line;
+    request ids are a per-server random prefix and a counter (``uuid4`` read
+    the kernel's random source once a request, 0.1 ms each on a VM), and the
+    access log is written once per turn of the event loop, one JSON line per
+    request (a write per line was 0.08 ms).  A GET endpoint answers HEAD too
+    (headers only), as load balancers probe.
+    """
+
+    def __init__(self, server: _Server, routes: Mapping[str, tuple[str, Handler]]) -> None:
+        self.server, self.routes = server, dict(routes)
         self.log = logging.getLogger(ACCESS_LOG)
+        self._ids = itertools.count(1)
+        self._id_prefix = os.urandom(6).hex()
+        self._lines: list[str] = []
+        self._second: tuple[int, str] = (0, "")
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            return await self._lifespan(receive, send)
         if scope["type"] != "http":
-            return await self.app(scope, receive, send)
+            return
         start = scope.get(FIRST_BYTE) or time.monotonic()
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        request_id = headers.get("x-request-id") or uuid.uuid4().hex
-        entry: dict[str, Any] = {"method": scope["method"], "path": scope["path"], "request_id": request_id}
-        scope["grpo_host.start"], scope["grpo_host.log"] = start, entry
-        status: list[int | None] = [None]
-
-        async def send_logged(message) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-                message.setdefault("headers", []).append((b"x-request-id", request_id.encode("latin-1")))
-            await send(message)
-
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        request_id = headers.get("x-request-id") or f"{self._id_prefix}-{next(self._ids)}"
+        method, path = scope["method"], scope["path"]
+        entry: dict[str, Any] = {"method": method, "path": path, "request_id": request_id}
+        status, extra = 200, {}
         try:
-            token = self.server.token
-            if token and scope["path"] != "/health" and not hmac.compare_digest(
-                    headers.get("authorization", "").encode(), f"Bearer {token}".encode()):
-                entry["error"] = "no or wrong bearer token"
-                await self.reply({"error": "a bearer token is required (Authorization: Bearer ...)"}, 401,
-                                 {"WWW-Authenticate": "Bearer"})(scope, receive, send_logged)
-                return
-            try:
-                await self.app(scope, receive, send_logged)
-            except Exception:  # Starlette answered 500 already (``crash``) and re-raises so that servers log it
-                if status[0] is None:
-                    raise
+            payload = await self._answer(_Request(scope, receive, headers, entry, start), method, path)
+        except HTTPError as exc:
+            entry["error"] = exc.message
+            status, payload, extra = exc.status, {"error": exc.message}, exc.headers
+        except RecursionError:  # a value nested deeper than Python can walk, wherever it was walked first
+            entry["error"] = message = "a value in the body is nested too deeply to read"
+            status, payload = 400, {"error": message}
+        except Exception as exc:  # a broken reward (RewardError) or a bug here: the client hears why, as JSON
+            entry["error"] = message = f"{type(exc).__name__}: {exc}"
+            status, payload = 500, {"error": message}
+            logging.getLogger("uvicorn.error").exception("%s %s failed (request %s)", method, path, request_id)
+        body = orjson.dumps(payload)
+        head = [JSON, (b"content-length", str(len(body)).encode()), (b"x-request-id", request_id.encode("latin-1"))]
+        head += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]
+        try:
+            await send({"type": "http.response.start", "status": status, "headers": head})
+            await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
         finally:
             client = scope.get("client")
-            entry.update(status=status[0], ms=round((time.monotonic() - start) * 1000, 2),
+            entry.update(status=status, ms=round((time.monotonic() - start) * 1000, 2),
                          client=f"{client[0]}:{client[1]}" if client else None)
-            self.log.info(json.dumps(entry))
+            self._access(entry)
+
+    def _access(self, entry: dict[str, Any]) -> None:
+        """Queue the request's access line (stamped as logging's ``asctime``); the first one of a turn schedules
+        the write of them all."""
+        now = time.time()
+        second = int(now)
+        if second != self._second[0]:
+            self._second = (second, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second)))
+        self._lines.append(f'{{"time": "{self._second[1]},{int((now - second) * 1000):03d}", "access": '
+                           f'{orjson.dumps(entry).decode()}}}')
+        if len(self._lines) == 1:
+            asyncio.get_running_loop().call_soon(self._write_access)
+
+    def _write_access(self) -> None:
+        lines, self._lines = self._lines, []
+        self.log.info("\n".join(lines))
+
+    async def _answer(self, request: _Request, method: str, path: str) -> Any:
+        token = self.server.token
+        if token and path != "/health" and not hmac.compare_digest(
+                request.headers.get("authorization", "").encode(), f"Bearer {token}".encode()):
+            request.log["error"] = "no or wrong bearer token"
+            raise HTTPError(401, "a bearer token is required (Authorization: Bearer ...)", {"WWW-Authenticate": "Bearer"})
+        route = self.routes.get(path)
+        if route is None:
+            raise HTTPError(404, f"no endpoint {path}; this server has {', '.join(self.routes)}")
+        allowed, handler = route
+        if method != allowed and not (allowed == "GET" and method == "HEAD"):
+            raise HTTPError(405, f"{path} takes {allowed}, not {method}", {"Allow": allowed})
+        return await handler(request)
+
+    async def _lifespan(self, receive, send) -> None:
+        """Start the scoring threads before the first request; after the last one, stop them and close the ensembles."""
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    self.server.start()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": f"{type(exc).__name__}: {exc}"})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.server.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+MAX_HEADER_BYTES = 64 * 1024
+"""Most bytes of a request line and headers together on httptools (400 and closed past it); h11 stops at 16 KiB."""
 
 
 def _protocol(header_timeout: float) -> type:
-    """uvicorn's h11 protocol, plus what it lacks: a clock from each request's first byte, and a header timeout.
+    """uvicorn's HTTP protocol, plus what it lacks: a clock from each request's first byte, and a header timeout.
 
     uvicorn starts a request when its headers are complete and has no limit
     on how long they may take, so a client sending one header line a second
@@ -546,11 +612,19 @@ def _protocol(header_timeout: float) -> type:
     ``header_timeout`` seconds of its first byte, or it is answered 408 and
     closed; the first byte's time reaches the app as :data:`FIRST_BYTE`, so
     deadlines count from it.
-    """
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    class Protocol(H11Protocol):
+    The base is uvicorn's httptools protocol where httptools is installed
+    (a C parser: about half the server's CPU per one-row request of h11's),
+    else its h11 one.
+    """
+    try:
+        import httptools
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as Base
+    except ImportError:
+        httptools = None
+        from uvicorn.protocols.http.h11_impl import H11Protocol as Base
+
+    class Timed(Base):
         _first_byte: float | None = None
         _header_timer: asyncio.TimerHandle | None = None
 
@@ -567,21 +641,16 @@ def _protocol(header_timeout: float) -> type:
                 self._header_timer.cancel()
                 self._header_timer = None
 
-        def data_received(self, data: bytes) -> None:
-            if self.conn.their_state is h11.IDLE and self._first_byte is None:
-                self._first_byte = time.monotonic()
-                if self._header_timer is None:
-                    self._arm()
-            super().data_received(data)
+        def _started(self) -> None:
+            """A request's first byte arrived: its clock starts, and its headers' timer if none runs."""
+            self._first_byte = time.monotonic()
+            if self._header_timer is None:
+                self._arm()
 
-        def handle_events(self) -> None:
-            before = self.scope if hasattr(self, "scope") else None
-            super().handle_events()
-            scope = getattr(self, "scope", None)
-            if scope is not None and scope is not before:  # a request's headers are complete
-                scope[FIRST_BYTE] = self._first_byte or time.monotonic()
-                self._first_byte = None
-                self._disarm()
+        def _headers_done(self, scope: dict) -> None:
+            scope[FIRST_BYTE] = self._first_byte or time.monotonic()
+            self._first_byte = None
+            self._disarm()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -601,15 +670,59 @@ def _protocol(header_timeout: float) -> type:
                                  b"\r\n\r\n" + message)
             self.transport.close()
 
+    if httptools is None:
+        import h11
+
+        class Protocol(Timed):
+            def data_received(self, data: bytes) -> None:
+                if self.conn.their_state is h11.IDLE and self._first_byte is None:
+                    self._started()
+                super().data_received(data)
+
+            def handle_events(self) -> None:
+                before = self.scope if hasattr(self, "scope") else None
+                super().handle_events()
+                scope = getattr(self, "scope", None)
+                if scope is not None and scope is not before:  # a request's headers are complete
+                    self._headers_done(scope)
+
+        return Protocol
+
+    class Protocol(Timed):  # type: ignore[no-redef]
+        _header_bytes = 0
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._started()
+            self._header_bytes = 0
+
+        def on_url(self, url: bytes) -> None:
+            self._count(len(url))
+            super().on_url(url)
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            self._count(len(name) + len(value))
+            super().on_header(name, value)
+
+        def _count(self, n: int) -> None:
+            self._header_bytes += n
+            if self._header_bytes > MAX_HEADER_BYTES:  # the parser stops; uvicorn answers 400 and closes
+                raise httptools.HttpParserError(f"the request's headers are over {MAX_HEADER_BYTES} bytes")
+
+        def on_headers_complete(self) -> None:
+            self._headers_done(self.scope)
+            super().on_headers_complete()
+
     return Protocol
 
 
 def _access_logging() -> None:
-    """One JSON object per line on stderr: the message is already JSON, so the format adds nothing around it."""
+    """One JSON object per line on stderr: a record is the lines of one turn of the event loop, already JSON with
+    their time, so the format adds nothing around it."""
     log = logging.getLogger(ACCESS_LOG)
     if not log.handlers:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter('{"time": "%(asctime)s", "access": %(message)s}'))
+        handler.setFormatter(logging.Formatter("%(message)s"))
         log.addHandler(handler)
         log.setLevel(logging.INFO)
         log.propagate = False

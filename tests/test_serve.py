@@ -200,6 +200,23 @@ def test_openrlhf_get_reward(server):
     assert bad.status_code == 422 and "one entry per query (2)" in bad.json()["error"]
 
 
+def test_routing_errors_head_request_ids_and_oversized_headers(server):
+    """The plain ASGI app's own answers: 404 and 405 as JSON, HEAD on a GET endpoint, request ids, 64 KiB of
+    headers at most."""
+    missing = httpx.get(server.url + "/nope", headers=AUTH)
+    assert missing.status_code == 404 and "/get_reward" in missing.json()["error"]
+    wrong = httpx.get(server.url + "/get_reward", headers=AUTH)
+    assert wrong.status_code == 405 and wrong.headers["allow"] == "POST"
+    head = httpx.head(server.url + "/health")
+    assert head.status_code == 200 and head.content == b"" and int(head.headers["content-length"]) > 0
+    ids = {httpx.get(server.url + "/health").headers["x-request-id"] for _ in range(3)}
+    assert len(ids) == 3
+    assert httpx.get(server.url + "/health", headers={"X-Request-Id": "mine"}).headers["x-request-id"] == "mine"
+    huge = httpx.get(server.url + "/health", headers={f"X-Pad-{i}": "y" * 1000 for i in range(70)})
+    assert huge.status_code == 400
+    assert httpx.get(server.url + "/health").status_code == 200
+
+
 def test_check_reports_rows_like_data_check(server):
     report = httpx.post(server.url + "/check", json={"rows": ROWS + [{"completion": "x"}]}, headers=AUTH).json()
     assert not report["ok"] and report["rows"] == 5
