@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 1 the data has problems (check failed, bad rows while
 scoring), 2 the command itself could not run (unknown reward, bad spec or
-parameters, unreadable file, a reward that raised).
+parameters, unreadable file, a reward that raised: the named errors in
+:func:`_errors`).  Any other exception is a bug and keeps its traceback (1).
 """
 
 # No `from __future__ import annotations`: typer would eval every annotation string of every command at each start.
@@ -46,16 +47,22 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON instead of a t
 
 @contextmanager
 def _errors() -> Iterator[None]:
-    """Turn the API's exceptions into one red line and exit code 2."""
-    from .data import DataError
+    """Turn the errors a command cannot run past into one red line and exit code 2.
+
+    Only named ones: a :class:`~grpo_host.errors.UserError` (a bad spec, setting, file or option), a name
+    that is unknown or registered twice, a reward or a rollout function that failed, a worker that could not
+    start, a missing file.  Anything else is a bug (ours or a pack's) and keeps its traceback (exit 1).
+    """
     from .discovery.registry import DuplicateNameError, UnknownNameError
+    from .environments import RolloutError
+    from .errors import UserError
     from .scoring.contract import RewardError
     from .scoring.executors import WorkerError
 
     try:
         yield
-    except (DataError, DuplicateNameError, UnknownNameError, RewardError, ValueError, FileNotFoundError,
-            WorkerError) as exc:
+    except (UserError, DuplicateNameError, UnknownNameError, RewardError, RolloutError, WorkerError,
+            FileNotFoundError) as exc:
         err.print(Text.assemble(("error:", "red"), f" {exc}"), soft_wrap=True)
         raise typer.Exit(2) from None
 
@@ -340,12 +347,13 @@ def score(
     from .monitoring import MonitorSet, choose
     from .offline import ScoreOutput, Tally, score_file_batches, sigterm_as_interrupt, write_stream
     from .discovery.plugins import default_plugins
+    from .errors import UserError
     from .record import RolloutRecord
 
     output = ScoreOutput(out_path, data, resume=resume) if out_path not in (None, Path("-")) else None
     with _errors():
         if resume and output is None:
-            raise ValueError("--resume continues an interrupted --out file: name that file with --out")
+            raise UserError("--resume continues an interrupted --out file: name that file with --out")
         if output is not None:
             output.check()  # before anything loads or is opened for writing
         ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers, pool=pool)
@@ -427,6 +435,7 @@ def rescore(
     """Re-score a run's recorded rollouts with the rewards installed now: changed verdicts per reward and per
     step, and advantages that changed sign. Exit 0 nothing changed, 1 some verdicts or signs changed."""
     from .training.config import ConfigError
+    from .errors import UserError
     from .rescore import rescore as run_rescore
     from .rescore import run_plugins, run_rewards
 
@@ -434,7 +443,7 @@ def rescore(
         try:
             plugins = run_plugins(run_dir)
         except ConfigError as exc:
-            raise ValueError(f"{run_dir}/config.yaml: {exc}") from None
+            raise UserError(f"{run_dir}/config.yaml: {exc}") from None
         found = run_rescore(run_dir, rewards if rewards is not None else run_rewards(run_dir), workers=workers,
                             plugins=plugins)
     changed = sum(r["changed"] for r in found["rewards"].values())

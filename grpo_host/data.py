@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import UserError
 from .scoring.contract import Reward
 
 __all__ = ["CheckReport", "DataError", "Problem", "check_rows", "completion_problem", "missing_column", "normalize",
@@ -31,7 +32,7 @@ MAX_EXAMPLE_ROWS = 5
 MAX_ROW_CHECK_KINDS = 50
 
 
-class DataError(ValueError):
+class DataError(UserError):
     """A row could not be read or has no prompt; the message starts with its line or row number."""
 
     def __init__(self, where: str, message: str) -> None:

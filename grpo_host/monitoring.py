@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from .errors import UserError
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -262,8 +264,8 @@ def choose(items: Sequence[Mapping[str, Any] | str] | str | None, registry: Any,
         entry = {"name": item} if isinstance(item, str) else dict(item)
         unknown = sorted(set(entry) - {"name", "params", "action"})
         if unknown or "name" not in entry:
-            raise ValueError(f"monitor entry {item!r}: expected a name or {{name, params, action}}")
+            raise UserError(f"monitor entry {item!r}: expected a name or {{name, params, action}}")
         if entry.get("action", action) not in ("log", "warn", "stop"):
-            raise ValueError(f"monitor {entry['name']!r}: action must be log, warn or stop, got {entry['action']!r}")
+            raise UserError(f"monitor {entry['name']!r}: action must be log, warn or stop, got {entry['action']!r}")
         chosen.append((registry.monitor(entry["name"]), entry.get("params"), entry.get("action", action)))
     return chosen

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .data import DataError, missing_column, normalize
+from .errors import UserError
 from .scoring.ensemble import Ensemble, ScoreResult
 from .monitoring import Batch, MonitorSet
 from .scoring.stats import Moments, Running
@@ -185,7 +186,7 @@ def _group(row: dict[str, Any], column: str | None) -> Any:
     return value if isinstance(value, str | int | float | None) else json.dumps(value, sort_keys=True, default=str)
 
 
-class OutputError(ValueError):
+class OutputError(UserError):
     """``--out`` cannot be written (or continued); the message names the path and the cause."""
 
 

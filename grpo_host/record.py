@@ -47,6 +47,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from .errors import UserError
+
 __all__ = ["FOLDER", "RecordError", "RecordMode", "RolloutRecord", "advantages", "read_record", "record_folder",
            "reward_column", "schema"]
 
@@ -106,7 +108,7 @@ class RolloutRecord:
     def __init__(self, folder: str | Path, names: Sequence[str], *, mode: RecordMode = "all", sample: int = 16,
                  train_rows: int | None = None, seed: int = 0) -> None:
         if mode not in ("all", "sample", "none"):
-            raise ValueError(f"record must be all, sample or none, not {mode!r}")
+            raise UserError(f"record must be all, sample or none, not {mode!r}")
         self.folder, self.names, self.mode, self.sample = Path(folder), list(names), mode, max(1, int(sample))
         self.train_rows, self.rows_written, self.seconds = train_rows, 0, 0.0
         self.first_step = 0
@@ -255,7 +257,7 @@ def _part_step(part: Path) -> int:
         return -1
 
 
-class RecordError(ValueError):
+class RecordError(UserError):
     """A record that cannot be read: the message names the path and what is wrong."""
 
 

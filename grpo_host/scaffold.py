@@ -17,6 +17,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import UserError
+
 __all__ = ["TEMPLATE", "PackNames", "ScaffoldError", "pack_names", "render_pack"]
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "plugin_template"
@@ -30,7 +32,7 @@ MAX_NAME = 64
 systems, with suffixes added) and is typed in specs, so a longer one is refused before anything is written."""
 
 
-class ScaffoldError(ValueError):
+class ScaffoldError(UserError):
     """The pack cannot be rendered (a bad name, an occupied target); nothing was written."""
 
 

@@ -93,6 +93,7 @@ import orjson
 from .batching import DEFAULT_MAX_ROWS, DEFAULT_WINDOW, MicroBatcher, chunks
 from .catalog import reward_row
 from .data import check_rows
+from .errors import UserError
 from .scoring.ensemble import Ensemble, UnscoredRowsError
 from .offline import Tally, score_file_rows
 from .special_tokens import COMMON_END_TOKENS, strip_end_tokens
@@ -737,11 +738,11 @@ def listen_socket(host: str, port: int) -> socket.socket:
     any reward is loaded.
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        raise ValueError(f"port {port!r} is not a TCP port: choose one from 1 to 65535")
+        raise UserError(f"port {port!r} is not a TCP port: choose one from 1 to 65535")
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError) as exc:
-        raise ValueError(f"cannot listen on {host}:{port}: the host does not resolve ({exc})") from None
+        raise UserError(f"cannot listen on {host}:{port}: the host does not resolve ({exc})") from None
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:
@@ -750,7 +751,7 @@ def listen_socket(host: str, port: int) -> socket.socket:
         sock.listen(2048)
     except OSError as exc:
         sock.close()
-        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     sock.set_inheritable(True)
     return sock
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from .errors import UserError
+
 __all__ = ["COMMON_END_TOKENS", "end_tokens", "strip_end_tokens"]
 
 COMMON_END_TOKENS: tuple[str, ...] = (
@@ -38,7 +40,7 @@ def end_tokens(tokenizer: str | None = None, tokens: Iterable[str] = ()) -> tupl
 
             loaded = AutoTokenizer.from_pretrained(tokenizer)
         except Exception as exc:  # OSError for a missing path or hub id, ValueError for a folder without one
-            raise ValueError(f"tokenizer {tokenizer!r} cannot be loaded for its special tokens: {exc}") from None
+            raise UserError(f"tokenizer {tokenizer!r} cannot be loaded for its special tokens: {exc}") from None
         found += [t for t in (loaded.eos_token, loaded.pad_token) if isinstance(t, str) and t]
     elif not found:
         found = list(COMMON_END_TOKENS)

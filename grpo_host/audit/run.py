@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import UserError
 from .library import GENERIC, REFERENCE_COLUMNS
 from .probes import Probe, Target
 from .verdict import AuditReport, Scale, Thresholds, judge
@@ -67,7 +68,7 @@ def installed_probes(plugins: Any = None) -> list[Probe]:
     for name in registry.names("probe"):
         item = registry.probe(name)
         if name in generic:
-            raise ValueError(f"probe {name!r} of pack {item.plugin} {item.version} has the name of a built-in probe")
+            raise UserError(f"probe {name!r} of pack {item.plugin} {item.version} has the name of a built-in probe")
         found.append(item)
     return [*GENERIC, *found]
 
@@ -214,7 +215,7 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
     from ..discovery.build import Ensemble
 
     if sample < 1 or probe_rows < 1:
-        raise ValueError(f"the sample and the probe rows must be at least 1 row, not {min(sample, probe_rows)}")
+        raise UserError(f"the sample and the probe rows must be at least 1 row, not {min(sample, probe_rows)}")
     start = time.perf_counter()
     probes = installed_probes(plugins)
     own = ensemble is None
@@ -228,7 +229,7 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
         with ensemble if own else contextlib.nullcontext(ensemble):
             picked, read, bad, incomplete = _sample(rows, sample, seed, ensemble.rewards)
             if not picked:
-                raise ValueError(f"{data}: no row to audit ({read} read, {bad} unreadable, {len(incomplete)} lacking "
+                raise UserError(f"{data}: no row to audit ({read} read, {bad} unreadable, {len(incomplete)} lacking "
                                  "a column a reward needs: grpo-host data check names them)")
             scales = {m.name: Scale.of(m.reward) for m in ensemble.members}
             params = {m.name: m.reward.bound for m in ensemble.members}

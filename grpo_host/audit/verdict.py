@@ -38,6 +38,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..errors import UserError
+
 __all__ = ["AuditReport", "Finding", "ProbeResult", "RewardAudit", "Scale", "Thresholds"]
 
 EPS = 1e-9
@@ -60,7 +62,7 @@ class Thresholds:
     def __post_init__(self) -> None:
         for key, value in asdict(self).items():
             if not (isinstance(value, int | float) and 0 <= value <= 1):
-                raise ValueError(f"audit threshold {key} must be a share between 0 and 1, not {value!r}")
+                raise UserError(f"audit threshold {key} must be a share between 0 and 1, not {value!r}")
 
 
 @dataclass(frozen=True)

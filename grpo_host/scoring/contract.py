@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..errors import UserError
 from .trajectory import Trajectory, completion_text
 
 if TYPE_CHECKING:  # pydantic is imported where it is used: listing rewards stays cheap
@@ -152,14 +153,14 @@ def construct(factory: Callable[..., Any], model: type[BaseModel] | None, params
     environments are made from a config's parameters; a :class:`ValueError` names ``who`` and what is wrong."""
     if model is None:
         if params:
-            raise ValueError(f"{who} takes no parameters, got {sorted(params)}")
+            raise UserError(f"{who} takes no parameters, got {sorted(params)}")
         return factory()
     from pydantic import ValidationError
 
     try:
         bound = model.model_validate(dict(params or {}))
     except ValidationError as exc:
-        raise ValueError(f"bad parameters for {who}:\n{exc}") from None
+        raise UserError(f"bad parameters for {who}:\n{exc}") from None
     return factory(bound)
 
 
@@ -285,14 +286,14 @@ class Reward:
         """
         if self.params is None:
             if params:
-                raise ValueError(f"reward {self.name!r} ({self.origin}) takes no parameters, got {sorted(params)}")
+                raise UserError(f"reward {self.name!r} ({self.origin}) takes no parameters, got {sorted(params)}")
             return self
         from pydantic import ValidationError
 
         try:
             bound = self.params.model_validate(dict(params or {}))
         except ValidationError as exc:
-            raise ValueError(
+            raise UserError(
                 f"bad parameters for reward {self.name!r} ({self.origin}):\n{exc}\n"
                 f"parameters of {self.name!r}: {self.describe_params()}"
             ) from None

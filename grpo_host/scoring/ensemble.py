@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import UserError
 from .calls import Outcome, acall
 from .contract import Reward, RewardError, gather_bounded
 from .executors import AsyncRunner, Executor, InlineRunner, WorkerPool
@@ -65,9 +66,9 @@ class Member:
         who = f"reward {self.reward.name!r}"
         check_on_error(self.on_error, who)
         if not isinstance(self.weight, int | float) or isinstance(self.weight, bool) or not math.isfinite(self.weight):
-            raise ValueError(f"{who}: weight must be a finite number, not {self.weight!r}")
+            raise UserError(f"{who}: weight must be a finite number, not {self.weight!r}")
         if self.timeout is not None and not (isinstance(self.timeout, int | float) and 0 < self.timeout < math.inf):
-            raise ValueError(f"{who}: timeout must be a positive number of seconds or None, not {self.timeout!r}")
+            raise UserError(f"{who}: timeout must be a positive number of seconds or None, not {self.timeout!r}")
 
     @property
     def name(self) -> str:
@@ -105,9 +106,9 @@ class Ensemble:
     def __init__(self, members: Sequence[Member], *, strict: bool = False, workers: int | None = None,
                  pool: str = "local") -> None:
         if not members:
-            raise ValueError("an ensemble needs at least one reward")
+            raise UserError("an ensemble needs at least one reward")
         if pool not in POOLS:
-            raise ValueError(f"unknown worker pool {pool!r}; choose one of {', '.join(POOLS)}")
+            raise UserError(f"unknown worker pool {pool!r}; choose one of {', '.join(POOLS)}")
         self.members = list(members)
         self.strict = strict
         self._workers = workers

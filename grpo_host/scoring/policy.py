@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
+from ..errors import UserError
 from .calls import Failure, RewardCallError
 from .contract import RewardError
 
@@ -34,7 +35,7 @@ BUG_STREAK = 32
 def check_on_error(value: Any, who: str) -> OnError:
     """``value`` if it is a policy, else a ``ValueError`` naming ``who`` and the choices."""
     if value not in ON_ERROR:
-        raise ValueError(f"{who}: on_error must be one of {', '.join(ON_ERROR)}, not {value!r}")
+        raise UserError(f"{who}: on_error must be one of {', '.join(ON_ERROR)}, not {value!r}")
     return value
 
 

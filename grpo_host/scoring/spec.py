@@ -18,12 +18,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..errors import UserError
 from .policy import OnError
 
 __all__ = ["SpecError", "SpecItem", "parse_spec"]
 
 
-class SpecError(ValueError):
+class SpecError(UserError):
     """A reward spec could not be parsed; the message points at the part."""
 
 

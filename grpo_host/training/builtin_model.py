@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 from ..discovery.settings import cache_root
+from ..errors import UserError
 
 __all__ = ["TINY", "TINY_CONFIG", "TINY_TOOLS", "build_tiny", "is_builtin", "resolve_model", "tiny_model_dir",
            "tiny_vocab"]
@@ -79,7 +80,7 @@ def resolve_model(model: str, cache_dir: str | Path | None = None) -> str:
     if not is_builtin(model):
         return model
     if model not in (TINY, TINY_TOOLS):
-        raise ValueError(f"unknown built-in model {model!r}; available: {TINY}, {TINY_TOOLS}")
+        raise UserError(f"unknown built-in model {model!r}; available: {TINY}, {TINY_TOOLS}")
     return str(tiny_model_dir(cache_dir, tools=model == TINY_TOOLS))
 
 
