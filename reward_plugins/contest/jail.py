@@ -1,0 +1,395 @@
+"""The contest judge's server inside bubblewrap: compiles, runs and judges programs, one request at a time.
+
+Executed as a script (``python -I -B jail.py CONFIG``) in the sandbox that
+:mod:`reward_plugins.contest.judge` builds (``root`` mode only).  It uses the
+standard library and the code pack's in-sandbox primitives
+(:mod:`reward_plugins.code.runner`: the tmpfs mount, capabilities, the
+seccomp loader, the request framing, tree removal), imported from the folder
+the host names.
+
+Set-up, before any program exists: mount ``/tmp/work`` as a tmpfs with a
+size and an inode cap, keep only the capabilities the server needs (to
+chown, to remove what programs left, to kill, to change uid), load the
+host's seccomp filter (inherited by every fork), become non-dumpable.
+
+Two unprivileged ids run programs, each mapped to its own unused host uid:
+
+* 65534, the **contestant**: the completion's compiler and program;
+* 65533, the **judge**: checkers, interactors and their compilers.
+
+So a contestant can neither signal, trace nor read the memory of a checker
+or interactor running beside it, nor write any file the judge reads: the
+judge's files are written by the server, root-owned, in folders the
+contestant cannot enter.  Compiled artifacts live in ``/tmp/work/cache``
+(root only, mode 0700), keyed by the host's content hash; a run gets hard
+links to them (root-owned, mode 0555: not writable by the program).
+
+Requests (``runner.receive``): a JSON header whose ``blobs`` lists the sizes
+of the byte strings that follow it.  Replies (``runner.send``) likewise, a
+header then blobs.  Operations: ``compile``, ``run``, ``check``,
+``interact``, ``forget``; each answers ``clean: false`` when a program's
+process or file could not be removed, and the host then rebuilds the sandbox.
+"""
+
+import json
+import os
+import resource
+import select
+import signal
+import stat
+import sys
+import threading
+import time
+
+WORK = "/tmp/work"
+CACHE = f"{WORK}/cache"
+CONTESTANT, JUDGE = 65534, 65533
+CHUNK = 1 << 16
+LOG_BYTES = 64 << 10  # a compiler's or checker's messages kept
+ERR_BYTES = 4096  # a program's stderr kept (its tail)
+CAPS = (0, 1, 3, 5, 6, 7)  # CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
+runner = None  # reward_plugins/code/runner.py, imported in main
+
+
+def blobs(fd, sizes):
+    return [runner.read_exact(fd, n) if n else b"" for n in sizes]
+
+
+def reply(fd, header, *data):
+    runner.send(fd, {**header, "blobs": [len(d) for d in data]})
+    for d in data:
+        view = memoryview(d)
+        while view:
+            view = view[os.write(fd, view):]
+
+
+def fresh_dir(path, owner, mode):
+    """An empty folder at ``path`` owned by ``owner`` (removing whatever was there)."""
+    if os.path.lexists(path):
+        runner.remove_tree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+    os.mkdir(path, mode)
+    os.chown(path, owner, owner)
+    os.chmod(path, mode)
+
+
+def write_file(path, data, mode=0o444):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def tail(path, n):
+    """The last ``n`` bytes of a file the server opened for a program's output."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(os.fstat(f.fileno()).st_size - n, 0))
+            return f.read(n).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None):
+    """Fork a program as ``uid`` under ``limits``; returns (pid, pidfd, start).  exec failures come back as 127.
+
+    A judge (uid 65533) ignores SIGPIPE: when the contestant has gone, its writes fail and it reads end of input,
+    so it gives its verdict rather than dying of the contestant's exit."""
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": cwd, "TMPDIR": cwd, **(env_extra or {})}
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            runner._libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            for signum in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ, signal.SIGXCPU):
+                signal.signal(signum, signal.SIG_DFL)
+            if uid == JUDGE:
+                signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            runner.place([stdin, stdout, stderr])
+            runner._libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000")  # past the sandbox's memory bound, the kernel kills a program, not the server
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)  # every capability goes with it
+            os.chdir(cwd)
+            os.umask(0o077)
+            cpu = limits.get("cpu")
+            rules = [(resource.RLIMIT_FSIZE, limits["fsize"]), (resource.RLIMIT_NOFILE, limits.get("files", 64)),
+                     (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, limits["processes"]),
+                     (resource.RLIMIT_STACK, limits.get("stack", 8 << 20)), (resource.RLIMIT_MSGQUEUE, 0)]
+            if limits.get("memory"):
+                rules.append((resource.RLIMIT_AS, limits["memory"]))
+            for which, value in rules:
+                resource.setrlimit(which, (value, value))
+            if cpu:
+                soft = int(cpu) + 1
+                resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+            os.execve(argv[0], argv, env)
+        except BaseException as exc:
+            try:
+                os.write(2, f"jail: cannot start {argv[0]}: {exc}\n".encode())
+            finally:
+                os._exit(127)
+    return pid, os.pidfd_open(pid), time.monotonic()
+
+
+def finish(pid, pidfd, start, wall):
+    """Wait for a program until its wall limit; returns its outcome (exit or signal, CPU seconds, peak RSS)."""
+    return finish_all([(pid, pidfd, start, wall)])[0]
+
+
+def finish_all(runs):
+    """Wait for programs running side by side, each until its own wall limit; each outcome notes when it ended
+    (``ended``, seconds since the first started) so the host can tell which of two gave up first.  One watcher
+    thread per program stamps its end the moment the kernel reports it, so the two ends are seen apart."""
+    origin = min(start for _, _, start, _ in runs)
+    ended = [None] * len(runs)
+
+    def watch(k, pid, pidfd, start, wall):
+        ready = select.select([pidfd], [], [], max(start + wall - time.monotonic(), 0))[0]
+        ended[k] = time.monotonic() - origin
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        return not ready
+
+    killed = [False] * len(runs)
+    if len(runs) == 1:
+        killed[0] = watch(0, *runs[0])
+    else:
+        threads = [threading.Thread(target=lambda k=k, run=run: killed.__setitem__(k, watch(k, *run)))
+                   for k, run in enumerate(runs)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    outcomes = []
+    for k, (pid, pidfd, start, _) in enumerate(runs):
+        _, status, usage = os.wait4(pid, 0)
+        os.close(pidfd)
+        outcomes.append({"exit": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
+                         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                         "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss * 1024,
+                         "wall": ended[k] - (start - origin), "wall_killed": killed[k], "ended": ended[k]})
+    return outcomes
+
+
+def kill_ours():
+    """SIGKILL every contestant and judge process, pass after pass; True when none is left within a second."""
+    deadline = time.monotonic() + 1.0
+    while True:
+        found = []
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    if os.stat(f"/proc/{name}").st_uid in (CONTESTANT, JUDGE):
+                        found.append(int(name))
+                except OSError:
+                    pass
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        runner.reap()
+        if not found:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.002)
+
+
+def link_artifact(key, into):
+    """Hard links to a cached artifact's files (root-owned, read-only) in a program's folder."""
+    source = os.path.join(CACHE, key)
+    for name in os.listdir(source):
+        os.link(os.path.join(source, name), os.path.join(into, name))
+
+
+def do_compile(req, data):
+    """Write the sources, run the compiler as its owner's uid, keep every regular file it leaves as the artifact."""
+    key, uid = req["key"], (JUDGE if req.get("judge") else CONTESTANT)
+    target = os.path.join(CACHE, key)
+    if os.path.isdir(target):
+        return {"status": "ok", "cached": True}, b""
+    build = f"{WORK}/build"
+    fresh_dir(build, uid, 0o700)
+    for name, content in zip(req["files"], data):
+        write_file(os.path.join(build, name), content)
+        os.chown(os.path.join(build, name), uid, uid)
+    log = f"{WORK}/compile.log"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    null = os.open("/dev/null", os.O_RDONLY)
+    outcome = finish(*spawn(req["argv"], uid=uid, cwd=build, limits=req["limits"], stdin=null, stdout=fd,
+                            stderr=fd, env_extra=req.get("env")), req["limits"]["wall"])
+    os.close(fd)
+    os.close(null)
+    text = tail(log, LOG_BYTES)
+    status = "timeout" if outcome["wall_killed"] or outcome["signal"] == signal.SIGXCPU else (
+        "ok" if outcome["exit"] == 0 else "error")
+    if status == "ok":
+        staged = f"{CACHE}/.staged"
+        fresh_dir(staged, 0, 0o700)
+        total = 0
+        with os.scandir(build) as entries:
+            for entry in entries:
+                if entry.is_file(follow_symlinks=False) and total + entry.stat().st_size <= req["max_bytes"]:
+                    fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW)
+                    with os.fdopen(fd, "rb") as f:
+                        content = f.read(req["max_bytes"] + 1)
+                    total += len(content)
+                    write_file(os.path.join(staged, entry.name), content, 0o555)
+        os.rename(staged, target)
+    return {"status": status, "cached": False, **outcome}, text.encode()
+
+
+def do_run(req, data):
+    """Run an artifact on one input; its output stays in ``/tmp/work/io/out`` for a later ``check``."""
+    run, io = f"{WORK}/run", f"{WORK}/io"
+    fresh_dir(run, CONTESTANT, 0o700)
+    fresh_dir(io, 0, 0o700)
+    link_artifact(req["key"], run)
+    write_file(f"{io}/in", data[0])
+    stdin = os.open(f"{io}/in", os.O_RDONLY)
+    out = os.open(f"{io}/out", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    err = os.open(f"{io}/err", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    outcome = finish(*spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=stdin, stdout=out,
+                            stderr=err, env_extra=req.get("env")), req["limits"]["wall"])
+    for fd in (stdin, out, err):
+        os.close(fd)
+    size = os.stat(f"{io}/out").st_size
+    outcome.update(out_bytes=size, stderr=tail(f"{io}/err", ERR_BYTES))
+    output = b""
+    if req.get("return_output"):
+        with open(f"{io}/out", "rb") as f:
+            output = f.read(req["limits"]["fsize"])
+    return outcome, output
+
+
+def judge_files(data, names):
+    """The judge's folder: the server's copies of the test's files, readable by the judge only."""
+    judge = f"{WORK}/judge"
+    fresh_dir(judge, 0, 0o755)
+    for name, content in zip(names, data):
+        write_file(f"{judge}/{name}", content)
+    os.mkdir(f"{judge}/feedback", 0o700)
+    os.chown(f"{judge}/feedback", JUDGE, JUDGE)
+    os.mkdir(f"{judge}/bin", 0o755)
+    return judge
+
+
+def judge_argv(req, judge, output):
+    """The checker's arguments by protocol: testlib ``input output answer``, Kattis ``input answer feedback/``."""
+    binary = [os.path.join(f"{judge}/bin", req["judge_argv"][0]), *req["judge_argv"][1:]]
+    if req["protocol"] == "kattis":
+        return binary + [f"{judge}/input", f"{judge}/answer", f"{judge}/feedback/"]
+    return binary + [f"{judge}/input", output, f"{judge}/answer"]
+
+
+def judge_outcome(outcome, judge, log):
+    outcome["message"] = (tail(log, LOG_BYTES) + tail(f"{judge}/feedback/judgemessage.txt", LOG_BYTES))[-LOG_BYTES:]
+    return outcome
+
+
+def do_check(req, data):
+    """Run a checker on the last run's output, or the interactor's (``output: tout``), moved into the judge's
+    folder, where the contestant cannot reach."""
+    source = f"{WORK}/judge/feedback/tout" if req.get("output") == "tout" else f"{WORK}/io/out"
+    os.rename(source, f"{WORK}/checked")
+    judge = judge_files(data, ("input", "answer"))
+    os.rename(f"{WORK}/checked", f"{judge}/output")
+    os.chown(f"{judge}/output", 0, 0)
+    os.chmod(f"{judge}/output", 0o444)
+    link_artifact(req["judge_key"], f"{judge}/bin")
+    log = f"{WORK}/judge.log"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    stdin = os.open(f"{judge}/output" if req["protocol"] == "kattis" else "/dev/null", os.O_RDONLY)
+    argv = judge_argv(req, judge, f"{judge}/output")
+    outcome = finish(*spawn(argv, uid=JUDGE, cwd=f"{judge}/feedback", limits=req["judge_limits"], stdin=stdin,
+                            stdout=fd, stderr=fd), req["judge_limits"]["wall"])
+    os.close(fd)
+    os.close(stdin)
+    return judge_outcome(outcome, judge, log), b""
+
+
+def do_interact(req, data):
+    """The program and the interactor, each one's stdout the other's stdin; the interactor decides."""
+    run = f"{WORK}/run"
+    fresh_dir(run, CONTESTANT, 0o700)
+    link_artifact(req["key"], run)
+    judge = judge_files(data, ("input", "answer"))
+    link_artifact(req["judge_key"], f"{judge}/bin")
+    to_judge_r, to_judge_w = os.pipe()
+    to_program_r, to_program_w = os.pipe()
+    log = f"{WORK}/judge.log"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err = os.open(f"{WORK}/program.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    tout = f"{judge}/feedback/tout"
+    argv = judge_argv(req, judge, tout)
+    judge_run = spawn(argv, uid=JUDGE, cwd=f"{judge}/feedback", limits=req["judge_limits"], stdin=to_judge_r,
+                      stdout=to_program_w, stderr=fd)
+    program = spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=to_program_r,
+                    stdout=to_judge_w, stderr=err, env_extra=req.get("env"))
+    for end in (to_judge_r, to_judge_w, to_program_r, to_program_w, fd, err):
+        os.close(end)
+    outcome, verdict = finish_all([(*program, req["limits"]["wall"]), (*judge_run, req["judge_limits"]["wall"])])
+    verdict = judge_outcome(verdict, judge, log)
+    outcome["stderr"] = tail(f"{WORK}/program.err", ERR_BYTES)
+    outcome["judge"] = verdict
+    return outcome, b""
+
+
+OPS = {"compile": do_compile, "run": do_run, "check": do_check, "interact": do_interact}
+
+
+def forget(req):
+    """Drop cached artifacts the host no longer wants (its cache is bounded)."""
+    for key in req["keys"]:
+        path = os.path.join(CACHE, key)
+        if os.path.isdir(path):
+            runner.remove_tree(path)
+    return {"status": "ok"}
+
+
+def main():
+    global runner
+    config = json.loads(sys.argv[1])
+    sys.path.insert(0, config["code_dir"])
+    import runner as primitives
+
+    del sys.path[0]
+    runner = primitives
+    runner.mount_tmpfs(WORK, f"size={config['work_bytes']},nr_inodes={config['work_inodes']},mode=0755")
+    os.mkdir(CACHE, 0o700)
+    runner.set_caps(CAPS)
+    runner.load_filter(bytes.fromhex(config["seccomp"]))
+    if config.get("probe"):
+        return
+    inbox, outbox = os.dup(0), os.dup(1)
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.set_inheritable(inbox, False)
+    os.set_inheritable(outbox, False)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    runner._libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    runner.send(outbox, {"ready": True, "pid": os.getpid()})
+    while True:
+        try:
+            req = runner.receive(inbox)
+            data = blobs(inbox, req.get("blobs", []))
+        except EOFError:
+            break
+        try:
+            if req["op"] == "forget":
+                header, payload = forget(req), b""
+            else:
+                header, payload = OPS[req["op"]](req, data)
+            header["clean"] = kill_ours()
+        except Exception as exc:  # anything odd that a program left: the host rebuilds the sandbox
+            header, payload = {"status": "jail_error", "error": f"{type(exc).__name__}: {exc}", "clean": False}, b""
+        reply(outbox, header, payload)
+    kill_ours()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,511 @@
+"""Judging one program on one problem: a warm sandbox per set of toolchains, a compile cache, per-test verdicts.
+
+The sandbox is the code pack's (:mod:`reward_plugins.code.sandbox`): the
+same bwrap namespaces, empty read-only root, scrubbed environment, seccomp
+filter and cgroup, built from its helpers; inside it runs this pack's own
+server (:mod:`reward_plugins.contest.jail`) instead of the Python fork
+server.  What differs, and why (``docs/contest.md``): programs ``execve``
+(a compiler runs several programs, a binary is one); the toolchain of the
+row's language is bound read-only, and only in a sandbox made for that
+language; checkers and interactors run as a second unprivileged uid that
+the contestant cannot signal, trace or write to.
+
+Verdicts, as judges define them: CPU time (user + system, from ``wait4``)
+against the time limit, with a wall-clock bound at twice that plus a second
+for programs that sleep or block; peak memory (``ru_maxrss``) against the
+memory limit, with ``RLIMIT_AS`` (or the runtime's heap flag) stopping the
+allocation itself; output against its cap (``RLIMIT_FSIZE``).  The checker
+(built in, or the row's own, run in the sandbox) decides WA or AC.
+
+The compile cache is content-addressed (a hash of the language, its
+command, the toolchain's paths and every source file): a GRPO group's
+identical programs, and every test of one program, compile once; the
+artifact stays in the sandbox (root-owned, unreachable from programs) and
+the host remembers what it holds.  A rebuilt sandbox starts empty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from reward_plugins.code import sandbox as code_sandbox
+from reward_plugins.code.cgroup import Cgroup
+from reward_plugins.code.rewards import same_output
+from reward_plugins.code.seccomp import bpf
+
+from .languages import LANGUAGES, Language, binds, tool_paths
+
+__all__ = ["Checker", "Jail", "JailUnavailable", "Problem", "Program", "Report", "Case", "judge", "token_match"]
+
+JAIL = Path(__file__).with_name("jail.py")
+TESTLIB = Path(__file__).with_name("testlib")
+WORK_BYTES = 1 << 30
+WORK_INODES = 8192
+MIB = 1 << 20
+RESERVE = 192 * MIB  # the cgroup's room beyond the program: the server, the tmpfs (cache, files), the judge
+JUDGE_MEMORY = 512 * MIB
+JUDGE_SECONDS = 10.0
+GRACE = 5.0  # seconds the host waits beyond a request's own limits for the server's answer
+CACHE_ARTIFACTS = 64
+OOM_SIGNS = ("std::bad_alloc", "memory allocation of", "MemoryError", "java.lang.OutOfMemoryError",
+             "heap out of memory", "Cannot allocate memory", "out of memory")
+
+Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP"]
+
+
+class JailUnavailable(RuntimeError):
+    """No contest sandbox can be had here (or the one started stopped answering)."""
+
+
+@dataclass(frozen=True)
+class Compile:
+    """Compile-time bounds (per compiler process: CPU, address space; in all: wall clock, output, processes)."""
+
+    seconds: float = 30.0
+    memory: int = 2048 * MIB
+    output: int = 64 * MIB
+    processes: int = 32
+
+
+@dataclass(frozen=True)
+class Program:
+    language: Language
+    source: str
+
+    def files(self) -> dict[str, str]:
+        return {self.language.source_name(self.source): self.source}
+
+    def compile_argv(self) -> list[str]:
+        source = self.language.source_name(self.source)
+        return [part.format(**tool_paths(self.language), source=source) for part in self.language.compile]
+
+
+@dataclass(frozen=True)
+class Checker:
+    """A special judge: C++ sources (``testlib.h`` on the include path), a protocol (``testlib`` or ``kattis``)."""
+
+    files: tuple[tuple[str, str], ...]
+    protocol: Literal["testlib", "kattis"] = "testlib"
+
+    def compile_argv(self) -> list[str]:
+        """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path."""
+        sources = [name for name, _ in self.files if name.endswith((".cpp", ".cc", ".cxx", ".c++"))]
+        return [tool_paths(LANGUAGES["cpp"])["g++"], "-std=gnu++17", "-O2", "-pipe", "-I", str(TESTLIB), "-o",
+                "main", *sources]
+
+
+@dataclass(frozen=True)
+class Case:
+    input: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    tests: tuple[Case, ...]
+    time_limit: float = 2.0
+    memory: int = 256 * MIB
+    output: int = 16 * MIB
+    compare: Literal["token", "lines", "exact", "float"] = "token"
+    float_abs: float = 1e-6
+    float_rel: float = 1e-6
+    case_sensitive: bool = True
+    checker: Checker | None = None
+    interactor: Checker | None = None
+    groups: tuple[tuple[float, tuple[int, ...]], ...] = ()
+    """IOI subtasks: (points, test indices); empty: every test is worth the same."""
+
+
+@dataclass
+class Report:
+    verdicts: list[Verdict]
+    score: float
+    compile_log: str = ""
+    cached: bool = False
+    details: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for v in self.verdicts:
+            out[v.lower()] = out.get(v.lower(), 0) + 1
+        return out
+
+
+def _key(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+class Jail:
+    """One warm sandbox with the toolchains of ``languages`` bound, running :mod:`jail`; rebuilt when unclean."""
+
+    def __init__(self, languages: frozenset[str]) -> None:
+        found = code_sandbox.isolation()
+        if found.mode != "root":
+            why = found.reason or "not root: the unprivileged mode has one uid, which a checker would share"
+            raise JailUnavailable(
+                f"the contest reward needs the code sandbox in root mode (scoring as root, with bubblewrap); here "
+                f"it is {found.mode!r} ({why}). Remedy: {found.remedy or 'score as root (CI, a container)'}")
+        self.languages = languages
+        self.process: subprocess.Popen | None = None
+        self.cgroup: Cgroup | None = None
+        self._watch: int | None = None
+        self.starts = 0
+        self.artifacts: OrderedDict[str, dict] = OrderedDict()  # what the running sandbox holds, oldest first
+        self.compiles = 0
+
+    def start(self) -> None:
+        if self.process is not None:
+            return
+        host_uid = code_sandbox.HOST_UID_BASE + (os.getpid() * 64 + next(code_sandbox._uids)) % \
+            code_sandbox.HOST_UID_SPAN
+        userns = code_sandbox._Namespace.create("root", host_uid, host_uid + code_sandbox.HOST_UID_SPAN)
+        config = {"code_dir": str(Path(code_sandbox.__file__).parent), "seccomp": bpf().hex(),
+                  "work_bytes": WORK_BYTES, "work_inodes": WORK_INODES}
+        extra = {str(JAIL.parent)} | {p for lang in self.languages for p in binds(LANGUAGES[lang])}
+        command = [sys.executable, "-I", "-B", str(JAIL), json.dumps(config)]
+        argv = code_sandbox._bwrap_argv(code_sandbox.isolation().bwrap, "root", userns, command, tuple(sorted(extra)),
+                                       ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER"))
+        fds = userns.fds
+        self.cgroup = Cgroup.create()
+        if self.cgroup is not None:
+            watch, self._watch = os.pipe()
+            argv = ["/bin/sh", "-c", code_sandbox.KEEPER, "sh", str(watch), "-", *map(str, self.cgroup.dirs), "--",
+                    *argv]
+            fds = (*fds, watch)
+        try:
+            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE, pass_fds=fds, env={}, start_new_session=True)
+        finally:
+            userns.close()
+            if self.cgroup is not None:
+                os.close(fds[-1])
+        self.starts += 1
+        self.artifacts.clear()
+        hello = self._receive(time.monotonic() + code_sandbox.START_TIMEOUT)
+        if not (hello and hello[0].get("ready")):
+            raise JailUnavailable(f"the contest sandbox did not start: {self.close() or hello!r}")
+
+    def request(self, header: dict, data: list[bytes], seconds: float, memory: int,
+                processes: int) -> tuple[dict, bytes]:
+        """One operation; a dead, silent or unclean server is closed (so rebuilt next time)."""
+        try:
+            self.start()
+            if self.cgroup is not None:
+                self.cgroup.limit(memory + RESERVE, processes + 16)
+            body = json.dumps({**header, "blobs": [len(d) for d in data]}).encode()
+            try:
+                self.process.stdin.write(struct.pack(">I", len(body)) + body + b"".join(data))
+                self.process.stdin.flush()
+            except OSError:
+                pass
+            answer = self._receive(time.monotonic() + seconds + GRACE)
+            if answer is None:
+                return {"status": "jail_error", "error": self.close() or "no answer"}, b""
+            reply, payload = answer
+            if not reply.get("clean"):
+                self.close()
+            return reply, payload
+        except BaseException:
+            self.close()
+            raise
+
+    def _receive(self, deadline: float) -> tuple[dict, bytes] | None:
+        head = self._read(4, deadline)
+        if head is None or (size := struct.unpack(">I", head)[0]) > 16 * MIB:
+            return None
+        body = self._read(size, deadline)
+        try:
+            reply = json.loads(body) if body is not None else None
+        except ValueError:
+            return None
+        if not isinstance(reply, dict):
+            return None
+        sizes = reply.get("blobs", [])
+        if not (isinstance(sizes, list) and all(type(n) is int and 0 <= n <= 1 << 30 for n in sizes)):
+            return None
+        payload = b""
+        for n in sizes:
+            chunk = self._read(n, deadline) if n else b""
+            if chunk is None:
+                return None
+            payload += chunk
+        return reply, payload
+
+    def _read(self, n: int, deadline: float) -> bytes | None:
+        fd, parts, got = self.process.stdout.fileno(), [], 0
+        while got < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, min(n - got, 1 << 20))
+            if not chunk:
+                return None
+            parts.append(chunk)
+            got += len(chunk)
+        return b"".join(parts)
+
+    def compile(self, language: Language, files: dict[str, str], argv: list[str], limits: Compile, *,
+                judge: bool = False) -> dict:
+        """Compile (or find in the cache) ``files`` with ``argv``; returns the artifact's record (``status``
+        ``ok``/``CE``/``JE``, the compiler's ``log``, its ``key``, whether it was ``cached``)."""
+        key = _key(language.name, argv, sorted(files.items()), judge)
+        if key in self.artifacts and self.process is not None:
+            self.artifacts.move_to_end(key)
+            return {**self.artifacts[key], "cached": True}
+        blobs = [text.encode("utf-8", "surrogatepass") for text in files.values()]
+        memory = 0 if language.heap_flag else limits.memory
+        header = {"op": "compile", "key": key, "argv": argv, "files": list(files), "judge": judge,
+                  "env": language.env, "max_bytes": limits.output,
+                  "limits": {"cpu": limits.seconds, "wall": limits.seconds * 2, "memory": memory,
+                             "fsize": limits.output, "processes": limits.processes, "files": 256}}
+        reply, log = self.request(header, blobs, limits.seconds * 2, limits.memory, limits.processes)
+        self.compiles += not reply.get("cached", False)
+        status = {"ok": "ok", "error": "CE", "timeout": "CE"}.get(reply.get("status"), "JE")
+        record = {"status": status, "log": log.decode("utf-8", "replace") or reply.get("error", ""), "key": key,
+                  "cached": bool(reply.get("cached"))}
+        if status in ("ok", "CE"):  # a compile error is as cacheable as a binary (judge errors are not)
+            self.artifacts[key] = record
+            self._evict()
+        return record
+
+    def _evict(self) -> None:
+        if len(self.artifacts) <= CACHE_ARTIFACTS:
+            return
+        old = []
+        while len(self.artifacts) > CACHE_ARTIFACTS:
+            old.append(self.artifacts.popitem(last=False)[0])
+        self.request({"op": "forget", "keys": old}, [], 10, 0, 0)
+
+    def close(self) -> str:
+        process, self.process = self.process, None
+        if self._watch is not None:
+            os.close(self._watch)
+            self._watch = None
+        tail = ""
+        if process is not None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            process.kill()
+            process.wait()
+            tail = code_sandbox._tail(process)
+            for stream in (process.stdin, process.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        if self.cgroup is not None:
+            self.cgroup.kill()
+            self.cgroup.close()
+            self.cgroup = None
+        self.artifacts.clear()
+        return tail
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+_jails: dict[frozenset[str], Jail] = {}
+
+
+def jail_for(languages: frozenset[str]) -> Jail:
+    """This process's warm sandbox for a set of languages (a handful at most: one per language, plus C++)."""
+    if languages not in _jails:
+        _jails[languages] = Jail(languages)
+    return _jails[languages]
+
+
+def _number(token: str) -> float | None:
+    try:
+        value = float(token)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def token_match(output: str, answer: str, problem: Problem) -> bool:
+    """The built-in checkers: ``exact`` (byte-equal but for a final newline), ``lines`` (each line's trailing
+    whitespace and trailing blank lines ignored), ``token`` (whitespace-separated tokens equal), ``float``
+    (tokens; where the answer's token is a number, the output's must be one within ``float_abs`` absolute or
+    ``float_rel`` relative error, Kattis's rule)."""
+    if problem.compare == "exact":
+        return output.removesuffix("\n") == answer.removesuffix("\n")
+    if problem.compare == "lines":
+        return same_output(output, answer)
+    got, want = output.split(), answer.split()
+    if len(got) != len(want):
+        return False
+    if not problem.case_sensitive:
+        got, want = [t.lower() for t in got], [t.lower() for t in want]
+    if problem.compare == "token":
+        return got == want
+    for g, w in zip(got, want):
+        expected = _number(w)
+        if expected is None:
+            if g != w:
+                return False
+            continue
+        value = _number(g)
+        if value is None:
+            return False
+        error = abs(value - expected)
+        if error > problem.float_abs and error > problem.float_rel * abs(expected):
+            return False
+    return True
+
+
+def classify(outcome: dict, language: Language, problem: Problem) -> Verdict | None:
+    """A run's verdict from its resources, or None when it ran cleanly (its output is then checked)."""
+    if outcome.get("status") == "jail_error" or not isinstance(outcome.get("cpu"), int | float):
+        return "JE"
+    signum, code = outcome.get("signal"), outcome.get("exit")
+    if code == 127 and "jail: cannot start" in str(outcome.get("stderr", "")):
+        return "JE"
+    failed = signum is not None or code != 0
+    oom = failed and any(sign in str(outcome.get("stderr", "")) for sign in OOM_SIGNS)
+    if outcome.get("rss", 0) > problem.memory + language.rss_allowance or oom:
+        return "MLE"
+    if signum == signal.SIGXCPU or outcome["cpu"] > problem.time_limit * language.time_factor \
+            or outcome.get("wall_killed"):
+        return "TLE"
+    if signum == signal.SIGXFSZ or outcome.get("out_bytes", 0) >= problem.output:
+        return "OLE"
+    return "RE" if failed else None
+
+
+def _checker_verdict(result: dict, protocol: str) -> Verdict:
+    """A special judge's exit status: testlib 0 ok, 1 wrong answer, 2 presentation error, else a failure of the
+    checker itself; Kattis 42 accepted, 43 wrong answer."""
+    if result.get("status") == "jail_error" or result.get("wall_killed") or result.get("signal"):
+        return "JE"
+    code = result.get("exit")
+    table = {42: "AC", 43: "WA"} if protocol == "kattis" else {0: "AC", 1: "WA", 2: "WA"}
+    return table.get(code, "JE")
+
+
+def _program_limits(language: Language, problem: Problem) -> dict:
+    seconds = problem.time_limit * language.time_factor
+    return {"cpu": seconds, "wall": seconds * 2 + 1, "fsize": problem.output, "processes": language.processes,
+            "files": language.files, "memory": 0 if language.heap_flag else problem.memory + language.memory_slack,
+            "stack": min(problem.memory, 1 << 30)}
+
+
+JUDGE_LIMITS = {"cpu": JUDGE_SECONDS, "wall": JUDGE_SECONDS * 2, "fsize": 64 * MIB, "processes": 4,
+                "memory": JUDGE_MEMORY, "stack": 256 * MIB}
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every test of one judged program shares."""
+
+    jail: Jail
+    key: str
+    argv: list[str]
+    language: Language
+    problem: Problem
+    limits: dict
+    checker: str | None = None  # the special judges' artifact keys
+    interactor: str | None = None
+
+
+def judge(program: Program, problem: Problem, *, deadline: float, compile_limits: Compile = Compile(),
+          stop_on_failure: bool = False) -> Report:
+    """Compile ``program`` and run it on every test (every group's, in order); the score is the share of tests
+    passed, or with groups the points of groups whose every test passed over all points.  A group stops at its
+    first failure (its other tests SKIP); so does everything once the deadline is past."""
+    special = problem.interactor or problem.checker
+    languages = frozenset({program.language.name} | ({"cpp"} if special else set()))
+    jail = jail_for(languages)
+    built = jail.compile(program.language, program.files(), program.compile_argv(), compile_limits)
+    n = len(problem.tests)
+    if built["status"] != "ok":
+        return Report([built["status"]] * n, 0.0, built["log"], built["cached"])
+    keys = {}
+    for role in ("checker", "interactor"):
+        if (source := getattr(problem, role)) is not None:
+            made = jail.compile(LANGUAGES["cpp"], dict(source.files), source.compile_argv(), compile_limits,
+                                judge=True)
+            if made["status"] != "ok":
+                return Report(["JE"] * n, 0.0, f"{role}: {made['log']}", built["cached"])
+            keys[role] = made["key"]
+    lang = program.language
+    argv = [part.format(**tool_paths(lang), memory_mb=problem.memory // MIB, main=lang.main(program.source),
+                        source="") for part in lang.run]
+    run = _Run(jail, built["key"], argv, lang, problem, _program_limits(lang, problem), **keys)
+    groups = problem.groups or tuple((1.0, (i,)) for i in range(n))
+    verdicts: list[Verdict] = ["SKIP"] * n
+    details: list[str] = [""] * n
+    for _, members in groups:
+        for i in members:
+            if verdicts[i] != "SKIP":  # a test in two groups runs once
+                if verdicts[i] != "AC":
+                    break
+                continue
+            if time.monotonic() > deadline:
+                break
+            verdicts[i], details[i] = _one(run, problem.tests[i])
+            if verdicts[i] != "AC" and (problem.groups or stop_on_failure):
+                break
+        if stop_on_failure and any(v not in ("AC", "SKIP") for v in verdicts):
+            break
+    total = sum(points for points, _ in groups)
+    won = sum(points for points, members in groups if all(verdicts[i] == "AC" for i in members))
+    return Report(verdicts, won / total if total > 0 else 0.0, built["log"], built["cached"], details)
+
+
+def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
+    """One test: run (or interact), classify the resources used, then check."""
+    data = [test.input.encode("utf-8", "surrogatepass"), test.answer.encode("utf-8", "surrogatepass")]
+    problem, lang, limits = run.problem, run.language, run.limits
+    memory = max(limits["memory"] or problem.memory + lang.memory_slack, JUDGE_MEMORY)
+    if problem.interactor is not None:
+        header = {"op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.interactor,
+                  "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS, "protocol": problem.interactor.protocol,
+                  "env": lang.env}
+        outcome, _ = run.jail.request(header, data, limits["wall"] + JUDGE_LIMITS["wall"], memory * 2,
+                                      limits["processes"] + JUDGE_LIMITS["processes"])
+        judged = outcome.get("judge") if isinstance(outcome.get("judge"), dict) else {"status": "jail_error"}
+        said = _checker_verdict(judged, problem.interactor.protocol)
+        message = str(judged.get("message", ""))[-500:]
+        failed = classify(outcome, lang, problem)
+        first = failed and outcome.get("signal") != signal.SIGPIPE and outcome.get("ended", 0) < judged.get("ended", 0)
+        if said == "WA" and not first:  # the interactor judged first: the program's later crash, broken pipe or
+            return "WA", message         # wait is not its verdict (Kattis's rule)
+        verdict = failed or said
+        if verdict != "AC" or problem.checker is None:
+            return verdict, message
+        return _check(run, data, "tout")  # the interactor's own output file, checked as testlib does
+    header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits,
+              "return_output": problem.checker is None, "env": lang.env}
+    outcome, output = run.jail.request(header, data[:1], limits["wall"], memory, limits["processes"])
+    verdict = classify(outcome, lang, problem)
+    if verdict is not None:
+        return verdict, str(outcome.get("stderr", ""))[-500:]
+    if problem.checker is None:
+        return ("AC" if token_match(output.decode("utf-8", "replace"), test.answer, problem) else "WA"), ""
+    return _check(run, data, "run")
+
+
+def _check(run: _Run, data: list[bytes], output: str) -> tuple[Verdict, str]:
+    protocol = run.problem.checker.protocol
+    header = {"op": "check", "judge_key": run.checker, "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS,
+              "protocol": protocol, "output": output}
+    result, _ = run.jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
+    return _checker_verdict(result, protocol), str(result.get("message", ""))[-500:]

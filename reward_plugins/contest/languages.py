@@ -1,0 +1,169 @@
+"""The languages a contest program may be written in: how each compiles and runs, and what it needs bound.
+
+Flags follow the big judges (Codeforces, AtCoder, Kattis): C and C++ with
+``-O2`` and ``-DONLINE_JUDGE``, GNU dialects, dynamic linking against the
+system's libraries; Java's class named by its ``public class``; Rust
+``-O``; Go ``go build``; Python and JavaScript checked for syntax at
+"compile" time so a syntax error is a compile error, as judges report it.
+
+Toolchains are looked up on the system's own path (``/usr/bin``,
+``/usr/local/bin``) only: the sandbox's programs run as an unprivileged
+uid, which cannot enter a per-user install such as ``~/.cargo``.  Each
+toolchain's files are bound read-only into a sandbox only when a row needs
+that language (:func:`binds`), and a language whose toolchain is missing
+fails closed with the system package that provides it (:func:`missing`).
+
+Memory: native programs and Python get ``RLIMIT_AS`` at the limit plus a
+small allowance for their runtime's own mappings; the JVM and V8 reserve
+far more address space than they use, so they get their heap flag at the
+limit instead and the sandbox's cgroup as the hard bound (see
+``docs/contest.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+
+__all__ = ["LANGUAGES", "Language", "binds", "by_tag", "missing"]
+
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Language:
+    """One language: its fence tags, source file, compile and run commands (``{tool}`` placeholders)."""
+
+    name: str
+    tags: tuple[str, ...]
+    source: str
+    tools: tuple[str, ...]
+    package: str
+    compile: tuple[str, ...]
+    run: tuple[str, ...]
+    heap_flag: bool = False
+    """Memory is bounded by the runtime's heap flag (``{memory_mb}`` in ``run``), not RLIMIT_AS."""
+    memory_slack: int = 16 * MIB
+    """Address space (and peak RSS) beyond the limit that the runtime itself needs."""
+    processes: int = 4
+    """Processes and threads the program may have (a runtime's own threads count)."""
+    time_factor: float = 1.0
+    files: int = 64
+    env: dict[str, str] = field(default_factory=dict)
+
+    def source_name(self, source: str) -> str:
+        """The file the source is written to (Java: named for its public class, as javac requires)."""
+        if self.name == "java":
+            found = re.search(r"public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_$][\w$]*)", source)
+            return f"{found[1] if found else 'Main'}.java"
+        return self.source
+
+    @property
+    def rss_allowance(self) -> int:
+        """Peak RSS beyond the limit not held against the program: a runtime's own (native code gets none)."""
+        return 0 if self.name in ("c", "cpp", "rust") else self.memory_slack
+
+    def main(self, source: str) -> str:
+        return self.source_name(source).rsplit(".", 1)[0]
+
+
+def _python() -> str:
+    return sys.executable
+
+
+LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
+    Language("c", ("c",), "main.c", ("gcc", "as", "ld"), "gcc",
+             ("{gcc}", "-std=gnu17", "-O2", "-pipe", "-DONLINE_JUDGE", "-o", "main", "main.c", "-lm"),
+             ("./main",)),
+    Language("cpp", ("cpp", "c++", "cc", "cxx", "cpp17", "cpp20"), "main.cpp", ("g++", "as", "ld"), "g++",
+             ("{g++}", "-std=gnu++17", "-O2", "-pipe", "-DONLINE_JUDGE", "-o", "main", "main.cpp"), ("./main",)),
+    Language("rust", ("rust", "rs"), "main.rs", ("rustc", "cc", "as", "ld"), "rustc",
+             ("{rustc}", "-O", "--edition", "2021", "-C", "debuginfo=0", "-o", "main", "main.rs"), ("./main",),
+             memory_slack=32 * MIB),
+    Language("go", ("go", "golang"), "main.go", ("go",), "golang-go",
+             ("{go}", "build", "-o", "main", "main.go"), ("./main",), heap_flag=True, memory_slack=64 * MIB, processes=32,
+             env={"GO111MODULE": "off", "GOCACHE": "/tmp/work/build/.cache", "GOPATH": "/tmp/work/build/.go",
+                  "CGO_ENABLED": "0", "GOTOOLCHAIN": "local"}),
+    Language("java", ("java",), "Main.java", ("javac", "java"), "default-jdk-headless",
+             ("{javac}", "-encoding", "UTF-8", "-J-Xmx512m", "-J-XX:+UseSerialGC", "-d", ".", "{source}"),
+             ("{java}", "-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", ".",
+              "{main}"),
+             heap_flag=True, memory_slack=128 * MIB, processes=64, time_factor=2.0, files=256),
+    Language("javascript", ("javascript", "js", "node", "nodejs"), "main.js", ("node",), "nodejs",
+             ("{node}", "--check", "main.js"), ("{node}", "--max-old-space-size={memory_mb}", "main.js"),
+             heap_flag=True, memory_slack=96 * MIB, processes=16, files=128),
+    Language("python", ("python", "python3", "py", "py3"), "main.py", (), "python3",
+             ("{python}", "-I", "-S", "-B", "-c",
+              "import sys; compile(open('main.py', 'rb').read(), 'main.py', 'exec')"),
+             ("{python}", "-I", "-S", "-B", "main.py"), memory_slack=48 * MIB),
+)}
+
+_TAGS = {tag: lang for lang in LANGUAGES.values() for tag in (lang.name, *lang.tags)}
+
+
+def by_tag(tag: str | None) -> Language | None:
+    """The language a fence tag or a ``language`` column names (``C++``, ``python3``, ``rs``), or None."""
+    if not tag:
+        return None
+    return _TAGS.get(str(tag).strip().lower().replace(" ", ""))
+
+
+def tool_paths(lang: Language) -> dict[str, str] | None:
+    """Each tool's real path on the system path (Java's launcher finds its home from it), or None if one is
+    missing; Python is the interpreter that runs grpo-host (already bound into every sandbox)."""
+    return _tool_paths(lang.name)
+
+
+@functools.cache
+def _tool_paths(name: str) -> dict[str, str] | None:
+    lang = LANGUAGES[name]
+    if lang.name == "python":
+        return {"python": _python()}
+    found = {}
+    for tool in lang.tools:
+        path = shutil.which(tool, path=SYSTEM_PATH)
+        if path is None:
+            return None
+        found[tool] = path if tool in ("gcc", "g++", "cc", "as", "ld") else os.path.realpath(path)
+    return found
+
+
+def missing(lang: Language) -> str | None:
+    """Why ``lang`` cannot be judged here (naming the system package), or None."""
+    if tool_paths(lang) is None:
+        absent = [t for t in lang.tools if shutil.which(t, path=SYSTEM_PATH) is None]
+        return (f"the {lang.name} toolchain is not installed ({', '.join(absent)} not on {SYSTEM_PATH}): "
+                f"apt-get install {lang.package}")
+    return None
+
+
+def binds(lang: Language) -> tuple[str, ...]:
+    """What a sandbox must bind read-only for ``lang``: its tools (at their path) and the files they read."""
+    tools = tool_paths(lang) or {}
+    paths = set(tools.values())
+    if lang.name in ("c", "cpp", "rust"):
+        paths |= {p for p in ("/usr/include",) if os.path.isdir(p)}
+    if lang.name == "java":  # Debian's JDK links its conf/ and security files into /etc
+        home = os.path.dirname(os.path.dirname(tools["java"]))
+        paths |= _links_out(os.path.join(home, "conf")) | _links_out(os.path.join(home, "lib"))
+    if lang.name == "go":  # GOROOT: the compiler, linker and std, whose src/ Debian links into /usr/share
+        root = os.path.dirname(os.path.dirname(tools["go"]))
+        paths |= {root} | _links_out(root)
+    return tuple(sorted(paths))
+
+
+def _links_out(root: str) -> set[str]:
+    """The targets of symbolic links under ``root`` that lie outside it (bound too, or the links dangle)."""
+    found = set()
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            if os.path.islink(path) and not (target := os.path.realpath(path)).startswith(root + "/"):
+                if os.path.exists(target):
+                    found.add(target)
+    return found

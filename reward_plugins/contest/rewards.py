@@ -1,0 +1,192 @@
+"""The ``contest`` reward: the completion's program judged as a competitive-programming judge would.
+
+The completion's last closed code fence names the language (```` ```cpp ````,
+```` ```java ````, ```` ```python ````; an untagged fence takes the row's
+``language`` column, else the ``language`` parameter).  The program is
+compiled (cached by content) and run on every test in the sandbox of
+:mod:`reward_plugins.contest.judge`, under the row's time and memory limits
+per test; the checker (built in, or the row's testlib/Kattis special judge
+or interactor, run in the sandbox as another uid) decides each test.
+
+Score: the share of tests accepted, or with ``subtasks`` the points of the
+groups whose every test is accepted over all points; ``pass_fail`` gives
+1.0 only when all pass.  Counters (``contest/ac``, ``contest/wa``,
+``contest/tle``, ``contest/mle``, ``contest/re``, ``contest/ole``,
+``contest/je`` a checker or sandbox failure, ``contest/skip``) count tests;
+``contest/ce`` counts programs that did not compile, ``contest/cached``
+programs whose build came from the cache.
+
+No sandbox, no run: the parameters do not bind where the sandbox cannot be
+had in root mode, naming why; a language whose toolchain is not installed
+scores None and is counted (``contest/no_toolchain``), with the system
+package to install in the log and in ``data check``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import signal
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from grpo_host import Scored, hookimpl, reward
+
+from .judge import Compile, JailUnavailable, Program, judge
+from .languages import LANGUAGES, by_tag, missing
+from .rows import TEST_COLUMNS, RowProblem, problem_from_row
+
+__all__ = ["ContestParams", "check_row", "contest", "extract_program"]
+
+log = logging.getLogger(__name__)
+
+ITEM_TIMEOUT = 600.0
+BUDGET_MARGIN = 5.0
+MAX_SOURCE = 256 << 10  # judges cap a submission's size (Codeforces: 64 KiB); bounded hostile input
+
+
+class ContestParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    language: str = Field("cpp", description="the language of an untagged code fence when the row has no "
+                                             "`language` column (c, cpp, rust, go, java, javascript, python)")
+    time_limit: float = Field(2.0, gt=0, le=60, description="CPU seconds per test when the row gives none")
+    memory_mb: int = Field(256, ge=16, le=16384, description="memory per test in MiB when the row gives none")
+    output_mb: int = Field(16, ge=1, le=256, description="largest output of a test, in MiB (more: OLE)")
+    compare: str = Field("token", pattern="^(token|lines|exact|float)$",
+                         description="built-in checker when the row has no `checker`: token (whitespace-separated "
+                                     "tokens), lines, exact, float (tokens, numbers within float_tolerance)")
+    float_tolerance: float = Field(1e-6, ge=0, description="absolute or relative error a number may have "
+                                                           "(compare=float)")
+    pass_fail: bool = Field(False, description="1.0 only when every test passes, else 0.0")
+    stop_on_failure: bool = Field(False, description="stop at the first failed test (the rest count as skip), as "
+                                                     "ICPC judges do; groups always stop at their first failure")
+    compile_seconds: float = Field(30.0, gt=0, le=300, description="CPU seconds a compilation may take")
+    compile_memory_mb: int = Field(2048, ge=64, le=16384, description="memory of one compiler process, in MiB")
+
+    @model_validator(mode="after")
+    def _sandbox(self) -> ContestParams:
+        from reward_plugins.code.sandbox import isolation
+
+        found = isolation()
+        if found.mode != "root":
+            raise ValueError(
+                f"the contest reward refuses to run: it needs the code sandbox in root mode (score as root, with "
+                f"bubblewrap); here it is {found.mode!r}{': ' + found.reason if found.reason else ''}. "
+                f"Remedy: {found.remedy or 'run the scoring process as root (CI, a container)'}")
+        if by_tag(self.language) is None:
+            raise ValueError(f"language {self.language!r} is not one of {', '.join(LANGUAGES)}")
+        return self
+
+
+def extract_program(text: str, fallback: str | None) -> tuple[str | None, str | None]:
+    """(language tag, source) of the last closed fenced block; the tag is ``fallback`` for an untagged fence."""
+    found: tuple[str | None, str | None] = (None, None)
+    block, tag = None, ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if block is None:
+            if stripped.startswith("```"):
+                info = stripped[3:].strip()
+                tag, block = (info.split()[0] if info else ""), []
+        elif stripped.startswith("```") and not stripped.strip("`"):
+            found = (tag or fallback, "\n".join(block) + "\n")
+            block = None
+        else:
+            block.append(line)
+    return found
+
+
+def _problem(row: dict[str, Any], params: ContestParams):
+    return problem_from_row(row, time_limit=params.time_limit, memory_mb=params.memory_mb,
+                            output_mb=params.output_mb, compare=params.compare,
+                            float_tolerance=params.float_tolerance)
+
+
+def check_row(row: dict[str, Any]) -> str | None:
+    """``grpo-host data check``: the tests, limits, checker and subtasks columns can be used, the row's language
+    is known and its toolchain installed."""
+    language = row.get("language")
+    if language not in (None, ""):
+        lang = by_tag(language)
+        if lang is None:
+            return f"column 'language': {language!r} is not one of {', '.join(LANGUAGES)}"
+        if problem := missing(lang):
+            return f"column 'language': {problem}"
+    try:
+        _problem(row, ContestParams.model_construct())
+    except RowProblem as exc:
+        return str(exc)
+    return None
+
+
+@functools.cache
+def _note(problem: str) -> None:
+    log.warning("contest reward: %s", problem)
+
+
+def _deadline() -> float:
+    """The end of this completion's budget: inside the worker's own item alarm when one is set."""
+    left = signal.getitimer(signal.ITIMER_REAL)[0]
+    return time.monotonic() + (left if left > 0 else ITEM_TIMEOUT) - BUDGET_MARGIN
+
+
+@reward(
+    name="contest",
+    requires={TEST_COLUMNS: Any},
+    params=ContestParams,
+    executor="process",
+    timeout=ITEM_TIMEOUT,
+    check_row=check_row,
+    examples=[
+        {"completion": "```cpp\n#include <cstdio>\nint main(){long long a,b;scanf(\"%lld%lld\",&a,&b);"
+                       "printf(\"%lld\\n\",a+b);}\n```",
+         "tests": [{"input": "1 2\n", "output": "3\n"}, {"input": "5 5\n", "output": "10\n"}], "score": 1.0},
+        {"completion": "```python\na, b = map(int, input().split())\nprint(a * b)\n```",
+         "tests": [{"input": "2 2\n", "output": "4\n"}, {"input": "1 2\n", "output": "3\n"}], "score": 0.5},
+        {"completion": "no code", "tests": [{"input": "", "output": "3"}], "score": 0.0},
+    ],
+)
+def contest(completion: str, *, params: ContestParams, language: Any = None, **row: Any) -> Scored:
+    """Judges the completion's last fenced code block (```cpp, ```c, ```rust, ```go, ```java, ```javascript,
+    ```python; untagged: the row's `language`, else the `language` parameter) as a contest judge would: compiled in
+    a sandbox (cached by content), run on each test under the row's CPU-time and memory limits (time_limit,
+    memory_limit; CodeContests, TACO and LiveCodeBench columns are read too), its output checked by the row's
+    testlib or Kattis `checker`, its `interactor`, or the built-in `compare` (token by default).  Returns the
+    share of tests accepted, or with `subtasks` ([{"points", "tests"}]) the points of fully accepted groups over
+    all points; pass_fail=true: 1.0 only when all pass.  0.0 without a code block, in an unknown language, or when
+    it does not compile.  None when the row cannot be judged (named by data check) or the language's toolchain is
+    not installed.  Verdicts are counted: contest/ac, wa, tle, mle, re, ole, je, skip (tests), ce, cached
+    (programs)."""
+    row = {**row, "language": language}
+    try:
+        problem = _problem(row, params)
+    except RowProblem as exc:
+        _note(str(exc))
+        return Scored(None, {"bad_row": 1})
+    tag, source = extract_program(completion, language or params.language)
+    lang = by_tag(tag)
+    if source is None or lang is None or len(source.encode("utf-8", "surrogatepass")) > MAX_SOURCE:
+        return Scored(0.0, {"no_program": 1})
+    if problem_text := missing(lang):
+        _note(problem_text)
+        return Scored(None, {"no_toolchain": 1})
+    limits = Compile(seconds=params.compile_seconds, memory=params.compile_memory_mb << 20)
+    try:
+        report = judge(Program(lang, source), problem, deadline=_deadline(), compile_limits=limits,
+                       stop_on_failure=params.stop_on_failure)
+    except JailUnavailable as exc:
+        _note(str(exc))
+        return Scored(None, {"je": 1})
+    counts = {"ce": 1} if report.verdicts and report.verdicts[0] == "CE" else report.counts()
+    counts["cached"] = int(report.cached)
+    if params.pass_fail:
+        return Scored(float(all(v == "AC" for v in report.verdicts)), counts)
+    return Scored(report.score, counts)
+
+
+@hookimpl
+def register_rewards(register):
+    register(contest)

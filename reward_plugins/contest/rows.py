@@ -1,0 +1,207 @@
+"""Dataset rows as problems: the contest reward's own columns, and the shapes CodeContests, TACO/APPS and
+LiveCodeBench publish, mapped onto them.
+
+Columns (all but the tests optional):
+
+* tests, one of: ``tests`` (a list of ``{"input", "output"}``), CodeContests'
+  ``public_tests`` / ``private_tests`` / ``generated_tests`` (``{"input": [...],
+  "output": [...]}``, all used, in that order), TACO's and APPS'
+  ``input_output`` (JSON ``{"inputs": [...], "outputs": [...]}``; a
+  ``fn_name`` means call-based tests, which this reward does not judge),
+  LiveCodeBench's ``public_test_cases`` / ``private_test_cases`` (JSON lists
+  of ``{"input", "output", "testtype"}``; the private ones may be
+  base64-zlib-pickled, unpickled here with no class allowed: a string only);
+* ``time_limit``: seconds (a number, ``"2 seconds"``, or CodeContests'
+  ``{"seconds", "nanos"}``); ``memory_limit``: MiB (a number or
+  ``"256 megabytes"``), or ``memory_limit_bytes`` (CodeContests);
+* ``checker`` / ``interactor``: C++ source (a string, or ``{file name:
+  source}`` for several files) and ``checker_protocol`` (``testlib``, the
+  default, or ``kattis``);
+* ``compare`` (``token``, ``lines``, ``exact``, ``float``), ``float_tolerance``;
+* ``subtasks``: ``[{"points": 30, "tests": [0, 1, 2]}, ...]``;
+* ``language``: the program's language when its code fence names none.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import pickle
+import re
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+from .judge import MIB, Checker, Problem, Case
+
+__all__ = ["TEST_COLUMNS", "problem_from_row"]
+
+TEST_COLUMNS = ("tests", "public_tests", "private_tests", "generated_tests", "input_output", "public_test_cases",
+                "private_test_cases")
+MAX_TESTS = 10_000
+
+
+class RowProblem(ValueError):
+    """A row that cannot be judged; the message names the column."""
+
+
+class _NoClasses(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"a pickled {module}.{name}: only plain data is accepted")
+
+
+def _json(value: Any, column: str) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        pass
+    try:  # LiveCodeBench's private tests: base64(zlib(pickle(json string)))
+        text = _NoClasses(io.BytesIO(zlib.decompress(base64.b64decode(value, validate=True)))).load()
+        return json.loads(text)
+    except Exception as exc:
+        raise RowProblem(f"column {column!r}: neither JSON nor LiveCodeBench's packed form ({exc})") from None
+
+
+def _text(value: Any, column: str) -> str:
+    if isinstance(value, list):  # TACO keeps some inputs as a list of lines
+        value = "\n".join(map(str, value)) + "\n"
+    if not isinstance(value, str):
+        raise RowProblem(f"column {column!r}: a test's input or output is {type(value).__name__}, not text")
+    return value
+
+
+def _pairs(inputs: Any, outputs: Any, column: str) -> list[Case]:
+    if not (isinstance(inputs, list) and isinstance(outputs, list)) or len(inputs) != len(outputs):
+        raise RowProblem(f"column {column!r}: expected equally long lists of inputs and outputs")
+    return [Case(_text(i, column), _text(o, column)) for i, o in zip(inputs, outputs)]
+
+
+def tests_of(row: Mapping[str, Any]) -> list[Case]:
+    tests: list[Case] = []
+    if (value := row.get("tests")) is not None:
+        if not isinstance(value, list) or not all(isinstance(t, Mapping) and {"input", "output"} <= t.keys()
+                                                  for t in value):
+            raise RowProblem("column 'tests': expected a list of {\"input\", \"output\"} cases")
+        tests += [Case(_text(t["input"], "tests"), _text(t["output"], "tests")) for t in value]
+    for column in ("public_tests", "private_tests", "generated_tests"):
+        if (value := row.get(column)) is not None:
+            value = _json(value, column)
+            if not isinstance(value, Mapping):
+                raise RowProblem(f"column {column!r}: expected {{\"input\": [...], \"output\": [...]}}")
+            tests += _pairs(value.get("input", []), value.get("output", []), column)
+    if (value := row.get("input_output")) not in (None, ""):
+        value = _json(value, "input_output")
+        if not isinstance(value, Mapping):
+            raise RowProblem("column 'input_output': expected {\"inputs\": [...], \"outputs\": [...]}")
+        if value.get("fn_name"):
+            raise RowProblem(f"column 'input_output': call-based tests (fn_name {value['fn_name']!r}) are not judged "
+                             "by the contest reward (use the code reward)")
+        tests += _pairs(value.get("inputs", []), value.get("outputs", []), "input_output")
+    for column in ("public_test_cases", "private_test_cases"):
+        if (value := row.get(column)) not in (None, ""):
+            value = _json(value, column)
+            if not isinstance(value, list) or not all(isinstance(t, Mapping) for t in value):
+                raise RowProblem(f"column {column!r}: expected a list of {{\"input\", \"output\"}} cases")
+            if any(t.get("testtype", "stdin") != "stdin" for t in value):
+                raise RowProblem(f"column {column!r}: functional (call-based) tests are not judged by the contest "
+                                 "reward (use the code reward)")
+            tests += [Case(_text(t.get("input"), column), _text(t.get("output"), column)) for t in value]
+    if not tests:
+        raise RowProblem(f"no tests: none of the columns {', '.join(TEST_COLUMNS)} holds a case")
+    if len(tests) > MAX_TESTS:
+        raise RowProblem(f"{len(tests)} tests: more than {MAX_TESTS}")
+    return tests
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, Mapping):
+        return float(value.get("seconds", 0)) + float(value.get("nanos", 0)) / 1e9
+    if isinstance(value, str):
+        found = re.fullmatch(r"\s*([\d.]+)\s*(s|sec|secs|second|seconds)?\s*", value)
+        if not found:
+            raise ValueError(value)
+        return float(found[1])
+    return float(value)
+
+
+def _mib(value: Any) -> float:
+    if isinstance(value, str):
+        found = re.fullmatch(r"\s*([\d.]+)\s*(m|mb|mib|megabytes?)?\s*", value.lower())
+        if not found:
+            raise ValueError(value)
+        return float(found[1])
+    return float(value)
+
+
+def _judge_program(value: Any, column: str, protocol: str) -> Checker:
+    if isinstance(value, str):
+        files = (("main.cpp", value),)
+    elif isinstance(value, Mapping) and value and all(isinstance(k, str) and isinstance(v, str)
+                                                       for k, v in value.items()):
+        if any("/" in k or k.startswith(".") for k in value):
+            raise RowProblem(f"column {column!r}: file names must be plain names")
+        files = tuple(value.items())
+    else:
+        raise RowProblem(f"column {column!r}: expected C++ source, or {{file name: source}}")
+    if protocol not in ("testlib", "kattis"):
+        raise RowProblem(f"column 'checker_protocol': {protocol!r} is neither 'testlib' nor 'kattis'")
+    return Checker(files, protocol)  # type: ignore[arg-type]
+
+
+def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: int, output_mb: int, compare: str,
+                     float_tolerance: float) -> Problem:
+    """The row's problem, the reward's parameters filling what the row leaves out; :class:`RowProblem` names the
+    column that cannot be used."""
+    tests = tests_of(row)
+    try:
+        seconds = _seconds(row["time_limit"]) if row.get("time_limit") not in (None, "", 0) else time_limit
+    except (TypeError, ValueError):
+        raise RowProblem(f"column 'time_limit': {row.get('time_limit')!r} is not a number of seconds") from None
+    try:
+        if row.get("memory_limit_bytes"):
+            memory = int(row["memory_limit_bytes"])
+        elif row.get("memory_limit") not in (None, "", 0):
+            memory = int(_mib(row["memory_limit"]) * MIB)
+        else:
+            memory = memory_mb * MIB
+    except (TypeError, ValueError):
+        raise RowProblem(f"column 'memory_limit': {row.get('memory_limit')!r} is not a number of MiB") from None
+    if not (0 < seconds <= 60):
+        raise RowProblem(f"column 'time_limit': {seconds} s is outside (0, 60]")
+    if not (16 * MIB <= memory <= 16384 * MIB):
+        raise RowProblem(f"column 'memory_limit': {memory // MIB} MiB is outside [16, 16384]")
+    mode = row.get("compare") or compare
+    if mode not in ("token", "lines", "exact", "float"):
+        raise RowProblem(f"column 'compare': {mode!r} is not one of token, lines, exact, float")
+    tolerance = float(row.get("float_tolerance") or float_tolerance)
+    protocol = row.get("checker_protocol") or "testlib"
+    checker = _judge_program(row["checker"], "checker", protocol) if row.get("checker") else None
+    interactor = _judge_program(row["interactor"], "interactor", protocol) if row.get("interactor") else None
+    groups = _groups(row.get("subtasks"), len(tests))
+    return Problem(tuple(tests), seconds, memory, output_mb * MIB, mode, tolerance, tolerance,  # type: ignore[arg-type]
+                   checker=checker, interactor=interactor, groups=groups)
+
+
+def _groups(value: Any, n: int) -> tuple[tuple[float, tuple[int, ...]], ...]:
+    if value in (None, "", []):
+        return ()
+    value = _json(value, "subtasks")
+    if not isinstance(value, list):
+        raise RowProblem("column 'subtasks': expected a list of {\"points\", \"tests\"}")
+    groups = []
+    for k, group in enumerate(value):
+        if not isinstance(group, Mapping) or not isinstance(group.get("tests"), list) or not group["tests"]:
+            raise RowProblem(f"column 'subtasks': group {k} has no list of test indices")
+        members = group["tests"]
+        if not all(type(i) is int and 0 <= i < n for i in members):
+            raise RowProblem(f"column 'subtasks': group {k} names a test outside 0..{n - 1}")
+        points = group.get("points", 1)
+        if isinstance(points, bool) or not isinstance(points, int | float) or points < 0:
+            raise RowProblem(f"column 'subtasks': group {k}'s points are not a non-negative number")
+        groups.append((float(points), tuple(members)))
+    if sum(p for p, _ in groups) <= 0:
+        raise RowProblem("column 'subtasks': the groups' points add up to 0")
+    return tuple(groups)

@@ -1,0 +1,6 @@
+#include <cstdio>
+
+int main(void) {
+  printf("Hello!");
+  return 0;
+}

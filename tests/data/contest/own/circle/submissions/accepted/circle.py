@@ -1,0 +1,3 @@
+import math
+r = float(input())
+print(math.pi * r * r)

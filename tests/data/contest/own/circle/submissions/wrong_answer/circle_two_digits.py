@@ -1,0 +1,3 @@
+import math
+r = float(input())
+print(f'{math.pi * r * r:.2f}')

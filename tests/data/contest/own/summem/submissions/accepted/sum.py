@@ -1,0 +1,3 @@
+import sys
+data = sys.stdin.buffer.read().split()
+print(sum(map(int, data[1:])))
