@@ -92,6 +92,17 @@ def test_an_exception_returned_for_one_part_fails_that_caller_only():
     assert batcher.batches == 2  # counted once a batch's futures are set: read after close
 
 
+def test_no_window_is_waited_while_the_batcher_is_busy():
+    """A closed loop (callers that call again once answered, as verl's threads do) is not held a window per batch:
+    a row arriving just after a batch ended is scored at once, not after a quarter of the (here 2-minute)
+    window."""
+    calls: list = []
+    with MicroBatcher([0], doubler(calls), window=120, max_rows=2) as batcher:
+        assert batcher.submit([1, 2]).result(20) == [2, 4]  # full at the cap: scored without a window
+        assert batcher.submit([3]).result(20) == [6]  # the cap is not reached, but a batch just ended
+    assert [parts for _, parts in calls] == [[[1, 2]], [[3]]]
+
+
 def test_chunks():
     assert [list(c) for c in chunks(list(range(5)), 2)] == [[0, 1], [2, 3], [4]]
     assert [list(c) for c in chunks([], 2)] == [[]]

@@ -68,6 +68,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from grpo_host.scoring.spec import parse_spec  # here, not on first call: 32 threads' first calls raced the import
+from grpo_host.special_tokens import strip_end_tokens
 
 __all__ = ["DATA_SOURCES", "ENV", "compute_score"]
 
@@ -184,8 +185,6 @@ def _plain(value: Any) -> Any:
 
 
 def _row(solution_str: Any, ground_truth: Any, extra_info: Any, tokens: tuple[str, ...], needs_tests: bool) -> dict:
-    from grpo_host.special_tokens import strip_end_tokens
-
     row: dict[str, Any] = {**(extra_info if isinstance(extra_info, dict) else {}),
                            "completion": strip_end_tokens(solution_str, tokens)}
     if ground_truth is not None:
