@@ -19,7 +19,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from reward_plugins.math.read import Number, Parsed, Unit, mv, own_timeout
+from reward_plugins.math.read import Number, Parsed, Unit, as_number, mv, own_timeout
 
 VERDICT_CACHE_SIZE = 16384
 
@@ -179,7 +179,7 @@ def _within_rounding(x: Any, y: Any) -> bool:
     for corner in product((-1, 1), repeat=len(floats)):
         at = {f: Rational(v.numerator, v.denominator) + s * Rational(u.numerator, 2 * u.denominator)
               for f, (v, u), s in zip(floats, written, corner)}
-        value = complex((x - y).xreplace(at).evalf(30))
+        value = complex((x.xreplace(at) - y.xreplace(at)).evalf(30))  # x - y would merge the decimals first
         reals.append(value.real)
         imaginaries.append(value.imag)
     return min(reals) <= 0 <= max(reals) and min(imaginaries) <= 0 <= max(imaginaries)
@@ -221,6 +221,10 @@ def equal(gold: Parsed, pred: Parsed, tolerance: float, set_relations: bool = Fa
     gold, pred = sides
     if gold.number is not None and pred.number is not None:
         return numbers_equal(gold.number, pred.number, tolerance)
+    if (gold.number or pred.number) and (gold.number or pred.number).ulp is not None:  # a decimal and \pi
+        exact = as_number(pred if gold.number else gold)
+        if exact is not None:
+            return numbers_equal(gold.number or exact, pred.number or exact, tolerance)
     from sympy import srepr
 
     golds, preds = gold.expressions(), pred.expressions()

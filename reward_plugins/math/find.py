@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from grpo_host.special_tokens import COMMON_END_TOKENS, strip_end_tokens
 from reward_plugins.math.read import (
     GOLD_CACHE_SIZE,
     SPAN,
@@ -51,9 +52,16 @@ CORRECTION = re.compile(
     r"(?i)\b(?:wait|actually|correct(?:ion|ing|ed)?|mistake|wrong|incorrect|error|oops|instead|on second thought"
     r"|scratch that|re-?check(?:ing)?|redo(?:ing)?|not right|miscalculated)\b")
 """Words that withdraw the answer before them."""
-HEDGE = re.compile(r"(?i)\b(?:perhaps|maybe|possibly|probably|might|could|guess|alternatively|either|not sure)\b")
-"""Words that make the next answer one more guess, not a correction."""
-_ALTERNATIVE = re.compile(r"\\(?:text|mbox|textrm|mathrm)\s*\{\s*(?:or|either)\s*\}|\b(?:or|either)\b|\\lor\b|\\vee\b")
+HEDGE = re.compile(r"(?i)\b(?:perhaps|maybe|possibly|probably|might|could|guess|alternatively|either|or|not sure)\b")
+"""Words that make the next answer one more guess, not a correction ("Wait, or is it 5?")."""
+_ALTERNATIVE = re.compile(r"\\(?:text|mbox|textrm|mathrm|textbf|operatorname)\s*\{[^{}]*?"
+                          r"\b(?:or|either|if|otherwise|when|unless)\b[^{}]*\}|\b(?:or|either)\b|\\lor\b|\\vee\b")
+"""What joins the alternatives of one answer: "or" (also in \\text{ (or }), and the cases of a conditional answer
+(``4 \\text{ if } x > 0, 5 \\text{ otherwise}``)."""
+_QUESTION = re.compile(r"[\s$)\]]*\?")
+"""An answer followed by a question mark (``Or is it \\boxed{5}?``, ``Answer: 4?``) asks, it does not state."""
+THINK_CLOSE = "</think>"
+THINK_OPEN = "<think>"
 
 
 @dataclass(frozen=True)
@@ -167,7 +175,8 @@ def last_boxed(text: str) -> str | None:
 
 _HASHES = re.compile(r"####[ \t]*([^\n]*)")
 _PHRASE = re.compile(
-    r"(?im)\b(?:final\s+answer|answer)\**(?:\s+(?:is|was|would\s+be|will\s+be|should\s+be)\s*:?|\s*[:=]|\s+[–—])\**\s*"
+    r"(?im)(?<![A-Za-z])(?:final\s+answer|answer)[*_]*"
+    r"(?:\s+(?:is|was|would\s+be|will\s+be|should\s+be)\s*:?|\s*[:=]|\s+[-–—](?=\s))[*_]*\s*"
     r"|^\#{1,6}[ \t]*(?:final[ \t]+)?answer[ \t]*:?[ \t]*$\s*")
 """'the answer is', 'Final Answer:', '**Final answer**:', 'Answer – ', a '# Answer' heading line (PRM800K)."""
 _PHRASE_END = re.compile(r"[!?;](?=\s|$)|(?<!\.\.)\.(?=\s|$)|\n|</|<\|")  # <|im_end|> ends it; 0.333... does not
@@ -180,6 +189,19 @@ def _reads_as_value(text: str) -> bool:
     if has_words(text) and read_number(text) is None:
         return False
     return read_answer(text) is not None
+
+
+_COUNTED = re.compile(r"(?P<number>[-+]?\$?[\d.,]*\d%?)\s+(?P<noun>[a-z]{3,})")
+_NOT_NOUNS = frozenset("more less fewer greater larger smaller bigger higher lower over under above below plus minus "
+                       "than times and or percent per each".split())
+
+
+def _counted(value: str) -> str | None:
+    """The number of "12 cookies" (a number and one word naming what is counted), or None: "5 more" is not 5."""
+    m = _COUNTED.fullmatch(value)
+    if m is None or m["noun"] in _NOT_NOUNS or read_number(m["number"]) is None:
+        return None
+    return m["number"]
 
 
 def _offers_alternatives(value: str) -> bool:
@@ -198,7 +220,8 @@ def hash_answers(text: str) -> list[Answer]:
     found = []
     for m in list(_HASHES.finditer(text))[-MAX_READ_PHRASES:]:
         value = _PHRASE_END.split(m[1], maxsplit=1)[0].strip()
-        if value and (_reads_as_value(value) or _offers_alternatives(value)):
+        value = value if not value or _reads_as_value(value) or _offers_alternatives(value) else _counted(value)
+        if value:
             found.append(Answer(value, m.start(), m.end()))
     return found
 
@@ -207,21 +230,25 @@ def phrase_answers(text: str) -> list[Answer]:
     """What follows "the answer is" / "final answer:" to the end of its sentence, when it reads as a value.
 
     ``So the answer is 12.`` gives 12; ``the answer is 12, as shown`` its
-    first clause; a phrase followed by words (``the answer is at most 3``) is
-    no answer.  Boxes after a phrase are found as boxes.
+    first clause; ``12 cookies`` the number; a phrase followed by words (``the answer is at most 3``) is
+    no answer; one that ends in a question mark is an answer that reads as no value.  Boxes after a phrase are
+    found as boxes.
     """
     found = []
     for m in list(_PHRASE.finditer(text))[-MAX_READ_PHRASES:]:
         window = text[m.end() : m.end() + MAX_PHRASE]
         end = _PHRASE_END.search(window)
-        value = (window[: end.start()] if end else window).strip().strip("*").strip()
+        value = (window[: end.start()] if end else window).strip().strip("*_").strip()
         if not value or "\\boxed" in value or "\\fbox" in value:
+            continue
+        if end is not None and window[end.start()] == "?":  # Answer: 4? 5?: a question, never paid
+            found.append(Answer(value + "?", m.start(), m.end() + len(value)))
             continue
         if not _reads_as_value(value) and not _offers_alternatives(value):
             clause = _CLAUSE.split(value, maxsplit=1)[0].strip()
-            if clause == value or not _reads_as_value(clause):
+            value = clause if clause != value and _reads_as_value(clause) else _counted(clause)
+            if value is None:
                 continue
-            value = clause
         found.append(Answer(value, m.start(), m.end() + len(value)))
     return found
 
@@ -267,14 +294,24 @@ def final_spans(text: str) -> Answer | None:
 def final_line(text: str) -> Answer | None:
     """The last line when it is nothing but a plain number (``...\\n7``, ``**7**``, ``7 cm.``): the completion ends on
     its answer, stated alone."""
-    body = text.rstrip()
+    body = strip_end_tokens(text, COMMON_END_TOKENS).rstrip()
     start = body.rfind("\n") + 1
     value = body[start:].strip().strip("*").strip().removesuffix(".").strip()
     return Answer(value, start, len(body)) if value and read_number(value) is not None else None
 
 
 def find_answers(completion: str, targets: tuple[str, ...], max_chars: int) -> Found:
-    """Every answer the completion states by the ``extract`` targets, less the withdrawn ones (see the module)."""
+    """Every answer the completion states by the ``extract`` targets, less the withdrawn ones (see the module).
+
+    Reasoning is not an answer: after a ``</think>`` only the text that
+    follows the last one is searched, and a ``<think>`` that never closes
+    (the completion ran out inside its reasoning) holds none.
+    """
+    close = completion.rfind(THINK_CLOSE)
+    if close >= 0:
+        completion = completion[close + len(THINK_CLOSE) :]
+    elif THINK_OPEN in completion:
+        return Found(())
     stated: list[Answer] = []
     if "answer_tag" in targets:
         stated += tag_answers(completion)
@@ -334,7 +371,8 @@ def _withdraw(text: str, stated: list[Answer]) -> Found:
         if later is not None:
             gap = text[answer.end : later.start]
             sentence = re.split(r"[.!?\n]", gap)[-1]
-            if CORRECTION.search(gap) and not HEDGE.search(sentence):
+            asked = _QUESTION.match(text, later.end) is not None
+            if CORRECTION.search(gap) and not HEDGE.search(sentence) and not asked:
                 withdrawn += 1
                 continue
         counted.append(answer)

@@ -180,7 +180,8 @@ def read_unit(text: str) -> Unit | None:
 
 
 _TEXT_UNIT = r"(?:\\mu\s*)?\\(?:text|mathrm|textrm|mbox)\s*\{(?:[^{}]|\{[^{}]*\})*\}"
-_DEGREE = r"(?:(?:\^\s*\{?\s*\\circ\s*\}?|°)(?:\s*(?:\\(?:text|mathrm|textrm)\s*\{\s*[CF]\s*\}|[CF](?![A-Za-z])))?|℃|℉)"
+_DEGREE = (r"(?:(?:\^\s*\{?\s*\\circ\s*\}?|°)(?:\s*(?:\\(?:text|mathrm|textrm)\s*\{\s*[CF]\s*\}|[CF](?![A-Za-z])))?"
+           r"|℃|℉)")
 _UNIT_TAIL = re.compile(
     r"(?P<value>.*?[\w}).])(?P<unit>(?:\s|\\[,;: ]|~)*"
     r"(?:" + _TEXT_UNIT + "|" + _DEGREE + r")"
@@ -221,7 +222,7 @@ _UNIT_TOKEN = (r"(?:\\(?:text|mathrm|textrm|mbox|textbf|operatorname)\s*\{(?:[^{
                r"(?:\s*\^\s*\{?\s*-?\d\s*\}?)?")
 """A unit after a number: any word here, which :func:`read_number` then checks with :func:`_known_word`."""
 _NUMBER = re.compile(
-    r"(?P<sign>[-+−]?)\s*(?P<cur>\\\$|\$|\\euro|€|£)?\s*(?:"
+    r"(?P<sign>[-+−]?)\s*(?P<cur>\\\$|\$|\\textdollar|\\euro|€|£)?\s*(?:"
     r"(?P<rep_int>\d*)\.(?P<rep_fix>\d*)(?:\\overline\s*\{\s*(?P<rep>\d+)\s*\}|\((?P<rep_p>\d+)\)"
     r"|\\dot\s*\{?\s*(?P<rep_d>\d)\s*\}?)"
     r"|(?P<ell_int>\d*)\.(?P<ell>\d+)\s*(?:\\[lc]?dots|\.\.\.|…)"
@@ -238,7 +239,7 @@ _NUMBER = re.compile(
 )
 _SEPARATORS = re.compile(_SEP)
 _BARE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-zμµΩ]+")
-_CURRENCY = {"\\$": "$", "$": "$", "\\euro": "€", "€": "€", "£": "£"}
+_CURRENCY = {"\\$": "$", "$": "$", "\\textdollar": "$", "\\euro": "€", "€": "€", "£": "£"}
 
 
 @dataclass(frozen=True)
@@ -696,10 +697,20 @@ _LATEX_SPELLINGS = re.compile("|".join(map(re.escape, _LATEX_SPELLED)))
 _SCI = re.compile(r"(?<![\w\\.])((?>\d+(?:\.\d*)?|\.\d+))[eE]([-+]?\d+)(?![\w.])")  # atomic: linear on long digits
 
 
+_TRIG_DEGREES = re.compile(r"(\\(?:sin|cos|tan|cot|sec|csc)\s*(?:\\left\s*)?\(?\s*)(\d+(?:\.\d+)?)\s*"
+                           r"(?:\^\s*\{?\s*\\circ\s*\}?|°)")
+
+
+def trig_degrees(latex: str) -> str:
+    """An angle in degrees as a trigonometric function's argument, in radians: ``\\sin 30^\\circ`` is 1/2, not
+    sin(30) (nor sin(30) in the unit degree)."""
+    return _TRIG_DEGREES.sub(lambda m: f"{m[1]}\\frac{{{m[2]}\\pi}}{{180}}", latex) if "\\" in latex else latex
+
+
 def _respell(latex: str) -> str:
-    """LaTeX as latex2sympy reads it: 1.37e-3 as 1.37 \\times 10^{-3} (not 1.37 Euler - 3), oo as \\infty, and
-    the spellings in _LATEX_SPELLED."""
-    latex = _SCI.sub(lambda m: f"{m[1]} \\times 10^{{{m[2]}}}", latex)
+    """LaTeX as latex2sympy reads it: 1.37e-3 as 1.37 \\times 10^{-3} (not 1.37 Euler - 3), oo as \\infty, degrees
+    in a trigonometric function as radians, and the spellings in _LATEX_SPELLED."""
+    latex = trig_degrees(_SCI.sub(lambda m: f"{m[1]} \\times 10^{{{m[2]}}}", latex))
     latex = re.sub(r"(?<![\w\\])oo(?!\w)", r"\\infty", latex)
     return _LATEX_SPELLINGS.sub(lambda m: _LATEX_SPELLED[m[0]], latex)
 
@@ -808,11 +819,50 @@ def read_answer(text: str) -> Parsed | None:
     number = read_number(text)
     if number is not None:
         return Parsed(number=number, unit=number.unit)
+    if text.count("\\approx") == 1:
+        return _approximately(*text.split("\\approx"))
     if _JUXTAPOSED.search(text):
         return None  # 7 9 is 63 to one reader and 16 to the grammar: two numbers side by side are no value
-    text, unit = split_unit(text)
+    text, unit = split_unit(trig_degrees(text))
     parsed = _read_value(text)
     return Parsed(parsed.number, parsed.sympy, unit) if parsed is not None and unit is not None else parsed
+
+
+def as_number(side: Parsed) -> Number | None:
+    """A side that is one real number as a :class:`Number`: a plain one as it is, an exact constant
+    (``\\pi``, ``\\sqrt{2}``) as its value to 50 digits (exact for any comparison with a written decimal); None
+    for anything else (symbols, sets, complex values, sympy Floats)."""
+    if side.number is not None:
+        return side.number
+    values = [e for e in side.sympy if not isinstance(e, str)]
+    if len(values) != 1:
+        return None
+    from sympy import Expr, Float
+
+    value = values[0]
+    if not isinstance(value, Expr) or not value.is_number or value.has(Float) or value.is_real is not True:
+        return None
+    try:
+        return Number(Fraction(str(value.evalf(50))))
+    except (ValueError, TypeError, ArithmeticError):
+        return None
+
+
+def _approximately(left: str, right: str) -> Parsed | None:
+    """``a \\approx b``: the exact side when the other is its rounding (``\\frac{2}{3} \\approx 0.667`` is 2/3), the
+    value when the left names it (``x \\approx 0.67``), else no value (``4 \\approx 5`` states nothing true)."""
+    a, b = read_answer(left), read_answer(right)
+    if a is None or b is None:
+        return None
+    x, y = as_number(a), as_number(b)
+    if x is None:
+        return b if any(getattr(e, "free_symbols", None) for e in a.sympy) else None
+    if y is None:
+        return None
+    ulps = [u for u in (x.ulp, y.ulp) if u is not None]
+    if abs(x.value - y.value) > (max(ulps) / 2 if ulps else 0):
+        return None
+    return a if x.ulp is None or y.ulp is not None and x.ulp < y.ulp else b
 
 
 def _read_value(text: str) -> Parsed | None:
