@@ -268,7 +268,7 @@ class Jail:
         blobs = [text.encode("utf-8", "surrogatepass") for text in files.values()]
         memory = 0 if language.heap_flag else limits.memory
         header = {"op": "compile", "key": key, "argv": argv, "files": list(files), "judge": judge,
-                  "env": language.env, "max_bytes": limits.output,
+                  "env": dict(language.env), "max_bytes": limits.output,
                   "limits": {"cpu": limits.seconds, "wall": limits.seconds * 2, "memory": memory,
                              "fsize": limits.output, "processes": limits.processes, "files": 256}}
         reply, log = self.request(header, blobs, limits.seconds * 2, limits.memory, limits.processes)
@@ -478,7 +478,7 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
     if problem.interactor is not None:
         header = {"op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.interactor,
                   "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS, "protocol": problem.interactor.protocol,
-                  "env": lang.env}
+                  "env": dict(lang.env)}
         outcome, _ = run.jail.request(header, data, limits["wall"] + JUDGE_LIMITS["wall"], memory * 2,
                                       limits["processes"] + JUDGE_LIMITS["processes"])
         judged = outcome.get("judge") if isinstance(outcome.get("judge"), dict) else {"status": "jail_error"}
@@ -493,7 +493,7 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
             return verdict, message
         return _check(run, data, "tout")  # the interactor's own output file, checked as testlib does
     header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits,
-              "return_output": problem.checker is None, "env": lang.env}
+              "return_output": problem.checker is None, "env": dict(lang.env)}
     outcome, output = run.jail.request(header, data[:1], limits["wall"], memory, limits["processes"])
     verdict = classify(outcome, lang, problem)
     if verdict is not None:

@@ -27,7 +27,7 @@ import os
 import re
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = ["LANGUAGES", "Language", "binds", "by_tag", "missing"]
 
@@ -54,7 +54,7 @@ class Language:
     """Processes and threads the program may have (a runtime's own threads count)."""
     time_factor: float = 1.0
     files: int = 64
-    env: dict[str, str] = field(default_factory=dict)
+    env: tuple[tuple[str, str], ...] = ()
 
     def source_name(self, source: str) -> str:
         """The file the source is written to (Java: named for its public class, as javac requires)."""
@@ -87,8 +87,8 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
              memory_slack=32 * MIB),
     Language("go", ("go", "golang"), "main.go", ("go",), "golang-go",
              ("{go}", "build", "-o", "main", "main.go"), ("./main",), heap_flag=True, memory_slack=64 * MIB, processes=32,
-             env={"GO111MODULE": "off", "GOCACHE": "/tmp/work/build/.cache", "GOPATH": "/tmp/work/build/.go",
-                  "CGO_ENABLED": "0", "GOTOOLCHAIN": "local"}),
+             env=(("GO111MODULE", "off"), ("GOCACHE", "/tmp/work/build/.cache"), ("GOPATH", "/tmp/work/build/.go"),
+                  ("CGO_ENABLED", "0"), ("GOTOOLCHAIN", "local"))),
     Language("java", ("java",), "Main.java", ("javac", "java"), "default-jdk-headless",
              ("{javac}", "-encoding", "UTF-8", "-J-Xmx512m", "-J-XX:+UseSerialGC", "-d", ".", "{source}"),
              ("{java}", "-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", ".",
@@ -113,15 +113,10 @@ def by_tag(tag: str | None) -> Language | None:
     return _TAGS.get(str(tag).strip().lower().replace(" ", ""))
 
 
+@functools.cache
 def tool_paths(lang: Language) -> dict[str, str] | None:
     """Each tool's real path on the system path (Java's launcher finds its home from it), or None if one is
     missing; Python is the interpreter that runs grpo-host (already bound into every sandbox)."""
-    return _tool_paths(lang.name)
-
-
-@functools.cache
-def _tool_paths(name: str) -> dict[str, str] | None:
-    lang = LANGUAGES[name]
     if lang.name == "python":
         return {"python": _python()}
     found = {}
