@@ -32,8 +32,10 @@ __all__ = [
     "RewardError",
     "RewardUnusable",
     "Scored",
+    "ascore_row",
     "completion_text",
     "reward",
+    "score_row",
 ]
 
 Executor = Literal["inline", "process"]
@@ -314,40 +316,45 @@ class Reward:
             return {}
         return {"params": self.bound if self.bound is not None else self.params()}
 
-    def score_one(self, completion: Any, prompt: Any = None, **columns: Any) -> float | None:
-        """Score one completion; raise :class:`BadValue` on a value that is not a float or None."""
-        return self.score_item(completion, prompt, **columns).value
+    def score_items(
+        self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
+    ) -> list[Scored]:
+        """Score a batch: the function called once (batch) or once per item, each value checked.
 
-    def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
-        """Score one completion, keeping the counts a reward may return with its value (see :class:`Scored`)."""
+        The one scoring method the rest is built on: TRL's ``__call__`` (the
+        values), :meth:`score_one` (one row), and the ensemble, which runs a
+        per-item reward one row at a time (:func:`score_row`) on its executors
+        with timeouts and the error policy.  Raises :class:`BadValue` on a value
+        that is not a float or None, or a batch function's wrong count.
+        """
+        n = len(completions)
+        prompts = list(prompts) if prompts is not None else [None] * n
+        inputs, kwargs = [self.reads(c) for c in completions], self._kwargs()
         if self.batch:
-            return self.score_items([completion], [prompt], {k: [v] for k, v in columns.items()})[0]
-        return Scored.of(self.fn(self.reads(completion), prompt=prompt, **columns, **self._kwargs()))
+            return _batch_values(self.fn(inputs, prompts=prompts, **columns, **kwargs), n)
+        return [Scored.of(self.fn(inputs[i], prompt=prompts[i], **{k: v[i] for k, v in columns.items()}, **kwargs))
+                for i in range(n)]
+
+    def score_one(self, completion: Any, prompt: Any = None, **columns: Any) -> float | None:
+        """One completion's value (a float or None), with its columns as keywords: for tests, docs and
+        ``rewards show``; raises :class:`BadValue` on a value outside the contract."""
+        return score_row(self, completion, prompt, **columns).value
 
     def reads(self, completion: Any) -> Any:
         """What the function receives for ``completion``: its :class:`Trajectory` or, by default, its text."""
         return Trajectory.of(completion) if self.trajectory else completion_text(completion)
 
+    def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
+        """Deprecated (one release): :func:`score_row` (``score_one`` for the value alone)."""
+        _deprecated("Reward.score_item(...)", "grpo_host.scoring.contract.score_row(reward, ...)")
+        return score_row(self, completion, prompt, **columns)
+
     def score_batch(
         self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
     ) -> list[float | None]:
-        """Score a batch by calling the function once (batch) or per item (inline, no timeouts).
-
-        This is the plain path TRL takes through ``__call__``; the ensemble adds
-        executors, timeouts and the error policy on top of :meth:`score_item`.
-        """
+        """Deprecated (one release): ``[s.value for s in reward.score_items(...)]``."""
+        _deprecated("Reward.score_batch(...)", "[s.value for s in reward.score_items(...)]")
         return [s.value for s in self.score_items(completions, prompts, columns)]
-
-    def score_items(
-        self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
-    ) -> list[Scored]:
-        """:meth:`score_batch` with each row's counts kept."""
-        n = len(completions)
-        prompts = list(prompts) if prompts is not None else [None] * n
-        inputs = [self.reads(c) for c in completions]
-        if not self.batch:
-            return [self.score_item(inputs[i], prompts[i], **{k: v[i] for k, v in columns.items()}) for i in range(n)]
-        return _batch_values(self.fn(inputs, prompts=prompts, **columns, **self._kwargs()), n)
 
     @property
     def is_async(self) -> bool:
@@ -362,9 +369,26 @@ class Reward:
     ) -> list[float | None]:
         columns = _trl_columns(len(completions), completion_ids, kwargs)
         try:
-            return self.score_batch(completions, prompts, columns)
+            return [s.value for s in self.score_items(completions, prompts, columns)]
         except BadValue as exc:
             raise RewardError(f"reward {self.name!r} ({self.origin}) {exc}") from exc
+
+
+def score_row(reward: Reward, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
+    """One row through :meth:`Reward.score_items`: how the ensemble runs a per-item reward one item at a time,
+    each under its own timeout, on any executor (a module function and a reward: it pickles to workers)."""
+    return reward.score_items([completion], [prompt], {k: [v] for k, v in columns.items()})[0]
+
+
+async def ascore_row(reward: AsyncReward, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
+    """:func:`score_row` for an async reward, through :meth:`AsyncReward.ascore_items`."""
+    return (await reward.ascore_items([completion], [prompt], {k: [v] for k, v in columns.items()}))[0]
+
+
+def _deprecated(old: str, new: str) -> None:
+    import warnings
+
+    warnings.warn(f"{old} is deprecated and goes in the next release; use {new}", DeprecationWarning, stacklevel=3)
 
 
 def _batch_values(out: Any, n: int) -> list[Scored]:
@@ -406,7 +430,7 @@ class AsyncReward(Reward):
     enforced by ``asyncio.wait_for``.  As a TRL reward function it is an
     async callable (``async def __call__``), which TRL gathers with its other
     async reward functions on its own event loop.  The synchronous methods
-    (``score_one``, ``score_batch``) run the coroutine to completion with
+    (``score_items``, ``score_one``) run the coroutine to completion with
     ``asyncio.run``, for ``rewards show`` and plain scripts; they cannot be
     called from inside a running event loop.
     """
@@ -415,28 +439,22 @@ class AsyncReward(Reward):
     def is_async(self) -> bool:
         return True
 
-    async def ascore_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
-        if self.batch:
-            return (await self.ascore_items([completion], [prompt], {k: [v] for k, v in columns.items()}))[0]
-        return Scored.of(await self.fn(self.reads(completion), prompt=prompt, **columns, **self._kwargs()))
-
     async def ascore_items(
         self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
     ) -> list[Scored]:
-        """Every completion's score: one call of a batch function, or the items ``concurrency`` at a time."""
+        """:meth:`Reward.score_items` awaited: one call of a batch function, or the items ``concurrency`` at a
+        time."""
         n = len(completions)
         prompts = list(prompts) if prompts is not None else [None] * n
-        inputs = [self.reads(c) for c in completions]
+        inputs, kwargs = [self.reads(c) for c in completions], self._kwargs()
         if self.batch:
-            return _batch_values(await self.fn(inputs, prompts=prompts, **columns, **self._kwargs()), n)
-        return await gather_bounded(self.concurrency, [
-            functools.partial(self.ascore_item, inputs[i], prompts[i], **{k: v[i] for k, v in columns.items()})
-            for i in range(n)])
+            return _batch_values(await self.fn(inputs, prompts=prompts, **columns, **kwargs), n)
 
-    def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
-        import asyncio
+        async def item(i: int) -> Scored:
+            return Scored.of(await self.fn(inputs[i], prompt=prompts[i], **{k: v[i] for k, v in columns.items()},
+                                           **kwargs))
 
-        return asyncio.run(self.ascore_item(completion, prompt, **columns))
+        return await gather_bounded(self.concurrency, [functools.partial(item, i) for i in range(n)])
 
     def score_items(
         self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
@@ -444,6 +462,11 @@ class AsyncReward(Reward):
         import asyncio
 
         return asyncio.run(self.ascore_items(completions, prompts, columns))
+
+    async def ascore_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
+        """Deprecated (one release): :func:`ascore_row`."""
+        _deprecated("AsyncReward.ascore_item(...)", "grpo_host.scoring.contract.ascore_row(reward, ...)")
+        return await ascore_row(self, completion, prompt, **columns)
 
     async def __call__(  # type: ignore[override]
         self,

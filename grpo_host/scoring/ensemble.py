@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import UserError
 from .calls import Outcome, acall
-from .contract import Reward, RewardError, gather_bounded
+from .contract import Reward, RewardError, ascore_row, gather_bounded, score_row
 from .executors import AsyncRunner, Executor, InlineRunner, WorkerPool
 from .policy import BUG_STREAK, OnError, Policy, check_on_error
 from .spec import SpecItem
@@ -217,7 +217,8 @@ class Ensemble:
             outcomes = _spread(self._inline.run([(reward.score_items, items.batch_args(reward), {})],
                                                 member.timeout)[0], n)
         else:
-            outcomes = self._executor(reward).run(items.tasks(reward, reward.score_item), member.timeout)
+            outcomes = self._executor(reward).run(items.tasks(reward, functools.partial(score_row, reward)),
+                                                  member.timeout)
         done = outcomes, time.perf_counter() - start
         return lambda: done
 
@@ -233,7 +234,8 @@ class Ensemble:
         """One member's outcomes into ``result``: values, statistics and every failure's message under its policy.
 
         Values arrive checked (a :class:`~grpo_host.Scored`): every executor runs the reward's own
-        ``score_item``/``score_items``, which check what the function returned.
+        ``score_items`` (per item: :func:`~grpo_host.scoring.contract.score_row`), which checks what the
+        function returned.
         """
         vals: list[float | None] = []
         failed = timeouts = 0
@@ -375,6 +377,6 @@ async def _run_async(member: Member, items: _Items) -> list[Outcome]:
         return _spread(await acall(functools.partial(reward.ascore_items, *items.batch_args(reward)),
                                    member.timeout), len(inputs))
     return await gather_bounded(reward.concurrency, [
-        functools.partial(acall, functools.partial(reward.ascore_item, inputs[i], items.prompts[i],
+        functools.partial(acall, functools.partial(ascore_row, reward, inputs[i], items.prompts[i],
                                                    **items.row(i)), member.timeout)
         for i in range(len(inputs))])
