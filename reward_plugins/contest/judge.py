@@ -163,6 +163,7 @@ class Jail:
         self.cgroup: Cgroup | None = None
         self._watch: int | None = None
         self.starts = 0
+        self.host_uids: tuple[int, int] | None = None
         self.artifacts: OrderedDict[str, dict] = OrderedDict()  # what the running sandbox holds, oldest first
         self.compiles = 0
 
@@ -171,7 +172,8 @@ class Jail:
             return
         host_uid = code_sandbox.HOST_UID_BASE + (os.getpid() * 64 + next(code_sandbox._uids)) % \
             code_sandbox.HOST_UID_SPAN
-        userns = code_sandbox._Namespace.create("root", host_uid, host_uid + code_sandbox.HOST_UID_SPAN)
+        self.host_uids = (host_uid, host_uid + code_sandbox.HOST_UID_SPAN)  # the contestant's and the judge's
+        userns = code_sandbox._Namespace.create("root", *self.host_uids)
         config = {"code_dir": str(Path(code_sandbox.__file__).parent), "seccomp": bpf().hex(),
                   "work_bytes": WORK_BYTES, "work_inodes": WORK_INODES}
         extra = {str(JAIL.parent)} | {p for lang in self.languages for p in binds(LANGUAGES[lang])}
