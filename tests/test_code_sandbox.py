@@ -71,23 +71,23 @@ if os.environ.get("DRIVER_FORK"):  # the scoring process and its worker: the wor
     open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pids", str(os.getpid())), "w").write(str(os.getpid()))
 with Sandbox(owner=owner) as sandbox:
     for step in steps:
-        kw = {}
+        runs = [{}]
         if "calls" in step:  # literal-call tests, planned exactly as the reward plans them
-            kw["calls"] = shapes.plan(step["calls"])
-            assert isinstance(kw["calls"], shapes.Calls), step["calls"]
-        elif "tests" in step:  # assert scripts, guarded as the reward guards them (unless given raw)
-            planned = shapes.plan(step["tests"])
-            if isinstance(planned, shapes.Scripts) and len(planned.cases) == 1 and not step.get("raw"):
-                kw["tests"], kw["names"] = planned.cases[0], planned.names
-            else:
-                kw["tests"] = step["tests"]
+            runs[0]["calls"] = shapes.plan(step["calls"])
+            assert isinstance(runs[0]["calls"], shapes.Calls), step["calls"]
+        elif "tests" in step:  # assert scripts, planned and run as the reward does: one run per case
+            planned = shapes.plan(step["tests"])  # ("assert True", which names nothing of the program's: as it is)
+            runs = ([{"tests": case, "names": planned.names} for case in planned.cases]
+                    if isinstance(planned, shapes.Scripts) else [{"tests": step["tests"]}])
         else:
-            kw["stdin"] = step.get("stdin", "")
+            runs[0]["stdin"] = step.get("stdin", "")
         print("running", flush=True, file=sys.stderr)
-        r = sandbox.run(step["code"], limits=Limits(**step.get("limits", {"timeout": 3.0})), **kw)
-        out.append({"status": r.status, "exit_code": r.exit_code, "stdout": r.stdout, "stderr": r.stderr,
-                    "passed_asserts": r.passed_asserts, "cases": list(r.cases), "mode": sandbox.mode,
-                    "cgroup": sandbox.cgroup is not None, "starts": sandbox.starts})
+        done = [sandbox.run(step["code"], limits=Limits(**step.get("limits", {"timeout": 3.0})), **kw) for kw in runs]
+        r = done[-1]
+        out.append({"status": r.status, "exit_code": r.exit_code, "stdout": "".join(d.stdout for d in done),
+                    "stderr": "".join(d.stderr for d in done), "passed_asserts": all(d.passed_asserts for d in done),
+                    "cases": list(r.cases) if "calls" in step else [d.passed_asserts for d in done],
+                    "mode": sandbox.mode, "cgroup": sandbox.cgroup is not None, "starts": sandbox.starts})
 # Outside the sandbox, in the invoking user's own session: no key with the marker in its user or session keyring.
 import ctypes, platform
 libc = ctypes.CDLL(None, use_errno=True)
@@ -784,17 +784,225 @@ def test_a_program_cannot_copy_an_earlier_programs_answer(runner, outside):
 
 SCRIPT = f"for x, y in [(3, {SECRET})]:\n    assert secret(x) == y\n"
 
+# Script mode: the tests run in a judge process that calls the program's process over a pipe.  Each forgery
+# below ran with the tests in the program's own process before, and some of them passed there.
+SCRIPT_TESTS = {  # tests of script shape (a loop, a helper, a name as argument), each passed by HONEST
+    "loop": SCRIPT,
+    "isclose": f"import math\nfor x in [3]:\n    assert math.isclose(secret(x), {SECRET})\n",
+    "difference": f"def check(candidate):\n    for x in [3]:\n        assert abs(candidate(x) - {SECRET}) < 1e-6\n"
+                  "\ncheck(secret)\n",
+    "copied": f"import copy\nx = copy.deepcopy(3)\nassert secret(x) == {SECRET}\n",
+    "random": f"import random\nx = random.choice([3])\nassert secret(x) == {SECRET}\n",
+    "not_unequal": f"for x in [3]:\n    assert not secret(x) != {SECRET}\n",
+}
+ANY_FD = (  # every descriptor it has: read what is there, write a token's worth and the harness's markers back
+    "import os, time\nfor fd in range(64):\n    try:\n        os.set_blocking(fd, False)\n"
+    "        data = os.read(fd, 1 << 16)\n    except OSError:\n        data = b''\n    for out in range(64):\n"
+    "        try:\n            os.write(out, data + os.urandom(16) + b'=\\n' + (0).to_bytes(4, 'big'))\n"
+    "        except OSError:\n            pass\n"
+)
+SCRIPT_FORGERIES = {
+    "any_inherited_fd": ANY_FD + "def secret(x):\n    return 0",
+    "frames_and_gc": FORGERIES["frames_and_gc"],
+    "memory_scan": FORGERIES["memory_scan"],
+    "rebind_exec": FORGERIES["rebind_exec"],
+    "patch_the_harness": (  # every function reachable from frames or gc that looks like a harness: made to pass
+        "import gc, sys\nf = sys._getframe()\nwhile f:\n    for k in list(f.f_globals):\n"
+        "        if callable(f.f_globals[k]) and k in ('serve', 'message', 'referee', 'judge', 'exec'):\n"
+        "            f.f_globals[k] = lambda *a, **kw: None\n    f = f.f_back\n"
+        "for o in gc.get_objects():\n    if isinstance(o, dict) and 'TOKEN_BYTES' in o:\n"
+        "        o['referee'] = lambda *a, **kw: 0\n        o['serve'] = lambda *a, **kw: None\n"
+        "sys.modules['__main__'].__dict__['serve'] = lambda *a, **kw: None\n"
+        "def secret(x):\n    return 0"
+    ),
+    "patch_imported_modules": (
+        "import builtins, copy, math, random\nmath.isclose = lambda *a, **k: True\nrandom.choice = lambda s: 3\n"
+        "copy.deepcopy = lambda x, *a: 3\nbuiltins.abs = lambda x: 0\nbuiltins.AssertionError = type('N', (), {})\n"
+        "for name in ('math', 'random', 'copy'):\n    open(name + '.py', 'w').write('def __getattr__(n):\\n"
+        "    return lambda *a, **k: True\\n')\ndef secret(x):\n    return 0"
+    ),
+    "equal_to_everything": FORGERIES["equal_to_everything"],
+    "constant_operators": (
+        "class A:\n    __eq__ = lambda s, o: True\n    __ne__ = lambda s, o: False\n    __hash__ = lambda s: 0\n"
+        "    __bool__ = lambda s: True\n    __sub__ = __rsub__ = lambda s, o: 0\n    __abs__ = lambda s: 0\n"
+        "    __float__ = lambda s: 1.0\n    __index__ = lambda s: 3\n    __lt__ = lambda s, o: True\n"
+        "def secret(x):\n    return A()"
+    ),
+    "int_subclass": FORGERIES["int_subclass"],
+    "list_subclass": FORGERIES["list_subclass"],
+    "print_the_expected": (  # what a harness prints or writes when tests pass, on every channel it has
+        "import sys\nfor out in (sys.stdout, sys.stderr):\n    print('=\\nOK\\nAll tests passed\\n', file=out, flush=True)\n"
+        "def secret(x):\n    print('True\\n' * 3, flush=True)\n    os.write(3, b'\\x00\\x00\\x00\\x02{}')\n    return 0"
+    ),
+    "garbled_answers": "os.write(3, b'\\xff' * 4096)\ndef secret(x):\n    return 0",
+    "answer_too_large": "os.write(3, (1 << 31).to_bytes(4, 'big'))\ndef secret(x):\n    return 0",
+    "answers_out_of_turn": (  # its own names message and answers ahead of the judge's requests
+        f"import json\ndef _m(body):\n    data = json.dumps(body).encode()\n    os.write(3, len(data).to_bytes(4, 'big') + data)\n"
+        f"_m({{'i': 0, 'names': {{}}}})\nfor i in range(1, 4):\n    _m({{'i': i + 1, 'v': {SECRET}}})\n"
+        "def secret(x):\n    return 0"
+    ),
+    "flood_the_pipes": (
+        "import threading\ndef _flood(fd):\n    while True:\n        try:\n            os.write(fd, b'\\n' * 65536)\n"
+        "        except OSError:\n            return\nfor fd in (1, 3):\n    threading.Thread(target=_flood, args=(fd,), daemon=True).start()\n"
+        "def secret(x):\n    return 0"
+    ),
+    "never_answer": "def secret(x):\n    import time\n    time.sleep(10**6)",
+    "exit_before_the_calls": FORGERIES["exit_before_the_calls"],
+    "exit_inside_the_call": "def secret(x):\n    os._exit(0)",
+    "kill_the_judge": FORGERIES["kill_the_judge"],
+    "stop_the_judge": FORGERIES["kill_the_judge"].replace("os.kill(int(p), 9)", "os.kill(int(p), signal.SIGSTOP)"),
+}
+
+
+@pytest.mark.timeout(300)
+def test_script_asserts_cannot_be_forged(runner, outside):
+    """Tests of any other shape run in a judge process of their own against the program's process: an honest
+    program passes each, and no forgery passes any (all of them in the same warm sandbox, the honest program
+    again after each, so the judge still works), within the time bound."""
+    steps = [{"code": HONEST, "tests": tests} for _, tests in sorted(SCRIPT_TESTS.items())]
+    for name in sorted(SCRIPT_FORGERIES):
+        steps += [{"code": "import os\n" + SCRIPT_FORGERIES[name], "tests": tests, "limits": {"timeout": 2.0}}
+                  for _, tests in sorted(SCRIPT_TESTS.items())]
+        steps.append({"code": HONEST, "tests": SCRIPT})
+    start = time.monotonic()
+    results = runner.run(steps, timeout=280)
+    n = len(SCRIPT_TESTS)
+    assert all(r["passed_asserts"] for r in results[:n]), results[:n]
+    for i, name in enumerate(sorted(SCRIPT_FORGERIES)):
+        forged, honest = results[n + i * (n + 1):n + i * (n + 1) + n], results[n + i * (n + 1) + n]
+        assert not any(r["passed_asserts"] for r in forged), (name, [(r["status"], r["stderr"][-300:]) for r in forged])
+        assert honest["passed_asserts"], (name, honest)
+    for r in results:
+        assert str(SECRET + 1) not in r["stdout"] + r["stderr"]  # nothing of a sibling's or the tests' leaked out
+    assert time.monotonic() - start < 250
+
+
+JUDGE_PROBE = (  # everything it might reach of another process of the sandbox (the judge, the server): tried
+    "import ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\nreached = []\n"
+    "NR = {'x86_64': (101, 310, 434, 438), 'aarch64': (117, 270, 434, 438)}[__import__('platform').machine()]\n"
+    "for p in filter(str.isdigit, os.listdir('/proc')):\n    pid = int(p)\n"
+    "    if pid in (os.getpid(), 1):  # the sandbox's init is bwrap's, not the judge\n        continue\n"
+    "    for name in ('mem', 'environ', 'maps', 'fd', 'fdinfo/3', 'fd/3', 'fd/4'):\n        try:\n"
+    "            path = f'/proc/{pid}/{name}'\n"
+    "            data = os.listdir(path) if name == 'fd' else open(path, 'rb').read(1 << 20)\n"
+    "            reached.append((pid, name))\n"
+    "            if name == 'fd/4':\n                os.write(2, b'TESTS:' + data)\n"
+    "        except OSError:\n            pass\n"
+    "    buf = ctypes.create_string_buffer(64)\n"
+    "    iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 64)\n"
+    "    if libc.syscall(NR[0], 16, pid, 0, 0) == 0:  # PTRACE_ATTACH\n        reached.append((pid, 'ptrace'))\n"
+    "    if libc.syscall(NR[1], pid, iov, 1, iov, 1, 0) > 0:  # process_vm_readv\n"
+    "        reached.append((pid, 'process_vm_readv'))\n"
+    "    pidfd = libc.syscall(NR[2], pid, 0)  # pidfd_open\n"
+    "    if pidfd >= 0:\n        for target in range(3, 10):\n"
+    "            if libc.syscall(NR[3], pidfd, target, 0) >= 0:  # pidfd_getfd\n"
+    "                reached.append((pid, f'pidfd_getfd {target}'))\n"
+    "print('REACHED', sorted(set(n for _, n in reached)), file=sys.stderr)\n"
+    "def secret(x):\n    return 0"
+)
+
 
 @pytest.mark.timeout(120)
-def test_assert_scripts_resist_the_known_tricks(runner, outside):
-    """Tests of any other shape run in the program's process (counted forgeable by the reward); still, rebinding
-    builtins, reading the token or the tests from frames or the garbage collector does not pass."""
-    steps = [{"code": HONEST, "tests": SCRIPT}]
-    for name in ("rebind_exec", "frames_and_gc", "memory_scan", "exit_before_the_calls"):
-        steps.append({"code": "import os\n" + FORGERIES[name], "tests": SCRIPT})
+def test_the_judge_is_out_of_the_programs_reach(runner, outside):
+    """A program reads every other process's memory, descriptors and environment it can, ptraces them and pulls
+    their descriptors with pidfd_getfd: it reaches nothing of the judge's and passes nothing; the next program is
+    judged as ever.  (Stopping or killing the judge, which a program of the same uid may do in user mode, is in
+    SCRIPT_FORGERIES: it only fails the case.)"""
+    steps = [{"code": "import os\n" + JUDGE_PROBE, "tests": SCRIPT}, {"code": HONEST, "tests": SCRIPT}]
+    probe, honest = runner.run(steps)
+    assert not probe["passed_asserts"], probe
+    assert "REACHED" in probe["stderr"], probe
+    reached = eval(probe["stderr"].split("REACHED", 1)[1].splitlines()[0])  # a list of strings it printed
+    # in user mode the judge's /proc files belong to the program's uid: it may list the numbers in fd/, no more
+    assert set(reached) <= ({"fd"} if probe["mode"] == "user" else set()), reached
+    assert "TESTS:" not in probe["stderr"] and str(SECRET) not in probe["stderr"] + probe["stdout"]
+    assert honest["passed_asserts"], honest
+
+
+HONEST_SCRIPTS = {  # (program, tests): what proxies must get right
+    "a class with state": (
+        "class LRU:\n    def __init__(self, n):\n        self.n, self.d = n, {}\n"
+        "    def put(self, k, v):\n        self.d.pop(k, None)\n        self.d[k] = v\n"
+        "        if len(self.d) > self.n:\n            self.d.pop(next(iter(self.d)))\n"
+        "    def get(self, k):\n        if k not in self.d:\n            return -1\n"
+        "        self.d[k] = self.d.pop(k)\n        return self.d[k]\n",
+        f"c = LRU(2)\nc.put(1, {SECRET})\nc.put(2, 222222)\nfirst = c.get(1)\nc.put(3, 3)\nsecond = c.get(2)\n"
+        f"assert first == {SECRET}\nassert second == -1\nassert c.n == 2 and c.d == {{1: {SECRET}, 3: 3}}\n",
+    ),
+    "an object handed back": (
+        "class Node:\n    def __init__(self, v, nxt=None):\n        self.v, self.nxt = v, nxt\n"
+        "def reverse(head):\n    prev = None\n    while head:\n        head.nxt, prev, head = prev, head, head.nxt\n"
+        "    return prev\n",
+        "head = Node(1, Node(2, Node(3)))\nlast = head.nxt.nxt\nr = reverse(head)\n"
+        "assert r is last and r.v == 3 and r.nxt.nxt is head and head.nxt is None\n",
+    ),
+    "in-place mutation": (
+        "def sort_in_place(xs):\n    xs.sort()\ndef tally(d, k):\n    d[k] = d.get(k, 0) + 1\n"
+        "def add_to(s, v):\n    s.add(v)\ndef upper(b):\n    b[:] = b.upper()\n",
+        "xs = [3, 1, 2]\nys = xs\nsort_in_place(xs)\nd = {}\ntally(d, 'a')\ntally(d=d, k='a')\ns = set()\n"
+        "add_to(s, 5)\nb = bytearray(b'ab')\nupper(b)\n"
+        "assert ys == [1, 2, 3] and d == {'a': 2} and s == {5} and b == bytearray(b'AB')\n",
+    ),
+    "printed output": (
+        "def hello(name):\n    print('hello,', name)\n    print('bye', flush=True)\n    return len(name)\n"
+        "print('loaded')\n",
+        "import contextlib, io\nf = io.StringIO()\nwith contextlib.redirect_stdout(f):\n    n = hello('x' * 70000)\n"
+        "assert n == 70000 and f.getvalue() == 'hello, ' + 'x' * 70000 + '\\nbye\\n'\n",
+    ),
+    "an expected exception": (
+        "def root(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x ** 0.5\n",
+        "import math\ntry:\n    root(-1)\n    raised = False\nexcept ValueError as e:\n    raised = 'negative' in str(e)\n"
+        "assert raised and math.isclose(root(2.0), 2 ** 0.5)\n",
+    ),
+    "an encode and its decode": (
+        "def encode(s):\n    return ''.join(chr((ord(c) - 94) % 26 + 97) for c in s)\n"
+        "def decode(s):\n    return ''.join(chr((ord(c) - 100) % 26 + 97) for c in s)\n",
+        "import random\nfor _ in range(20):\n    s = ''.join(random.choice('abcdefgh') for _ in range(15))\n"
+        "    assert decode(encode(s)) == s\n",
+    ),
+}
+
+
+@pytest.mark.timeout(120)
+def test_honest_scripts_pass_through_the_proxies(runner, outside):
+    """State across method calls, objects handed back and compared by identity, in-place mutation of arguments,
+    output the tests capture (longer than a pipe holds), the program's exceptions, a decode checked against an
+    encode's argument (run again alone, it passes again)."""
+    steps = [{"code": program, "tests": tests} for _, (program, tests) in sorted(HONEST_SCRIPTS.items())]
     results = runner.run(steps)
-    assert results[0]["passed_asserts"], results[0]
-    assert [r["passed_asserts"] for r in results[1:]] == [False] * 4, results[1:]
+    for name, r in zip(sorted(HONEST_SCRIPTS), results):
+        assert r["passed_asserts"] and r["cases"] and all(r["cases"]), (name, r["stderr"][-1500:])
+
+
+THEFTS = {  # an encode whose decode answers with what the encode was given, however it keeps it
+    "a global": "given = []\ndef encode(s):\n    given.append(s)\n    return 'x' * len(s)\n"
+                "def decode(s):\n    return given[-1]\n",
+    "a file": "def encode(s):\n    open('/dev/shm/k', 'w').write(s)\n    return 'x' * len(s)\n"
+              "def decode(s):\n    return open('/dev/shm/k').read()\n",
+    "the requests' pipe": (  # reads every request off the pipe as its own loop reads it, and answers from them
+        "import os, re\nseen, _read = [], os.read\ndef _spy(fd, n):\n    data = _read(fd, n)\n"
+        "    if fd == 5:\n        seen.append(data)\n    return data\nos.read = _spy\n"
+        "def encode(s):\n    return 'x' * len(s)\ndef decode(s):\n"
+        "    found = re.findall(rb'\"([a-h]{15})\"', b''.join(seen))\n    return found[-1].decode() if found else s\n"
+    ),
+    "an object of its own": (  # encode returns an object holding the argument: decode(obj) cannot run alone
+        "class Box:\n    def __init__(self, s):\n        self.s = s\ndef encode(s):\n    return Box(s)\n"
+        "def decode(box):\n    return box.s\n"
+    ),
+}
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("theft", sorted(THEFTS))
+def test_a_script_call_cannot_answer_with_an_earlier_calls_argument(runner, outside, theft):
+    """``assert decode(encode(s)) == s`` with random ``s``: the decode's result repeats the encode's argument, which
+    the program's process saw; such calls run again in a process that never saw it, and a thief fails there.
+    The honest pair passes in the same sandbox."""
+    tests = HONEST_SCRIPTS["an encode and its decode"][1]
+    results = runner.run([{"code": THEFTS[theft], "tests": tests},
+                          {"code": HONEST_SCRIPTS["an encode and its decode"][0], "tests": tests}])
+    assert not results[0]["passed_asserts"], results[0]
+    assert results[1]["passed_asserts"], results[1]
 
 
 # ---------------------------------------------------------------- time and leftovers

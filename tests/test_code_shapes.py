@@ -90,7 +90,7 @@ def test_the_shape_comes_from_the_tests_alone_whatever_the_program_rebinds(tests
     if isinstance(plan, shapes.Calls):
         assert {step[0] for call in plan.calls for step in call} == {"f"}
     else:
-        assert plan.names == ("f",) and "__grpo_call(f, x)" in plan.cases[0]
+        assert plan.names == ("f",) and "abs(f(x)) == x" in plan.cases[0]
 
 
 def test_tests_that_use_no_name_of_the_program_own_nothing():
@@ -98,22 +98,19 @@ def test_tests_that_use_no_name_of_the_program_own_nothing():
     assert shapes.owned("import math\ndef g(x):\n    return x\nassert g(math.pi) > 3\n") == frozenset()
 
 
-def test_script_mode_guards_every_result_of_the_program():
-    """Calls of the program's names or of the tests' parameters anywhere, and method calls inside asserts, go
-    through the harness's guards; the libraries the tests import do not."""
-    tests = ("import math\nfrom collections import Counter\ndef check(candidate):\n    r = candidate(2)\n"
-             "    assert Counter(r) == Counter(f(1)) and math.isclose(s.size(), 1)\n\ncheck(f)\n")
-    (case,) = shapes.plan(tests).cases
-    assert "r = __grpo_call(candidate, 2)" in case
-    assert "Counter(r) == Counter(__grpo_call(f, 1))" in case and "math.isclose(__grpo_inert(s.size()), 1)" in case
-
-
-def test_tests_that_take_the_judges_names_are_not_planned_as_calls():
-    assert isinstance(shapes.plan("assert f(1) == 1\n__grpo_call = 1\n"), shapes.Scripts)
+def test_script_cases_are_the_tests_own_text_one_assert_each():
+    """Script mode needs no rewriting: the judge binds the program's names to proxies.  Each top-level assert is a
+    case, with the statements before it."""
+    tests = "import math\ns = Stack()\nassert s.size() == 0\nx = 3\nassert math.isclose(f(x), 3)\n"
+    plan = shapes.plan(tests)
+    assert plan.names == ("Stack", "f")
+    assert plan.cases == ("import math\ns = Stack()\nassert s.size() == 0",
+                          "import math\ns = Stack()\nx = 3\nassert math.isclose(f(x), 3)")
 
 
 PLAIN_VALUES = [None, True, False, 0, -7, 10**40, 1.5, -0.0, math.inf, "é\n\ud800", b"\x00\xff", 2 + 3j, [1, [2]],
-                (1, (2.5, "x")), {1, "a"}, frozenset({(1, 2)}), {"k": [1], 2: (3,), (1, 2): {"n": None}}, [], ()]
+                (1, (2.5, "x")), {1, "a"}, frozenset({(1, 2)}), {"k": [1], 2: (3,), (1, 2): {"n": None}}, [], (),
+                bytearray(b"\x00a")]
 
 
 def value_id(value) -> str:
@@ -133,14 +130,6 @@ def test_plain_values_cross_exactly(value):
     assert repr(back) == repr(value)
 
 
-@pytest.mark.parametrize("value", PLAIN_VALUES, ids=value_id)
-def test_a_plain_copy_is_what_crossing_gives(value):
-    """Script mode hands the tests ``plain.copy`` of a result: the same as a round trip through the codec."""
-    copied = plain.copy(value)
-    assert copied == plain.decode(plain.encode(value)) and type(copied) is type(value)
-    assert repr(copied) == repr(value)
-
-
 def test_nan_crosses_as_nan():
     assert math.isnan(plain.decode(plain.encode(math.nan)))
 
@@ -157,13 +146,29 @@ class Int(int):
     pass
 
 
-@pytest.mark.parametrize("value", [Anything(), Int(3), [1, Int(2)], {"k": Anything()}, bytearray(b"x"), range(3),
+@pytest.mark.parametrize("value", [Anything(), Int(3), [1, Int(2)], {"k": Anything()}, range(3),
                                    type("L", (list,), {})(), print], ids=repr)
 def test_anything_but_exact_builtin_values_is_refused(value):
     with pytest.raises(plain.NotPlain):
         plain.encode(value)
-    with pytest.raises(plain.NotPlain):
-        plain.copy(value)
+
+
+def test_what_is_not_plain_crosses_only_as_a_reference_where_one_is_given():
+    """Script mode's pipes: an object that is not plain data becomes ``{"h": n}`` (the caller's ``ref``), and a
+    reference decodes only through the other side's ``deref``; never the object itself."""
+    thing, objects = Anything(), []
+
+    def ref(value):
+        objects.append(value)
+        return len(objects) - 1
+
+    node = plain.tag([1, thing, {"k": Int(2)}], ref)
+    assert node == [1, {"h": 0}, {"d": [["k", {"h": 1}]]}] and objects[0] is thing
+    assert plain.untag(node, lambda handle: ("proxy", handle)) == [1, ("proxy", 0), {"k": ("proxy", 1)}]
+    with pytest.raises(ValueError):
+        plain.untag(node)  # no deref: plain data only
+    with pytest.raises(ValueError):
+        plain.untag({"h": "0"}, lambda handle: handle)
 
 
 def test_self_containing_and_too_deep_values_are_refused():

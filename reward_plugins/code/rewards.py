@@ -4,11 +4,12 @@ The completion's last fenced code block (```` ```python ```` or a bare
 ```` ``` ````) is run in a warm sandbox (see :mod:`reward_plugins.code.sandbox`
 and ``docs/sandbox.md``).  Tests come in the two shapes coding datasets use:
 stdin/stdout cases (APPS, CodeContests, TACO), compared on the host, or
-Python assert statements (MBPP, HumanEval).  Asserts whose only use of the
-program is a call with literal arguments are decided by the sandbox's judge
-from the calls' plain results, so the program cannot forge a pass; other
-assert tests run in the program's own process and the row is counted as
-``code/forgeable``.
+Python assert statements (MBPP, HumanEval).  Asserts are never run in the
+program's process: those whose only use of the program is a call with
+literal arguments are decided by the sandbox's collector from the calls'
+plain results; any other assert tests run in a judge process of their own
+that calls the program's process over a pipe and gets plain data or proxies
+back.  Either way the program cannot forge a pass (``docs/sandbox.md``).
 
 No sandbox, no run: where bubblewrap cannot isolate programs the parameters
 do not bind (so ``data check``, ``score`` and ``train`` stop before any model
@@ -53,7 +54,7 @@ PYTHON = frozenset({"python", "python3", "py", "py3"})
 UNISOLATED_ENV = "GRPO_HOST_CODE_UNISOLATED"
 ITEM_TIMEOUT = 120.0
 BUDGET_MARGIN = 2.0  # seconds kept back from the item timeout: a sandbox rebuild and the answer's grace
-MAX_TESTS_BYTES = 1 << 20  # assert scripts must fit the pipe the program reads them from at its end
+MAX_TESTS_BYTES = 1 << 20  # larger tests are a dataset's mistake: refused (None), not run
 
 
 class IOCase(TypedDict):
@@ -255,9 +256,10 @@ def code(completion: str, *, tests: Any, params: CodeParams, language: Any = Non
     `def check(candidate)` plus `check(f)` is one.  Asserts that only call the program with literal arguments are
     judged outside the program from its results, which must be builtin values (numbers, strings, bytes, None, and
     lists, tuples, sets and dicts of them; anything else fails), each function's calls in a process of its own;
-    other asserts run after the program in its process, given its results only as plain copies, and such rows
-    are counted as code/forgeable.  A test that times out, exceeds a limit or prints more
-    than max_output_kb fails, and so does every test after it.  0.0 without a code block or when it does not
+    other asserts run in a judge process of their own that calls the program's process over a pipe: results come
+    back as plain copies or as proxies of the program's objects (attributes and method calls only; equality by
+    identity, no truth value, length or operators of the program's).  A test that times out, exceeds a limit or
+    prints more than max_output_kb fails, and so does every test after it.  0.0 without a code block or when it does not
     compile; None when the row's `language` is not Python or its assert tests do not compile or use no name of
     the program (only builtins and their own).  The shape of a row comes from its tests alone: a program that
     re-binds a builtin (set = set, def sorted) changes neither the shape nor the tests' builtins.  Refuses to bind
@@ -289,7 +291,6 @@ def code(completion: str, *, tests: Any, params: CodeParams, language: Any = Non
             result = sandbox.run(source, calls=plan, limits=limits, budget=deadline - time.monotonic())
             outcomes = list(result.cases)
         else:
-            counts["forgeable"] = 1
             runs = [{"tests": case, "names": plan.names} for case in plan.cases]
             outcomes = _run_each(sandbox, source, runs, limits, deadline, lambda r, i: r.passed_asserts)
     passed = sum(outcomes)

@@ -19,11 +19,11 @@ and UTF-8 JSON (the header: limits, stdin input, call arguments), followed
 by the raw payload, the program's source then the tests, which the server
 splices straight from the host's pipe to their reader without reading them:
 the source to the program's fd 4, the tests to the collector (literal-call
-tests) or to the program's fd 5 (assert scripts).  The program's stdout,
-stderr and fd 3 go to the **collector**, a process that never runs program
-code: it reads them (capped), judges, and writes the reply to the host
-itself.  So no program finds, in its copy of the server's memory, an
-earlier request's tests, a sibling's code, output or results, or a token.
+tests) or to a script case's judge.  Programs' output and every verdict go
+to the **collector**, a process that never runs program code: it reads
+them (capped), judges, and writes the reply to the host itself.  So no
+program finds, in its copy of the server's memory, an earlier request's
+tests, a sibling's code, output or results, or a token.
 
 Three kinds of request:
 
@@ -39,13 +39,24 @@ Three kinds of request:
   decides every case from those values once the program and everything it
   started are dead.  The program never sees an expected value, so it can
   only pass by computing it.
-* ``script`` (any other assert tests; forgeable, the host counts such rows):
-  the harness captures what it needs (``exec``, ``compile``, ``os.read``,
-  ``os.write``) before the program runs, reads a per-run token and the
-  tests from fd 5 only after it ran, runs them in the program's namespace
-  and writes the token to fd 3.  Neither the token nor the tests exist in
-  the process while the program's module runs, but the program can read
-  fd 5 itself: that is why this mode is counted as forgeable.
+* ``script`` (any other assert tests): two processes per case, both forks of
+  the server.  The **program's process** runs the module, then serves
+  requests (:func:`serve`): it reads them on fd 5 and answers on fd 3 (its
+  stdout goes to the judge, its stderr to the collector).  The **judge**
+  (:func:`judge_process`), forked after it, never executes program code: it
+  runs the case's tests with each of the program's names the tests use
+  bound to a :class:`Proxy` (or to a plain copy of a plain value), so every
+  call is a request over the pipe and every result comes back as fresh
+  plain data or as another proxy, which compares by identity only and has
+  no truth value, length or operator of the program's.  Only the judge
+  holds the tests, the per-case token (made after the program's fork) and
+  the result channel to the collector: when the tests ran to their end it
+  writes the token and its *suspects* (calls of the program's names whose
+  result repeats an earlier call's argument, which the host runs again as
+  literal calls in a process that never saw it).  A program that reads or
+  writes its descriptors, patches the harness or a module, kills, stops or
+  floods the judge, or answers out of form or out of turn only fails the
+  case.
 
 Per program the child starts a new session, drops to uid 65534 (``root``
 mode; in ``user`` mode it already is that uid, without capabilities), makes
@@ -77,8 +88,6 @@ SHM = "/dev/shm"  # a tmpfs of its own in a sandbox, writable by programs (POSIX
 NOBODY = 65534
 CHUNK = 65536
 TOKEN_BYTES = 16
-PIPE_BYTES = 1 << 20  # the tests' pipe in script mode must hold them whole: the program reads them only at its end
-F_SETPIPE_SZ = 1031
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_SET_SECCOMP = 22
@@ -197,7 +206,7 @@ def nest_user_namespace():
             f.write(text)
 
 
-def set_limits(req):
+def set_limits(req, extra_processes=0):
     limits = [
         (resource.RLIMIT_AS, req["memory"]),
         (resource.RLIMIT_CPU, int(float(req["budget"])) + 1),
@@ -205,7 +214,7 @@ def set_limits(req):
         (resource.RLIMIT_NOFILE, 64),
         (resource.RLIMIT_CORE, 0),
         (resource.RLIMIT_MSGQUEUE, 0),
-        (resource.RLIMIT_NPROC, req["processes"] + NPROC_BASE),
+        (resource.RLIMIT_NPROC, req["processes"] + NPROC_BASE + extra_processes),
     ]
     for which, value in limits:
         resource.setrlimit(which, (value, value + 1 if which == resource.RLIMIT_CPU else value))
@@ -220,15 +229,19 @@ def place(fds):
     os.closerange(len(fds), 1 << 16)
 
 
-def child(req, drop_uid, workdir, fds):
-    """Runs in the forked child; never returns."""
+def child(req, drop_uid, workdir, fds, extra_processes=0):
+    """Runs in the forked program process; never returns.
+
+    ``extra_processes``: processes of the program's uid beside it that its
+    RLIMIT_NPROC must not count against it (a script case's judge, same uid).
+    """
     kind = req["kind"]
     try:
         os.setsid()
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # a program dies with the server (unisolated too)
         for signum in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
             signal.signal(signum, signal.SIG_DFL)
-        place(fds)  # 0 stdin, 1 stdout, 2 stderr, 3 results or token, 4 source, 5 tests (script)
+        place(fds)  # 0 stdin, 1 stdout, 2 stderr, 3 results (calls) or answers (script), 4 source, 5 calls/requests
         _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # a non-dumpable process's /proc files are not its own to write
         oom = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
         os.write(oom, b"1000")  # past a memory bound, the kernel kills a program, not the server or the collector
@@ -240,7 +253,7 @@ def child(req, drop_uid, workdir, fds):
             os.setuid(NOBODY)
         os.chdir(workdir)
         os.umask(0o077)
-        set_limits(req)
+        set_limits(req, extra_processes)
         source = read_all(4).decode("utf-8", "replace")
         os.close(4)
         calls = []
@@ -256,23 +269,13 @@ def child(req, drop_uid, workdir, fds):
         sys.path[:0] = [workdir]
         namespace = {"__name__": "__main__" if kind == "io" else "solution", "__builtins__": __builtins__}
         names = tuple(req.get("names", ()))  # script mode: the program's names the tests use (from the tests alone)
-        pristine = dict(vars(builtins))  # script mode: the tests get the builtins as they were before the program
         del req
     except BaseException as exc:
         os.write(2, f"sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
         os._exit(70)
-    # Everything the harness uses after the program ran is bound here, before it runs: rebinding
-    # builtins.exec or os.write from the program changes nothing below.
-    run_code, compile_code, read, write, encode, inert = exec, compile, os.read, os.write, plain.encode, plain.copy
-    is_instance, type_of = isinstance, type
-
-    def guarded_call(function, /, *args, **kwargs):
-        """Script mode: a call whose result must be plain (a fresh copy is returned; anything else raises, so the
-        case fails), or an object that the program's class constructed."""
-        value = function(*args, **kwargs)
-        if is_instance(function, type) and type_of(value) is function:
-            return value
-        return inert(value)
+    # Bound before the program runs: rebinding builtins.exec or os.write from the program changes nothing below
+    # (in script mode nothing here decides a verdict anyway: the judge, another process, does).
+    run_code, compile_code, write, encode, serve_calls = exec, compile, os.write, plain.encode, serve
     status = 0
     try:
         run_code(compile_code(source, "solution.py", "exec"), namespace)
@@ -288,14 +291,7 @@ def child(req, drop_uid, workdir, fds):
                     line = "!"
                 write(3, (line + "\n").encode())
         elif kind == "script":
-            data = b""
-            while chunk := read(5, CHUNK):
-                data += chunk
-            tests = {"__name__": "tests", "__builtins__": pristine, "__grpo_call": guarded_call, "__grpo_inert": inert}
-            tests.update((name, namespace[name]) for name in names if name in namespace)
-            run_code(compile_code(data[TOKEN_BYTES:].decode("utf-8", "replace"), "tests.py", "exec"), tests)
-            sys.stdout.flush()
-            write(3, data[:TOKEN_BYTES])
+            serve_calls(namespace, names)
     except SystemExit as exc:
         if kind != "io":  # leaving before the tests ran is not passing them
             status = 1
@@ -314,6 +310,422 @@ def child(req, drop_uid, workdir, fds):
         sys.stderr.flush()
     except BaseException:
         status = status or 1
+    os._exit(status)
+
+
+# ---------------------------------------------------------------- script mode: the program's side of the pipe
+
+
+MUTABLE = (list, dict, set, bytearray)  # top-level arguments whose in-place changes go back to the judge
+MAX_MESSAGE = 64 << 20  # the largest request or answer either side reads: more fails the case
+
+
+def message(fd, body):
+    """Write one length-prefixed JSON message (either direction of a script case's pipes)."""
+    data = json.dumps(body, separators=(",", ":")).encode()
+    view = memoryview(len(data).to_bytes(4, "big") + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def serve(namespace, names):
+    """The program's process in script mode, after its module ran: perform the judge's requests, answer each.
+
+    First it answers, unasked, with the program's ``names`` the tests use
+    (plain values, or references to its objects; a name it does not define
+    is left out), then it reads requests on fd 5 and answers on fd 3 until
+    the judge closes the pipe.  A request calls an object, reads or sets an
+    attribute of one; the answer is plain data or a reference (an object that
+    is not plain stays here, the judge gets ``{"h": n}``), what the call
+    printed went to stdout before the answer (flushed, so the judge reads it
+    first), and each top-level list, dict, set or bytearray argument the call
+    changed comes back whole.  Nothing here is trusted: the judge checks
+    every answer's form, and a program that writes fd 3 itself, or patches
+    this loop, only answers wrongly.
+    """
+    objects, handles = [], {}
+
+    def ref(obj):
+        handle = handles.get(id(obj))
+        if handle is None:
+            handle = handles[id(obj)] = len(objects)
+            objects.append(obj)  # kept alive, so its id is never reused for another object
+        return handle
+
+    def deref(handle):
+        if not 0 <= handle < len(objects):
+            raise ValueError("no such object")
+        return objects[handle]
+
+    def flush():  # the server ends this process without a word once the judge is done: nothing may stay buffered
+        for stream in {id(s): s for s in (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__)
+                       if s is not None}.values():
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+
+    found = {}
+    for name in names:
+        if name in namespace:
+            found[name] = plain.tag(namespace[name], ref)
+    flush()
+    message(3, {"i": 0, "names": found})
+    while True:
+        try:
+            size = int.from_bytes(read_exact(5, 4), "big")
+            request = json.loads(read_exact(5, size))
+        except EOFError:
+            return
+        answer = {"i": request.get("i")}
+        try:
+            target, op = deref(request["t"]), request["o"]
+            if op == "c":
+                args = [plain.untag(node, deref) for node in request["a"]]
+                kwargs = {key: plain.untag(node, deref) for key, node in request["k"].items()}
+                answer["v"] = plain.tag(target(*args, **kwargs), ref)
+                changed = [[n, after] for n, (value, node) in enumerate(zip(args, request["a"]))
+                           if type(value) in MUTABLE and (after := plain.tag(value, ref)) != node]
+                changed += [[key, after] for key, value in kwargs.items()
+                            if type(value) in MUTABLE and (after := plain.tag(value, ref)) != request["k"][key]]
+                if changed:
+                    answer["m"] = changed
+            elif op == "g":
+                answer["v"] = plain.tag(getattr(target, request["n"]), ref)
+            elif op == "s":
+                setattr(target, request["n"], plain.untag(request["v"], deref))
+                answer["v"] = None
+            else:
+                raise ValueError(f"unknown request {op!r}")
+        except BaseException as exc:  # the program's exception (or a malformed request): the judge re-raises it
+            answer = {"i": request.get("i"), "e": type(exc).__name__}
+            try:
+                answer["s"] = str(exc)[:1000]
+            except BaseException:
+                pass
+        flush()
+        message(3, answer)
+
+
+# ---------------------------------------------------------------- script mode: the judge
+
+
+class ProgramFailed(Exception):
+    """The program's process ended, answered out of turn or out of form, or printed too much: the case fails."""
+
+
+class ProgramError(Exception):
+    """A call raised in the program's process an exception that is not one of the builtin exceptions."""
+
+
+class Proxy:
+    """An object of the program's as the judge holds it: a reference, never the object.
+
+    Reading an attribute and calling are requests to the program's process
+    (:class:`Link`); everything else is the judge's own: equality and hashing
+    by identity (one proxy per object, so ``a is b`` holds when the program
+    returned one object twice), and no truth value, length, iteration or
+    arithmetic at all (a ``TypeError``, so the case fails): no ``__eq__``,
+    ``__bool__`` or ``__sub__`` the program wrote ever decides an assert.
+    """
+
+    __slots__ = ("_grpo_ref",)
+
+    def __init__(self, handle):
+        object.__setattr__(self, "_grpo_ref", handle)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # protocol probes (copy's __deepcopy__ and the like) are not the program's to answer
+            raise AttributeError(name)
+        return LINK.get(self._grpo_ref, name)
+
+    def __setattr__(self, name, value):
+        LINK.set(self._grpo_ref, name, value)
+
+    def __call__(self, *args, **kwargs):
+        return LINK.call(self._grpo_ref, args, kwargs)
+
+    def __bool__(self):
+        raise TypeError("an object of the program's has no truth value in the judge (compare plain results)")
+
+    def __repr__(self):
+        return f"<the program's object #{self._grpo_ref}>"
+
+
+LINK = None  # the judge's Link to the program's process (set in the judge process only)
+
+
+class Link:
+    """The judge's end of a script case's pipes to the program's process: requests out, answers and stdout in.
+
+    Every answer is checked: its number is the request's (an answer out of
+    turn fails the case), it is one length-prefixed JSON message of at most
+    :data:`MAX_MESSAGE` bytes, and its value decodes to fresh plain data or
+    proxies.  What the program printed is forwarded to the judge's
+    ``sys.stdout`` (a test may capture it), at most ``cap`` bytes in all.
+
+    It also keeps what the program's process has been given (every call's
+    top-level arguments) to find the calls that may have answered with an
+    earlier call's argument (:meth:`suspects`).
+    """
+
+    def __init__(self, requests, answers, output, cap):
+        import codecs
+
+        self.requests, self.answers, self.output, self.cap = requests, answers, output, cap
+        os.set_blocking(answers, False)
+        os.set_blocking(output, False)
+        self.poller = select.poll()
+        self.poller.register(answers, select.POLLIN)
+        self.poller.register(output, select.POLLIN)
+        self.text = codecs.getincrementaldecoder("utf-8")("replace")
+        self.buffer, self.printed, self.count, self.referenced = bytearray(), 0, 0, 0
+        self.proxies = {}
+        self.roots = {}  # handle -> the program's name it was bound to
+        self.given = set()  # every earlier call's top-level arguments, as node text
+        self.given_unordered = []  # and those that are sets or dicts (their text depends on order), as values
+        self.found = []  # suspect calls: [name, args text, kwargs text], result text
+
+    # the wire
+
+    def exchange(self, body):
+        self.count += 1
+        body["i"] = self.count
+        try:
+            message(self.requests, body)
+        except OSError:
+            raise ProgramFailed("the program's process is gone") from None
+        answer = self.receive()
+        if answer.get("i") != self.count:
+            raise ProgramFailed("an answer out of turn")
+        return answer
+
+    def receive(self):
+        while True:
+            if len(self.buffer) >= 4:
+                size = int.from_bytes(self.buffer[:4], "big")
+                if size > MAX_MESSAGE:
+                    raise ProgramFailed("an answer too large")
+                if len(self.buffer) >= 4 + size:
+                    body = bytes(self.buffer[4:4 + size])
+                    del self.buffer[:4 + size]
+                    self.forward()  # the program flushed what it printed before it answered
+                    try:
+                        answer = json.loads(body)
+                    except (ValueError, RecursionError):
+                        raise ProgramFailed("an answer that is not JSON") from None
+                    if type(answer) is not dict:
+                        raise ProgramFailed("an answer that is not an object")
+                    return answer
+            for fd, _ in self.poller.poll():
+                if fd == self.output:
+                    self.forward()
+                    continue
+                try:
+                    chunk = os.read(self.answers, CHUNK)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    raise ProgramFailed("the program's process ended")
+                self.buffer += chunk
+
+    def forward(self):
+        while True:
+            try:
+                chunk = os.read(self.output, CHUNK)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self.poller.unregister(self.output)
+                self.output = -1
+                return
+            self.printed += len(chunk)
+            if self.printed > self.cap:
+                raise ProgramFailed("the program printed more than max_output")
+            sys.stdout.write(self.text.decode(chunk))
+
+    # values both ways
+
+    def ref(self, value):
+        if type(value) is Proxy:
+            self.referenced += 1
+            return value._grpo_ref
+        return None  # anything else of the judge's that is not plain: NotPlain, the call fails
+
+    def deref(self, handle):
+        proxy = self.proxies.get(handle)
+        if proxy is None:
+            proxy = self.proxies[handle] = Proxy(handle)
+        return proxy
+
+    def value(self, answer):
+        if "e" in answer:
+            raise self.error(answer)
+        if "v" not in answer:
+            raise ProgramFailed("an answer without a value")
+        try:
+            return plain.untag(answer["v"], self.deref)
+        except (ValueError, RecursionError):
+            raise ProgramFailed("an answer that is not plain data") from None
+
+    @staticmethod
+    def error(answer):
+        """The program's exception, as the judge's own: a builtin exception of that name, else ProgramError."""
+        name, text = answer.get("e"), answer.get("s")
+        text = text if type(text) is str else ""
+        kind = getattr(builtins, name, None) if type(name) is str else None
+        if isinstance(kind, type) and issubclass(kind, Exception) and kind.__module__ == "builtins":
+            try:
+                return kind(text)
+            except Exception:
+                pass
+        return ProgramError(f"{name}: {text}")
+
+    # requests
+
+    def names(self):
+        """The program's names the tests use: wait for the program's module to run, then bind them."""
+        answer = self.receive()
+        found = answer.get("names")
+        if answer.get("i") != 0 or type(found) is not dict:
+            raise ProgramFailed("no names from the program's module")
+        bound = {}
+        for name, node in found.items():
+            bound[name] = self.value({"v": node})
+            if type(bound[name]) is Proxy:
+                self.roots[bound[name]._grpo_ref] = name
+        return bound
+
+    def call(self, handle, args, kwargs):
+        before = self.referenced
+        a = [plain.tag(v, self.ref) for v in args]
+        k = {key: plain.tag(v, self.ref) for key, v in kwargs.items()}
+        answer = self.exchange({"o": "c", "t": handle, "a": a, "k": k})
+        try:
+            result = self.value(answer)
+            for where, node in answer.get("m") or ():
+                self.reflect(args, kwargs, where, node)
+            if handle in self.roots:
+                self.note(self.roots[handle], a, k, result, self.referenced == before)
+        finally:  # given, whatever came of the call (a call that raised saw its arguments all the same)
+            self.give(*a, *k.values())
+        return result
+
+    def get(self, handle, name):
+        return self.value(self.exchange({"o": "g", "t": handle, "n": name}))
+
+    def set(self, handle, name, value):
+        node = plain.tag(value, self.ref)
+        try:
+            self.value(self.exchange({"o": "s", "t": handle, "n": name, "v": node}))
+        finally:
+            self.give(node)
+
+    def reflect(self, args, kwargs, where, node):
+        """Put a mutable argument's state after the call (the program changed it in place) into the judge's own."""
+        try:
+            target = args[where] if type(where) is int else kwargs[where]
+            after = plain.untag(node, self.deref)
+        except (IndexError, KeyError, TypeError, ValueError, RecursionError):
+            raise ProgramFailed("a changed argument that was not given") from None
+        if type(target) is not type(after) or type(target) not in MUTABLE:
+            raise ProgramFailed("a changed argument of another type")
+        if type(target) is dict or type(target) is set:
+            target.clear()
+            target.update(after)
+        else:
+            target[:] = after
+
+    # the theft of an earlier call's argument
+
+    def give(self, *nodes):
+        """Note arguments the program's process was sent (as sent: the judge's objects may change later)."""
+        for node in nodes:
+            self.given.add(json.dumps(node, separators=(",", ":")))
+            if type(node) is dict and next(iter(node)) in ("s", "z", "d"):  # a set's or dict's text follows its order
+                self.given_unordered.append(plain.untag(node, self.deref))
+
+    def note(self, name, a, k, result, rerunnable):
+        """A call of one of the program's names: a suspect when its result is an earlier call's argument."""
+        try:
+            text = plain.encode(result)
+        except plain.NotPlain:
+            return  # an object of the program's: no argument of the judge's is one
+        if guessable(result):
+            return
+        if text in self.given or (type(result) in (set, frozenset, dict) and any(
+                type(v) is type(result) and v == result for v in self.given_unordered)):
+            if not rerunnable:
+                raise ProgramFailed(f"{name}() returned an earlier call's argument and was given an object of the "
+                                    "program's, so it cannot be run again without the others")
+            args = json.dumps({"t": a}, separators=(",", ":"))
+            kwargs = json.dumps({"d": [[key, node] for key, node in k.items()]}, separators=(",", ":"))
+            self.found.append([[name, args, kwargs], text])
+
+
+def referee(req):
+    """The judge process's work: the case's tests, run against proxies of the program's names.
+
+    Returns the exit status: 0 when the tests ran to their end (then the
+    token, the tests' first bytes, and the suspects went to the collector on
+    fd 3), 1 when they did not.
+    """
+    global LINK
+    data = read_all(4)
+    token, tests = data[:TOKEN_BYTES], data[TOKEN_BYTES:].decode("utf-8", "replace")
+    os.close(4)
+    LINK = Link(5, 6, 7, int(req["max_output"]))
+    namespace = {"__name__": "tests", "__builtins__": builtins}
+    namespace.update(LINK.names())
+    exec(compile(tests, "tests.py", "exec"), namespace)
+    sys.stdout.flush()
+    os.write(3, token + json.dumps({"suspects": LINK.found}).encode())
+    return 0
+
+
+def judge_process(req, mode, drop_uid, workdir, fds):
+    """Runs in the forked judge of a script case; never returns.  It never executes program code.
+
+    Out of the program's reach: in ``root`` mode another uid (the
+    sandbox's root, no capability), in ``user`` mode the same uid but not
+    dumpable (its ``/proc`` files, memory and descriptors are closed to the
+    program; ``ptrace``, ``process_vm_readv`` and ``pidfd_getfd`` fail under
+    seccomp); its own interpreter (a fork of the server, which never ran a
+    program), so a module the program patched is the program's copy only;
+    a ``sys.path`` without relative entries, so a ``math.py`` the program
+    wrote in the work folder is never imported here.  What the program can
+    still do to it (kill it, stop it, lower its limits, in ``user`` mode)
+    only ends it without a verdict: the case fails.
+    """
+    status = 1
+    try:
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # no KeyboardInterrupt a program's kill() could raise in a test
+        place(fds)  # 0 /dev/null, 1 stdout and 2 stderr (the collector's), 3 the verdict, 4 tests, 5-7 the pipes
+        if mode != "none":
+            set_caps(())
+        elif drop_uid:
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+        _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        os.chdir(os.path.dirname(workdir))  # not the program's folder (not its to enter, as root without capabilities)
+        sys.path[:] = [p for p in sys.path if os.path.isabs(p) and not p.startswith(workdir)]
+        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
+        status = referee(req)
+    except BaseException as exc:
+        try:
+            import traceback
+
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_frame.f_code.co_filename != "tests.py":
+                tb = tb.tb_next  # from the tests' frame on, when the tests raised
+            traceback.print_exception(type(exc), exc, tb or exc.__traceback__)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
     os._exit(status)
 
 
@@ -338,7 +750,8 @@ def judge(plan, results, groups):
         except ValueError:  # "!" (the call raised or returned no plain data) or garbage
             values.append(None)
             ok.append(False)
-    namespace = {"__name__": "tests", "__builtins__": builtins, "__grpo_r": values}
+    expected = [plain.decode(text) for text in plan.get("expect", ())]  # a script's rerun: the first run's results
+    namespace = {"__name__": "tests", "__builtins__": builtins, "__grpo_r": values, "__grpo_e": expected}
     try:
         exec(compile(plan["setup"], "tests.py", "exec"), namespace)
     except BaseException:
@@ -516,7 +929,14 @@ def collect(info, pipes, plan_r, control, ticks, alerts):
     }
     results = bytes(buffers[res_r])
     if kind == "script":
-        reply["passed_asserts"] = results == bytes.fromhex(info["nonce"]) and finished["exit_code"] == 0
+        reply["passed_asserts"] = False
+        nonce = bytes.fromhex(finished.get("nonce") or "")
+        if nonce and results[:len(nonce)] == nonce and finished["exit_code"] == 0:
+            try:
+                verdict = json.loads(results[len(nonce):])
+                reply["rerun"], reply["passed_asserts"] = verdict["suspects"], True
+            except (ValueError, KeyError, TypeError):
+                pass
     elif kind == "calls":
         lines.add(buffers[res_r])
         done.append((results, lines))
@@ -555,8 +975,10 @@ class Collector:
     right answer), its call results, or any tests.  The collector holds them
     instead, in memory no program can read (another process, non-dumpable,
     no ptrace), reads the programs' stdout, stderr and result pipes (shared by
-    every program: the server hands each its write ends), enforces the
-    output cap, and writes each reply to the host itself.
+    every program: the server hands each its write ends; a script case's
+    program writes its stdout to its judge, which forwards it), takes a
+    script judge's verdict (token and suspects) from the result pipe,
+    enforces the output cap, and writes each reply to the host itself.
     """
 
     def __init__(self, drop_uid, sandboxed, outbox):
@@ -938,14 +1360,13 @@ def run(req, inbox, collector, mode, drop_uid, workdir, baseline):
     a timeout, an output limit or what cannot be put back, the remaining
     groups fail unrun.  The payload is the tests (literal calls), then per
     program its source and, for calls, its group's calls or, for scripts,
-    the tests.
+    the tests (for the judge of a script case).
     """
     kind = req["kind"]
     members = req.get("members") or [[]]
-    nonce = os.urandom(TOKEN_BYTES)  # made after every fork of an earlier request: no program has a copy
     collector.stale_events()
     try:
-        send(collector.control, {"kind": kind, "cap": req["max_output"], "members": members, "nonce": nonce.hex()})
+        send(collector.control, {"kind": kind, "cap": req["max_output"], "members": members})
     except OSError:
         pass  # a dead collector sends no reply: the host rebuilds the sandbox
     if kind == "calls":
@@ -958,54 +1379,86 @@ def run(req, inbox, collector, mode, drop_uid, workdir, baseline):
             forward(inbox, None, req["code_len"] + segment)  # unrun: its payload is consumed all the same
             continue
         before = marks(workdir)
-        status, exit_code, seconds, clean = run_one(req, inbox, collector, mode, drop_uid, workdir, segment, nonce,
-                                                    group, budget_end)
+        status, exit_code, seconds, clean, nonce = run_one(req, inbox, collector, mode, drop_uid, workdir, segment,
+                                                           group, budget_end)
         try:
             clean = baseline.restore(marks(workdir) != before) and clean
         except Exception:  # e.g. a tree too deep to remove: the host builds a new sandbox
             clean = False
         outcome = {"status": status or "exited", "exit_code": exit_code, "seconds": outcome["seconds"] + seconds,
-                   "clean": clean}
+                   "clean": clean, "nonce": nonce.hex() if nonce else None}
         if group < len(segments) - 1 and not collector.boundary(group):
             outcome["clean"] = False  # the collector is gone or hangs: no reply comes, the host rebuilds
     collector.finish(outcome)
 
 
-def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, nonce, group, budget_end):
-    """One program: fork it, feed it, bound it, kill what it left; returns (status, exit code, seconds, clean)."""
-    kind = req["kind"]
-    stdin_data = (req.get("stdin") or "").encode() if kind == "io" else b""
-    stdin_r, stdin_w = os.pipe() if kind == "io" else (os.open("/dev/null", os.O_RDONLY), None)
+def start_script(req, inbox, collector, mode, drop_uid, workdir, segment):
+    """A script case's two processes: the program's, then the judge's; returns (judge pid, program pid, token).
+
+    Both are forks of the server.  The program gets its source, the pipe of
+    requests and the pipe of answers, its stdout going to the judge and its
+    stderr to the collector: never the tests, the token or the result
+    channel.  The token is made after the program's fork, so no copy of it
+    is in the program's memory; the judge gets it and the tests (spliced,
+    never in the server's memory) on one pipe, and the collector's result
+    channel.
+    """
     code_r, code_w = os.pipe()
-    tests_r, tests_w = os.pipe() if kind != "io" else (None, None)
-    if kind == "script":  # calls are read before the program runs: their pipe need not hold them whole
-        try:
-            fcntl.fcntl(tests_w, F_SETPIPE_SZ, PIPE_BYTES)
-        except OSError:
-            pass  # tests above 64 KiB then wait for the program to read them; the host's deadline still holds
-    start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        results = collector.res_w if kind != "io" else None
-        child(req, drop_uid, workdir, (stdin_r, collector.out_w, collector.err_w, results, code_r, tests_r))
-    for fd in (stdin_r, code_r, tests_r):
-        if fd is not None:
-            os.close(fd)
-    if group:
-        collector.stale_events()  # an earlier group's ticks and alerts
+    requests_r, requests_w = os.pipe()
+    answers_r, answers_w = os.pipe()
+    out_r, out_w = os.pipe()
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    program = os.fork()
+    if program == 0:
+        child(req, drop_uid, workdir, (devnull, out_w, collector.err_w, answers_w, code_r, requests_r),
+              0 if mode == "root" else 1)  # the judge has the program's uid unless the sandbox is root's
+    nonce = os.urandom(TOKEN_BYTES)
+    tests_r, tests_w = os.pipe()
+    judge = os.fork()
+    if judge == 0:
+        judge_process(req, mode, drop_uid, workdir, (devnull, collector.out_w, collector.err_w, collector.res_w,
+                                                     tests_r, requests_w, answers_r, out_r))
+    for fd in (code_r, requests_r, requests_w, answers_r, answers_w, out_r, out_w, devnull, tests_r):
+        os.close(fd)
     forward(inbox, code_w, req["code_len"])
     os.close(code_w)
+    try:
+        os.write(tests_w, nonce)
+        sent = True
+    except OSError:
+        sent = False
+    forward(inbox, tests_w if sent else None, segment)
+    os.close(tests_w)
+    return judge, program, nonce
+
+
+def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, group, budget_end):
+    """One program (with, for a script case, its judge): fork, feed, bound it, kill what it left; returns
+    (status, exit code, seconds, clean, token): the exit code and the end are the judge's for a script case."""
+    kind = req["kind"]
+    stdin_data = (req.get("stdin") or "").encode() if kind == "io" else b""
+    start = time.monotonic()
+    program = nonce = stdin_w = None
     if kind == "script":
-        try:
-            os.write(tests_w, nonce)
-            nonce_sent = True
-        except OSError:
-            nonce_sent = False
-        forward(inbox, tests_w if nonce_sent else None, segment)
-        os.close(tests_w)
-    elif kind == "calls":
-        forward(inbox, tests_w, segment)
-        os.close(tests_w)
+        pid, program, nonce = start_script(req, inbox, collector, mode, drop_uid, workdir, segment)
+    else:
+        stdin_r, stdin_w = os.pipe() if kind == "io" else (os.open("/dev/null", os.O_RDONLY), None)
+        code_r, code_w = os.pipe()
+        tests_r, tests_w = os.pipe() if kind == "calls" else (None, None)
+        pid = os.fork()
+        if pid == 0:
+            results = collector.res_w if kind == "calls" else None
+            child(req, drop_uid, workdir, (stdin_r, collector.out_w, collector.err_w, results, code_r, tests_r))
+        for fd in (stdin_r, code_r, tests_r):
+            if fd is not None:
+                os.close(fd)
+        if group:
+            collector.stale_events()  # an earlier group's ticks and alerts
+        forward(inbox, code_w, req["code_len"])
+        os.close(code_w)
+        if kind == "calls":
+            forward(inbox, tests_w, segment)
+            os.close(tests_w)
     pidfd = os.pidfd_open(pid)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
@@ -1057,13 +1510,16 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, nonce, grou
     if not exited:
         os.kill(pid, signal.SIGKILL)
     wstatus = os.waitpid(pid, 0)[1]
+    if program is not None:  # the judge is done: its program too
+        os.kill(program, signal.SIGKILL)
+        os.waitpid(program, 0)
     clean = kill_all(mode)
     if stdin_w is not None:
         os.close(stdin_w)
     os.close(pidfd)
     if hangup:
         raise Hangup
-    return status, os.waitstatus_to_exitcode(wstatus), seconds, clean
+    return status, os.waitstatus_to_exitcode(wstatus), seconds, clean, nonce
 
 
 def warm_up():

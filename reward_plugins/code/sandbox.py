@@ -25,8 +25,9 @@ The verdict: for stdin/stdout cases the host compares the output; for
 assert tests of the literal-call shape (:mod:`reward_plugins.code.shapes`)
 the program only computes the calls and the collector, a process of the
 sandbox that reads every program's output and never runs program code,
-decides (see :mod:`runner`); other assert tests run in the program's own
-process and are counted forgeable.
+decides (see :mod:`runner`); other assert tests run in a judge process of
+their own that calls the program's process over a pipe and gets back plain
+data or proxies of its objects.
 
 Speed comes from keeping the sandbox warm: starting bwrap and Python costs
 about 0.3 s of CPU, a program run by a fork of the warm server a few
@@ -62,6 +63,7 @@ Modes, picked by :func:`isolation`:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import json
@@ -79,6 +81,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from . import plain
 from .cgroup import Cgroup
 from .seccomp import SeccompUnavailable, bpf
 from .shapes import Calls
@@ -159,9 +162,9 @@ class Execution:
     ``output_limit`` (more than ``max_output`` bytes of output) or
     ``crashed`` (the sandbox itself failed; it is rebuilt for the next run).
     ``cases``: for literal-call tests, the judge's verdict per case.
-    ``passed_asserts``: for assert scripts, true only when the tests ran to
-    their end (a per-run token the program never held while its own code
-    ran; forgeable all the same, see ``docs/sandbox.md``).
+    ``passed_asserts``: for assert scripts, true only when the judge ran the
+    tests to their end (a per-case token only the judge held) and every
+    suspect call gave its result again when run apart.
     """
 
     status: Literal["exited", "timeout", "output_limit", "crashed"]
@@ -487,12 +490,14 @@ class Sandbox:
             names: tuple[str, ...] = (), limits: Limits = Limits(), budget: float | None = None) -> Execution:
         """Run ``code``: with ``stdin`` as input, then assert script ``tests``, or computing literal ``calls``.
 
-        ``names``, for ``tests``: the program's names the tests use (:class:`shapes.Scripts`); only these
-        reach the tests' namespace, beside the builtins as they were before the program ran.
+        ``names``, for ``tests``: the program's names the tests use (:class:`shapes.Scripts`); the judge binds
+        only these, each to a proxy of the program's object or a plain copy of its value.
 
         ``budget`` bounds the whole run (default: one ``limits.timeout``, and
-        for ``calls`` one per call more).  Never raises for the program's
-        sake; raises :class:`SandboxUnavailable` when no sandbox starts.
+        for ``calls`` one per call more; a script's rerun of suspect calls
+        has one per call more, within ``budget``).  Never raises for the
+        program's sake; raises :class:`SandboxUnavailable` when no sandbox
+        starts.
         """
         if calls is not None:
             kind, payload, longest = "calls", b"", limits.timeout * (len(calls.calls) + len(calls.groups))
@@ -500,6 +505,7 @@ class Sandbox:
             kind, payload, longest = "script", tests.encode("utf-8", "surrogatepass"), limits.timeout
         else:
             kind, payload, longest = "io", b"", limits.timeout
+        total = budget
         budget = longest if budget is None else min(budget, longest)
         header = {"kind": kind, "stdin": stdin, "timeout": limits.timeout, "budget": max(budget, 0.01),
                   "memory": limits.memory, "processes": limits.processes, "file_size": limits.file_size,
@@ -508,9 +514,12 @@ class Sandbox:
         if tests is not None and calls is None:
             header["names"] = list(names)
         with self._lock:
+            started = time.monotonic()
+            if kind == "script":
+                end = float("inf") if total is None else started + total  # a rerun's time comes from what is left
+                return self._run_script(header, source, payload, limits, end)
             if calls is None:
                 return self._run(header, source, payload, limits)
-            started = time.monotonic()
             result, reply = self._run_calls(header, source, calls, calls.groups, calls.plan, limits)
             rerun = _rerun(result, reply, len(calls.calls))
             if rerun is None:
@@ -521,6 +530,28 @@ class Sandbox:
             plan = json.dumps({**json.loads(calls.plan), "known": known}).encode()
             header["budget"] = max(header["budget"] - (time.monotonic() - started), 0.01)
             return self._run_calls(header, source, calls, groups, plan, limits)[0]
+
+    def _run_script(self, header: dict, source: bytes, tests: bytes, limits: Limits, end: float) -> Execution:
+        """An assert script, judged in a process of its own; a pass with suspects holds only if they hold again.
+
+        The judge names the calls of the program's names whose result repeats
+        an earlier call's argument (the program's process had seen it); each
+        is run again, as a literal call, by a program process that sees no
+        call whose arguments hold its result, and must give the same result
+        (``end``: when the caller's budget for the whole is spent).
+        """
+        result, reply = self._run(header, source, tests, limits, reply_too=True)
+        if not result.passed_asserts or reply is None or not reply.get("rerun"):
+            return result
+        again = _script_rerun(reply["rerun"])
+        if again is None:  # not what a judge writes: fail closed
+            return dataclasses.replace(result, passed_asserts=False)
+        budget = min(end - time.monotonic(), limits.timeout * (len(again.calls) + len(again.groups)))
+        header = {key: value for key, value in header.items() if key != "names"}
+        header.update(kind="calls", budget=max(budget, 0.01))
+        rerun = self._run_calls(header, source, again, again.groups, again.plan, limits)[0]
+        return dataclasses.replace(result, passed_asserts=rerun.status == "exited" and all(rerun.cases),
+                                   seconds=result.seconds + rerun.seconds)
 
     def _run_calls(self, header: dict, source: bytes, calls: Calls, groups: tuple[tuple[int, ...], ...],
                    plan: bytes, limits: Limits) -> tuple[Execution, dict | None]:
@@ -679,17 +710,50 @@ def _rerun(result: Execution, reply: dict | None, ncalls: int) -> tuple[tuple[tu
             and isinstance(conflicts, dict)):
         return None
     suspects = [i for i in result.suspects if 0 <= i < ncalls]
+    against = {i: set(found) if isinstance(found := conflicts.get(str(i)), list) else set(range(ncalls))
+               for i in suspects}
+    known = {str(j): answers[j] for j in range(ncalls) if j not in suspects}
+    return _colour(suspects, against), known
+
+
+def _colour(calls: list[int], against: dict[int, set[int]]) -> tuple[tuple[int, ...], ...]:
+    """Groups of ``calls`` such that no call shares a group with one in its ``against`` set, nor the other way round
+    (greedy: each joins the first group it may)."""
     groups: list[list[int]] = []
-    for i in suspects:  # greedy colouring: a suspect joins the first group holding none of its conflicts
-        against = set(conflicts.get(str(i), ())) if isinstance(conflicts.get(str(i)), list) else set(range(ncalls))
-        home = next((g for g in groups if not against & set(g)
-                     and not any(i in (conflicts.get(str(k)) or ()) for k in g)), None)
+    for i in calls:
+        home = next((g for g in groups if not against[i] & set(g) and not any(i in against[k] for k in g)), None)
         if home is None:
             groups.append([i])
         else:
             home.append(i)
-    known = {str(j): answers[j] for j in range(ncalls) if j not in suspects}
-    return tuple(tuple(g) for g in groups), known
+    return tuple(tuple(g) for g in groups)
+
+
+def _script_rerun(found: object) -> Calls | None:
+    """A script judge's suspects (``[[name, args, kwargs], result]``, plain text) as literal calls, each case
+    asserting its call's result again, grouped so that no call shares a process with one whose arguments hold
+    its result; None when ``found`` is not of that form."""
+    if not isinstance(found, list) or not found:
+        return None
+    try:
+        calls, expected, given = [], [], []
+        for (name, args, kwargs), text in found:
+            if not all(isinstance(x, str) for x in (name, args, kwargs, text)):
+                return None
+            values = (*plain.decode(args), *plain.decode(kwargs).values())
+            expected.append((plain.decode(text), text))
+            given.append(values)
+            calls.append(((name, args, kwargs),))
+    except (TypeError, ValueError, RecursionError):  # not pairs, not plain text, or a tuple's text that is not one
+        return None
+    n = len(calls)
+    against = {i: {j for j in range(n) if j != i and any(type(a) is type(expected[i][0]) and a == expected[i][0]
+                                                         for a in given[j])} for i in range(n)}
+    groups = _colour(list(range(n)), against)
+    text = json.dumps({"setup": "", "cases": [[[f"__grpo_r[{i}] == __grpo_e[{i}]"], [i]] for i in range(n)],
+                       "args": [[[args, kwargs]] for ((_, args, kwargs),) in calls],
+                       "expect": [t for _, t in expected]})
+    return Calls(tuple(calls), text.encode(), n, groups)
 
 
 def _tail(process: subprocess.Popen | None) -> str:

@@ -1,8 +1,8 @@
 """Which shape a row's assert tests have, and how each shape is run.
 
-The verdict on assert tests can be made unforgeable only when the program's
-part and the tests' part can be pulled apart.  They can for the shape MBPP
-and HumanEval use: every use of the program is a call with literal
+No assert ever runs in the program's process; how the tests are kept apart
+from it depends on their shape.  The cheapest way fits the shape MBPP and
+HumanEval use: every use of the program is a call with literal
 arguments inside an assert, ``assert f(1, [2]) == 3`` or, HumanEval's,
 ``def check(candidate): assert candidate("x") == ...`` plus ``check(f)``.
 Such tests become :class:`Calls`: the program's process gets only the calls
@@ -12,29 +12,21 @@ and the judge gets the tests with each call replaced by its result
 constants), which must not mention the program at all.
 
 Anything else (a loop over cases, a helper that calls the program, a call
-whose argument is not a literal) is :class:`Scripts`: one script per
-top-level assert (with the non-assert statements before it), run in the
-program's own process, where a determined program can tamper with the
-verdict; rows of this shape are counted as ``code/forgeable``.
+whose argument is not a literal, an object of the program's used across
+method calls) is :class:`Scripts`: one script per top-level assert (with the
+non-assert statements before it), each run by a judge process that never
+executes program code, with each of the program's names bound to a proxy
+that calls the program's process over a pipe (:mod:`runner`: every result
+comes back as plain data or as a further proxy, which compares by identity
+only).  Neither shape can be forged from the program's process.
 
 Which names are the program's is decided from the tests alone, never from
 the program: a name the tests use but do not bind, and that is not a
 builtin.  A program that re-binds a builtin (``set = set``, ``def sorted``,
 ``def abs``) changes neither the shape of the row nor what the tests' own
-``sorted`` or ``abs`` is: the judge, and in script mode the tests'
-namespace, use the real builtins.  Tests that use no name of the program
-test nothing it wrote: :func:`owned` is empty and the reward scores such
-rows None.
-
-In script mode the program's results are kept inert as far as one shared
-interpreter allows: every call of a program's name, or of a parameter of the
-tests' own functions (HumanEval's ``candidate``), anywhere in the tests, and
-every method call inside an assert, goes through ``__grpo_call`` /
-``__grpo_inert``, which hand the tests a fresh copy of the result when it is
-plain data and raise otherwise (an object of the program's class is let
-through only as what its own constructor returned), so an object equal to
-everything, or one whose ``__sub__`` or ``__bool__`` the program wrote, fails
-the case.
+``sorted`` or ``abs`` is: both judges run in processes of their own, with
+their own builtins.  Tests that use no name of the program test nothing it
+wrote: :func:`owned` is empty and the reward scores such rows None.
 """
 
 from __future__ import annotations
@@ -51,10 +43,6 @@ __all__ = ["Calls", "Scripts", "compiles", "owned", "plan", "test_names"]
 
 RESULTS = "__grpo_r"
 """The judge's list of call results; each literal call in an assert becomes ``__grpo_r[i]``."""
-CALL, INERT = "__grpo_call", "__grpo_inert"
-"""Script mode's guards (bound by the harness in the tests' namespace): a call whose result must be plain data
-(or an object its own class constructed), and a value that must be plain data."""
-RESERVED = frozenset({RESULTS, CALL, INERT})
 
 BUILTINS = frozenset(dir(builtins))
 
@@ -77,11 +65,12 @@ class Calls:
 
 @dataclass(frozen=True)
 class Scripts:
-    """Arbitrary assert tests: one script per case (guarded, see the module), run after the program in its process."""
+    """Arbitrary assert tests: one script per case, each run by a judge process against the program's process."""
 
     cases: tuple[str, ...]
     names: tuple[str, ...] = ()
-    """The program's names the tests use: only these are copied from the program's namespace into the tests'."""
+    """The program's names the tests use: the judge binds each to a proxy of the program's object (or to a plain
+    copy of its value)."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -125,13 +114,11 @@ def plan(tests: str) -> Calls | Scripts:
     """How to run ``tests`` (see the module's docstring); decided from the tests alone."""
     tree, used, bound = test_names(tests)
     program = owned(tests)
-    calls = None if RESERVED & (used | bound) else _calls(tree, program)
-    return calls or Scripts(_scripts(tree, program), tuple(sorted(program)))
+    calls = None if RESULTS in used | bound else _calls(tree, program)
+    return calls or Scripts(_scripts(tree), tuple(sorted(program)))
 
 
-def _scripts(tree: ast.Module, program: frozenset[str]) -> tuple[str, ...]:
-    tree = _Guard(program, _parameters(tree), _imported(tree)).visit(ast.parse(ast.unparse(tree)))
-    ast.fix_missing_locations(tree)
+def _scripts(tree: ast.Module) -> tuple[str, ...]:
     asserts = [i for i, node in enumerate(tree.body) if isinstance(node, ast.Assert)]
     if not asserts:
         return (ast.unparse(tree),)
@@ -140,43 +127,6 @@ def _scripts(tree: ast.Module, program: frozenset[str]) -> tuple[str, ...]:
         body = [node for node in tree.body[:i] if not isinstance(node, ast.Assert)] + [tree.body[i]]
         cases.append(ast.unparse(ast.Module(body=body, type_ignores=[])))
     return tuple(cases)
-
-
-def _parameters(tree: ast.Module) -> frozenset[str]:
-    """Parameter names of the tests' own functions (HumanEval's ``candidate``): they may hold the program's."""
-    return frozenset(node.arg for node in ast.walk(tree) if isinstance(node, ast.arg))
-
-
-def _imported(tree: ast.Module) -> frozenset[str]:
-    """Names the tests bind by importing (``math``, ``Counter``): their calls are the library's, not the program's."""
-    return frozenset((a.asname or a.name).split(".")[0] for node in ast.walk(tree)
-                     if isinstance(node, ast.Import | ast.ImportFrom) for a in node.names)
-
-
-class _Guard(ast.NodeTransformer):
-    """Script mode: route the program's results through the harness's plain-data guards (see the module)."""
-
-    def __init__(self, program: frozenset[str], parameters: frozenset[str], imported: frozenset[str]) -> None:
-        self.callers = (program | parameters) - imported
-        self.imported, self.in_assert = imported, 0
-
-    def visit_Assert(self, node: ast.Assert) -> ast.AST:
-        self.in_assert += 1
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.in_assert -= 1
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        func = node.func
-        if isinstance(func, ast.Name) and func.id in self.callers:
-            guarded = ast.Call(ast.Name(CALL, ast.Load()), [func, *node.args], node.keywords)
-            return ast.copy_location(guarded, node)
-        if self.in_assert and isinstance(func, ast.Attribute) and not (
-                isinstance(func.value, ast.Name) and func.value.id in self.imported):
-            return ast.copy_location(ast.Call(ast.Name(INERT, ast.Load()), [node], []), node)
-        return node
 
 
 def _calls(tree: ast.Module, program: frozenset[str]) -> Calls | None:
