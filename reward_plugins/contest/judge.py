@@ -55,7 +55,7 @@ TESTLIB = Path(__file__).with_name("testlib")
 WORK_BYTES = 1 << 30
 WORK_INODES = 8192
 MIB = 1 << 20
-RESERVE = 192 * MIB  # the cgroup's room beyond the program: the server, the tmpfs (cache, files), the judge
+RESERVE = 320 * MIB  # the cgroup's room beyond the program: the server, the tmpfs (cache, files), the judge
 JUDGE_MEMORY = 512 * MIB
 JUDGE_SECONDS = 10.0
 GRACE = 5.0  # seconds the host waits beyond a request's own limits for the server's answer
@@ -278,7 +278,8 @@ class Jail:
         status = {"ok": "ok", "error": "CE", "timeout": "CE"}.get(reply.get("status"), "JE")
         record = {"status": status, "log": log.decode("utf-8", "replace") or reply.get("error", ""), "key": key,
                   "cached": bool(reply.get("cached"))}
-        if status in ("ok", "CE"):  # a compile error is as cacheable as a binary (judge errors are not)
+        if reply.get("status") in ("ok", "error"):  # a compile error is as cacheable as a binary; a compiler
+            # stopped by a limit (a busy machine's wall clock) or a judge error is not
             self.artifacts[key] = record
             self._evict()
         return record

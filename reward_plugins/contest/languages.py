@@ -47,7 +47,8 @@ class Language:
     compile: tuple[str, ...]
     run: tuple[str, ...]
     heap_flag: bool = False
-    """Memory is bounded by the runtime's heap flag (``{memory_mb}`` in ``run``), not RLIMIT_AS."""
+    """No RLIMIT_AS (the runtime reserves far more address space than it uses): memory is bounded by its heap flag
+    (``{memory_mb}`` in ``run``: Java, JavaScript) or, for Go, by the sandbox's cgroup alone."""
     memory_slack: int = 16 * MIB
     """Address space (and peak RSS) beyond the limit that the runtime itself needs."""
     processes: int = 4
@@ -86,7 +87,8 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
              ("{rustc}", "-O", "--edition", "2021", "-C", "debuginfo=0", "-o", "main", "main.rs"), ("./main",),
              memory_slack=32 * MIB),
     Language("go", ("go", "golang"), "main.go", ("go",), "golang-go",
-             ("{go}", "build", "-o", "main", "main.go"), ("./main",), heap_flag=True, memory_slack=64 * MIB, processes=32,
+             ("{go}", "build", "-o", "main", "main.go"), ("./main",), heap_flag=True, memory_slack=64 * MIB,
+             processes=32,
              env=(("GO111MODULE", "off"), ("GOCACHE", "/tmp/work/build/.cache"), ("GOPATH", "/tmp/work/build/.go"),
                   ("CGO_ENABLED", "0"), ("GOTOOLCHAIN", "local"))),
     Language("java", ("java",), "Main.java", ("javac", "java"), "default-jdk-headless",
