@@ -310,12 +310,13 @@ def _scaled(side: Parsed, factor: Any) -> Parsed:
         n = side.number
         number = Number(n.value * factor, n.ulp * factor if n.ulp is not None else None, n.percent)
         return Parsed(number=number)
-    return Parsed(sympy=tuple(_times(e, factor) for e in side.expressions()))
+    # a string fallback is the text as written, which scaling does not change: dropped, or 1 km would match 1 m
+    return Parsed(sympy=tuple(_times(e, factor) for e in side.expressions() if not isinstance(e, str)))
 
 
 def _times(e: Any, factor: Any) -> Any:
     """A read value times ``factor``: each number of a set, tuple or interval, each numeric side of a relation
-    (``x = 45^\\circ``: the name stays); a string fallback (never compared with an expression) as it is."""
+    (``x = 45^\\circ``: the name stays)."""
     from sympy import Expr, FiniteSet, Interval, Tuple, Union
     from sympy.core.relational import Relational
 

@@ -190,6 +190,19 @@ _UNIT_TAIL = re.compile(
 )
 
 
+_DEGREE_MARK = re.compile(r"(?<=\d)\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°)(?![CF])")
+_NUMERAL = re.compile(r"(?<![\d.])\d+(?:\.\d+)?")
+
+
+def _angles(text: str) -> tuple[str, Unit | None]:
+    """A list, set or tuple whose every number carries a degree sign (``\\{15^\\circ, 195^\\circ\\}``): the
+    numbers, in degrees; else ``text`` as it is."""
+    marks = len(_DEGREE_MARK.findall(text))
+    if marks < 2 or marks != len(_NUMERAL.findall(text)):
+        return text, None
+    return _DEGREE_MARK.sub("", text), (("degree", 1),)
+
+
 def split_unit(text: str) -> tuple[str, Unit | None]:
     """``text`` without a trailing ``\\text{...}`` unit or degree sign, and that unit (for the readers other than
     :func:`read_number`, which reads its own units): ``2x \\text{ km}`` is ``2x`` in kilometers."""
@@ -284,9 +297,10 @@ def read_number(text: str) -> Number | None:
         return Number(sign * _repeating(m["rep_int"], m["rep_fix"], repeating), None, percent, unit)
     if m["ell"] is not None:
         digits = m["ell"]
-        period = next((p for p in range(1, len(digits) // 2 + 1) if digits[-p:] * 2 == digits[-2 * p :]), None)
-        if period is not None:  # 0.333..., 0.1666\ldots, 0.2727...: the period written twice repeats
-            return Number(sign * _repeating(m["ell_int"], digits[:-period], digits[-period:]), None, percent, unit)
+        start, period = _period(digits)
+        if period:  # 0.333..., 0.1666\ldots, 0.255255...: the period written twice repeats
+            return Number(sign * _repeating(m["ell_int"], digits[:start], digits[start : start + period]), None,
+                          percent, unit)
         ulp = Fraction(1, 10 ** len(digits))  # 3.14159...: truncated, so anywhere in [3.14159, 3.14160)
         value = int(m["ell_int"] or "0") + Fraction(int(digits), 10 ** len(digits)) + ulp / 2
         return Number(sign * value, ulp, percent, unit)
@@ -316,6 +330,20 @@ def read_number(text: str) -> Number | None:
     if int(den) == 0:
         return None
     return Number(sign * Fraction(int(num), int(den)), None, percent, unit)
+
+
+def _period(digits: str) -> tuple[int, int]:
+    """Where the repeating part of ``digits`` starts and its period: the period whose repetition at the end covers
+    the most digits, at least two full periods (the shorter on a tie: 0.255255 is 255 repeating, 0.2555 is 5);
+    (0, 0) when nothing repeats."""
+    best = (0, 0, 0)  # (digits covered, -period, start)
+    for p in range(1, len(digits) // 2 + 1):
+        start = len(digits) - p
+        while start > 0 and digits[start - 1] == digits[start - 1 + p]:
+            start -= 1
+        if len(digits) - start >= 2 * p:
+            best = max(best, (len(digits) - start, -p, start))
+    return best[2], -best[1]
 
 
 def _repeating(whole: str, fixed: str, period: str) -> Fraction:
@@ -824,6 +852,8 @@ def read_answer(text: str) -> Parsed | None:
     if _JUXTAPOSED.search(text):
         return None  # 7 9 is 63 to one reader and 16 to the grammar: two numbers side by side are no value
     text, unit = split_unit(trig_degrees(text))
+    if unit is None:
+        text, unit = _angles(text)
     parsed = _read_value(text)
     return Parsed(parsed.number, parsed.sympy, unit) if parsed is not None and unit is not None else parsed
 
