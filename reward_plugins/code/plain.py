@@ -28,6 +28,8 @@ __all__ = ["MAX_DEPTH", "NotPlain", "decode", "encode", "tag", "untag"]
 
 MAX_DEPTH = 100
 """Deepest nesting encoded or decoded (also what stops a self-containing list)."""
+BIG = 1 << 1024
+"""Integers of this size or larger cross as hex (``{"i": ...}``)."""
 
 
 class NotPlain(ValueError):
@@ -43,8 +45,10 @@ def tag(value, ref=None, depth=0):
     """The JSON node of ``value``; anything not plain becomes ``{"h": ref(value)}`` when ``ref`` gives an int for
     it, else raises :class:`NotPlain`."""
     kind = type(value)
-    if value is None or kind is bool or kind is str or kind is int:
+    if value is None or kind is bool or kind is str:
         return value
+    if kind is int:  # a long one as hex: a decimal text beyond 4300 digits is refused both ways (int_max_str_digits)
+        return value if -BIG < value < BIG else {"i": format(value, "x")}
     if depth >= MAX_DEPTH:
         raise NotPlain(f"nested deeper than {MAX_DEPTH}")
     if kind is float:
@@ -92,6 +96,8 @@ def untag(node, deref=None, depth=0):
             return bytes.fromhex(body)
         if kind == "y":
             return bytearray.fromhex(body)
+        if kind == "i" and type(body) is str:
+            return int(body, 16)
         if kind == "c":
             return complex(float.fromhex(body[0]), float.fromhex(body[1]))
         if kind == "h":

@@ -365,6 +365,19 @@ def serve(namespace, names):
             except BaseException:
                 pass
 
+    pending = bytearray()
+
+    def receive():  # one request, read in as few reads as it arrived in
+        while len(pending) < 4 or len(pending) < 4 + int.from_bytes(pending[:4], "big"):
+            chunk = os.read(5, CHUNK)
+            if not chunk:
+                raise EOFError
+            pending.extend(chunk)
+        size = int.from_bytes(pending[:4], "big")
+        body = bytes(pending[4:4 + size])
+        del pending[:4 + size]
+        return json.loads(body)
+
     found = {}
     for name in names:
         if name in namespace:
@@ -373,8 +386,7 @@ def serve(namespace, names):
     message(3, {"i": 0, "names": found})
     while True:
         try:
-            size = int.from_bytes(read_exact(5, 4), "big")
-            request = json.loads(read_exact(5, size))
+            request = receive()
         except EOFError:
             return
         answer = {"i": request.get("i")}
@@ -506,10 +518,9 @@ class Link:
                 size = int.from_bytes(self.buffer[:4], "big")
                 if size > MAX_MESSAGE:
                     raise ProgramFailed("an answer too large")
-                if len(self.buffer) >= 4 + size:
-                    body = bytes(self.buffer[4:4 + size])
+                if len(self.buffer) >= 4 + size:  # what the program printed before it answered is forwarded: it
+                    body = bytes(self.buffer[4:4 + size])  # was in its pipe when the poll that saw the answer ran
                     del self.buffer[:4 + size]
-                    self.forward()  # the program flushed what it printed before it answered
                     try:
                         answer = json.loads(body)
                     except (ValueError, RecursionError):
