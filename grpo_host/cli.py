@@ -92,7 +92,7 @@ def rewards_list(as_json: JsonOpt = False) -> None:
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    lines = [(row["name"], f"{row['plugin']} {row['version']}", ", ".join(row["requires"]) or "-",
+    lines = [(row["name"], f"{row['pack']} {row['version']}", ", ".join(row["requires"]) or "-",
               _first_sentence(row["description"], 1 << 16)) for row in rows]
     for line in _one_line_each([("name", "pack", "needs", "scores"), *lines], shrink=2):  # types, params: `show`
         out.print(line, soft_wrap=True)
@@ -125,7 +125,7 @@ def rewards_show(name: str) -> None:
 
     with _errors():
         r = get_reward(name)
-    out.print(Text.assemble((r.name, "bold"), f"  (pack {r.plugin} {r.version}; {'batch' if r.batch else 'per item'}, "
+    out.print(Text.assemble((r.name, "bold"), f"  (pack {r.pack} {r.version}; {'batch' if r.batch else 'per item'}, "
                             f"executor {r.executor}{f', timeout {r.timeout}s' if r.timeout else ''})\n"))
     out.print(_rewrapped(r.description) + "\n")
     row = reward_row(r)
@@ -198,7 +198,7 @@ def monitors_list(as_json: JsonOpt = False) -> None:
     if as_json:
         print(json.dumps([_monitor_row(m) for m in found], indent=2))
         return
-    lines = [(m.name, f"{m.plugin} {m.version}", _first_sentence(m.description, 1 << 16)) for m in found]
+    lines = [(m.name, f"{m.pack} {m.version}", _first_sentence(m.description, 1 << 16)) for m in found]
     for line in _one_line_each([("name", "pack", "watches"), *lines]):  # the exact rule and params in `show`
         out.print(line, soft_wrap=True)
 
@@ -210,7 +210,7 @@ def monitors_show(name: str) -> None:
 
     with _errors():
         m = default_plugins().registry.monitor(name)
-    out.print(Text.assemble((m.name, "bold"), f"  (pack {m.plugin} {m.version})\n"))
+    out.print(Text.assemble((m.name, "bold"), f"  (pack {m.pack} {m.version})\n"))
     out.print(_rewrapped(m.description) + "\n")
     _print_params(_monitor_row(m)["params"])
 
@@ -224,7 +224,7 @@ def environments_list(as_json: JsonOpt = False) -> None:
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    lines = [(row["name"], f"{row['plugin']} {row['version']}", ", ".join(t["call"] for t in row["tools"]))
+    lines = [(row["name"], f"{row['pack']} {row['version']}", ", ".join(t["call"] for t in row["tools"]))
              for row in rows]
     for line in _one_line_each([("name", "pack", "tools"), *lines]):  # details in `environments show`
         out.print(line, soft_wrap=True)
@@ -243,7 +243,7 @@ def environments_show(name: str) -> None:
         available = ", ".join(r["name"] for r in rows) or "none (no pack registers one)"
         err.print(Text.assemble(("error:", "red"), f" unknown environment {name!r}; available: {available}"))
         raise typer.Exit(2)
-    out.print(Text.assemble((row["name"], "bold"), f"  (pack {row['plugin']} {row['version']})\n"))
+    out.print(Text.assemble((row["name"], "bold"), f"  (pack {row['pack']} {row['version']})\n"))
     out.print(_rewrapped(row["description"]) + "\n")
     tools = _table("tool", "what it does", title="tools")
     for tool in row["tools"]:
@@ -291,7 +291,7 @@ def _print_params(schema: dict | None) -> None:
 
 
 def _monitor_row(m) -> dict:
-    return {"name": m.name, "plugin": m.plugin, "version": m.version, "description": m.description,
+    return {"name": m.name, "pack": m.pack, "plugin": m.pack, "version": m.version, "description": m.description,
             "params": m.params.model_json_schema() if m.params else {}}
 
 
@@ -549,7 +549,7 @@ def new_plugin(
 @app.command()
 def train(
     config: Annotated[Path, typer.Argument(help="run configuration (YAML); see docs/training.md")],
-    backend: Annotated[str | None, typer.Option(help="training host: trl or mlx (overrides the config)")] = None,
+    backend: Annotated[str | None, typer.Option(help="training backend: trl or mlx (overrides the config)")] = None,
     overrides: Annotated[
         list[str] | None, typer.Option("--set", help="override a config key: --set learning_rate=1e-5 --set lora.r=8")
     ] = None,

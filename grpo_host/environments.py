@@ -53,6 +53,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .deprecation import renamed
 from .scoring.contract import Column, construct, required_columns
 
 if TYPE_CHECKING:
@@ -91,14 +92,15 @@ class Environment:
     requires: tuple[Column, ...] = ()
     params: type[BaseModel] | None = None
     limits: ToolLimits = field(default_factory=ToolLimits)
-    plugin: str = "?"
+    pack: str = "?"
     version: str = "?"
     check_row: Callable[[Mapping[str, Any]], str | None] | None = None
     """A per-row check for ``data check`` beyond the required columns (as a reward's)."""
+    plugin = renamed("pack")
 
     @property
     def origin(self) -> str:
-        return f"pack {self.plugin} {self.version}"
+        return f"pack {self.pack} {self.version}"
 
     @property
     def has_reward(self) -> bool:
@@ -316,13 +318,14 @@ class Rollout:
     name: str
     fn: Callable[..., Mapping[str, Any]]
     description: str = ""
-    plugin: str = "?"
+    pack: str = "?"
     version: str = "?"
+    plugin = renamed("pack")
 
     def checked(self) -> Callable[[list[Any], Any], dict[str, Any]]:
         """The function as the engine calls it, with its return checked."""
         def run(prompts: list[Any], trainer: Any) -> dict[str, Any]:
-            who = f"rollout {self.name!r} (pack {self.plugin} {self.version})"
+            who = f"rollout {self.name!r} (pack {self.pack} {self.version})"
             out = self.fn(prompts, trainer)
             if not isinstance(out, Mapping):
                 raise RolloutError(f"{who} returned {type(out).__name__}, not a dict of prompt_ids, completion_ids "

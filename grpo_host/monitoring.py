@@ -9,7 +9,7 @@ keep windows of recent batches) and calls :meth:`observe` with a
 :class:`Batch`; it returns a :class:`Report` of named metrics and, when its
 rule fires, :class:`Alert` records.
 
-:class:`MonitorSet` is what the hosts and ``grpo-host score`` hold: it runs
+:class:`MonitorSet` is what the backends and ``grpo-host score`` hold: it runs
 the chosen monitors, logs their metrics under ``monitors/<name>/<metric>``,
 prints an alert once when it starts firing and then counts it instead of
 repeating it (one *episode*: the batches it kept firing on, with no gap of
@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from .deprecation import renamed
 from .errors import UserError
 
 if TYPE_CHECKING:
@@ -134,14 +135,15 @@ class Monitor:
     factory: Callable[..., Any]
     description: str
     params: type[BaseModel] | None = None
-    plugin: str = "?"
+    pack: str = "?"
     version: str = "?"
+    plugin = renamed("pack")
 
     def create(self, params: Mapping[str, Any] | None = None) -> Any:
         """A fresh instance for one run, with validated parameters; :class:`ValueError` names the monitor."""
         from .scoring.contract import construct
 
-        who = f"monitor {self.name!r} (pack {self.plugin} {self.version})"
+        who = f"monitor {self.name!r} (pack {self.pack} {self.version})"
         return construct(self.factory, self.params, params, who)
 
 

@@ -1,7 +1,7 @@
 """The rollout record: every scored rollout of a run (or a ``score``), as Parquet, to look at and re-score.
 
 A mean-reward curve cannot show what a reward paid for; the completions
-can.  Both training hosts score each batch in one place
+can.  Both training backends score each batch in one place
 (:class:`grpo_host.training.backends.reward_funcs.EnsembleRewardFuncs`) and ``grpo-host
 score`` in another (:func:`grpo_host.offline.score_file_batches`); both hand
 the batch to a :class:`RolloutRecord`, which writes it as one Parquet part
@@ -158,7 +158,7 @@ class RolloutRecord:
               rows: Sequence[Mapping[str, Any]], row_labels: Sequence[Any], row_ids: Sequence[int] | None = None,
               groups: Sequence[Any], lengths: Sequence[int | None] = ()) -> float:
         """Record one scored batch (an :class:`grpo_host.Ensemble` ``ScoreResult`` and what was scored); returns
-        the seconds it took (hosts log them as ``record/seconds``).
+        the seconds it took (backends log them as ``record/seconds``).
 
         ``step`` None (an engine that does not say): the pass's number after :attr:`first_step`."""
         if self.mode == "none" or not completions:

@@ -33,7 +33,7 @@ def test_the_mlx_host_refuses_the_agent_example_before_reading_its_data(env, tmp
     proc = train("--backend", "mlx", "--set", "data=no-such-rows.jsonl", "--set", f"output_dir={tmp_path / 'out'}",
                  env=env, timeout=120)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "config key 'environment': the mlx host has no multi-turn rollout loop" in proc.stderr
+    assert "config key 'environment': the mlx backend has no multi-turn rollout loop" in proc.stderr
     assert "Traceback" not in proc.stderr and "no-such-rows" not in proc.stderr
     assert not (tmp_path / "out").exists()
 

@@ -174,7 +174,7 @@ def rows(tmp_path) -> Path:
         ({"rewards": "accuracy(:1"}, [], "config key 'rewards': cannot parse"),
         ({"rewards": "no_such_reward:1"}, [], "unknown reward 'no_such_reward'; available:"),
         ({"rewards": "r1_soft_format(reasoning_tag='<bad>')"}, [], "bad parameters for reward 'r1_soft_format'"),
-        ({}, ["--backend", "nope"], "unknown training host 'nope'; available: "),
+        ({}, ["--backend", "nope"], "unknown training backend 'nope'; available: "),
         ({"plugins": ["missing_rewards.py"]}, [], "config key 'plugins': no such file 'missing_rewards.py'"),
         ({"plugins": ["no_such_module_xyz"]}, [], "config key 'plugins': cannot import 'no_such_module_xyz'"),
         ({"data": "missing.jsonl"}, [], "no such dataset: missing.jsonl"),

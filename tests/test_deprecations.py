@@ -52,8 +52,8 @@ def test_old_paths_imported_first_give_one_module_each():
             "import grpo_host.training.backends.trl as new, grpo_host.discovery.plugins as q\n"
             "import grpo_host.training.config as d\n"
             "assert old is new and p is q and c is d\n"
-            "from grpo_host.hosts.contract import TrainingHost\n"
-            "assert new.TrainingHost is TrainingHost\n"
+            "from grpo_host.hosts.contract import TrainingBackend, TrainingHost\n"
+            "assert new.TrlBackend.__mro__[1] is TrainingBackend is TrainingHost\n"
             "print('ok')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
@@ -68,3 +68,20 @@ def test_removed_reward_methods_still_score_and_name_their_replacement():
         values = math.score_batch(["\\boxed{4}", "\\boxed{5}"], None, {"answer": ["4", "4"]})
     assert values == [s.value for s in math.score_items(["\\boxed{4}", "\\boxed{5}"], None,
                                                              {"answer": ["4", "4"]})] == [1.0, 0.0]
+
+
+def test_the_old_name_of_the_backends_entry_point_still_selects_it():
+    from grpo_host.discovery.plugins import load_plugins
+
+    with pytest.deprecated_call(match="'hosts' in GRPO_HOST_LOAD_PLUGINS"):
+        plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "hosts"})
+    assert [r.name for r in plugins.records] == ["backends"] and plugins.registry.names("backend") == ["mlx", "trl"]
+
+
+def test_renamed_attributes_read_the_new_ones():
+    from grpo_host.discovery.registry import Backend, Host
+
+    math = get_reward("math")
+    with pytest.deprecated_call(match=r"Reward\.plugin is deprecated .* use Reward\.pack"):
+        assert math.plugin == math.pack == "grpo-host"
+    assert Host is Backend

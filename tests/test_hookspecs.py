@@ -92,6 +92,37 @@ def test_register_hosts_rejects_what_is_not_a_host():
     assert plugins.registry.names("host") == []
 
 
+def test_register_backends_records_a_backend_with_its_pack():
+    def run_toy(job):
+        raise AssertionError("not called by registering")
+
+    module = plugin_module("toy_backend_pack", "0.4",
+                           register_backends=lambda register: register.add_backend("toy", run_toy))
+    plugins = load_plugins(entry_points_group=None, plugins=[module], env={})
+    backend = plugins.registry.backend("toy")
+    assert (backend.name, backend.pack, backend.version, backend.validate) == ("toy", "toy_backend_pack", "0.4", None)
+    assert backend.run is run_toy and plugins.records[0].hooks == ["register_backends"]
+
+
+def test_register_backends_rejects_what_is_not_a_backend():
+    def bad(register):
+        register.add_backend("toy", run=None)
+
+    plugins = load_plugins(entry_points_group=None, plugins=[plugin_module("bad_backend_pack", register_backends=bad)],
+                           env={})
+    [record] = plugins.records
+    assert record.status == "failed" and "add_backend() takes a name and a callable run(job)" in record.error
+    assert plugins.registry.names("backend") == []
+
+
+def test_register_hosts_is_the_deprecated_name_of_register_backends():
+    """A pack written against the old names still registers its backend, warned at load that they go."""
+    module = plugin_module("old_host_pack", "0.1", register_hosts=lambda register: register.add_host("old", print))
+    with pytest.warns(DeprecationWarning, match="register_hosts is deprecated"):
+        plugins = load_plugins(entry_points_group=None, plugins=[module], env={})
+    assert plugins.registry.backend("old").run is print
+
+
 def test_register_monitors_records_a_monitor_with_its_installed_pack(packs, monkeypatch):
     """Through a real entry point: the test pack `good` registers the monitor `good_batches`."""
     monkeypatch.syspath_prepend(str(packs["good"]))
@@ -183,7 +214,10 @@ HOOK_TESTS = {
         test_register_rewards_records_each_reward_with_its_installed_pack,
         test_register_rewards_reports_a_name_two_packs_register,
     ],
-    "register_hosts": [test_register_hosts_records_a_host_with_its_pack, test_register_hosts_rejects_what_is_not_a_host],
+    "register_backends": [test_register_backends_records_a_backend_with_its_pack,
+                          test_register_backends_rejects_what_is_not_a_backend],
+    "register_hosts": [test_register_hosts_records_a_host_with_its_pack, test_register_hosts_rejects_what_is_not_a_host,
+                       test_register_hosts_is_the_deprecated_name_of_register_backends],
     "register_monitors": [test_register_monitors_records_a_monitor_with_its_installed_pack,
                           test_register_monitors_rejects_what_is_not_a_monitor],
     "register_environments": [test_register_environments_records_an_environment_with_its_installed_pack,

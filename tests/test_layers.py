@@ -1,7 +1,8 @@
 """The layers point one way: the scoring core imports nothing of grpo-host above it.
 
-Below it there is only :mod:`grpo_host.errors` (``UserError``, a module that
-imports nothing), which every layer may raise.
+Below it there are only the two foundation modules, which import nothing:
+:mod:`grpo_host.errors` (``UserError``, which every layer may raise) and
+:mod:`grpo_host.deprecation` (old names kept one release).
 
 Checked twice: statically (every ``import`` in ``grpo_host/scoring/``, at
 any depth of a function, read with :mod:`ast`), so a lazy import in a branch
@@ -18,12 +19,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import grpo_host.scoring
 
 SCORING = Path(grpo_host.scoring.__file__).parent
-BELOW = ("grpo_host", "grpo_host.errors", "grpo_host.errors.UserError")
+FOUNDATION = ("grpo_host.errors", "grpo_host.deprecation")
+BELOW = ("grpo_host", *FOUNDATION)
 """What the scoring core may import outside itself: the root package (every import of a submodule imports it)
-and the foundation module."""
+and the foundation modules."""
 
 
 def imported_modules(path: Path, package: str) -> list[tuple[int, str]]:
@@ -55,7 +59,7 @@ def test_the_scoring_core_imports_nothing_of_grpo_host_above_it():
               for path in sorted(SCORING.glob("*.py"))
               for line, name in imported_modules(path, "grpo_host.scoring")
               if name.split(".")[0] == "grpo_host" and not name.startswith("grpo_host.scoring")
-              and name not in BELOW]
+              and name not in BELOW and name.rsplit(".", 1)[0] not in FOUNDATION]
     assert not upward, "the scoring core imports a layer above it:\n" + "\n".join(upward)
 
 
@@ -93,9 +97,10 @@ print(sorted(m for m in sys.modules if m.startswith("grpo_host") and not m.start
 def test_scoring_at_run_time_loads_no_module_above_it():
     proc = subprocess.run([sys.executable, "-c", RUN], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "['grpo_host', 'grpo_host.errors']", proc.stdout
+    assert proc.stdout.strip() == "['grpo_host', 'grpo_host.deprecation', 'grpo_host.errors']", proc.stdout
 
 
-def test_the_foundation_module_imports_nothing_of_grpo_host():
-    errors = SCORING.parent / "errors.py"
-    assert not [name for _, name in imported_modules(errors, "grpo_host") if name.split(".")[0] == "grpo_host"]
+@pytest.mark.parametrize("module", FOUNDATION)
+def test_a_foundation_module_imports_nothing_of_grpo_host(module):
+    path = SCORING.parent / f"{module.rsplit('.', 1)[1]}.py"
+    assert not [name for _, name in imported_modules(path, "grpo_host") if name.split(".")[0] == "grpo_host"]

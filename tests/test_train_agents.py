@@ -107,7 +107,7 @@ def test_the_same_config_on_mlx_is_refused_before_any_data_is_read(agent_run, tm
     (tmp_path / "run.yaml").write_text(yaml.safe_dump({**config, "data": "no-such-rows.jsonl"}))
     proc = subprocess.run([GRPO_HOST, "train", "run.yaml", "--backend", "mlx"], capture_output=True, text=True,
                           env=run_env, cwd=tmp_path, timeout=120)
-    assert proc.returncode == 2 and "the mlx host has no multi-turn rollout loop" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "the mlx backend has no multi-turn rollout loop" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and "no-such-rows" not in proc.stderr
 
 

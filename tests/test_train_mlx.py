@@ -65,7 +65,7 @@ def test_trains_the_embedded_default_through_the_cli(env, tmp_path):
     assert summary["rewards"]["letter_share"]["first"] == records[0]["rewards/letter_share/mean"]
     packs = {p["name"]: p for p in json.loads((out / "packs.json").read_text())}
     assert packs["letters_rewards"]["rewards"] == ["letter_share", "lowercase_share"]
-    assert packs["hosts"]["version"]
+    assert packs["backends"]["version"]
     # the saved model loads back with mlx-lm, and its tokenizer is still character-level
     from mlx_lm import load
 
@@ -192,7 +192,7 @@ def _cli(env, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(("override", "message"), [
     ("loss_type=dapo", "config key 'loss_type': 'dapo' is not implemented by mlx-lm-lora"),
     ("report_to=tensorboard", "config key 'report_to': 'tensorboard' is not a tracker mlx-lm can report to"),
-    ("mlx={use_vllm: true}", "config key 'mlx.use_vllm': not an option of the mlx host"),
+    ("mlx={use_vllm: true}", "config key 'mlx.use_vllm': not an option of the mlx backend"),
     ("mlx={max_grad_norm: big}", "config key 'mlx.max_grad_norm': expected float"),
     ("rewards=meta_intact:1, meta_intact:0.5", "'meta_intact' appears twice"),
 ])

@@ -61,7 +61,7 @@ def test_trains_the_embedded_default_through_the_cli(env, tmp_path):
     assert resolved.max_steps == 3 and resolved.temperature == 1.0 and resolved.epsilon_high == 0.2
     packs = {p["name"]: p for p in json.loads((out / "packs.json").read_text())}
     assert packs["letters_rewards"]["rewards"] == ["letter_share", "lowercase_share"]
-    assert packs["r1"]["version"] and packs["hosts"]["distribution"] == "grpo-host"
+    assert packs["r1"]["version"] and packs["backends"]["distribution"] == "grpo-host"
     # the saved tokenizer is still character-level, the saved model a llama with trained weights
     from safetensors.numpy import load_file
     from tokenizers import Tokenizer

@@ -31,6 +31,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..deprecation import renamed
+
 __all__ = ["Kind", "Probe", "Target", "probe"]
 
 Kind = Literal["exploit", "reference", "format"]
@@ -69,7 +71,7 @@ class Probe:
 
     ``fix`` is the one line the audit prints when this probe pays: what to
     change in the reward.  ``limit``: a costly probe (a flood of text) is
-    tried on at most this many of the sampled rows.  ``plugin``/``version``
+    tried on at most this many of the sampled rows.  ``pack``/``version``
     are stamped by the registrar.
     """
 
@@ -82,8 +84,9 @@ class Probe:
     fix: str = ""
     limit: int | None = None
     description: str = ""
-    plugin: str = "grpo-host"
+    pack: str = "grpo-host"
     version: str = ""
+    plugin = renamed("pack")
 
     def aims_at(self, reward: Any) -> bool:
         """Whether this probe is meant for ``reward`` (a :class:`~grpo_host.Reward`): named in ``rewards``, or

@@ -68,7 +68,7 @@ def installed_probes(plugins: Any = None) -> list[Probe]:
     for name in registry.names("probe"):
         item = registry.probe(name)
         if name in generic:
-            raise UserError(f"probe {name!r} of pack {item.plugin} {item.version} has the name of a built-in probe")
+            raise UserError(f"probe {name!r} of pack {item.pack} {item.version} has the name of a built-in probe")
         found.append(item)
     return [*GENERIC, *found]
 
@@ -102,7 +102,7 @@ class _Scores:
             if text is None or isinstance(text, str):
                 return text
             problem = f"returned {type(text).__name__}, not text"
-        entry = self.broken.setdefault(probe.name, [0, f"probe {probe.name!r} ({probe.plugin} {probe.version}) "
+        entry = self.broken.setdefault(probe.name, [0, f"probe {probe.name!r} ({probe.pack} {probe.version}) "
                                                        f"{problem}"[:300]])
         entry[0] += 1
         return None

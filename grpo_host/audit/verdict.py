@@ -243,7 +243,7 @@ def judge(ensemble: Any, scales: Mapping[str, Scale], gold: Any, exploits: Mappi
                     if not scale.full_marks(scores.values[gold.chosen[(i, body)]].get(name)):
                         failed.append(rows[i].where)
         seen = [v for pair in scores.values for v in [scores.values[pair].get(name)] if v is not None]
-        audit = RewardAudit(name, f"{member.reward.plugin} {member.reward.version}", scale.full, scale.floor,
+        audit = RewardAudit(name, f"{member.reward.pack} {member.reward.version}", scale.full, scale.floor,
                             scale.pass_fail(seen), bool(member.reward.requires), checked, len(failed),
                             failed[:MAX_ROWS_NAMED])
         empty_vals = [v for pair in empty.values() for v in [scores.values[pair].get(name)] if v is not None]

@@ -43,14 +43,15 @@ if TYPE_CHECKING:
 
 __all__ = ["environment_row", "environment_rows", "plugin_warnings", "reward_row", "reward_rows"]
 
-FORMAT = 2  # bump when a row's shape changes
+FORMAT = 3  # bump when a row's shape changes
 
 
 def reward_row(reward: Reward) -> dict[str, Any]:
     """One reward as ``rewards list --json`` prints it."""
     return {
         "name": reward.name,
-        "plugin": reward.plugin,
+        "pack": reward.pack,
+        "plugin": reward.pack,  # the old name of "pack", kept one release
         "version": reward.version,
         "requires": {col.label: col.type_label for col in reward.requires},
         "params": reward.params.model_json_schema() if reward.params else None,
@@ -64,7 +65,8 @@ def environment_row(env: Environment) -> dict[str, Any]:
     """One environment as ``environments list --json`` prints it."""
     return {
         "name": env.name,
-        "plugin": env.plugin,
+        "pack": env.pack,
+        "plugin": env.pack,  # the old name of "pack", kept one release
         "version": env.version,
         "requires": {col.label: col.type_label for col in env.requires},
         "params": env.params.model_json_schema() if env.params else None,

@@ -39,22 +39,34 @@ def register_rewards(register):
 
 
 @hookspec
-def register_hosts(register):
-    """Register training hosts (engines that run GRPO with an ensemble).
+def register_backends(register):
+    """Register training backends (engines that run GRPO with an ensemble).
 
-    A host is a callable ``run(job) -> summary`` that trains a
-    :class:`grpo_host.training.train.Job` (a checked :class:`grpo_host.training.config.RunConfig`
-    with its normalised rows and reward ensemble) and returns a
-    :class:`grpo_host.training.train.Summary`; the built-in ones are ``trl`` and
-    ``mlx``.  A third party adds another engine by implementing this hook.
+    A backend is a callable ``run(job) -> summary`` that trains a
+    :class:`grpo_host.training.train.Job` (a checked
+    :class:`grpo_host.training.config.RunConfig` with its normalised rows and
+    reward ensemble) and returns a :class:`grpo_host.training.train.Summary`;
+    the built-in ones are ``trl`` and ``mlx``, each a
+    :class:`grpo_host.training.backends.contract.TrainingBackend`.  A pack adds
+    another engine by implementing this hook.
 
     :param register: a :class:`grpo_host.discovery.registry.Registrar` bound to this
-        plugin; ``register.add_host(name, run, validate=None)`` records the
-        host under ``name`` (the value of ``backend`` in a run
-        configuration) with this plugin's distribution name and version.
+        plugin; ``register.add_backend(name, run, validate=None)`` records the
+        backend under ``name`` (the value of ``backend`` in a run
+        configuration) with this plugin's pack name and version.
         ``validate(config)``, if given, is called by ``grpo-host train``
         before any data is read or model loaded, so settings the engine
         cannot honour fail at once (raise ``ConfigError``).
+    """
+
+
+@hookspec(warn_on_impl=DeprecationWarning("register_hosts is deprecated and goes in the next release; implement "
+                                          "register_backends (register.add_backend) instead"))
+def register_hosts(register):
+    """Deprecated (one release): the old name of :func:`register_backends`, called the same way.
+
+    :param register: the same :class:`grpo_host.discovery.registry.Registrar`;
+        its ``add_host`` is the old name of ``add_backend``.
     """
 
 

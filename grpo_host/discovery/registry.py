@@ -1,10 +1,11 @@
 """What plugins registered, and which plugin registered it.
 
-The registrar handed to each hook is bound to one plugin, so every reward
-and host is stamped with the distribution (name, version) it came from.  It
-has one method per kind of thing (``add_reward``, ``add_host``,
-``add_monitor``, ``add_probe``), as tox's registrar does, so a hook says
-what it adds.
+The registrar handed to each hook is bound to one plugin, so every reward,
+backend, monitor, probe and environment is stamped with the pack (the
+distribution: name, version) it came from.  It has one method per kind of
+thing (``add_reward``, ``add_backend``, ``add_monitor``, ``add_probe``,
+``add_environment``, ``add_rollout``), as tox's registrar does, so a hook
+says what it adds.
 
 The registry keeps every *claim* on a name rather than a winner: a name
 claimed by one plugin resolves to it; a name claimed by two is a conflict
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..deprecation import deprecated, renamed
 from ..scoring.contract import Reward
 
 if TYPE_CHECKING:
@@ -27,23 +29,23 @@ if TYPE_CHECKING:
     from ..environments import Environment, Rollout
     from ..monitoring import Monitor
 
-__all__ = ["DuplicateNameError", "Host", "Registrar", "Registry", "UnknownNameError"]
+__all__ = ["Backend", "DuplicateNameError", "Host", "Registrar", "Registry", "UnknownNameError"]
 
 
 class DuplicateNameError(Exception):
-    """Two plugins registered the same reward (or host) name."""
+    """Two plugins registered the same reward (or backend, monitor, ...) name."""
 
 
 class UnknownNameError(KeyError):
-    """No registered reward (or host) has that name; the message lists the names there are."""
+    """No registered reward (or backend, monitor, ...) has that name; the message lists the names there are."""
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0])
 
 
 @dataclass(frozen=True)
-class Host:
-    """A training host: ``run(job)`` trains and returns a summary.
+class Backend:
+    """A training backend (an engine that runs GRPO: TRL, MLX, ...): ``run(job)`` trains and returns a summary.
 
     ``validate(config)``, when given, is called before any data is read or
     model loaded, so settings the engine cannot honour fail at once.
@@ -51,23 +53,27 @@ class Host:
 
     name: str
     run: Callable[[Any], Any]
-    plugin: str
+    pack: str
     version: str
     validate: Callable[[Any], None] | None = None
+    plugin = renamed("pack")
 
 
-_KINDS = {"reward": "reward", "host": "training host", "monitor": "monitor", "probe": "audit probe",
+Host = Backend
+"""The old name of :class:`Backend`, kept one release."""
+
+_KINDS = {"reward": "reward", "backend": "training backend", "monitor": "monitor", "probe": "audit probe",
           "environment": "environment", "rollout": "rollout"}
 
 
 @dataclass
 class Registry:
-    """Rewards and hosts by name, from every plugin's claims."""
+    """Everything the plugins registered, by kind and name, from every plugin's claims."""
 
-    _claims: dict[str, dict[str, list[tuple[str, Reward | Host]]]] = field(
+    _claims: dict[str, dict[str, list[tuple[str, Any]]]] = field(
         default_factory=lambda: {k: {} for k in _KINDS})
 
-    def add(self, kind: str, name: str, item: Reward | Host, owner: str) -> None:
+    def add(self, kind: str, name: str, item: Any, owner: str) -> None:
         """Record ``owner``'s (a plugin's) claim on ``name``; only :class:`Registrar` calls this."""
         self._claims[kind].setdefault(name, []).append((owner, item))
 
@@ -82,8 +88,13 @@ class Registry:
     def reward(self, name: str) -> Reward:
         return self._get("reward", name)  # type: ignore[return-value]
 
-    def host(self, name: str) -> Host:
-        return self._get("host", name)  # type: ignore[return-value]
+    def backend(self, name: str) -> Backend:
+        return self._get("backend", name)  # type: ignore[return-value]
+
+    def host(self, name: str) -> Backend:
+        """Deprecated (one release): :meth:`backend`."""
+        deprecated("Registry.host(name)", "Registry.backend(name)")
+        return self.backend(name)
 
     def monitor(self, name: str) -> Monitor:
         return self._get("monitor", name)  # type: ignore[return-value]
@@ -97,7 +108,7 @@ class Registry:
     def probe(self, name: str) -> Probe:
         return self._get("probe", name)  # type: ignore[return-value]
 
-    def _get(self, kind: str, name: str) -> Reward | Host:
+    def _get(self, kind: str, name: str) -> Any:
         claims = self._claims[kind].get(name)
         if not claims:
             available = ", ".join(sorted(self.names(kind))) or "none (no plugin loaded)"
@@ -108,6 +119,9 @@ class Registry:
 
     def names(self, kind: str = "reward") -> list[str]:
         """Names that resolve (claimed by exactly one plugin), sorted."""
+        if kind == "host":
+            deprecated('Registry.names("host")', 'Registry.names("backend")')
+            kind = "backend"
         return sorted(name for name, claims in self._claims[kind].items() if len(claims) == 1)
 
     @property
@@ -121,8 +135,8 @@ class Registry:
         return iter([self.reward(name) for name in self.names("reward")])
 
 
-def _conflict(name: str, claims: list[tuple[str, Reward | Host]]) -> str:
-    packs = " and ".join(f"{item.plugin} {item.version}" for _, item in claims)
+def _conflict(name: str, claims: list[tuple[str, Any]]) -> str:
+    packs = " and ".join(f"{item.pack} {item.version}" for _, item in claims)
     return f"name {name!r} is registered by two packs: {packs}; uninstall or disable one (GRPO_HOST_DISABLE_PLUGINS)"
 
 
@@ -131,32 +145,45 @@ class Registrar:
     """The ``register`` object handed to one plugin's hooks, with one method per kind of thing.
 
     ``register(reward)`` is short for ``register.add_reward(reward)``, the
-    common case of a reward pack.  ``owner`` is the plugin's own name (its
-    entry point: one distribution may have several); ``names`` keeps every
-    name this plugin asked for, to attribute conflicts.
+    common case of a reward pack.  ``pack`` and ``version`` are the
+    distribution's, stamped on everything registered; ``owner`` is the
+    plugin's own name (its entry point: one pack may have several); ``names``
+    keeps every name this plugin asked for, to attribute conflicts.
     """
 
     registry: Registry
-    plugin: str
+    pack: str
     version: str
     owner: str = ""
     names: list[str] = field(default_factory=list)
+    plugin = renamed("pack")
 
     def add_reward(self, reward: Reward) -> None:
         """Register a :class:`grpo_host.Reward` (made with :func:`grpo_host.reward`) under its name."""
         if not isinstance(reward, Reward):
             raise TypeError(f"add_reward() takes a grpo_host.Reward (made with @reward), got {type(reward).__name__}")
-        self._add("reward", reward.name, replace(reward, plugin=self.plugin, version=self.version))
+        self._add("reward", reward.name, replace(reward, pack=self.pack, version=self.version))
 
     __call__ = add_reward
 
+    def add_backend(self, name: str, run: Callable[[Any], Any], validate: Callable[[Any], None] | None = None
+                    ) -> None:
+        """Register a training backend: ``run(job) -> Summary``, and ``validate(config)`` run before any data is
+        read."""
+        self._backend("add_backend", name, run, validate)
+
     def add_host(self, name: str, run: Callable[[Any], Any], validate: Callable[[Any], None] | None = None) -> None:
-        """Register a training host: ``run(job) -> Summary``, and ``validate(config)`` run before any data is read."""
+        """Deprecated (one release): :meth:`add_backend`."""
+        deprecated("Registrar.add_host(...)", "Registrar.add_backend(...)")
+        self._backend("add_host", name, run, validate)
+
+    def _backend(self, method: str, name: str, run: Callable[[Any], Any], validate: Callable[[Any], None] | None
+                 ) -> None:
         if not isinstance(name, str) or not name or not callable(run):
-            raise TypeError("add_host() takes a name and a callable run(job)")
+            raise TypeError(f"{method}() takes a name and a callable run(job)")
         if validate is not None and not callable(validate):
-            raise TypeError("add_host(validate=...) takes a callable validate(config)")
-        self._add("host", name, Host(name, run, self.plugin, self.version, validate))
+            raise TypeError(f"{method}(validate=...) takes a callable validate(config)")
+        self._add("backend", name, Backend(name, run, self.pack, self.version, validate))
 
     def add_monitor(self, monitor: Monitor) -> None:
         """Register a :class:`grpo_host.monitoring.Monitor` (a class declared with :func:`grpo_host.monitor`)."""
@@ -164,7 +191,7 @@ class Registrar:
 
         if not isinstance(monitor, Monitor):
             raise TypeError(f"add_monitor() takes a monitor made with @monitor, got {type(monitor).__name__}")
-        self._add("monitor", monitor.name, replace(monitor, plugin=self.plugin, version=self.version))
+        self._add("monitor", monitor.name, replace(monitor, pack=self.pack, version=self.version))
 
     def add_probe(self, probe: Probe) -> None:
         """Register a :class:`grpo_host.audit.Probe` (made with :func:`grpo_host.audit.probe`) for ``grpo-host audit``."""
@@ -172,7 +199,7 @@ class Registrar:
 
         if not isinstance(probe, Probe):
             raise TypeError(f"add_probe() takes a probe made with @probe, got {type(probe).__name__}")
-        self._add("probe", probe.name, replace(probe, plugin=self.plugin, version=self.version))
+        self._add("probe", probe.name, replace(probe, pack=self.pack, version=self.version))
 
     def add_environment(self, environment: Environment) -> None:
         """Register a :class:`grpo_host.environments.Environment` (a class declared with
@@ -182,7 +209,7 @@ class Registrar:
         if not isinstance(environment, Environment):
             raise TypeError(f"add_environment() takes an environment made with @environment, "
                             f"got {type(environment).__name__}")
-        self._add("environment", environment.name, replace(environment, plugin=self.plugin, version=self.version))
+        self._add("environment", environment.name, replace(environment, pack=self.pack, version=self.version))
 
     def add_rollout(self, rollout: Rollout) -> None:
         """Register a :class:`grpo_host.environments.Rollout` (a function declared with
@@ -191,8 +218,8 @@ class Registrar:
 
         if not isinstance(rollout, Rollout):
             raise TypeError(f"add_rollout() takes a function made with @rollout, got {type(rollout).__name__}")
-        self._add("rollout", rollout.name, replace(rollout, plugin=self.plugin, version=self.version))
+        self._add("rollout", rollout.name, replace(rollout, pack=self.pack, version=self.version))
 
-    def _add(self, kind: str, name: str, item: Reward | Host) -> None:
+    def _add(self, kind: str, name: str, item: Any) -> None:
         self.names.append(name)
-        self.registry.add(kind, name, item, self.owner or self.plugin)
+        self.registry.add(kind, name, item, self.owner or self.pack)

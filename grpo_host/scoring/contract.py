@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..deprecation import deprecated, renamed
 from ..errors import UserError
 from .trajectory import Trajectory, completion_text
 
@@ -227,7 +228,7 @@ class Reward:
     """A reward function with its declaration.
 
     Instances are made by :func:`reward`; :meth:`bind` returns a copy carrying
-    validated parameters, and the registrar stamps ``plugin``/``version``.
+    validated parameters, and the registrar stamps ``pack``/``version``.
 
     Calling an instance follows TRL's reward-function contract
     (``prompts=, completions=, completion_ids=, **columns`` in, one float or
@@ -251,9 +252,11 @@ class Reward:
     concurrency: int = 16
     trajectory: bool = False
     """The function's first argument is the rollout's :class:`~grpo_host.scoring.trajectory.Trajectory`, not text."""
-    plugin: str = "?"
+    pack: str = "?"
+    """The distribution that registered it (``pip install``'s name), stamped by the registrar."""
     version: str = "?"
     bound: BaseModel | None = field(default=None)
+    plugin = renamed("pack")
 
     @property
     def __name__(self) -> str:
@@ -274,11 +277,11 @@ class Reward:
                 "in a worker process; use executor='inline'"
             )
         params = self.bound.model_dump() if self.bound is not None else None
-        return _rebuild, (module, qualname, self.plugin, self.version, params)
+        return _rebuild, (module, qualname, self.pack, self.version, params)
 
     @property
     def origin(self) -> str:
-        return f"pack {self.plugin} {self.version}"
+        return f"pack {self.pack} {self.version}"
 
     def bind(self, params: Mapping[str, Any] | None = None) -> Reward:
         """Return a copy with validated parameters (the model's defaults when None).
@@ -346,14 +349,14 @@ class Reward:
 
     def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
         """Deprecated (one release): :func:`score_row` (``score_one`` for the value alone)."""
-        _deprecated("Reward.score_item(...)", "grpo_host.scoring.contract.score_row(reward, ...)")
+        deprecated("Reward.score_item(...)", "grpo_host.scoring.contract.score_row(reward, ...)")
         return score_row(self, completion, prompt, **columns)
 
     def score_batch(
         self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
     ) -> list[float | None]:
         """Deprecated (one release): ``[s.value for s in reward.score_items(...)]``."""
-        _deprecated("Reward.score_batch(...)", "[s.value for s in reward.score_items(...)]")
+        deprecated("Reward.score_batch(...)", "[s.value for s in reward.score_items(...)]")
         return [s.value for s in self.score_items(completions, prompts, columns)]
 
     @property
@@ -383,12 +386,6 @@ def score_row(reward: Reward, completion: Any, prompt: Any = None, **columns: An
 async def ascore_row(reward: AsyncReward, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
     """:func:`score_row` for an async reward, through :meth:`AsyncReward.ascore_items`."""
     return (await reward.ascore_items([completion], [prompt], {k: [v] for k, v in columns.items()}))[0]
-
-
-def _deprecated(old: str, new: str) -> None:
-    import warnings
-
-    warnings.warn(f"{old} is deprecated and goes in the next release; use {new}", DeprecationWarning, stacklevel=3)
 
 
 def _batch_values(out: Any, n: int) -> list[Scored]:
@@ -465,7 +462,7 @@ class AsyncReward(Reward):
 
     async def ascore_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
         """Deprecated (one release): :func:`ascore_row`."""
-        _deprecated("AsyncReward.ascore_item(...)", "grpo_host.scoring.contract.ascore_row(reward, ...)")
+        deprecated("AsyncReward.ascore_item(...)", "grpo_host.scoring.contract.ascore_row(reward, ...)")
         return await ascore_row(self, completion, prompt, **columns)
 
     async def __call__(  # type: ignore[override]
@@ -482,11 +479,11 @@ class AsyncReward(Reward):
             raise RewardError(f"reward {self.name!r} ({self.origin}) {exc}") from exc
 
 
-def _rebuild(module: str, qualname: str, plugin: str, version: str, params: dict | None) -> Reward:
+def _rebuild(module: str, qualname: str, pack: str, version: str, params: dict | None) -> Reward:
     import importlib
 
     base = getattr(importlib.import_module(module), qualname)
-    out = replace(base, plugin=plugin, version=version)
+    out = replace(base, pack=pack, version=version)
     return out.bind(params) if params is not None else out
 
 

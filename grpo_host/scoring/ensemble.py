@@ -277,7 +277,7 @@ class Ensemble:
         Every key of any row other than ``completion`` and ``prompt`` becomes
         a column (None where a row lacks it); ``completion_ids`` (token ids
         per completion) reach length-based rewards.  This is the one way rows
-        reach :meth:`score`, for ``grpo-host score``, both training hosts and
+        reach :meth:`score`, for ``grpo-host score``, both training backends and
         the testing helpers.
         """
         if completions is None:
@@ -291,7 +291,7 @@ class Ensemble:
     def weighted_total(self, values: dict[str, list[float | None]], n: int) -> tuple[list[float | None], int]:
         """Per-row totals over the weighted members that applied (None when none did), and how many rows had none.
 
-        The one place the weighting rule lives; hosts that compute rows' totals themselves call it too.
+        The one place the weighting rule lives; backends that compute rows' totals themselves call it too.
         """
         total: list[float | None] = []
         for i in range(n):

@@ -2,11 +2,11 @@
 
 A batch's figures per reward are a :class:`RewardMetrics`; figures over
 many batches (a file in ``grpo-host score``, a served request, a log step on
-the MLX host) are kept as :class:`Running` sums and :class:`Moments`, so
+the MLX backend) are kept as :class:`Running` sums and :class:`Moments`, so
 memory stays flat however many rows pass.  The names under which the
 figures reach ``metrics.jsonl`` and the trackers are TRL's
 (``rewards/<name>/mean``, ``reward``, ``reward_std``) and made by
-:func:`reward_key` only, so both hosts, ``score`` and ``serve`` log the same
+:func:`reward_key` only, so both backends, ``score`` and ``serve`` log the same
 names.
 """
 
@@ -72,7 +72,7 @@ class RewardMetrics:
                    errors=errors, timeouts=timeouts, seconds=seconds, counts=counts)
 
     def logged(self, name: str) -> Iterator[tuple[str, float]]:
-        """The figures a host logs per batch beside the engine's own mean and std, under their metric names."""
+        """The figures a backend logs per batch beside the engine's own mean and std, under their metric names."""
         yield reward_key(name, "coverage"), self.coverage
         yield reward_key(name, "errors"), float(self.errors)
         yield reward_key(name, "timeouts"), float(self.timeouts)

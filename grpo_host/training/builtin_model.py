@@ -5,7 +5,7 @@ that exists on a fresh machine with no internet.  This module writes one
 from nothing: random weights (numpy, fixed seed) in safetensors, a Llama
 ``config.json`` and a ``tokenizer.json`` whose vocabulary is printable ASCII
 plus a few special tokens, with a chat template.  It imports neither torch
-nor transformers nor mlx, so every host loads the same files with its own
+nor transformers nor mlx, so every backend loads the same files with its own
 engine (``transformers.AutoModelForCausalLM`` or ``mlx_lm.load``).
 
 Why these choices:

@@ -1,9 +1,9 @@
-"""The run configuration every training host reads: one pydantic model, loaded from YAML.
+"""The run configuration every training backend reads: one pydantic model, loaded from YAML.
 
 TRL and mlx-lm-lora disagree on most defaults (temperature, top_p, top_k,
 beta, epsilon, loss type, learning-rate schedule), so a run that relied on
 an engine's defaults would train differently depending on the backend.
-Every default therefore lives here, once, and each host passes every value
+Every default therefore lives here, once, and each backend passes every value
 explicitly to its engine.  Unknown keys and bad values are errors that name
 the key (and whether it came from the file or from ``--set``).
 
@@ -75,7 +75,7 @@ class LoraSettings(_Strict):
 
 
 class BitsAndBytesSettings(_Strict):
-    """What the TRL host passes to transformers' ``BitsAndBytesConfig`` for a 4-bit base (8-bit has no options).
+    """What the TRL backend passes to transformers' ``BitsAndBytesConfig`` for a 4-bit base (8-bit has no options).
 
     The defaults are QLoRA's: NormalFloat-4 weights whose quantization
     constants are quantized too.
@@ -92,7 +92,7 @@ class BitsAndBytesSettings(_Strict):
 
 
 class MlxQuantSettings(_Strict):
-    """What the MLX host passes to mlx-lm's affine quantization (``mlx_lm.utils.quantize_model``)."""
+    """What the MLX backend passes to mlx-lm's affine quantization (``mlx_lm.utils.quantize_model``)."""
 
     group_size: Literal[32, 64, 128] | None = Field(
         None, description="weights sharing one scale and bias; None: 64 (mlx-lm's default) when quantizing at load, "
@@ -101,17 +101,17 @@ class MlxQuantSettings(_Strict):
 
 
 class QuantizationSettings(_Strict):
-    """A quantized, frozen base under LoRA adapters (QLoRA); the same block drives both hosts.
+    """A quantized, frozen base under LoRA adapters (QLoRA); the same block drives both backends.
 
     ``bits`` is common; ``trl`` and ``mlx`` hold the options only one engine
-    has, and the other host ignores them, so one file runs on either
+    has, and the other backend ignores them, so one file runs on either
     backend (as with the top-level ``trl:`` and ``mlx:`` sections).
     """
 
     bits: Literal[4, 8] = Field(description="bits per base weight: 4 or 8")
     trl: BitsAndBytesSettings = Field(default_factory=BitsAndBytesSettings,
-                                      description="TRL host: bitsandbytes options for 4-bit")
-    mlx: MlxQuantSettings = Field(default_factory=MlxQuantSettings, description="MLX host: mlx-lm quantization options")
+                                      description="TRL backend: bitsandbytes options for 4-bit")
+    mlx: MlxQuantSettings = Field(default_factory=MlxQuantSettings, description="MLX backend: mlx-lm quantization options")
 
     @field_validator("trl")
     @classmethod
@@ -140,7 +140,7 @@ class RunConfig(_Strict):
     """
 
     model: str = Field(description="hub id, local folder, or builtin:tiny (built locally, no download)")
-    backend: str = Field("trl", description="training host: trl or mlx (or one a plugin registers)")
+    backend: str = Field("trl", description="training backend: trl or mlx (or one a pack registers)")
     data: DataSettings = Field(description="train (and optional val) dataset paths; a string is the train path")
     rewards: list[SpecItem] = Field(description='reward spec: "accuracy:2, r1_soft_format:0.5" or a list of items')
     strict: bool = Field(False, description="a completion that no weighted reward scored stops the run")
@@ -212,7 +212,7 @@ class RunConfig(_Strict):
     trl: dict[str, Any] = Field(
         default_factory=dict, description="extra trl.GRPOConfig options, e.g. use_vllm, vllm_mode, bf16"
     )
-    mlx: dict[str, Any] = Field(default_factory=dict, description="extra options for the mlx host")
+    mlx: dict[str, Any] = Field(default_factory=dict, description="extra options for the mlx backend")
 
     @field_validator("data", mode="before")
     @classmethod

@@ -1,4 +1,4 @@
-"""The run flow shared by every training host: config, data, checks, records, summary.
+"""The run flow shared by every training backend: config, data, checks, records, summary.
 
 ``grpo-host train`` calls :func:`train`, which does everything that does not
 depend on the engine, in an order that fails early and cheaply:
@@ -7,13 +7,13 @@ depend on the engine, in an order that fails early and cheaply:
    a refused run has read and written nothing; resuming a finished run
    trains nothing and says so;
 1. load the plugins (installed packs plus the config's ``plugins``), build
-   the reward ensemble and find the host for ``backend``;
+   the reward ensemble and find the backend for ``backend``;
 2. read and normalise the train (and val) rows and run ``data check`` for
    the chosen rewards; a failing check stops here with its report, before
    any model is loaded;
 3. write ``config.yaml`` (every value, defaults included) and
    ``packs.json`` (installed reward packs with versions) into ``output_dir``;
-4. hand a :class:`Job` to the host, which trains and reports metrics through
+4. hand a :class:`Job` to the backend, which trains and reports metrics through
    :class:`MetricsLog` (``metrics.jsonl``, one progress line per log step);
 5. write ``summary.json``: steps, duration, first/last mean of each reward.
 """
@@ -72,7 +72,7 @@ class Summary:
     counts: dict[str, dict[str, float]] = field(default_factory=dict)
     """Each reward's own counters (:class:`grpo_host.Scored`) summed over this process's scoring passes."""
     quantization: dict[str, Any] | None = None
-    """How the host quantized the base (engine, bits and the engine's options, as resolved); None: full precision."""
+    """How the backend quantized the base (engine, bits and the engine's options, as resolved); None: full precision."""
     alerts: list[dict[str, Any]] = field(default_factory=list)
     """Every alert the run's monitors raised (one per quiet period), in order."""
     stopped_by: Alert | None = None
@@ -88,9 +88,9 @@ class Summary:
 class MetricsLog:
     """The per-step metrics of a run: appended to ``metrics.jsonl`` and printed as one progress line.
 
-    Hosts call :meth:`add` with whatever their engine logs; reward means are
+    Backends call :meth:`add` with whatever their engine logs; reward means are
     read from ``rewards/<name>/mean`` and the weighted total from ``reward``,
-    the keys TRL uses, which the other hosts use too.
+    the keys TRL uses, which the other backends use too.
     """
 
     path: Path
@@ -146,9 +146,9 @@ class Row(NamedTuple):
 
 @dataclass
 class Job:
-    """Everything a host needs to train, already checked.
+    """Everything a backend needs to train, already checked.
 
-    ``train`` and ``val`` are the normalised rows.  Hosts give each row an
+    ``train`` and ``val`` are the normalised rows.  Backends give each row an
     integer id, its index in :attr:`rows` (the training rows, then the
     validation rows), which travels through the engine to the rewards.
     """
@@ -169,7 +169,7 @@ class Job:
 
     @property
     def model_path(self) -> str:
-        """What the engine loads: ``builtin:tiny`` is built (once, cached) on first use, by the host."""
+        """What the engine loads: ``builtin:tiny`` is built (once, cached) on first use, by the backend."""
         return resolve_model(self.config.model)
 
     def summary(self, steps: int, seconds: float, resumed_from: int | None = None) -> Summary:
@@ -278,9 +278,9 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     _offline_for_local_models(config.model)
     check_model(config.model)
     plugins = _load_plugins(config)
-    host = plugins.registry.host(config.backend)  # an unknown backend fails before any data is read
-    if host.validate is not None:  # a host rejects settings its engine cannot honour, before any data is read
-        host.validate(config)
+    backend = plugins.registry.backend(config.backend)  # an unknown backend fails before any data is read
+    if backend.validate is not None:  # a backend rejects settings its engine cannot honour, before any data is read
+        backend.validate(config)
     quiet = None if echo and is_main_process() else (lambda line: None)  # alerts print once, on rank 0
     monitors = MonitorSet(choose(config.monitors, plugins.registry), echo=quiet)
     ensemble = Ensemble.from_spec(config.rewards, plugins=plugins, strict=config.strict, workers=config.workers,
@@ -311,7 +311,7 @@ def _write_records(output_dir: Path, config: RunConfig, plugins: Plugins) -> Non
 
 
 def train(config: RunConfig, *, echo: bool = True) -> Summary:
-    """Run the whole flow with the host named by ``config.backend``; returns (and writes) the summary.
+    """Run the whole flow with the backend named by ``config.backend``; returns (and writes) the summary.
 
     Resuming a run that already trained to ``max_steps`` trains nothing and writes nothing: it says so and
     returns the run's summary."""
@@ -322,10 +322,10 @@ def train(config: RunConfig, *, echo: bool = True) -> Summary:
                   "): nothing to resume; raise max_steps to train further", flush=True)
         return Summary(**{k: v for k, v in done.items() if k in Summary.__dataclass_fields__})
     job = prepare(config, echo=echo)
-    host = job.plugins.registry.host(config.backend)
+    backend = job.plugins.registry.backend(config.backend)
     start = time.perf_counter()
     try:
-        summary = host.run(job)
+        summary = backend.run(job)
     finally:
         job.ensemble.close()
     if summary.seconds <= 0:

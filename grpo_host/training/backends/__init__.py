@@ -1,8 +1,8 @@
-"""The built-in training hosts, registered through the same ``register_hosts`` hook a third party uses.
+"""The built-in training backends, registered through the same ``register_backends`` hook a pack uses.
 
-This module is the ``hosts`` entry point of grpo-host.  Listing plugins
-imports it, so it must stay light: each host's engine (torch, transformers,
-trl; mlx) is imported only when that host runs.
+This module is the ``backends`` entry point of grpo-host.  Listing plugins
+imports it, so it must stay light: each backend's engine (torch, transformers,
+trl; mlx) is imported only when that backend runs.
 """
 
 from __future__ import annotations
@@ -44,6 +44,6 @@ def validate_mlx(config) -> None:
 
 
 @hookimpl
-def register_hosts(register):
-    register.add_host("trl", run_trl, validate=validate_trl)
-    register.add_host("mlx", run_mlx, validate=validate_mlx)
+def register_backends(register):
+    register.add_backend("trl", run_trl, validate=validate_trl)
+    register.add_backend("mlx", run_mlx, validate=validate_mlx)

@@ -1,25 +1,25 @@
-"""The written contract of a training backend: what a host must do, and what the base does for it once.
+"""The written contract of a training backend: what a backend must do, and what the base does for it once.
 
-A backend (TRL, MLX, or a third party's through ``register_hosts``) turns a
+A backend (TRL, MLX, or a pack's through ``register_backends``) turns a
 checked :class:`~grpo_host.training.train.Job` (config, rows, ensemble, monitors,
-metrics log) into a trained model.  Subclass :class:`TrainingHost`,
+metrics log) into a trained model.  Subclass :class:`TrainingBackend`,
 implement its four duties, and register a callable that runs it::
 
-    class MyHost(TrainingHost):
+    class MyBackend(TrainingBackend):
         def prepare(self): ...                 # load model, tokenizer, data; build the engine
         def reward_functions(self): ...        # the ensemble as the engine's reward functions, and their weights
         def train(self): ...                   # run the engine; return the global step reached
         def save(self): ...                    # write the model or adapter and the tokenizer into output_dir
 
     @hookimpl
-    def register_hosts(register):
-        register.add_host("mine", lambda job: MyHost(job).run(), validate=None)
+    def register_backends(register):
+        register.add_backend("mine", lambda job: MyBackend(job).run(), validate=None)
 
-What the base does, in :meth:`TrainingHost.run`, so every backend behaves
+What the base does, in :meth:`TrainingBackend.run`, so every backend behaves
 alike: it refuses to write over a run it was not asked to resume, finds the
 checkpoint to resume from (:attr:`checkpoint`, :attr:`resume_step`), starts the
 metrics log, times the training, and writes the summary.  While the engine
-runs, the host feeds every log record to :meth:`log` (reward means under
+runs, the backend feeds every log record to :meth:`log` (reward means under
 TRL's names, ``rewards/<name>/mean``, which :mod:`grpo_host.scoring.stats`
 names) and asks :meth:`stop_requested` between steps: when a monitor with
 action ``stop`` fired, it saves a checkpoint and ends.  The monitor's
@@ -43,10 +43,10 @@ if TYPE_CHECKING:
     from ...monitoring import Alert
     from ..train import Job, Summary
 
-__all__ = ["TrainingHost"]
+__all__ = ["TrainingBackend", "TrainingHost"]
 
 
-class TrainingHost(ABC):
+class TrainingBackend(ABC):
     """One training run on one backend; see the module docstring for the contract.
 
     :param job: the checked job; its ``config`` holds every setting the run config owns.
@@ -118,3 +118,7 @@ class TrainingHost(ABC):
         finally:
             self.close()
         return self.finish(job.summary(steps, seconds, resumed_from=self.resume_step))
+
+
+TrainingHost = TrainingBackend
+"""The old name of :class:`TrainingBackend`, kept one release."""

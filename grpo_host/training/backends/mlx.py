@@ -1,4 +1,4 @@
-"""The MLX host: mlx-lm-lora's GRPO trainer over ``mlx_lm.load`` and mlx-lm's LoRA layers.
+"""The MLX backend: mlx-lm-lora's GRPO trainer over ``mlx_lm.load`` and mlx-lm's LoRA layers.
 
 No GRPO code lives here: generation, advantages, the loss, gradient
 accumulation, evaluation and the periodic adapter saves are
@@ -11,7 +11,7 @@ carry by itself, through the three seams it offers:
   row's id travels as the row's fifth element (``types``), which the
   trainer hands to reward functions unchanged; the row itself is looked up
   by id, so metadata reaches rewards exactly as it was read.  A last,
-  host-owned function applies the unscored-row policy (see
+  backend-owned function applies the unscored-row policy (see
   :class:`MlxRewardFuncs`), since the trainer stops the run when every
   reward of a completion is None.
 * ``iterate_batches``: a wrapper around the trainer's own batch iterator
@@ -19,7 +19,7 @@ carry by itself, through the three seams it offers:
   trainer saves only weights: no optimizer state, no step) and to skip the
   batches a resumed run has already trained on.
 * ``training_callback``: turns the trainer's reports into the TRL-named
-  metrics every host logs (``reward``, ``rewards/<name>/mean`` ...), with
+  metrics every backend logs (``reward``, ``rewards/<name>/mean`` ...), with
   our per-reward coverage, errors, timeouts and seconds.
 
 Multi-machine runs come from ``mlx.launch`` of the same command: the
@@ -39,14 +39,14 @@ from typing import TYPE_CHECKING, Any
 from ..config import ConfigError, RunConfig
 from ...record import RolloutRecord
 from ...scoring.stats import Moments, reward_key
-from .contract import TrainingHost
+from .contract import TrainingBackend
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
 from .steps import check_prompt_length
 
 if TYPE_CHECKING:
     from ..train import Job, Summary
 
-__all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxHost", "MlxRewardFuncs", "base_quantization", "grpo_args",
+__all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxBackend", "MlxRewardFuncs", "base_quantization", "grpo_args",
            "quantize_base", "run", "validate"]
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo")
@@ -64,7 +64,7 @@ EXTRA_OPTIONS: dict[str, tuple[type, Any, str]] = {
 """Keys of the run config's ``mlx:`` section: ``key: (type, default, description)``."""
 
 FILL_NAME = "grpo_host_unscored"
-"""Name of the host's own reward function that applies the unscored-row policy."""
+"""Name of the backend's own reward function that applies the unscored-row policy."""
 
 
 
@@ -89,7 +89,7 @@ def _extra(config: RunConfig) -> dict[str, Any]:
     for key in config.mlx:
         if key not in EXTRA_OPTIONS:
             known = "; ".join(f"{k} ({d})" for k, (_, _, d) in EXTRA_OPTIONS.items())
-            raise ConfigError(f"config key 'mlx.{key}': not an option of the mlx host; options: {known}")
+            raise ConfigError(f"config key 'mlx.{key}': not an option of the mlx backend; options: {known}")
     return out
 
 
@@ -104,7 +104,7 @@ def validate(config: RunConfig) -> None:
     """
     if config.environment is not None or config.max_tool_calls is not None or config.rollout is not None:
         key = next(k for k in ("environment", "max_tool_calls", "rollout") if getattr(config, k) is not None)
-        raise ConfigError(f"config key {key!r}: the mlx host has no multi-turn rollout loop yet (mlx-lm-lora "
+        raise ConfigError(f"config key {key!r}: the mlx backend has no multi-turn rollout loop yet (mlx-lm-lora "
                           "generates one completion per prompt, with no tool calls between turns); train agents "
                           "with backend: trl")
     if config.loss_type not in LOSS_TYPES:
@@ -120,7 +120,7 @@ def validate(config: RunConfig) -> None:
             raise ConfigError(f"config key 'rewards': {name!r} appears twice; mlx-lm-lora names reward functions "
                               "and their metrics by name, so each reward may appear once")
         if name == FILL_NAME:
-            raise ConfigError(f"config key 'rewards': {name!r} is the name of the mlx host's own reward function")
+            raise ConfigError(f"config key 'rewards': {name!r} is the name of the mlx backend's own reward function")
     _extra(config)
     local = Path(config.model) / "config.json"
     if local.is_file():  # a hub id is checked once loaded (see run)
@@ -208,7 +208,7 @@ class RewardStats:
     """Per-reward metrics of every scoring pass, averaged per log step and over ``mlx.launch`` processes.
 
     Keys follow TRL (``reward``, ``reward_std``, ``rewards/<name>/mean``
-    ...), so both hosts log the same names.  Each figure is the mean over
+    ...), so both backends log the same names.  Each figure is the mean over
     the passes (and processes) that had a value for it, as TRL averages its
     per-step figures between two log steps.
     """
@@ -248,7 +248,7 @@ class _Member:
 
 
 class _Fill:
-    """The host's last reward function: applies the unscored-row policy and records the pass's metrics."""
+    """The backend's last reward function: applies the unscored-row policy and records the pass's metrics."""
 
     __name__ = FILL_NAME
 
@@ -261,7 +261,7 @@ class _Fill:
 
 
 class MlxRewardFuncs:
-    """The ensemble as mlx-lm-lora reward functions, plus the host's fill-in function.
+    """The ensemble as mlx-lm-lora reward functions, plus the backend's fill-in function.
 
     Members are scored through :class:`EnsembleRewardFuncs` (one
     :meth:`Ensemble.score` per batch: timeouts, workers, the error policy,
@@ -329,7 +329,7 @@ class MlxRewardFuncs:
         return out
 
 
-_ENGINE_KEYS = {  # mlx-lm-lora report key -> the TRL name both hosts log
+_ENGINE_KEYS = {  # mlx-lm-lora report key -> the TRL name both backends log
     "train_loss": "loss",
     "train_kl": "kl",
     "learning_rate": "learning_rate",
@@ -345,16 +345,16 @@ _ENGINE_KEYS = {  # mlx-lm-lora report key -> the TRL name both hosts log
 
 
 class _Reports:
-    """mlx-lm-lora's training callback: its reports plus our reward metrics, into the host's log.
+    """mlx-lm-lora's training callback: its reports plus our reward metrics, into the backend's log.
 
     The trainer calls it on every process; the reward metrics are summed
     across processes there, and only the main process writes.  ``forward``
     is a tracker callback (wandb, swanlab) that receives the same records.
     """
 
-    def __init__(self, host: MlxHost, stats: RewardStats, offset: int, forward: Any = None) -> None:
-        self.host, self.stats, self.offset, self.forward = host, stats, offset, forward
-        self.ga = host.job.config.gradient_accumulation_steps
+    def __init__(self, backend: MlxBackend, stats: RewardStats, offset: int, forward: Any = None) -> None:
+        self.backend, self.stats, self.offset, self.forward = backend, stats, offset, forward
+        self.ga = backend.job.config.gradient_accumulation_steps
 
     def on_train_loss_report(self, info: dict[str, Any]) -> None:
         record = {new: float(info[old]) for old, new in _ENGINE_KEYS.items() if old in info}
@@ -368,7 +368,7 @@ class _Reports:
         self._emit(self.offset + (info["iteration"] - 1) // self.ga, record)
 
     def _emit(self, step: int, record: dict[str, float]) -> None:
-        self.host.log(step, record)
+        self.backend.log(step, record)
         if self.forward is not None:
             self.forward.on_train_loss_report({"iteration": step, **record})
 
@@ -589,8 +589,8 @@ def _add_lora(config: RunConfig, model: Any, quantization: dict[str, Any] | None
     return {**out, "base_quantization": quantization} if quantization else out
 
 
-class MlxHost(TrainingHost):
-    """mlx-lm-lora's ``train_grpo`` under the host contract (:class:`~grpo_host.training.backends.contract.TrainingHost`).
+class MlxBackend(TrainingBackend):
+    """mlx-lm-lora's ``train_grpo`` under the backend contract (:class:`~grpo_host.training.backends.contract.TrainingBackend`).
 
     ``validate`` has run already (``grpo-host train`` calls it before reading any data).
     """
@@ -613,7 +613,7 @@ class MlxHost(TrainingHost):
         named = next((row for row in job.rows if row.data.get("environment") is not None), None)
         if named is not None:
             raise ConfigError(f"{named.where} names environment {named.data['environment']!r} (column "
-                              "'environment'): the mlx host has no multi-turn rollout loop yet; use backend: trl")
+                              "'environment'): the mlx backend has no multi-turn rollout loop yet; use backend: trl")
         self.offset = self.resume_step or 0
         _same_start_everywhere(self.offset, world_size)
         ga = config.gradient_accumulation_steps
@@ -713,7 +713,7 @@ class MlxHost(TrainingHost):
 
 def run(job: Job) -> Summary:
     """Train ``job`` with mlx-lm-lora's ``train_grpo``; save the adapter (or model) and tokenizer in ``output_dir``."""
-    return MlxHost(job).run()
+    return MlxBackend(job).run()
 
 
 def _save_outputs(job: Job, model: Any, tokenizer: Any, model_config: dict[str, Any],

@@ -1,10 +1,10 @@
-"""The steps every training host takes the same way, written once.
+"""The steps every training backend takes the same way, written once.
 
-A host resumes from ``checkpoint-<step>`` folders in ``output_dir``, refuses
+A backend resumes from ``checkpoint-<step>`` folders in ``output_dir``, refuses
 to write over a run it was not asked to resume, refuses a prompt longer
 than ``max_prompt_length`` (TRL no longer truncates prompts, and
 mlx-lm-lora would cut it silently), and finds each row's environment:
-these rules are the run configuration's, not the engine's, so every host
+these rules are the run configuration's, not the engine's, so every backend
 calls them from here.
 """
 

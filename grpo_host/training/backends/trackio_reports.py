@@ -1,10 +1,10 @@
-"""``report_to: [trackio]`` on the MLX host: the run's records into trackio, a local tracker with no account.
+"""``report_to: [trackio]`` on the MLX backend: the run's records into trackio, a local tracker with no account.
 
 TRL reports to trackio itself (transformers' ``TrackioCallback``); mlx-lm's
 ``get_reporting_callbacks`` knows only wandb and swanlab.  This is the
 tracker-callback shape mlx-lm gives those (``on_train_loss_report`` and
 ``on_val_loss_report``, each a record with its ``iteration``), so the MLX
-host forwards trackio the same records it writes to ``metrics.jsonl``,
+backend forwards trackio the same records it writes to ``metrics.jsonl``,
 under the same (TRL's) names and global steps.  trackio keeps them in a
 local SQLite database (``TRACKIO_DIR``, default under the Hugging Face
 cache); ``trackio show --project grpo-host`` opens the dashboard.

@@ -1,4 +1,4 @@
-"""The TRL host: ``trl.GRPOTrainer`` with the run configuration passed explicitly, and peft for LoRA.
+"""The TRL backend: ``trl.GRPOTrainer`` with the run configuration passed explicitly, and peft for LoRA.
 
 No GRPO code lives here: this module only translates.  The run config
 becomes a ``GRPOConfig`` in which every value we own is set (TRL's defaults
@@ -13,7 +13,7 @@ Multi-GPU runs come from ``accelerate launch`` of the same command; TRL and
 accelerate do the rest.
 
 A ``quantization`` block loads the base through bitsandbytes (QLoRA): the
-host builds transformers' ``BitsAndBytesConfig``, loads the model the way
+backend builds transformers' ``BitsAndBytesConfig``, loads the model the way
 ``GRPOTrainer`` loads a path, and prepares it with peft's
 ``prepare_model_for_kbit_training``, which ``GRPOTrainer`` itself does not
 call; TRL then adds the LoRA adapters.  Where bitsandbytes cannot run,
@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
 from ...record import RolloutRecord
-from .contract import TrainingHost
+from .contract import TrainingBackend
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
 from .steps import check_prompt_length, rollout_environments
 
 if TYPE_CHECKING:
     from ..train import Job, Summary
 
-__all__ = ["TrlHost", "bitsandbytes_config", "bitsandbytes_problem", "bitsandbytes_refusal", "grpo_config_kwargs",
+__all__ = ["TrlBackend", "bitsandbytes_config", "bitsandbytes_problem", "bitsandbytes_refusal", "grpo_config_kwargs",
            "quantization_record", "run", "validate"]
 
 _SCHEDULERS = {"constant": "constant_with_warmup", "linear": "linear", "cosine": "cosine"}
@@ -83,7 +83,7 @@ def _owned(config: RunConfig, weights: list[float]) -> dict[str, Any]:
 
 
 def _host_defaults() -> dict[str, Any]:
-    """Choices of this host that ``trl:`` may override: precision follows the hardware; we print progress."""
+    """Choices of this backend that ``trl:`` may override: precision follows the hardware; we print progress."""
     import torch
 
     bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
@@ -257,27 +257,27 @@ def _peft_config(config: RunConfig) -> Any:
                       task_type="CAUSAL_LM")
 
 
-def _metrics_callback(host: TrlHost) -> Any:
+def _metrics_callback(backend: TrlBackend) -> Any:
     from transformers import TrainerCallback
 
     class Metrics(TrainerCallback):
-        """Feeds every TRL log record (reward means, our reward metrics, loss, KL) to the host's log, and ends
+        """Feeds every TRL log record (reward means, our reward metrics, loss, KL) to the backend's log, and ends
         the run (after a checkpoint) when a monitor with action ``stop`` fired."""
 
         def on_log(self, args, state, control, logs=None, **kwargs):
             if logs:
-                host.log(state.global_step, logs)
+                backend.log(state.global_step, logs)
 
         def on_step_end(self, args, state, control, **kwargs):
-            if host.stop_requested() is not None:
+            if backend.stop_requested() is not None:
                 control.should_save = True
                 control.should_training_stop = True
 
     return Metrics()
 
 
-class TrlHost(TrainingHost):
-    """``trl.GRPOTrainer`` under the host contract (:class:`~grpo_host.training.backends.contract.TrainingHost`)."""
+class TrlBackend(TrainingBackend):
+    """``trl.GRPOTrainer`` under the backend contract (:class:`~grpo_host.training.backends.contract.TrainingBackend`)."""
 
     def reward_functions(self) -> tuple[list[Any], list[float]]:
         job = self.job
@@ -295,7 +295,7 @@ class TrlHost(TrainingHost):
         funcs, weights = self.reward_functions()
         args_kwargs = grpo_config_kwargs(config, weights)
         if config.quantization is not None:
-            args_kwargs.pop("model_init_kwargs", None)  # used by the host's own load (TRL would warn they go unused)
+            args_kwargs.pop("model_init_kwargs", None)  # used by the backend's own load (TRL would warn they go unused)
 
         from datasets import Dataset
         from transformers import AutoTokenizer, PrinterCallback
@@ -365,7 +365,7 @@ LIBRARY_NOISE = (
     (FutureWarning, r"`is_gradient_checkpointing` is deprecated"),
 )
 """Warnings the libraries under TRL raise on every CPU run (torch's DataLoader: no accelerator to pin memory for;
-transformers' own deprecated attribute, read by its own save): nothing a user can act on, filtered while the host
+transformers' own deprecated attribute, read by its own save): nothing a user can act on, filtered while the backend
 trains and saves.  Only these messages, only then: every other warning, and every log record, still shows."""
 
 
@@ -389,4 +389,4 @@ def _rollout(job: Job) -> Any:
 
 def run(job: Job) -> Summary:
     """Train ``job`` with ``trl.GRPOTrainer``; save the model (or adapter) and tokenizer into ``output_dir``."""
-    return TrlHost(job).run()
+    return TrlBackend(job).run()
