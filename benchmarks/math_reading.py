@@ -4,7 +4,9 @@ Run:  python benchmarks/math_reading.py [--sizes 10000 100000 1000000] [--json]
 
 Each input is a pattern repeated to the size (unclosed ``\\boxed{``, math
 delimiters left open, answer phrases, ``####`` lines, answer tags, braces,
-digits, runs of different boxes, "or" between values) with the gold ``7``,
+digits, runs of different boxes, "or" between values, think closes,
+questions, answer headings, units, repeating decimals, degrees inside
+functions, withdrawn boxes) with the gold ``7``,
 scored once by the reward itself (``score_one``: finding, reading and
 comparing, in this process, with no timer) after a few warm-up calls.  Reading
 is linear when the time grows about tenfold from one size to the next; the
@@ -35,6 +37,14 @@ PATTERNS = {
     "closed braces": "{}",
     "\\boxed{ inside \\boxed{": "\\boxed{\\boxed{",
     "prose, no answer": "Let me think about this again. ",
+    "open braces {": "{",
+    "</think> closes": "</think>",
+    "'Answer: 4?' questions": "Answer: 4? ",
+    "'# Answer' headings": "# Answer\n\n",
+    "boxes with units": "\\boxed{7 \\text{ km}} ",
+    "repeating decimals": "\\boxed{0.333...} ",
+    "degrees in \\sin": "\\boxed{\\sin 30^\\circ} ",
+    "withdrawn boxes": "\\boxed{1} wait ",
 }
 
 

@@ -336,7 +336,7 @@ def unit_ratio(a: Unit, b: Unit) -> Fraction | Any | None:
     """How many ``b`` one ``a`` is (km against m: 1000), or None when they measure different kinds of thing.
 
     Conversions are :mod:`sympy.physics.units`'; a prefixed name
-    (``"1e-9 meter"``) is its power of ten times the unit; an angle is a
+    (``"1e-9 meter"``, ``"2^30 byte"``) is that power times the unit; an angle is a
     number of radians (a degree is pi/180); currencies are their own symbols
     (a dollar is a hundred cents, never euros); a temperature scale is never
     a ratio of another (see :func:`_temperature`).
@@ -359,7 +359,9 @@ def unit_ratio(a: Unit, b: Unit) -> Fraction | Any | None:
             value = getattr(units, base, None)
             if not isinstance(value, Quantity):
                 raise KeyError(name)
-        return value * Rational(10) ** int(scale[2:]) if scale else value
+        if not scale:
+            return value
+        return value * Rational(2 if scale.startswith("2^") else 10) ** int(scale[2:])  # "1e9", "2^30"
 
     def quantity(unit: Unit) -> Any:
         value = Rational(1)

@@ -136,9 +136,12 @@ def boxes(text: str) -> list[tuple[int, int, int]]:
     One pass with a stack of open braces: linear in the text however many
     boxes are left open.
     """
+    starts = [i for i in (text.find("\\boxed"), text.find("\\fbox")) if i >= 0]
+    if not starts:
+        return []  # no box: the braces need no matching (a megabyte of "{" costs a find)
     stack: list[tuple[bool, int, int]] = []
     found: list[tuple[int, int, int]] = []
-    for m in _BOX_TOKEN.finditer(text):
+    for m in _BOX_TOKEN.finditer(text, min(starts)):
         if m[0] != "}":
             stack.append((m[0] != "{", m.start(), m.end()))
         elif stack:
@@ -193,7 +196,9 @@ def _reads_as_value(text: str) -> bool:
 
 _COUNTED = re.compile(r"(?P<number>[-+]?\$?[\d.,]*\d%?)\s+(?P<noun>[a-z]{3,})")
 _NOT_NOUNS = frozenset("more less fewer greater larger smaller bigger higher lower over under above below plus minus "
-                       "than times and or percent per each".split())
+                       "than times and or percent per each squared cubed factorial hundred thousand million billion "
+                       "trillion dozen".split())
+"""Words after a number that change its value or compare it (3 squared, 2 million, 5 more): never a counted noun."""
 
 
 def _counted(value: str) -> str | None:

@@ -89,6 +89,7 @@ SI_WORDS = {**{w: w for w in "meter gram second watt joule hertz volt ampere new
             "metre": "meter", "litre": "liter", "amp": "ampere"}
 PREFIXES = {"Y": 24, "Z": 21, "E": 18, "P": 15, "T": 12, "G": 9, "M": 6, "k": 3, "h": 2, "da": 1, "d": -1, "c": -2,
             "m": -3, "μ": -6, "µ": -6, "u": -6, "n": -9, "p": -12, "f": -15}
+BINARY_PREFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50}
 PREFIX_WORDS = {"yotta": 24, "zetta": 21, "exa": 18, "peta": 15, "tera": 12, "giga": 9, "mega": 6, "kilo": 3,
                 "hecto": 2, "deca": 1, "deka": 1, "deci": -1, "centi": -2, "milli": -3, "micro": -6, "nano": -9,
                 "pico": -12, "femto": -15}
@@ -100,7 +101,7 @@ COUNT_WORDS = frozenset(
 """Words after a number that name what is counted, not a unit: ignored (5 apples is 5)."""
 _POWER_WORDS = {"sq": 2, "square": 2, "cubic": 3}
 Unit = tuple[tuple[str, int], ...]
-"""A unit as (name, power) pairs in :data:`UNIT_NAMES`' names (a prefixed one as ``"1e-9 meter"``):
+"""A unit as (name, power) pairs in :data:`UNIT_NAMES`' names (a prefixed one as ``"1e-9 meter"`` or ``"2^30 byte"``):
 ``(("meter", 1), ("second", -1))`` is m/s."""
 
 
@@ -112,6 +113,8 @@ def unit_name(word: str) -> str | None:
         return name
     if len(word) > 1 and word in SI_SYMBOLS and word not in PREFIXES:
         return SI_SYMBOLS[word]  # eV, cal, bit, Ω
+    if word[:2] in BINARY_PREFIXES and word[2:] in ("B", "bit"):
+        return f"2^{BINARY_PREFIXES[word[:2]]} {SI_SYMBOLS[word[2:]]}"  # GiB: 2^30 bytes, not 10^9
     for prefix in (word[:2], word[:1]):
         base = SI_SYMBOLS.get(word[len(prefix) :]) if prefix in PREFIXES and len(word) > len(prefix) else None
         if base is not None and (PREFIXES[prefix] >= 3 or base not in ("byte", "bit")):
