@@ -954,6 +954,10 @@ HONEST_SCRIPTS = {  # (program, tests): what proxies must get right
         "import math\ntry:\n    root(-1)\n    raised = False\nexcept ValueError as e:\n    raised = 'negative' in str(e)\n"
         "assert raised and math.isclose(root(2.0), 2 ** 0.5)\n",
     ),
+    "a long integer": (  # past the 4300 digits a decimal text may have
+        "def fact(n):\n    out = 1\n    for k in range(2, n + 1):\n        out *= k\n    return out\n",
+        "import math\nfor n in [2000]:\n    assert fact(n) == math.factorial(n) and fact(n) % 10**10 == 0\n",
+    ),
     "an encode and its decode": (
         "def encode(s):\n    return ''.join(chr((ord(c) - 94) % 26 + 97) for c in s)\n"
         "def decode(s):\n    return ''.join(chr((ord(c) - 100) % 26 + 97) for c in s)\n",
@@ -992,15 +996,27 @@ THEFTS = {  # an encode whose decode answers with what the encode was given, how
 }
 
 
+CODEC = (  # the same round trip through an object's two methods (LeetCode's "encode and decode strings")
+    "class Codec:\n    def encode(self, s):\n        return ''.join(chr((ord(c) - 94) % 26 + 97) for c in s)\n"
+    "    def decode(self, s):\n        return ''.join(chr((ord(c) - 100) % 26 + 97) for c in s)\n",
+    "import random\nc = Codec()\nfor _ in range(20):\n    s = ''.join(random.choice('abcdefgh') for _ in range(15))\n"
+    "    assert c.decode(c.encode(s)) == s\n",
+)
+CODEC_THIEF = ("class Codec:\n    def __init__(self):\n        self.given = []\n    def encode(self, s):\n"
+               "        self.given.append(s)\n        return 'x' * len(s)\n    def decode(self, s):\n"
+               "        return self.given[-1]\n")
+
+
 @pytest.mark.timeout(180)
-@pytest.mark.parametrize("theft", sorted(THEFTS))
+@pytest.mark.parametrize("theft", [*sorted(THEFTS), "an object's own methods"])
 def test_a_script_call_cannot_answer_with_an_earlier_calls_argument(runner, outside, theft):
     """``assert decode(encode(s)) == s`` with random ``s``: the decode's result repeats the encode's argument, which
     the program's process saw; such calls run again in a process that never saw it, and a thief fails there.
-    The honest pair passes in the same sandbox."""
-    tests = HONEST_SCRIPTS["an encode and its decode"][1]
-    results = runner.run([{"code": THEFTS[theft], "tests": tests},
-                          {"code": HONEST_SCRIPTS["an encode and its decode"][0], "tests": tests}])
+    The same through one object's two methods (its making and the decode run again).  The honest program passes
+    in the same sandbox."""
+    honest, tests = CODEC if theft == "an object's own methods" else HONEST_SCRIPTS["an encode and its decode"]
+    thief = CODEC_THIEF if theft == "an object's own methods" else THEFTS[theft]
+    results = runner.run([{"code": thief, "tests": tests}, {"code": honest, "tests": tests}])
     assert not results[0]["passed_asserts"], results[0]
     assert results[1]["passed_asserts"], results[1]
 

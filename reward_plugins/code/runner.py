@@ -496,7 +496,9 @@ class Link:
         self.roots = {}  # handle -> the program's name it was bound to
         self.given = set()  # every earlier call's top-level arguments, as node text
         self.given_unordered = []  # and those that are sets or dicts (their text depends on order), as values
-        self.found = []  # suspect calls: [name, args text, kwargs text], result text
+        self.found = []  # suspect calls: their literal steps ([name, args text, kwargs text], ...), result text
+        self.returned = set()  # every earlier call's result (plain, not guessable), as text
+        self.origin = {}  # handle -> the literal step of the name's call that made it, or (handle, attribute)
 
     # the wire
 
@@ -616,14 +618,16 @@ class Link:
             result = self.value(answer)
             for where, node in answer.get("m") or ():
                 self.reflect(args, kwargs, where, node)
-            if handle in self.roots:
-                self.note(self.roots[handle], a, k, result, self.referenced == before)
+            self.check(handle, a, k, result, self.referenced == before)
         finally:  # given, whatever came of the call (a call that raised saw its arguments all the same)
             self.give(*a, *k.values())
         return result
 
     def get(self, handle, name):
-        return self.value(self.exchange({"o": "g", "t": handle, "n": name}))
+        value = self.value(self.exchange({"o": "g", "t": handle, "n": name}))
+        if type(value) is Proxy:
+            self.origin.setdefault(value._grpo_ref, (handle, name))
+        return value
 
     def set(self, handle, name, value):
         node = plain.tag(value, self.ref)
@@ -656,22 +660,50 @@ class Link:
             if type(node) is dict and next(iter(node)) in ("s", "z", "d"):  # a set's or dict's text follows its order
                 self.given_unordered.append(plain.untag(node, self.deref))
 
-    def note(self, name, a, k, result, rerunnable):
-        """A call of one of the program's names: a suspect when its result is an earlier call's argument."""
+    def check(self, handle, a, k, result, plain_arguments):
+        """Whether a call may have answered with an earlier call's argument, which its process had seen.
+
+        Suspect: a call of one of the program's names whose result (plain, not
+        :func:`guessable`) equals a top-level argument of an earlier call; or
+        a method of an object that such a call made (``Codec().decode``) whose
+        result equals an earlier argument *and* that was given an earlier
+        result (a round trip, ``c.decode(c.encode(s)) == s``: an object that
+        merely keeps what it was given, a stack or a cache, is not one).  A
+        suspect is noted as literal steps to run again apart (the name's call,
+        or the object's making and the method's call); one that cannot be
+        (an object of the program's among its arguments, an object made any
+        other way) fails the case.
+        """
+        step = [None, json.dumps({"t": a}, separators=(",", ":")),
+                json.dumps({"d": [[key, node] for key, node in k.items()]}, separators=(",", ":"))]
+        if handle in self.roots:
+            step[0], steps, round_trip = self.roots[handle], [step], False
+            if type(result) is Proxy and plain_arguments:
+                self.origin.setdefault(result._grpo_ref, step)  # an object this call made, again by this call
+        else:
+            origin, steps, round_trip = self.origin.get(handle), None, True
+            if type(origin) is tuple:  # a method read off an object
+                made, step[0] = origin
+                if type(self.origin.get(made)) is list:  # which a call of one of the program's names made
+                    steps = [self.origin[made], step]
         try:
             text = plain.encode(result)
         except plain.NotPlain:
             return  # an object of the program's: no argument of the judge's is one
         if guessable(result):
             return
-        if text in self.given or (type(result) in (set, frozenset, dict) and any(
-                type(v) is type(result) and v == result for v in self.given_unordered)):
-            if not rerunnable:
-                raise ProgramFailed(f"{name}() returned an earlier call's argument and was given an object of the "
-                                    "program's, so it cannot be run again without the others")
-            args = json.dumps({"t": a}, separators=(",", ":"))
-            kwargs = json.dumps({"d": [[key, node] for key, node in k.items()]}, separators=(",", ":"))
-            self.found.append([[name, args, kwargs], text])
+        repeats = text in self.given or (type(result) in (set, frozenset, dict) and any(
+            type(v) is type(result) and v == result for v in self.given_unordered))
+        if round_trip:
+            repeats = repeats and any(json.dumps(node, separators=(",", ":")) in self.returned
+                                      for node in (*a, *k.values()))
+        self.returned.add(text)
+        if not repeats:
+            return
+        if steps is None or step[0] is None or not plain_arguments:
+            raise ProgramFailed(f"{step[0] or 'a call'}() returned an earlier call's argument and cannot be run "
+                                "again without the others (it was given, or called on, an object of the program's)")
+        self.found.append([steps, text])
 
 
 def referee(req):

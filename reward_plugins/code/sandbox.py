@@ -730,20 +730,23 @@ def _colour(calls: list[int], against: dict[int, set[int]]) -> tuple[tuple[int, 
 
 
 def _script_rerun(found: object) -> Calls | None:
-    """A script judge's suspects (``[[name, args, kwargs], result]``, plain text) as literal calls, each case
-    asserting its call's result again, grouped so that no call shares a process with one whose arguments hold
-    its result; None when ``found`` is not of that form."""
+    """A script judge's suspects (``[steps, result]``: the steps of a literal call, ``[name, args, kwargs]`` then
+    any methods on what it returned, and the result, all plain text) as literal calls, each case asserting its
+    call's result again, grouped so that no call shares a process with one whose arguments hold its result;
+    None when ``found`` is not of that form."""
     if not isinstance(found, list) or not found:
         return None
     try:
         calls, expected, given = [], [], []
-        for (name, args, kwargs), text in found:
-            if not all(isinstance(x, str) for x in (name, args, kwargs, text)):
+        for steps, text in found:
+            if not isinstance(steps, list) or not steps or not isinstance(text, str) or not all(
+                    isinstance(step, list) and len(step) == 3 and all(isinstance(x, str) for x in step)
+                    for step in steps):
                 return None
-            values = (*plain.decode(args), *plain.decode(kwargs).values())
+            given.append([v for _, args, kwargs in steps
+                          for v in (*plain.decode(args), *plain.decode(kwargs).values())])
             expected.append((plain.decode(text), text))
-            given.append(values)
-            calls.append(((name, args, kwargs),))
+            calls.append(tuple(tuple(step) for step in steps))
     except (TypeError, ValueError, RecursionError):  # not pairs, not plain text, or a tuple's text that is not one
         return None
     n = len(calls)
@@ -751,7 +754,7 @@ def _script_rerun(found: object) -> Calls | None:
                                                          for a in given[j])} for i in range(n)}
     groups = _colour(list(range(n)), against)
     text = json.dumps({"setup": "", "cases": [[[f"__grpo_r[{i}] == __grpo_e[{i}]"], [i]] for i in range(n)],
-                       "args": [[[args, kwargs]] for ((_, args, kwargs),) in calls],
+                       "args": [[[args, kwargs] for _, args, kwargs in steps] for steps in calls],
                        "expect": [t for _, t in expected]})
     return Calls(tuple(calls), text.encode(), n, groups)
 
