@@ -62,7 +62,7 @@ def tool_calls_made(rollout, **_):
 def test_a_trajectory_reward_sees_the_whole_rollout_and_a_text_reward_the_final_text(executor):
     import dataclasses
 
-    calls = dataclasses.replace(tool_calls_made, executor=executor, plugin="tests", version="0")
+    calls = dataclasses.replace(tool_calls_made, executor=executor, pack="tests", version="0")
     with Ensemble([Member(calls), Member(r1_strict_format)]) as e:
         r = e.score([TOOL_ROLLOUT, "<think>\nx\n</think>\n<answer>\n4\n</answer>"])
     assert r.values == {"tool_calls_made": [1.0, 0.0], "r1_strict_format": [1.0, 1.0]}

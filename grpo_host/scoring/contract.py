@@ -10,12 +10,13 @@ and (through ``__call__``) a ready-made TRL reward function.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
 import numbers
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -363,16 +364,17 @@ class Reward:
     def is_async(self) -> bool:
         return False
 
-    def __call__(
-        self,
-        prompts: Sequence[Any] | None = None,
-        completions: Sequence[Any] = (),
-        completion_ids: Sequence[Any] | None = None,
-        **kwargs: Any,
-    ) -> list[float | None]:
-        columns = _trl_columns(len(completions), completion_ids, kwargs)
+    def __call__(self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (),
+                 completion_ids: Sequence[Any] | None = None, **kwargs: Any) -> list[float | None]:
+        with self._named():
+            return [s.value for s in self.score_items(completions, prompts,
+                                                      _trl_columns(len(completions), completion_ids, kwargs))]
+
+    @contextlib.contextmanager
+    def _named(self) -> Iterator[None]:
+        """TRL's calls: a value outside the contract is a :class:`RewardError` naming the reward and its pack."""
         try:
-            return [s.value for s in self.score_items(completions, prompts, columns)]
+            yield
         except BadValue as exc:
             raise RewardError(f"reward {self.name!r} ({self.origin}) {exc}") from exc
 
@@ -466,17 +468,12 @@ class AsyncReward(Reward):
         return await ascore_row(self, completion, prompt, **columns)
 
     async def __call__(  # type: ignore[override]
-        self,
-        prompts: Sequence[Any] | None = None,
-        completions: Sequence[Any] = (),
-        completion_ids: Sequence[Any] | None = None,
-        **kwargs: Any,
-    ) -> list[float | None]:
+            self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (),
+            completion_ids: Sequence[Any] | None = None, **kwargs: Any) -> list[float | None]:
         columns = _trl_columns(len(completions), completion_ids, kwargs)
-        try:
-            return [s.value for s in await self.ascore_items(completions, prompts, columns)]
-        except BadValue as exc:
-            raise RewardError(f"reward {self.name!r} ({self.origin}) {exc}") from exc
+        with self._named():
+            scored = await self.ascore_items(completions, prompts, columns)
+        return [s.value for s in scored]
 
 
 def _rebuild(module: str, qualname: str, pack: str, version: str, params: dict | None) -> Reward:
