@@ -831,20 +831,23 @@ SCRIPT_FORGERIES = {
     "int_subclass": FORGERIES["int_subclass"],
     "list_subclass": FORGERIES["list_subclass"],
     "print_the_expected": (  # what a harness prints or writes when tests pass, on every channel it has
-        "import sys\nfor out in (sys.stdout, sys.stderr):\n    print('=\\nOK\\nAll tests passed\\n', file=out, flush=True)\n"
+        "import sys\nfor out in (sys.stdout, sys.stderr):\n"
+        "    print('=\\nOK\\nAll tests passed\\n', file=out, flush=True)\n"
         "def secret(x):\n    print('True\\n' * 3, flush=True)\n    os.write(3, b'\\x00\\x00\\x00\\x02{}')\n    return 0"
     ),
     "garbled_answers": "os.write(3, b'\\xff' * 4096)\ndef secret(x):\n    return 0",
     "answer_too_large": "os.write(3, (1 << 31).to_bytes(4, 'big'))\ndef secret(x):\n    return 0",
-    "answers_out_of_turn": (  # its own names message and answers ahead of the judge's requests
-        f"import json\ndef _m(body):\n    data = json.dumps(body).encode()\n    os.write(3, len(data).to_bytes(4, 'big') + data)\n"
-        f"_m({{'i': 0, 'names': {{}}}})\nfor i in range(1, 4):\n    _m({{'i': i + 1, 'v': {SECRET}}})\n"
+    "answers_out_of_turn": (  # its own names message (secret: its object #0), then answers numbered ahead of turn
+        "import json\ndef _m(body):\n    data = json.dumps(body).encode()\n"
+        "    os.write(3, len(data).to_bytes(4, 'big') + data)\n"
+        f"_m({{'i': 0, 'names': {{'secret': {{'h': 0}}}}}})\n"
+        f"for i in range(1, 4):\n    _m({{'i': i + 1, 'v': {SECRET}}})\n"
         "def secret(x):\n    return 0"
     ),
     "flood_the_pipes": (
         "import threading\ndef _flood(fd):\n    while True:\n        try:\n            os.write(fd, b'\\n' * 65536)\n"
-        "        except OSError:\n            return\nfor fd in (1, 3):\n    threading.Thread(target=_flood, args=(fd,), daemon=True).start()\n"
-        "def secret(x):\n    return 0"
+        "        except OSError:\n            return\nfor fd in (1, 3):\n"
+        "    threading.Thread(target=_flood, args=(fd,), daemon=True).start()\ndef secret(x):\n    return 0"
     ),
     "never_answer": "def secret(x):\n    import time\n    time.sleep(10**6)",
     "exit_before_the_calls": FORGERIES["exit_before_the_calls"],
@@ -951,8 +954,8 @@ HONEST_SCRIPTS = {  # (program, tests): what proxies must get right
     ),
     "an expected exception": (
         "def root(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x ** 0.5\n",
-        "import math\ntry:\n    root(-1)\n    raised = False\nexcept ValueError as e:\n    raised = 'negative' in str(e)\n"
-        "assert raised and math.isclose(root(2.0), 2 ** 0.5)\n",
+        "import math\ntry:\n    root(-1)\n    raised = False\nexcept ValueError as e:\n"
+        "    raised = 'negative' in str(e)\nassert raised and math.isclose(root(2.0), 2 ** 0.5)\n",
     ),
     "a long integer": (  # past the 4300 digits a decimal text may have
         "def fact(n):\n    out = 1\n    for k in range(2, n + 1):\n        out *= k\n    return out\n",

@@ -188,8 +188,8 @@ class Scored:
     ``value`` is the score (a float or None, as a plain return value would
     be).  ``counts`` maps counter names to numbers that the ensemble adds up
     per reward over every row of a batch and reports beside the mean, as
-    ``<reward>/<counter>`` (``code/forgeable``: rows whose tests ran in a
-    mode the program could tamper with).  Counters are how a reward makes a
+    ``<reward>/<counter>`` (``code/unisolated``: rows whose programs ran
+    without a sandbox).  Counters are how a reward makes a
     property of its own verdicts visible in ``score`` summaries, training
     logs and ``summary.json`` without bending the score.
     """
