@@ -79,6 +79,18 @@ def lay_out_pack(project: Path, target: Path) -> None:
     (dist_info / "INSTALLER").write_text("grpo-host tests\n")
 
 
+def lay_out_module_pack(site: Path, module: str, source: str, dist: str, version: str = "0.1",
+                        entry: str | None = None) -> Path:
+    """A one-module pack in ``site`` as ``pip install --target`` leaves it: ``module.py`` holding ``source``, and
+    ``<dist>-<version>.dist-info`` whose entry point ``entry`` (default: the module's name) names the module."""
+    (site / f"{module}.py").write_text(source)
+    info = site / f"{re.sub(r'[-_.]+', '_', dist)}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(f"[grpo_host]\n{entry or module} = {module}\n")
+    return site
+
+
 @pytest.fixture(scope="session")
 def packs(tmp_path_factory) -> dict[str, Path]:
     """Every test pack, each installed into its own target directory (see the module docstring)."""

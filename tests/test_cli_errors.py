@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_cli, write_jsonl
+from conftest import lay_out_module_pack, run_cli, write_jsonl
 
 PACK = '''
 from grpo_host import hookimpl, monitor
@@ -34,13 +34,8 @@ def register_monitors(register):
 
 @pytest.fixture(scope="module")
 def buggy_pack(tmp_path_factory):
-    site = tmp_path_factory.mktemp("buggy-site")
-    (site / "buggy_pack.py").write_text(PACK)
-    info = site / "grpo_test_buggy-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: grpo-test-buggy\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[grpo_host]\nbuggy = buggy_pack\n")
-    return site
+    return lay_out_module_pack(tmp_path_factory.mktemp("buggy-site"), "buggy_pack", PACK, "grpo-test-buggy",
+                               entry="buggy")
 
 
 def test_a_bug_raising_value_error_keeps_its_traceback_and_exit_1(tmp_path, buggy_pack):

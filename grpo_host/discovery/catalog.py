@@ -48,33 +48,31 @@ FORMAT = 3  # bump when a row's shape changes
 
 def reward_row(reward: Reward) -> dict[str, Any]:
     """One reward as ``rewards list --json`` prints it."""
-    return {
-        "name": reward.name,
-        "pack": reward.pack,
-        "plugin": reward.pack,  # the old name of "pack", kept one release
-        "version": reward.version,
-        "requires": {col.label: col.type_label for col in reward.requires},
-        "params": reward.params.model_json_schema() if reward.params else None,
-        "description": reward.description,
-        "batch": reward.batch,
-        "executor": reward.executor,
-    }
+    return {**_declared(reward), "description": reward.description, "batch": reward.batch,
+            "executor": reward.executor}
 
 
 def environment_row(env: Environment) -> dict[str, Any]:
     """One environment as ``environments list --json`` prints it."""
     return {
-        "name": env.name,
-        "pack": env.pack,
-        "plugin": env.pack,  # the old name of "pack", kept one release
-        "version": env.version,
-        "requires": {col.label: col.type_label for col in env.requires},
-        "params": env.params.model_json_schema() if env.params else None,
+        **_declared(env),
         "tools": [{"call": call, "summary": summary} for call, summary in env.tool_summaries()],
         "limits": {"timeout": env.limits.timeout, "max_output_chars": env.limits.max_output_chars,
                    "max_argument_chars": env.limits.max_argument_chars},
         "reward": env.has_reward,
         "description": env.description,
+    }
+
+
+def _declared(item: Reward | Environment) -> dict[str, Any]:
+    """What a reward and an environment both declare: name, pack, version, required columns, parameters."""
+    return {
+        "name": item.name,
+        "pack": item.pack,
+        "plugin": item.pack,  # the old name of "pack", kept one release
+        "version": item.version,
+        "requires": {col.label: col.type_label for col in item.requires},
+        "params": item.params.model_json_schema() if item.params else None,
     }
 
 
