@@ -12,7 +12,12 @@ missing reward).  Measured: rewards lost, rows/s over the step (first call
 to last answer), each rollout's latency (p50, p99) and, on the same server
 in the same run, the rows/s of one ``/score`` request holding all the rows.
 The rewards are then compared with ``grpo-host score`` on the responses
-without the EOS string.
+without the EOS string.  **The ceiling**: in each repeat the same step also
+runs against the no-work server of ``benchmarks/serve_ceiling.py`` (a
+trivial ASGI app on uvicorn answering a constant reward), which is what
+OpenRLHF's own client reaches here whatever the server does; each repeat
+gives (a) no-work server, (b) ``grpo-host serve``, (c) one ``/score``, and
+its ratios a/c, b/c and b/a.
 
 **verl.** verl's reward loop (``RewardLoopWorker.compute_score_batch`` and
 its ``NaiveRewardManager``, ``tests/vendored/verl_managers.py``, verl at
@@ -21,8 +26,8 @@ thread pool, 32 threads as on a verl node, with the function loaded by verl's
 own ``get_custom_reward_fn`` from the config keys docs/scaling.md gives.
 Against it: the batch API, ``Ensemble.score_rows`` on the same rows with the
 same spec, in the same run, alternating, ``--repeats`` times each; and, for
-what verl's loop costs by itself, the same loop around a ``compute_score``
-that does nothing.  For OpenRLHF the CPU seconds per rollout of the client
+what verl's loop costs by itself (its ceiling), the same loop around a
+``compute_score`` that does nothing; the same three ratios per repeat.  For OpenRLHF the CPU seconds per rollout of the client
 (this process) and of the server (with its worker processes) say where a
 step's time goes.
 
@@ -108,13 +113,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(spec: str) -> tuple[subprocess.Popen, str]:
+def start_server(spec: str | None) -> tuple[subprocess.Popen, str]:
+    """``grpo-host serve -r SPEC`` with its default options, or (``spec`` None) the no-work server of
+    ``benchmarks/serve_ceiling.py``; returns the process and its URL once ``/health`` answers."""
     import httpx
 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
-    proc = subprocess.Popen([GRPO_HOST, "serve", "-r", spec, "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    command = ([GRPO_HOST, "serve", "-r", spec, "--port", str(port)] if spec is not None else
+               [sys.executable, str(ROOT / "benchmarks" / "serve_ceiling.py"), "--port", str(port)])
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:
@@ -123,7 +131,7 @@ def start_server(spec: str) -> tuple[subprocess.Popen, str]:
         except httpx.TransportError:
             time.sleep(0.1)
     proc.kill()
-    raise SystemExit(f"grpo-host serve -r {spec!r} did not start")
+    raise SystemExit(f"{' '.join(command)} did not start")
 
 
 class ReplayEngine:
@@ -191,37 +199,64 @@ def cli_totals(spec: str, batch) -> list[float | None]:
         return [json.loads(line)["total"] for line in out.read_text().splitlines()]
 
 
+def measured_step(url: str, proc: subprocess.Popen, tokenizer, batch) -> dict:
+    """One OpenRLHF step against ``url``, with the CPU milliseconds per rollout of the client (this process) and
+    of the server (``proc`` and its worker processes)."""
+    server_cpu, client_cpu = cpu_seconds(proc.pid), resource.getrusage(resource.RUSAGE_SELF)
+    step = openrlhf_step(url, tokenizer, batch)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    step["server_cpu_ms_per_rollout"] = 1000 * (cpu_seconds(proc.pid) - server_cpu) / len(batch)
+    step["client_cpu_ms_per_rollout"] = 1000 * (after.ru_utime + after.ru_stime - client_cpu.ru_utime
+                                                - client_cpu.ru_stime) / len(batch)
+    return step
+
+
 def openrlhf(spec: str, task: str, n: int, repeats: int, tokenizer) -> dict:
+    """Per repeat, back to back: one ``n``-row ``/score`` (c), then OpenRLHF's step against ``serve`` (b) and
+    against the no-work server (a), in turns; each ratio is taken within its repeat."""
     batch = rollouts(n, task)
     proc, url = start_server(spec)
+    noop, noop_url = start_server(None)
     try:
         openrlhf_step(url, tokenizer, batch[:64])  # warm: every ensemble starts its worker processes
+        openrlhf_step(noop_url, tokenizer, batch[:64])
         one_score_request(url, batch[:64])
-        steps, singles = [], []
-        for _ in range(repeats):
+        steps, singles, ceilings, loads = [], [], [], []
+        for i in range(repeats):  # (a) and (b) take turns going first: neither always runs after the other
+            loads.append(os.getloadavg()[0])
             singles.append(one_score_request(url, batch))
-            server_cpu, client_cpu = cpu_seconds(proc.pid), resource.getrusage(resource.RUSAGE_SELF)
-            steps.append(openrlhf_step(url, tokenizer, batch))
-            after = resource.getrusage(resource.RUSAGE_SELF)
-            steps[-1]["server_cpu_ms_per_rollout"] = 1000 * (cpu_seconds(proc.pid) - server_cpu) / n
-            steps[-1]["client_cpu_ms_per_rollout"] = 1000 * (after.ru_utime + after.ru_stime - client_cpu.ru_utime
-                                                             - client_cpu.ru_stime) / n
+            for which in ((0, 1) if i % 2 else (1, 0)):
+                if which:
+                    steps.append(measured_step(url, proc, tokenizer, batch))
+                else:
+                    ceilings.append(measured_step(noop_url, noop, tokenizer, batch))
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(60)
+        for p in (proc, noop):
+            p.send_signal(signal.SIGTERM)
+            p.wait(60)
     import numpy as np
 
     want = cli_totals(spec, batch)  # as OpenRLHF holds them: float32 tensors, a row no reward scored 0.0
     same = all(s["rewards"] == [float(np.float32(w if w is not None else 0.0)) for w in want] for s in steps)
-    step_rate = statistics.median(s["rows_per_s"] for s in steps)
-    single_rate = statistics.median(s["rows_per_s"] for s in singles)
-    return {"rollouts": n, "repeats": repeats, "lost": sum(s["lost"] for s in steps), "same_as_score": same,
+    ratios = [{"ceiling_vs_score": a["rows_per_s"] / c["rows_per_s"], "serve_vs_score": b["rows_per_s"] / c["rows_per_s"],
+               "serve_vs_ceiling": b["rows_per_s"] / a["rows_per_s"]} for a, b, c in zip(ceilings, steps, singles)]
+
+    def median(key: str, runs: list[dict]) -> float:
+        return statistics.median(r[key] for r in runs)
+
+    return {"rollouts": n, "repeats": repeats, "load": [round(x, 1) for x in loads],
+            "lost": sum(s["lost"] for s in steps), "ceiling_lost": sum(s["lost"] for s in ceilings),
+            "same_as_score": same,
+            "ceiling_rows_per_s": [round(s["rows_per_s"]) for s in ceilings],
             "step_rows_per_s": [round(s["rows_per_s"]) for s in steps],
             "score_request_rows_per_s": [round(s["rows_per_s"]) for s in singles],
-            "ratio": step_rate / single_rate, "p50_ms": statistics.median(s["p50_ms"] for s in steps),
-            "p99_ms": max(s["p99_ms"] for s in steps),
-            "server_cpu_ms_per_rollout": statistics.median(s["server_cpu_ms_per_rollout"] for s in steps),
-            "client_cpu_ms_per_rollout": statistics.median(s["client_cpu_ms_per_rollout"] for s in steps)}
+            "ratios": [{k: round(v, 3) for k, v in r.items()} for r in ratios],
+            **{k: median(k, ratios) for k in ratios[0]},
+            "p50_ms": median("p50_ms", steps), "p99_ms": max(s["p99_ms"] for s in steps),
+            "server_cpu_ms_per_rollout": median("server_cpu_ms_per_rollout", steps),
+            "client_cpu_ms_per_rollout": median("client_cpu_ms_per_rollout", steps),
+            "ceiling_server_cpu_ms_per_rollout": median("server_cpu_ms_per_rollout", ceilings),
+            "ceiling_client_cpu_ms_per_rollout": median("client_cpu_ms_per_rollout", ceilings)}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -296,10 +331,11 @@ def verl(spec: str, task: str, n: int, repeats: int, tokenizer) -> dict:
         return {"score": 0.0}
 
     asyncio.run(loop_once(data[:64]))  # warm: the adapter builds its ensemble and starts its workers
-    loop_rates, batch_rates, floor_rates = [], [], []
+    loop_rates, batch_rates, floor_rates, loads = [], [], [], []
     with Ensemble.from_spec(spec) as ensemble:
         ensemble.score_rows(rows[:64])
         for _ in range(repeats):
+            loads.append(os.getloadavg()[0])
             t0 = time.perf_counter()
             want = ensemble.score_rows(rows).total
             batch_rates.append(n / (time.perf_counter() - t0))
@@ -310,10 +346,13 @@ def verl(spec: str, task: str, n: int, repeats: int, tokenizer) -> dict:
             asyncio.run(loop_once(data, nothing))
             floor_rates.append(n / (time.perf_counter() - t0))
     same = got == [w if w is not None else 0.0 for w in want]
-    return {"rows": n, "repeats": repeats, "same_as_batch_api": same, "loop_rows_per_s": [round(r) for r in loop_rates],
-            "batch_api_rows_per_s": [round(r) for r in batch_rates],
+    ratios = [{"ceiling_vs_batch_api": f / b, "adapter_vs_batch_api": a / b, "adapter_vs_ceiling": a / f}
+              for a, b, f in zip(loop_rates, batch_rates, floor_rates)]
+    return {"rows": n, "repeats": repeats, "load": [round(x, 1) for x in loads], "same_as_batch_api": same,
+            "loop_rows_per_s": [round(r) for r in loop_rates], "batch_api_rows_per_s": [round(r) for r in batch_rates],
             "loop_with_no_op_reward_rows_per_s": [round(r) for r in floor_rates],
-            "ratio": statistics.median(loop_rates) / statistics.median(batch_rates)}
+            "ratios": [{k: round(v, 3) for k, v in r.items()} for r in ratios],
+            **{k: statistics.median(r[k] for r in ratios) for k in ratios[0]}}
 
 
 def main() -> None:
@@ -341,15 +380,23 @@ def main() -> None:
         print(json.dumps(report, indent=2))
         return
     o, v = report["openrlhf"], report["verl"]
-    print(f"{report['machine']}; task {args.task}, spec {args.spec!r}; load {report['load_before']:.1f} -> {report['load_after']:.1f}")
-    print(f"OpenRLHF current client, {o['rollouts']} rollouts at once x{o['repeats']}: lost {o['lost']}, same as "
-          f"grpo-host score: {o['same_as_score']}; step rows/s {o['step_rows_per_s']} vs one /score request "
-          f"{o['score_request_rows_per_s']} -> {o['ratio']:.0%}; latency p50 {o['p50_ms']:.0f} ms, p99 "
-          f"{o['p99_ms']:.0f} ms; CPU per rollout: client {o['client_cpu_ms_per_rollout']:.2f} ms, server "
-          f"{o['server_cpu_ms_per_rollout']:.2f} ms")
-    print(f"verl reward loop, 32 threads, {v['rows']} rows x{v['repeats']}: rows/s {v['loop_rows_per_s']} vs batch "
-          f"API {v['batch_api_rows_per_s']} -> {v['ratio']:.0%}; same values: {v['same_as_batch_api']}; the loop "
-          f"around a no-op reward: {v['loop_with_no_op_reward_rows_per_s']}")
+    print(f"{report['machine']}; task {args.task}, spec {args.spec!r}; load {report['load_before']:.1f} -> "
+          f"{report['load_after']:.1f}")
+    print(f"OpenRLHF current client, {o['rollouts']} rollouts at once x{o['repeats']} (load {o['load']}): lost "
+          f"{o['lost']} (no-work server: {o['ceiling_lost']}), same as grpo-host score: {o['same_as_score']}")
+    print(f"  step rows/s: (a) no-work server {o['ceiling_rows_per_s']}, (b) grpo-host serve {o['step_rows_per_s']}; "
+          f"(c) one /score request {o['score_request_rows_per_s']}")
+    print(f"  medians of each run's ratios: a/c {o['ceiling_vs_score']:.0%}, b/c {o['serve_vs_score']:.0%}, "
+          f"b/a {o['serve_vs_ceiling']:.0%}; latency p50 {o['p50_ms']:.0f} ms, p99 {o['p99_ms']:.0f} ms")
+    print(f"  CPU per rollout: client {o['client_cpu_ms_per_rollout']:.2f} ms, server "
+          f"{o['server_cpu_ms_per_rollout']:.2f} ms (no-work server: client "
+          f"{o['ceiling_client_cpu_ms_per_rollout']:.2f} ms, server {o['ceiling_server_cpu_ms_per_rollout']:.2f} ms)")
+    print(f"verl reward loop, 32 threads, {v['rows']} rows x{v['repeats']} (load {v['load']}), same values: "
+          f"{v['same_as_batch_api']}")
+    print(f"  rows/s: (a) around a no-op compute_score {v['loop_with_no_op_reward_rows_per_s']}, (b) through the "
+          f"adapter {v['loop_rows_per_s']}; (c) batch API {v['batch_api_rows_per_s']}")
+    print(f"  medians of each run's ratios: a/c {v['ceiling_vs_batch_api']:.0%}, b/c {v['adapter_vs_batch_api']:.0%}, "
+          f"b/a {v['adapter_vs_ceiling']:.0%}")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,14 @@
 """``grpo_host.integrations.verl`` called by verl's own code: its config, loader, managers and reward loop.
 
-verl itself is not installed here: ``pip install verl`` (0.9.1) would replace
-transformers 5.24 with 5.10 and antlr4 4.13 with 4.9 (which latex2sympy2,
-behind ``math``, needs) and pull wandb, tensorboard and hydra into the
-environment the TRL tests use.  So the call sites are vendored with their
-license and commit (``tests/vendored/verl_reward.py``,
+verl itself is not installed in the project's environment: ``pip install
+verl`` (0.9.1) would replace transformers 5.24 with 5.10 and antlr4 4.13 with
+4.9 (which latex2sympy2, behind ``math``, needs) and pull wandb, tensorboard
+and hydra into the environment the TRL tests use.  In a venv of its own it
+installs, and ``test_real_verl_modules_drive_the_adapter`` runs
+``benchmarks/serve_verl.py`` there (``GRPO_HOST_VERL_PYTHON``: that venv's
+interpreter) with verl's real reward loop, managers and ``DataProto``; it
+is skipped, saying so, where there is none.  The other tests drive the call
+sites vendored with their license and commit (``tests/vendored/verl_reward.py``,
 ``tests/vendored/verl_managers.py``, verl's generated trainer config) and
 driven as verl drives them: the config loaded with OmegaConf and overridden
 as Hydra does (``key=value`` must exist, ``+key=value`` adds), the function
@@ -260,3 +264,39 @@ def test_numpy_ground_truths_and_mismatched_batches():
     with pytest.raises(ValueError, match="one entry per response"):
         adapter.compute_score(data_sources=["x", "x"], solution_strs=["a", "b"], ground_truths=["1"],
                               extra_infos=[{}, {}], rewards="accuracy")
+
+
+VERL_PYTHON = "GRPO_HOST_VERL_PYTHON"
+
+
+def verl_python() -> str:
+    """An interpreter with verl installed: this one, else ``GRPO_HOST_VERL_PYTHON``; the test is skipped without."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("verl") is not None:
+        return sys.executable
+    candidate = os.environ.get(VERL_PYTHON)
+    if candidate and subprocess.run([candidate, "-c", "import verl, grpo_host"], capture_output=True).returncode == 0:
+        return candidate
+    pytest.skip(f"verl is not installed here (verl 0.9.1 pins transformers 5.10.4 and antlr4 4.9.3): set {VERL_PYTHON} "
+                "to the interpreter of a venv holding verl and grpo-host (benchmarks/serve_verl.py says how)")
+
+
+@pytest.mark.parametrize("task", ["math", "code"])
+def test_real_verl_modules_drive_the_adapter(task):
+    """verl's own reward loop and its naive, batch and prime managers, installed, on a real DataProto: each gives
+    the batch API's totals (code rows take their tests from the prime_code ground truth, so some score)."""
+    import os
+    import subprocess
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "serve_verl.py"
+    env = {k: v for k, v in os.environ.items() if k != "GRPO_HOST_VERL_REWARDS"}
+    proc = subprocess.run([verl_python(), str(script), "--task", task, "--rows", "16", "--repeats", "0", "--json"],
+                          capture_output=True, text=True, timeout=900, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["same_as_batch_api"] == {"reward_loop": True, "naive": True, "batch": True, "prime": True}, report
+    assert report["scored_nonzero"] > 0

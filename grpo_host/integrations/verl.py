@@ -153,9 +153,19 @@ def _batcher(spec: str) -> Any:
                 from grpo_host import Ensemble
                 from grpo_host.batching import MicroBatcher
 
-                batcher = _batchers[key] = MicroBatcher([Ensemble.from_spec(spec)], _score_parts,
-                                                        name="grpo-host-verl")
+                batcher = _batchers[key] = MicroBatcher([Ensemble.from_spec(spec, workers=_pool_workers())],
+                                                        _score_parts, name="grpo-host-verl")
     return batcher
+
+
+def _pool_workers() -> int | None:
+    """Worker processes for this process's ensemble: the default (one per core) in verl's own processes, one in a
+    child of a process pool.  verl's ``prime`` manager calls the function in a pool of 64 processes; each built an
+    ensemble with a worker per core (64 x cores processes: load 50 on 2 cores, and orphaned workers when prime
+    terminates its pool)."""
+    import multiprocessing
+
+    return 1 if multiprocessing.parent_process() is not None else None
 
 
 @functools.lru_cache(maxsize=64)
