@@ -358,8 +358,7 @@ def serve(namespace, names):
         return objects[handle]
 
     def flush():  # the server ends this process without a word once the judge is done: nothing may stay buffered
-        for stream in {id(s): s for s in (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__)
-                       if s is not None}.values():
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
             try:
                 stream.flush()
             except BaseException:
@@ -498,7 +497,7 @@ class Link:
         self.given_unordered = []  # and those that are sets or dicts (their text depends on order), as values
         self.found = []  # suspect calls: their literal steps ([name, args text, kwargs text], ...), result text
         self.returned = set()  # every earlier call's result (plain, not guessable), as text
-        self.origin = {}  # handle -> the literal step of the name's call that made it, or (handle, attribute)
+        self.origin = {}  # handle -> [name, args, kwargs] of the name's call that made it, or (handle, attribute)
 
     # the wire
 
@@ -674,18 +673,8 @@ class Link:
         (an object of the program's among its arguments, an object made any
         other way) fails the case.
         """
-        step = [None, json.dumps({"t": a}, separators=(",", ":")),
-                json.dumps({"d": [[key, node] for key, node in k.items()]}, separators=(",", ":"))]
-        if handle in self.roots:
-            step[0], steps, round_trip = self.roots[handle], [step], False
-            if type(result) is Proxy and plain_arguments:
-                self.origin.setdefault(result._grpo_ref, step)  # an object this call made, again by this call
-        else:
-            origin, steps, round_trip = self.origin.get(handle), None, True
-            if type(origin) is tuple:  # a method read off an object
-                made, step[0] = origin
-                if type(self.origin.get(made)) is list:  # which a call of one of the program's names made
-                    steps = [self.origin[made], step]
+        if handle in self.roots and type(result) is Proxy and plain_arguments:
+            self.origin.setdefault(result._grpo_ref, [self.roots[handle], a, k])  # an object this call made
         try:
             text = plain.encode(result)
         except plain.NotPlain:
@@ -694,15 +683,20 @@ class Link:
             return
         repeats = text in self.given or (type(result) in (set, frozenset, dict) and any(
             type(v) is type(result) and v == result for v in self.given_unordered))
-        if round_trip:
-            repeats = repeats and any(json.dumps(node, separators=(",", ":")) in self.returned
-                                      for node in (*a, *k.values()))
+        if repeats and handle not in self.roots:  # a method: only a round trip is suspect
+            repeats = any(json.dumps(node, separators=(",", ":")) in self.returned for node in (*a, *k.values()))
         self.returned.add(text)
         if not repeats:
             return
-        if steps is None or step[0] is None or not plain_arguments:
-            raise ProgramFailed(f"{step[0] or 'a call'}() returned an earlier call's argument and cannot be run "
-                                "again without the others (it was given, or called on, an object of the program's)")
+        calls = [[self.roots[handle], a, k]] if handle in self.roots else None
+        if type(origin := self.origin.get(handle)) is tuple and type(self.origin.get(origin[0])) is list:
+            calls = [self.origin[origin[0]], [origin[1], a, k]]  # a method read off an object a name's call made
+        if calls is None or not plain_arguments:
+            raise ProgramFailed("a call returned an earlier call's argument and cannot be run again without the "
+                                "others (it was given, or called on, an object of the program's)")
+        steps = [[name, json.dumps({"t": args}, separators=(",", ":")),
+                  json.dumps({"d": [[key, node] for key, node in kwargs.items()]}, separators=(",", ":"))]
+                 for name, args, kwargs in calls]
         self.found.append([steps, text])
 
 
@@ -754,9 +748,7 @@ def judge_process(req, mode, drop_uid, workdir, fds):
         _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         os.chdir(os.path.dirname(workdir))  # not the program's folder (not its to enter, as root without capabilities)
         sys.path[:] = [p for p in sys.path if os.path.isabs(p) and not p.startswith(workdir)]
-        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
-        sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
-        status = referee(req)
+        status = referee(req)  # sys.stdout and sys.stderr are the server's, on fds 1 and 2: the collector's now
     except BaseException as exc:
         try:
             import traceback
@@ -1628,6 +1620,8 @@ def main():
     os.set_inheritable(inbox, False)
     os.set_inheritable(outbox, False)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    for stream in (sys.stdout, sys.stderr):  # a script case's judge writes the tests' output on them
+        stream.reconfigure(errors="replace")
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # programs (same uid in "user" mode) cannot read the server's memory
     if mode == "none":
         _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)

@@ -731,8 +731,8 @@ def _colour(calls: list[int], against: dict[int, set[int]]) -> tuple[tuple[int, 
 
 def _script_rerun(found: object) -> Calls | None:
     """A script judge's suspects (``[steps, result]``: the steps of a literal call, ``[name, args, kwargs]`` then
-    any methods on what it returned, and the result, all plain text) as literal calls, each case asserting its
-    call's result again, grouped so that no call shares a process with one whose arguments hold its result;
+    any methods on what it returned, and the result, all plain text) as literal calls and one case, that each
+    gives its result again, grouped so that no call shares a process with one whose arguments hold its result;
     None when ``found`` is not of that form."""
     if not isinstance(found, list) or not found:
         return None
@@ -750,13 +750,20 @@ def _script_rerun(found: object) -> Calls | None:
     except (TypeError, ValueError, RecursionError):  # not pairs, not plain text, or a tuple's text that is not one
         return None
     n = len(calls)
-    against = {i: {j for j in range(n) if j != i and any(type(a) is type(expected[i][0]) and a == expected[i][0]
-                                                         for a in given[j])} for i in range(n)}
+    holding: dict[str, set[int]] = {}  # an argument's plain text -> the calls given it
+    for j, values in enumerate(given):
+        for value in values:
+            holding.setdefault(plain.encode(value), set()).add(j)
+    against = {i: holding.get(plain.encode(expected[i][0]), set()) - {i} for i in range(n)}
+    for i, (value, _) in enumerate(expected):  # a set's or dict's text follows its order: compared as values
+        if type(value) in (set, frozenset, dict):
+            against[i] |= {j for j in range(n) if j != i and any(type(a) is type(value) and a == value
+                                                                 for a in given[j])}
     groups = _colour(list(range(n)), against)
-    text = json.dumps({"setup": "", "cases": [[[f"__grpo_r[{i}] == __grpo_e[{i}]"], [i]] for i in range(n)],
+    text = json.dumps({"setup": "", "cases": [[["__grpo_r == __grpo_e"], list(range(n))]],  # one case: all agree
                        "args": [[[args, kwargs] for _, args, kwargs in steps] for steps in calls],
                        "expect": [t for _, t in expected]})
-    return Calls(tuple(calls), text.encode(), n, groups)
+    return Calls(tuple(calls), text.encode(), 1, groups)
 
 
 def _tail(process: subprocess.Popen | None) -> str:
