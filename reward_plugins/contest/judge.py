@@ -206,7 +206,10 @@ class Jail:
         try:
             self.start()
             if self.cgroup is not None:
-                self.cgroup.limit(memory + RESERVE, processes + 16)
+                try:
+                    self.cgroup.limit(memory + RESERVE, processes + 16)
+                except OSError as exc:  # v1 refuses a bound below what the sandbox holds now: start afresh
+                    return {"status": "jail_error", "error": f"cgroup: {exc}; {self.close()}"}, b""
             body = json.dumps({**header, "blobs": [len(d) for d in data]}).encode()
             try:
                 self.process.stdin.write(struct.pack(">I", len(body)) + body + b"".join(data))
