@@ -187,3 +187,35 @@ def test_a_closed_jail_leaves_no_process_and_no_cgroup():
     assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
     assert _host_processes(uids) == []
     assert not any(d.exists() for d in dirs)
+
+
+@pytest.mark.slow
+def test_a_program_cannot_outlive_its_run_to_rewrite_what_the_checker_reads():
+    """The program prints a wrong answer and leaves a child behind that keeps trying to write the right one into
+    the judge's files; the checker (testlib's rcmp6) must see only what the program printed: WA."""
+    circle = SUITE.parent / "circle"
+    source = r"""
+#include <stdio.h>
+#include <fcntl.h>
+#include <unistd.h>
+int main(void) {
+    if (fork() == 0) {
+        setsid();
+        for (;;) {
+            const char *targets[] = {"/tmp/work/judge/output", "/tmp/work/checked", "/tmp/work/io/out"};
+            for (int i = 0; i < 3; i++) {
+                int fd = open(targets[i], O_WRONLY | O_TRUNC);
+                if (fd >= 0) { write(fd, "3.1415926536\n", 13); close(fd); }
+            }
+        }
+    }
+    puts("0");
+    return 0;
+}
+"""
+    problem = Problem((Case((circle / "data" / "01.in").read_text(), (circle / "data" / "01.ans").read_text()),),
+                      1.0, checker=Checker((("main.cpp", (circle / "checker.cpp").read_text()),)))
+    jail = jail_for(frozenset({"c", "cpp"}))
+    report = judge(Program(LANGUAGES["c"], source), problem, deadline=time.monotonic() + 120)
+    assert report.verdicts == ["WA"], (report.verdicts, report.details)
+    assert _host_processes(jail.host_uids) == []
