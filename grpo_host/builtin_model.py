@@ -1,4 +1,4 @@
-"""Moved to :mod:`grpo_host.training.builtin_model`; this name stays for one release so existing imports keep working."""
+"""Moved to :mod:`grpo_host.training.builtin_model`; this name stays for one release so existing imports work."""
 
 import sys
 

@@ -6,7 +6,9 @@ layer.  Finding the installed plugins is this layer's job: the subclass here
 is what ``grpo_host.Ensemble`` names, and its :meth:`Ensemble.from_spec`
 defaults ``plugins`` to :func:`~grpo_host.discovery.plugins.default_plugins`.
 It adds nothing else, so an instance is a scoring-core ensemble in every other
-respect (``isinstance`` included).
+respect (``isinstance`` included).  ``score``, ``train``, ``audit``,
+``rescore`` and the testing helpers build theirs with it; ``serve`` passes the
+installed plugins to the scoring core's own.
 """
 
 from __future__ import annotations

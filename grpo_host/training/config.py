@@ -111,7 +111,8 @@ class QuantizationSettings(_Strict):
     bits: Literal[4, 8] = Field(description="bits per base weight: 4 or 8")
     trl: BitsAndBytesSettings = Field(default_factory=BitsAndBytesSettings,
                                       description="TRL backend: bitsandbytes options for 4-bit")
-    mlx: MlxQuantSettings = Field(default_factory=MlxQuantSettings, description="MLX backend: mlx-lm quantization options")
+    mlx: MlxQuantSettings = Field(default_factory=MlxQuantSettings,
+                                  description="MLX backend: mlx-lm quantization options")
 
     @field_validator("trl")
     @classmethod

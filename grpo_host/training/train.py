@@ -40,7 +40,7 @@ from .preflight import check_model, check_output_dir, finished_summary, read_jso
 from ..scoring.stats import reward_key
 
 if TYPE_CHECKING:
-    from ..scoring.ensemble import Ensemble
+    from ..discovery.build import Ensemble
     from ..discovery.plugins import Plugins
 
 __all__ = ["DataCheckFailed", "Job", "MetricsLog", "Row", "Summary", "is_main_process", "prepare", "train"]
@@ -271,7 +271,7 @@ def _offline_for_local_models(model: str) -> None:
 
 def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     """Steps 1 to 3 of the run flow: everything up to (not including) loading a model."""
-    from ..scoring.ensemble import Ensemble
+    from ..discovery.build import Ensemble
 
     if is_main_process():  # (other ranks would race rank 0's records and take its folder for a stranger's)
         check_output_dir(config)  # before anything is read or written: a refused run changes nothing

@@ -30,14 +30,14 @@ def run_mlx(job: Job) -> Summary:
 
 
 def validate_trl(config) -> None:
-    """A base bitsandbytes cannot quantize here fails before data is read; see :func:`grpo_host.training.backends.trl.validate`."""
+    """A base bitsandbytes cannot quantize here fails before data is read; see :func:`.trl.validate`."""
     from .trl import validate
 
     validate(config)
 
 
 def validate_mlx(config) -> None:
-    """Settings mlx-lm-lora cannot honour fail before any data is read; see :func:`grpo_host.training.backends.mlx.validate`."""
+    """Settings mlx-lm-lora cannot honour fail before any data is read; see :func:`.mlx.validate`."""
     from .mlx import validate
 
     validate(config)

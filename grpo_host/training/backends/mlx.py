@@ -590,7 +590,7 @@ def _add_lora(config: RunConfig, model: Any, quantization: dict[str, Any] | None
 
 
 class MlxBackend(TrainingBackend):
-    """mlx-lm-lora's ``train_grpo`` under the backend contract (:class:`~grpo_host.training.backends.contract.TrainingBackend`).
+    """mlx-lm-lora's ``train_grpo`` under the backend contract (:class:`~.contract.TrainingBackend`).
 
     ``validate`` has run already (``grpo-host train`` calls it before reading any data).
     """

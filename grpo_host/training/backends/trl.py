@@ -277,7 +277,7 @@ def _metrics_callback(backend: TrlBackend) -> Any:
 
 
 class TrlBackend(TrainingBackend):
-    """``trl.GRPOTrainer`` under the backend contract (:class:`~grpo_host.training.backends.contract.TrainingBackend`)."""
+    """``trl.GRPOTrainer`` under the backend contract (:class:`~.contract.TrainingBackend`)."""
 
     def reward_functions(self) -> tuple[list[Any], list[float]]:
         job = self.job
