@@ -27,9 +27,9 @@ if TYPE_CHECKING:
 # list`` runs without pluggy, importlib.metadata or pydantic, and a pack that
 # imports ``reward`` does not pay for the ensemble's worker machinery.
 _LAZY = {
-    "hookimpl": "hookspecs", "monitor": "monitoring",
-    "Plugins": "plugins", "default_plugins": "plugins", "load_plugins": "plugins",
-    "list_rewards": "plugins", "get_reward": "plugins",
+    "hookimpl": "discovery.hookspecs", "monitor": "monitoring",
+    "Plugins": "discovery.plugins", "default_plugins": "discovery.plugins", "load_plugins": "discovery.plugins",
+    "list_rewards": "discovery.plugins", "get_reward": "discovery.plugins",
     "Reward": "scoring.contract", "RewardError": "scoring.contract", "RewardUnusable": "scoring.contract",
     "Scored": "scoring.contract", "completion_text": "scoring.contract", "reward": "scoring.contract",
     "Ensemble": "discovery.build", "Member": "scoring.ensemble", "ScoreResult": "scoring.ensemble",

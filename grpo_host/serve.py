@@ -91,7 +91,7 @@ from typing import Any
 import orjson
 
 from .batching import DEFAULT_MAX_ROWS, DEFAULT_WINDOW, MicroBatcher, chunks
-from .catalog import reward_row
+from .discovery.catalog import reward_row
 from .data import check_rows
 from .errors import UserError
 from .scoring.ensemble import Ensemble, UnscoredRowsError
