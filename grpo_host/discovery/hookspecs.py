@@ -1,6 +1,7 @@
 """The hooks a grpo-host plugin may implement.
 
-A plugin is a module named by an entry point in the ``grpo_host`` group.  It
+A plugin is a module named by an entry point in the ``grpo_host`` group (a
+pack, the distribution, may declare several; ``docs/glossary.md``).  It
 implements one or more of the hooks below, decorated with
 :data:`grpo_host.hookimpl`.  The hooks are few on purpose: a plugin hands the
 host finished objects through a registrar, and the host does the rest
@@ -31,9 +32,9 @@ def register_rewards(register):
     nothing it registered is kept and the pack is listed as failed.
 
     :param register: a :class:`grpo_host.discovery.registry.Registrar` bound to this
-        plugin.  ``add_reward`` records the reward together with the plugin's
-        distribution name and version, so ``grpo-host rewards list`` can say
-        which pack each reward came from.  A name that another plugin also
+        plugin.  ``add_reward`` records the reward together with its pack's
+        (distribution's) name and version (``Reward.pack``), so ``grpo-host
+        rewards list`` can say which pack each reward came from.  A name that another plugin also
         registers is an error naming both packs, whichever loaded first.
     """
 
@@ -85,7 +86,7 @@ def register_monitors(register):
 
     :param register: a :class:`grpo_host.discovery.registry.Registrar` bound to this
         plugin; ``register.add_monitor(monitor)`` records the monitor under
-        its name with this plugin's distribution name and version, for
+        its name with this plugin's pack (distribution) name and version, for
         ``grpo-host monitors list`` and the run configuration's ``monitors``.
     """
 
@@ -104,7 +105,7 @@ def register_probes(register):
 
     :param register: a :class:`grpo_host.discovery.registry.Registrar` bound to this
         plugin; ``register.add_probe(probe)`` records the probe under its name
-        with this plugin's distribution name and version.  A name another
+        with this plugin's pack (distribution) name and version.  A name another
         plugin also registers is an error naming both packs when the audit
         runs, as for rewards.
     """
@@ -126,7 +127,7 @@ def register_environments(register):
 
     :param register: a :class:`grpo_host.discovery.registry.Registrar` bound to this
         plugin; ``register.add_environment(env)`` records the environment
-        under its name with this plugin's distribution name and version, for
+        under its name with this plugin's pack (distribution) name and version, for
         ``grpo-host environments list`` and run configs.  A name another
         plugin also registers is an error naming both packs.
         ``register.add_rollout(fn)`` records a function declared with
