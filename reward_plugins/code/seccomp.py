@@ -20,7 +20,7 @@ into the kernel's less-travelled code:
   ``multiprocessing.Pipe``): a connected stream pair cannot be pointed at a
   path, while an unconnected datagram one could ``sendto`` any bound path;
 * another process's memory (``ptrace``, ``process_vm_readv``/``writev``,
-  ``kcmp``, ``pidfd_getfd``): the fork server and the collector share the sandbox;
+  ``kcmp``, ``pidfd_getfd``): the fork server, the collector and script cases' judges share the sandbox;
 * memory that no rlimit counts: System V shared memory, semaphores and
   message queues (a segment keeps its pages after it is detached, and
   outlives the program), ``memfd_create``; POSIX shared memory stays, on the
