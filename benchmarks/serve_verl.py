@@ -19,7 +19,7 @@ it does, all with verl's code:
 * the config is verl's generated trainer config, overridden with the keys
   docs/scaling.md gives (``reward.custom_reward_function.*``), the model
   path the built-in tiny model (its tokenizer, EOS ``</s>``);
-* **check**: the rows as a real ``DataProto`` through the reward loop
+* **check** (the first ``--check-rows``): the rows as a real ``DataProto`` through the reward loop
   (``RewardLoopWorker.compute_score_batch``: it loads the function and its
   manager with ``load_reward_manager``; Ray is not started, the worker is
   the class the Ray actor wraps) and through the ``naive``, ``batch`` and
@@ -120,7 +120,9 @@ def managers(config, tokenizer) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", choices=sorted(SPECS), default="math")
-    parser.add_argument("--rows", type=int, default=1152)
+    parser.add_argument("--rows", type=int, default=1152, help="rows per throughput repeat")
+    parser.add_argument("--check-rows", type=int, default=64,
+                        help="rows of the managers' check (prime runs them in a pool of 64 processes)")
     parser.add_argument("--repeats", type=int, default=3, help="throughput repeats (0: the check only)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -135,16 +137,18 @@ def main() -> None:
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir())
     batch = rollouts(args.rows, args.task)
     data, rows = data_proto(batch, tokenizer), dataset_rows(batch)
+    checked = min(args.check_rows, args.rows)
     adapter = config_for(spec, "pkg://grpo_host.integrations.verl", "compute_score")
     # both loops first: prime's manager runs on an event loop of its own, which it closes, and verl's
     # get_event_loop would hand a worker made after it that closed loop
     loop = reward_loop(adapter)
     ceiling = reward_loop(config_for(spec, str(Path(__file__).resolve()), "nothing"))
-    report: dict = {"verl": verl.__version__, "task": args.task, "spec": spec, "rows": args.rows,
+    report: dict = {"verl": verl.__version__, "task": args.task, "spec": spec, "rows": args.rows, "checked": checked,
                     "machine": f"{os.cpu_count()} cores", "load_before": round(os.getloadavg()[0], 1)}
     with Ensemble.from_spec(spec) as ensemble:
-        want = [t if t is not None else 0.0 for t in ensemble.score_rows(rows).total]
-        got = {"reward_loop": loop(data), **{k: f(data) for k, f in managers(adapter, tokenizer).items()}}
+        want = [t if t is not None else 0.0 for t in ensemble.score_rows(rows[:checked]).total]
+        part = data[:checked]
+        got = {"reward_loop": loop(part), **{k: f(part) for k, f in managers(adapter, tokenizer).items()}}
         differ = {k: [i for i, (v, w) in enumerate(zip(values, want)) if round(v, 6) != round(w, 6)]
                   for k, values in got.items()}
         report["same_as_batch_api"] = {k: not rows_ for k, rows_ in differ.items()}
@@ -170,7 +174,7 @@ def main() -> None:
         return
     print(f"verl {report['verl']}, task {args.task} ({spec!r}), {args.rows} rows, {report['machine']}, load "
           f"{report['load_before']} -> {report['load_after']}")
-    print(f"same totals as the batch API: {report['same_as_batch_api']}; rows scoring non-zero: "
+    print(f"on {checked} rows, same totals as the batch API: {report['same_as_batch_api']}; rows scoring non-zero: "
           f"{report['scored_nonzero']}{'; differing (row, got, want): ' if report['differing_rows'] else ''}"
           f"{report['differing_rows'] or ''}")
     if args.repeats:
