@@ -81,19 +81,19 @@ def _body(tag: str) -> str:
 
 @lru_cache(maxsize=32)
 def _strict(tag: str) -> re.Pattern[str]:
-    return re.compile(rf"<{tag}>\n{_body(tag)}\n</{tag}>\n<answer>\n(?P<answer>{_body(tag)})\n</answer>\n?", re.S)
+    return re.compile(rf"<{tag}>\n{_body(tag)}\n</{tag}>\n<answer>\n{_body(tag)}\n</answer>\n?", re.S)
 
 
 @lru_cache(maxsize=32)
 def _soft(tag: str) -> re.Pattern[str]:
-    return re.compile(rf"\s*<{tag}>{_body(tag)}</{tag}>\s*<answer>(?P<answer>{_body(tag)})</answer>\s*", re.S)
+    return re.compile(rf"\s*<{tag}>{_body(tag)}</{tag}>\s*<answer>{_body(tag)}</answer>\s*", re.S)
 
 
 def _one_block_each(pattern: re.Pattern[str], completion: str) -> float:
     """1.0 when the completion, less a run of end-of-turn markers at its very end (``<|im_end|>``, ``</s>``: the
-    tokenizer's, not the model's text), matches ``pattern`` whole with an answer that is not blank."""
-    m = pattern.fullmatch(strip_end_tokens(completion, COMMON_END_TOKENS))
-    return float(m is not None and bool(m["answer"].strip()))
+    tokenizer's, not the model's text), matches ``pattern`` whole.  An empty answer block is still the format (the
+    audit's ``format_only`` probe: correctness is the other rewards' to judge)."""
+    return float(pattern.fullmatch(strip_end_tokens(completion, COMMON_END_TOKENS)) is not None)
 
 
 @reward(
@@ -109,8 +109,8 @@ def _one_block_each(pattern: re.Pattern[str], completion: str) -> float:
 def r1_strict_format(completion: str, *, params: FormatParams, **_) -> float:
     """1.0 when the whole completion is exactly one `<think>\\n...\\n</think>` block then one
     `<answer>\\n...\\n</answer>` block, with an optional final newline (each tag on its own line, nothing before,
-    between or after them, neither block holding a think or answer tag in any case or spacing, and an answer that
-    is not blank), else 0.0.  A run of end-of-turn markers at the very end (`<|im_end|>`, `</s>`) is not text."""
+    between or after them, and neither block holding a think or answer tag in any case or spacing), else 0.0.  A
+    run of end-of-turn markers at the very end (`<|im_end|>`, `</s>`) is not text."""
     return _one_block_each(_strict(params.reasoning_tag), completion)
 
 
@@ -122,8 +122,8 @@ def r1_strict_format(completion: str, *, params: FormatParams, **_) -> float:
 )
 def r1_soft_format(completion: str, *, params: FormatParams, **_) -> float:
     """1.0 when the completion is one <think>...</think> block followed by one <answer>...</answer> block, with any
-    whitespace around and between them (neither block holding a think or answer tag in any case or spacing, and an
-    answer that is not blank), else 0.0; a run of end-of-turn markers at the very end is not text."""
+    whitespace around and between them (neither block holding a think or answer tag in any case or spacing), else
+    0.0; a run of end-of-turn markers at the very end is not text."""
     return _one_block_each(_soft(params.reasoning_tag), completion)
 
 

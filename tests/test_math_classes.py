@@ -255,12 +255,11 @@ TAGS = st.sampled_from(["<THINK>", "</Think>", "<answer >", "< /answer>", "</ANS
 @CASES
 @given(st.text("ab \n", min_size=1, max_size=12).filter(str.strip), TAGS,
        st.sampled_from(["", "<|im_end|>", "</s>", "<|im_end|>\n<|endoftext|><|endoftext|>"]))
-def test_strict_format_is_one_think_block_then_one_non_blank_answer(body, tag, end):
+def test_strict_format_is_one_think_block_then_one_answer_block(body, tag, end):
     ok = f"<think>\n{body}\n</think>\n<answer>\n{body}\n</answer>\n"
     assert _format("r1_strict_format", ok + end) == 1.0
     assert _format("r1_strict_format", ok.replace(f"\n{body}\n</think>", f"\n{body}{tag}\n</think>")) == 0.0
     assert _format("r1_strict_format", ok.replace(f"\n{body}\n</answer>", f"\n{tag}{body}\n</answer>")) == 0.0
-    assert _format("r1_strict_format", ok.replace(f"<answer>\n{body}\n", "<answer>\n \n")) == 0.0
     assert _format("r1_strict_format", ok + end + "x") == 0.0
     soft = ok.replace("\n", " ")
     assert _format("r1_soft_format", soft + end) == 1.0
