@@ -803,6 +803,10 @@ ANY_FD = (  # every descriptor it has: read what is there, write a token's worth
 )
 SCRIPT_FORGERIES = {
     "any_inherited_fd": ANY_FD + "def secret(x):\n    return 0",
+    "token_from_fd5": (  # the token the tests' pipe began with, written back, and out before the tests (passed once)
+        "os.set_blocking(5, False)\ntry:\n    data = os.read(5, 1 << 20)\nexcept OSError:\n    data = b''\n"
+        "os.write(3, data[:16])\nos._exit(0)\ndef secret(x):\n    return 0"
+    ),
     "frames_and_gc": FORGERIES["frames_and_gc"],
     "memory_scan": FORGERIES["memory_scan"],
     "rebind_exec": FORGERIES["rebind_exec"],
