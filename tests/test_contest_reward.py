@@ -109,8 +109,11 @@ def test_builtin_checkers():
 
 @pytest.fixture(scope="module")
 def contest():
+    """The installed reward, where it can run here: the sandbox in root mode, g++ (most programs below are C++)."""
     if isolation().mode != "root":
         pytest.skip(f"the contest judge needs the code sandbox in root mode: {isolation().reason or 'not root'}")
+    if problem := missing(LANGUAGES["cpp"]):
+        pytest.skip(problem)
     return get_reward("contest")
 
 
@@ -157,6 +160,7 @@ def test_float_compare_from_the_row(contest):
 
 
 @needs_root_sandbox
+@pytest.mark.skipif(bool(missing(LANGUAGES["cpp"])), reason=str(missing(LANGUAGES["cpp"])))
 def test_a_group_of_identical_programs_compiles_once():
     jail = jail_for(frozenset({"cpp"}))
     before = jail.compiles
@@ -169,9 +173,7 @@ def test_a_group_of_identical_programs_compiles_once():
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_score_cli_reports_the_counters(tmp_path):
-    if isolation().mode != "root":
-        pytest.skip("the contest judge needs the code sandbox in root mode")
+def test_score_cli_reports_the_counters(tmp_path, contest):
     data = write_jsonl(tmp_path / "rows.jsonl", [
         {"prompt": "add", "completion": ADD_CPP, "tests": ADD_TESTS},
         {"prompt": "add", "completion": "```python\nprint(3)\n```", "tests": ADD_TESTS},

@@ -17,12 +17,14 @@ import pytest
 
 from reward_plugins.code.sandbox import isolation
 from reward_plugins.contest.judge import Case, Checker, Compile, Problem, Program, jail_for, judge
-from reward_plugins.contest.languages import LANGUAGES
+from reward_plugins.contest.languages import LANGUAGES, missing
 
 pytestmark = [
     pytest.mark.skipif(isolation().mode != "root", reason="the contest judge needs the code sandbox in root mode: "
                        f"{isolation().mode} ({isolation().reason or 'not root'})"),
     pytest.mark.skipif(platform.machine() != "x86_64", reason="the attacks use x86-64 system call numbers"),
+    *[pytest.mark.skipif(bool(missing(LANGUAGES[name])), reason=str(missing(LANGUAGES[name])))
+      for name in ("c", "cpp")],
 ]
 
 SUITE = Path(__file__).parent / "data" / "contest" / "own" / "aplusb_interactive"
