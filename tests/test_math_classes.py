@@ -109,8 +109,11 @@ def test_binary_prefixes_are_powers_of_two(n, prefixes):
     assert _math(rf"\boxed{{{n} \text{{ {decimal}B}}}}", gold) == 0.0
 
 
+TEMPERATURE_FORMS = [r"{t}^\circ \text{{{s}}}", "{t} °{s}", r"{t}\,^{{\circ}}\mathrm{{{s}}}"]
+
+
 @CASES
-@given(st.integers(-60, 200), st.sampled_from([r"{t}^\circ \text{{{s}}}", "{t} °{s}", r"{t}\,^{{\circ}}\mathrm{{{s}}}"]))
+@given(st.integers(-60, 200), st.sampled_from(TEMPERATURE_FORMS))
 def test_temperatures_convert_between_scales(celsius, form):
     fahrenheit = Fraction(9, 5) * celsius + 32
     if fahrenheit.denominator != 1:
@@ -192,7 +195,8 @@ POLAR = [(r"\frac{{\pi}}{{2}}", (0, 1)), (r"\pi", (-1, 0)), (r"\frac{{3\pi}}{{2}
 
 
 @CASES
-@given(st.integers(1, 20), st.sampled_from(POLAR), st.sampled_from(["{r}e^{{i{t}}}", r"{r}\left(\cos {t} + i \sin {t}\right)"]))
+@given(st.integers(1, 20), st.sampled_from(POLAR),
+       st.sampled_from(["{r}e^{{i{t}}}", r"{r}\left(\cos {t} + i \sin {t}\right)"]))
 def test_polar_forms_equal_their_cartesian_values(r, polar, form):
     angle, value = polar
     if value == "sqrt2":  # r sqrt2 e^{i pi/4} is r + r i
@@ -201,6 +205,16 @@ def test_polar_forms_equal_their_cartesian_values(r, polar, form):
         text, (re_part, im_part) = form.format(r=r, t=angle.format()), (r * value[0], r * value[1])
     assert _math(rf"\boxed{{{text}}}", f"{re_part} + {im_part}i") == 1.0, text
     assert _math(rf"\boxed{{{text}}}", f"{re_part} + {im_part + 1}i") == 0.0, text
+
+
+@CASES
+@given(st.integers(-20, 20), st.integers(1, 20), st.sampled_from(["{a} + {b}j", "{a}+{b}j", "({a} + {b}j)"]))
+def test_j_after_a_number_is_the_imaginary_unit_when_no_i_is_written(a, b, form):
+    text = form.format(a=a, b=b)
+    assert _math(rf"\boxed{{{text}}}", f"{a} + {b}i") == 1.0, text
+    assert _math(rf"\boxed{{{a} + {b}i}}", text) == 1.0, text
+    assert _math(rf"\boxed{{{text}}}", f"{a} - {b}i") == 0.0, text
+    assert _math(rf"\boxed{{x_j + {b}}}", f"x_i + {b}") == 0.0  # an index j is a variable
 
 
 TRIG = {("sin", 30): "1/2", ("cos", 60): "1/2", ("tan", 45): "1", ("sin", 90): "1", ("cos", 180): "-1",

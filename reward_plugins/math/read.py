@@ -193,6 +193,19 @@ _UNIT_TAIL = re.compile(
 )
 
 
+_J_NUMBER = re.compile(r"(?<![\w\\.])(\d+(?:\.\d+)?)\s*j(?![\w{])|(?<=[-+])(\s*)j(?![\w{])")
+_LONE_I = re.compile(r"(?<![\w\\])i(?![\w{])")
+
+
+def _imaginary_j(text: str) -> str:
+    """``3-4j``, ``3 + j`` (Python's and engineering's imaginary unit: a number's suffix, or a signed term) as
+    ``3-4i`` when the text has no ``i`` of its own; a j anywhere else (``x_j``, ``\\sum_j``, ``a+bj``, ``2j + i``)
+    stays a variable."""
+    if "j" not in text or _LONE_I.search(text):
+        return text
+    return _J_NUMBER.sub(lambda m: f"{m[1] or m[2]}i", text)
+
+
 _DEGREE_MARK = re.compile(r"(?<=\d)\s*(?:\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|°)(?![CF])")
 _NUMERAL = re.compile(r"(?<![\d.])\d+(?:\.\d+)?")
 
@@ -854,7 +867,7 @@ def read_answer(text: str) -> Parsed | None:
         return _approximately(*text.split("\\approx"))
     if _JUXTAPOSED.search(text):
         return None  # 7 9 is 63 to one reader and 16 to the grammar: two numbers side by side are no value
-    text, unit = split_unit(trig_degrees(text))
+    text, unit = split_unit(trig_degrees(_imaginary_j(text)))
     if unit is None:
         text, unit = _angles(text)
     parsed = _read_value(text)
