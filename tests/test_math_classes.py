@@ -139,7 +139,8 @@ def test_a_unit_after_an_expression_is_compared(k, symbol, unit):
 # -- percent, spelled out ----------------------------------------------------------------------------------------------
 
 @CASES
-@given(st.integers(1, 999), st.sampled_from([r"{p} \text{{ percent}}", r"{p}\text{{\%}}", "{p} percent", r"{p}\,\%"]))
+@given(st.integers(1, 999), st.sampled_from([r"{p} \text{{ percent}}", r"{p}\text{{\%}}", "{p} percent", r"{p}\,\%",
+                                           "{p} per cent", r"{p} \text{{ pct}}"]))
 def test_a_percent_in_words_is_a_percent(tenths, form):
     p = Fraction(tenths, 10)
     text = f"{tenths // 10}.{tenths % 10}"

@@ -263,7 +263,7 @@ _NUMBER = re.compile(
     r"|\\[dt]?frac\s*\{\s*(?P<num>[-+]?\d+)\s*\}\s*\{\s*(?P<den>\d+)\s*\}"
     r"|\\[dt]?frac(?P<num1>\d)(?P<den1>\d)"
     r"|(?P<snum>\d+)\s*/\s*(?P<sden>\d+)"
-    r")\s*(?P<pct>(?:\\,|\\ |~)?\s*(?:\\%|%)|\\text\s*\{\s*(?:\\?%|percent)\s*\}|\s*percent\b|\s*pct\b)?"
+    r")\s*(?P<pct>(?:\\,|\\ |~)?\s*(?:\\%|%)|\\text\s*\{\s*(?:\\?%|per\s*cent|pct)\s*\}|\s*per\s*cent\b|\s*pct\b)?"
     r"(?P<tail>(?:" + _UNIT_TOKEN + r"|\s*/\s*|\^\s*\{?\s*\\circ\s*\}?|°|€|£|\\\$|\\,|\\ |~|\s)*+)\.?\s*"
 )
 _SEPARATORS = re.compile(_SEP)
