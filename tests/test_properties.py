@@ -268,7 +268,9 @@ def test_math_pays_plain_text_gsm8k_and_long_tailed_answers(n, template):
 
 @pytest.mark.slow  # 12 megabytes read, about 0.1-0.5 s each
 @pytest.mark.parametrize("pattern", ["\\boxed{", "\\fbox{{", "\\[ x ", "\\( x ", "$ 1 ", "<answer> ", "#### 12\n",
-                                     "the answer is 12 and ", "1234567890", "{}", "\\boxed{\\boxed{", "3 or "])
+                                     "the answer is 12 and ", "1234567890", "{}", "\\boxed{\\boxed{", "3 or ", "{",
+                                     "</think>", "Answer: 4? ", "# Answer\n\n", "\\boxed{1} wait ",
+                                     "\\boxed{0.333...} ", "\\boxed{\\sin 30^\\circ} "])
 def test_math_reads_a_megabyte_of_hostile_text(pattern):
     """A megabyte of an adversarial pattern is read to a verdict (benchmarks/math_reading.py times it)."""
     text = (pattern * (1_000_000 // len(pattern) + 1))[:1_000_000]
