@@ -89,7 +89,8 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")}
-        full_env.update(CLI_ENV, PYTHONPATH=str(site), **(env or {}))
+        full_env.update(CLI_ENV, PYTHONPATH=str(site))
+        full_env.update(env or {})  # may replace PYTHONPATH too
         self.stderr = log.open("w")
         self.process = subprocess.Popen([GRPO_HOST, "serve", "--rewards", spec, "--port", str(self.port), *args],
                                         stdout=subprocess.DEVNULL, stderr=self.stderr, env=full_env)
@@ -502,6 +503,31 @@ def test_hostile_bodies_and_slow_clients(probe_site, tmp_path):
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 504"), answer[:200]
         assert b"first byte" in answer and b"reading the request body" in answer
+    finally:
+        srv.stop()
+
+
+def test_without_httptools_h11_keeps_the_header_timeout(probe_site, tmp_path):
+    """httptools is optional (the serve extra does not pull it): without it serve runs on uvicorn's h11 protocol,
+    with the same first-byte clock and header timeout."""
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "httptools.py").write_text('raise ImportError("httptools is blocked for this test")\n')
+    srv = Server(probe_site, tmp_path / "stderr.log", "r1_strict_format", "--header-timeout", "1",
+                 env={"PYTHONPATH": f"{blocker}{os.pathsep}{probe_site}"})
+    try:
+        body = {"query": ["2+2?" + GOOD + "</s>"], "prompts": ["2+2?"], "labels": ["4"]}
+        assert httpx.post(srv.url + "/get_reward", json=body).json()["rewards"] == [1.0]
+        with socket.create_connection(("127.0.0.1", srv.port)) as sock:
+            sock.sendall(b"POST /score HTTP/1.1\r\nHost: x\r\n")  # and nothing more
+            sock.settimeout(30)
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
     finally:
         srv.stop()
 
