@@ -71,11 +71,20 @@ def test_think_format(completion, prefilled, expected):
     "<think>\na <answer>3</answer>\n</think>\n<answer>\n4\n</answer>\n",  # an answer inside the reasoning
     "<think>\na\n</think>\nso\n<answer>\n4\n</answer>\n",  # text between the blocks
     STRICT + "trailing",
+    "<think>\na </THINK>\n</think>\n<answer>\n4\n</answer>\n",  # a tag in another case inside a block
+    "<think>\na\n</think>\n<answer>\n3 < /answer> <Answer >4\n</answer>\n",  # ... or with spaces
+    STRICT + "<|im_end|>more",  # text after the end marker
 ])
 def test_format_rewards_pay_exactly_one_think_block_then_one_answer_block(completion):
     assert score("r1_strict_format", completion) == 0.0
     soft = completion.replace("\n", " ")
     assert score("r1_soft_format", soft) == 0.0
+
+
+@pytest.mark.parametrize("end", ["<|im_end|>", "</s>", "<|im_end|>\n<|endoftext|><|endoftext|>", "<|eot_id|>"])
+def test_format_rewards_ignore_end_of_turn_markers_at_the_very_end(end):
+    assert score("r1_strict_format", STRICT + end) == 1.0
+    assert score("r1_soft_format", STRICT.replace("\n", " ") + end) == 1.0
 
 
 def test_format_rewards_are_linear_on_many_unclosed_tags():
