@@ -142,8 +142,9 @@ def test_a_huge_binary_is_a_compile_error():
 
 @pytest.mark.slow
 def test_the_interactor_cannot_be_killed_traced_or_read_by_the_program():
-    """The program tries to kill every other process, to open each one's memory, to write the judge's files; it
-    answers right only if all of that failed, so AC means the interactor (a testlib one) survived untouched."""
+    """The program tries to kill every other process, to open each one's memory, to read the test's input and
+    answer and write the judge's files; it answers right only if all of that failed, so AC means the interactor
+    (a testlib one) survived untouched and kept its secrets."""
     source = r"""
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,7 @@ int main(void) {
         if (kill(pid, SIGSTOP) == 0 || kill(pid, SIGKILL) == 0) broke = 1;
     }
     if (open("/tmp/work/judge/answer", O_WRONLY | O_CREAT, 0644) >= 0) broke = 1;
+    if (open("/tmp/work/judge/answer", O_RDONLY) >= 0 || open("/tmp/work/judge/input", O_RDONLY) >= 0) broke = 1;
     if (open("/tmp/work/judge/feedback/tout", O_WRONLY | O_CREAT, 0644) >= 0) broke = 1;
     long long a, b;
     while (scanf("%lld %lld", &a, &b) == 2) { printf("%lld\n", broke ? a - b + 1 : a + b); fflush(stdout); }

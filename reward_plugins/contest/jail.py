@@ -32,6 +32,7 @@ process or file could not be removed, and the host then rebuilds the sandbox.
 """
 
 import json
+import math
 import os
 import resource
 import select
@@ -122,7 +123,7 @@ def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None):
             for which, value in rules:
                 resource.setrlimit(which, (value, value))
             if cpu:
-                soft = int(cpu) + 1
+                soft = math.ceil(cpu) + 1  # a second or more past the limit: the measured CPU time decides TLE
                 resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
             os.execve(argv[0], argv, env)
         except BaseException as exc:
@@ -266,9 +267,10 @@ def do_run(req, data):
 
 
 def judge_files(data, names):
-    """The judge's folder: the server's copies of the test's files, readable by the judge only."""
+    """The judge's folder: the server's copies of the test's files, readable by the judge only (the folder is the
+    judge's, mode 0700: an interactive program running beside it cannot read the input's secret or the answer)."""
     judge = f"{WORK}/judge"
-    fresh_dir(judge, 0, 0o755)
+    fresh_dir(judge, JUDGE, 0o700)
     for name, content in zip(names, data):
         write_file(f"{judge}/{name}", content)
     os.mkdir(f"{judge}/feedback", 0o700)
