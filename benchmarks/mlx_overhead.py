@@ -127,7 +127,7 @@ def profiled_share(steps: int, out: Path, env: dict[str, str]) -> tuple[float, f
                     "--set", f"output_dir={out}"], check=True, capture_output=True, env=env, cwd=ROOT)
     stats = pstats.Stats(str(prof)).stats  # type: ignore[attr-defined]
     host = sum(ct for (file, _, name), (_, _, _, ct, _) in stats.items()
-               if file.endswith(os.path.join("hosts", "mlx.py")) and name in HOST_HOOKS)
+               if file.endswith(os.path.join("backends", "mlx.py")) and name in HOST_HOOKS)
     total = sum(ct for (file, _, name), (_, _, _, ct, _) in stats.items()
                 if name == "train_grpo" and file.endswith("grpo_trainer.py"))
     return host, total
