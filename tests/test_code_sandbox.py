@@ -1236,3 +1236,53 @@ def test_a_name_with_the_markers_pattern_is_what_the_checks_look_for():
         proc.wait()
         folder.rmdir()
     assert re.fullmatch(r"grpo-code-escape-[0-9a-f]{12}", MARKER)
+
+
+# ---------------------------------------------------------------- the script judge (issue 22's red team)
+
+OWN_NAMES = (  # speaks the protocol itself: its names message adds builtins and dunders as its own functions
+    "import os, json\ndef _m(body):\n    data = json.dumps(body).encode()\n"
+    "    os.write(3, len(data).to_bytes(4, 'big') + data)\n_objs = []\ndef _h(o):\n"
+    "    _objs.append(o)\n    return {'h': len(_objs) - 1}\n"
+    "def total(xs):\n    return -1\n"
+    "_m({'i': 0, 'names': {'total': _h(total), 'zip': _h(lambda *a: []), 'range': _h(lambda *a: []),"
+    " 'abs': _h(lambda x: 0), '__builtins__': _h(0), 'all': _h(lambda x: True)}})\n"
+    "_buf = b''\nwhile True:\n    while len(_buf) < 4 or len(_buf) < 4 + int.from_bytes(_buf[:4], 'big'):\n"
+    "        c = os.read(5, 65536)\n        if not c:\n            os._exit(0)\n        _buf += c\n"
+    "    n = int.from_bytes(_buf[:4], 'big')\n    req = json.loads(_buf[4:4 + n])\n    _buf = _buf[4 + n:]\n"
+    "    _m({'i': req['i'], 'v': _objs[req['t']](*req.get('a', []))})\n"
+)
+HIJACK_NAMES = (  # patches the server's own message(): the same extra names, with the server's real handles
+    "import __main__ as _R\n_orig_tag, _orig_msg, _cap = _R.plain.tag, _R.message, {}\n"
+    "def _tag(value, ref=None, depth=0):\n    if ref is not None:\n        _cap['ref'] = ref\n"
+    "    return _orig_tag(value, ref, depth)\n_R.plain.tag = _tag\n"
+    "def _msg(fd, body):\n    if body.get('i') == 0 and 'names' in body and 'ref' in _cap:\n"
+    "        for name in ('range', 'zip', 'enumerate', 'all'):\n"
+    "            body['names'][name] = {'h': _cap['ref'](lambda *a: [])}\n"
+    "        body['names']['abs'] = {'h': _cap['ref'](lambda x: 0)}\n"
+    "    return _orig_msg(fd, body)\n_R.message = _msg\ndef total(xs):\n    return -1\n"
+)
+NAME_TESTS = (  # each passes only if the tests' own builtins are used
+    "inputs = [[1, 2, 3], [4, 5]]\noutputs = [6, 9]\nfor inp, out in zip(inputs, outputs):\n"
+    "    assert total(inp) == out\n",
+    "for x in [[1, 2, 3]]:\n    assert abs(total(x) - 6) < 1e-9\n",
+    "cases = [([1, 2], 3), ([5], 5)]\nassert all(total(a) == b for a, b in cases)\n",
+)
+
+
+@pytest.mark.timeout(180)
+def test_the_judge_binds_only_the_names_the_tests_take_from_the_program(runner, outside):
+    """F1: the program's names message (however the program writes it: its own loop on fds 3 and 5, or the
+    server's message() patched) cannot add a name, shadow a builtin (zip, abs, all, range) or bind a dunder: the
+    judge binds the plan's names only, so a wrong ``total`` fails; the honest one passes the same tests."""
+    steps = []
+    for tests in NAME_TESTS:
+        steps += [{"code": OWN_NAMES, "tests": tests, "limits": {"timeout": 3.0}},
+                  {"code": HIJACK_NAMES, "tests": tests, "limits": {"timeout": 3.0}},
+                  {"code": "def total(xs):\n    return sum(xs)\n", "tests": tests}]
+    results = runner.run(steps)
+    for i in range(0, len(results), 3):
+        own, hijack, honest = results[i:i + 3]
+        assert not own["passed_asserts"] and not any(own["cases"]), own
+        assert not hijack["passed_asserts"] and not any(hijack["cases"]), hijack
+        assert honest["passed_asserts"] and all(honest["cases"]), honest

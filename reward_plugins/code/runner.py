@@ -318,6 +318,7 @@ def child(req, drop_uid, workdir, fds, extra_processes=0):
 
 MUTABLE = (list, dict, set, bytearray)  # top-level arguments whose in-place changes go back to the judge
 MAX_MESSAGE = 64 << 20  # the largest request or answer either side reads: more fails the case
+BUILTIN_NAMES = frozenset(dir(builtins))  # never the program's to bind in the judge, whatever it sends
 
 
 def message(fd, body):
@@ -595,12 +596,22 @@ class Link:
 
     # requests
 
-    def names(self):
-        """The program's names the tests use: wait for the program's module to run, then bind them."""
+    def names(self, wanted):
+        """The program's names the tests use: wait for the program's module to run, then bind them.
+
+        Only ``wanted`` (the plan's names, from the tests alone) is bound, and
+        never a builtin or a dunder name: the names message comes from the
+        program's process, which may write anything there (shadow ``range``,
+        ``abs`` or ``__builtins__`` with its own functions).  A name it was not
+        asked for fails the case (an honest server never sends one).
+        """
         answer = self.receive()
         found = answer.get("names")
         if answer.get("i") != 0 or type(found) is not dict:
             raise ProgramFailed("no names from the program's module")
+        allowed = {n for n in wanted if type(n) is str and not n.startswith("__") and n not in BUILTIN_NAMES}
+        if not set(found) <= allowed:
+            raise ProgramFailed("the program's module sent names the tests do not take from it")
         bound = {}
         for name, node in found.items():
             bound[name] = self.value({"v": node})
@@ -713,7 +724,7 @@ def referee(req):
     os.close(4)
     LINK = Link(5, 6, 7, int(req["max_output"]))
     namespace = {"__name__": "tests", "__builtins__": builtins}
-    namespace.update(LINK.names())
+    namespace.update(LINK.names(req.get("names", ())))
     exec(compile(tests, "tests.py", "exec"), namespace)
     sys.stdout.flush()
     os.write(3, token + json.dumps({"suspects": LINK.found}).encode())

@@ -104,9 +104,10 @@ def compiles(source: str) -> bool:
 
 
 def owned(tests: str) -> frozenset[str]:
-    """The names in ``tests`` that refer to the program: used, not bound by the tests, not builtins."""
+    """The names in ``tests`` that refer to the program: used, not bound by the tests, not builtins, not dunders
+    (``__file__``, ``__builtins__``: the judge's own, never a program's)."""
     _, used, bound = test_names(tests)
-    return frozenset(n for n in used - bound if n not in BUILTINS)
+    return frozenset(n for n in used - bound if n not in BUILTINS and not n.startswith("__"))
 
 
 @functools.lru_cache(maxsize=4096)
