@@ -257,6 +257,17 @@ def test_plain_text_final_answers_pay(n, template):
 
 
 @CASES
+@given(st.integers(1, 999), st.integers(1, 999), st.sampled_from(["So", "Thus,", "Therefore", "Hence", "In total,"]),
+       st.sampled_from(["the total is {n} dollars.", "{a} + {b} = {n}.", "she has {n} cookies left.", "we get {n}"]))
+def test_a_concluding_sentence_with_one_result_pays_it(a, b, opener, body):
+    n = a + b
+    completion = f"First we add the two amounts.\n{opener} {body.format(a=a, b=b, n=n)}"
+    assert (_math(completion, str(n)), _math(completion, str(a)), _math(completion, str(n + 1))) == (1.0, 0.0, 0.0)
+    assert _math(f"{opener} maybe {n}.", str(n)) == 0.0  # a guess
+    assert _math(f"{opener} it is {a} or {n}.", str(n)) == 0.0 and _math(f"{opener} we need {n} more.", str(n)) == 0.0
+
+
+@CASES
 @given(st.integers(2, 10**4), st.sampled_from(["squared", "cubed", "million", "thousand", "more", "less", "factorial"]))
 def test_a_number_and_a_word_that_changes_it_is_not_that_number(n, word):
     assert _math(f"The answer is {n} {word}.", str(n)) == 0.0

@@ -296,13 +296,37 @@ def final_spans(text: str) -> Answer | None:
     return Answer(text[spans[first].start() : spans[-1].end()], spans[first].start(), spans[-1].end(), parts=parts)
 
 
+_CONCLUSION = re.compile(r"(?i)(?:^|(?<=[.!?\n]))\s*(?:so|thus|therefore|hence|in total|altogether|in conclusion)\b"
+                         r"(?:[^.!?\n]|(?<=\d)\.(?=\d))*+(?:[.!?]\s*)?$")
+"""A last sentence that concludes; possessive, so a long tail without one is scanned once per start."""
+_OPERATOR = "-+*/×÷^_"
+_SENTENCE_NUMBER = re.compile(rf"(?<![\w.^_{{}}\\])(?<![{_OPERATOR}]\s)(?<![{_OPERATOR}])[-−]?\$?\d[\d,]*(?:\.\d+)?"
+                              rf"(?![\w.]*\d)(?!\w)(?!\s*[{_OPERATOR}=])")
+"""A number in prose that is no operand: ``12`` in ``5 + 7 = 12``, never 5 or 7 (nor the 2 of ``2^3``)."""
+
+
 def final_line(text: str) -> Answer | None:
-    """The last line when it is nothing but a plain number (``...\\n7``, ``**7**``, ``7 cm.``): the completion ends on
-    its answer, stated alone."""
+    """The last line when it is nothing but a plain number (``...\\n7``, ``**7**``, ``7 cm.``), or a last sentence
+    that concludes (So, Thus, Therefore, Hence, In total...) with exactly one number in it (``So, the total is 12
+    dollars.``): the completion ends on its answer."""
     body = strip_end_tokens(text, COMMON_END_TOKENS).rstrip()
     start = body.rfind("\n") + 1
     value = body[start:].strip().strip("*").strip().removesuffix(".").strip()
-    return Answer(value, start, len(body)) if value and read_number(value) is not None else None
+    if value and read_number(value) is not None:
+        return Answer(value, start, len(body))
+    tail = body[-MAX_PHRASE:]
+    sentence = _CONCLUSION.search(tail)
+    numbers = list(_SENTENCE_NUMBER.finditer(sentence[0])) if sentence and not SPAN.search(sentence[0]) else []
+    if len(numbers) != 1 or read_number(numbers[0][0].replace(",", "")) is None:
+        return None
+    after = re.match(r"\s+([a-z]+)", sentence[0][numbers[0].end() :])
+    if after and after[1] in _NOT_NOUNS:
+        return None  # So we need 4 more: a difference, not the answer
+    at = len(body) - len(tail) + sentence.start() + numbers[0].start()
+    value = numbers[0][0].replace(",", "")
+    if HEDGE.search(sentence[0]) or sentence[0].rstrip().endswith("?"):
+        value += "?"  # So maybe 7. / So is it 7?: a guess or a question, an answer that reads as no value
+    return Answer(value, at, at + len(numbers[0][0]))
 
 
 def find_answers(completion: str, targets: tuple[str, ...], max_chars: int) -> Found:
