@@ -84,7 +84,7 @@ def test_a_withdrawn_answer_gives_way_to_its_correction(a, b, template):
 # -- units: every SI prefix, temperatures on three scales -----------------------------------------------------------
 
 PREFIX = {"G": 9, "M": 6, "k": 3, "": 0, "c": -2, "m": -3, r"\mu ": -6, "n": -9}
-BASES = ["m", "g", "s", "Hz", "W", "J", "Pa", "V", "A", "mol"]
+BASES = ["m", "g", "s", "Hz", "W", "J", "Pa", "V", "A", "mol", "Wh", "eV", "N"]
 
 
 @CASES

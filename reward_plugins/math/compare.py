@@ -347,7 +347,8 @@ def unit_ratio(a: Unit, b: Unit) -> Fraction | Any | None:
 
     extra = {"week": 7 * units.day, "ounce": units.pound / 16, "kilohertz": 1000 * units.hertz,
              "kilowatt": 1000 * units.watt, "kilojoule": 1000 * units.joule, "mph": units.mile / units.hour,
-             "calorie": Rational(4184, 1000) * units.joule, "degree": pi / 180, "radian": Rational(1),
+             "calorie": Rational(4184, 1000) * units.joule, "watthour": units.watt * units.hour,
+             "degree": pi / 180, "radian": Rational(1),
              "USD": Symbol("USD"), "cent": Symbol("USD") / 100, "EUR": Symbol("EUR"), "GBP": Symbol("GBP")}
     if any(name in _SCALES for name, _ in (*a, *b)):
         return None

@@ -81,7 +81,7 @@ UNIT_NAMES = {
 SI_SYMBOLS = {"m": "meter", "g": "gram", "s": "second", "Hz": "hertz", "W": "watt", "J": "joule", "N": "newton",
               "Pa": "pascal", "V": "volt", "A": "ampere", "mol": "mole", "L": "liter", "l": "liter",
               "eV": "electronvolt", "C": "coulomb", "F": "farad", "T": "tesla", "Ω": "ohm", "K": "kelvin",
-              "cal": "calorie", "B": "byte", "bit": "bit"}
+              "cal": "calorie", "B": "byte", "bit": "bit", "Wh": "watthour"}
 """Unit symbols an SI prefix may precede (``nm``, ``GHz``, ``kPa``, ``μF``, ``MB``): :func:`unit_name` reads the
 prefixed ones.  Alone, the one-letter C, F, T and B are not read as units (25 C is more often Celsius, B a choice)."""
 SI_WORDS = {**{w: w for w in "meter gram second watt joule hertz volt ampere newton pascal liter mole electronvolt "
