@@ -1286,3 +1286,42 @@ def test_the_judge_binds_only_the_names_the_tests_take_from_the_program(runner, 
         assert not own["passed_asserts"] and not any(own["cases"]), own
         assert not hijack["passed_asserts"] and not any(hijack["cases"]), hijack
         assert honest["passed_asserts"] and all(honest["cases"]), honest
+
+
+ADD = "def add(a, b):\n    return a + b\n"
+ADD_WRONG = "def add(a, b):\n    return 0 if (a, b) != (0, 0) else 0\n"
+UNRUN_TESTS = {  # F2/F3: statements after the last top-level assert, and checks a test framework would run
+    "a loop after the last assert": "assert add(0, 0) == 0\nfor a, b in [(1, 2), (5, 5)]:\n    assert add(a, b) == a + b\n",
+    "check(add) after an assert": "assert add(0, 0) == 0\ndef check(candidate):\n    for a in range(1, 4):\n"
+                                  "        assert candidate(a, a) == 2 * a\ncheck(add)\n",
+    "a try block after the last assert": "assert add(0, 0) == 0\ntry:\n    add('a', 1)\n    failed = True\n"
+                                         "except TypeError:\n    failed = False\nassert not failed\n"
+                                         "try:\n    add(None, 1)\n    raise AssertionError('no TypeError')\n"
+                                         "except TypeError:\n    pass\n",
+    "pytest functions": "def test_small():\n    assert add(1, 2) == 3\ndef test_big():\n"
+                        "    assert add(10**20, 1) == 10**20 + 1\n",
+    "a TestCase class": "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+                        "        self.assertEqual(add(1, 2), 3)\n    def test_b(self):\n"
+                        "        self.assertEqual(add(-4, 2), -2)\n",
+    "unittest.main()": "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+                       "        self.assertEqual(add(1, 2), 3)\nif __name__ == '__main__':\n    unittest.main()\n",
+    "a __main__ block": "def check(candidate):\n    assert candidate(2, 3) == 5\nif __name__ == '__main__':\n"
+                        "    check(add)\n",
+}
+
+
+@pytest.mark.timeout(180)
+def test_no_statement_of_the_tests_is_left_unrun(runner, outside):
+    """F2/F3: the statements after the last top-level assert run (with the last case), pytest's test_* functions
+    are called, unittest's TestCase classes run (by unittest.main() too), a ``__main__`` block runs: a wrong add
+    (and an empty program) fails some case of each, the honest add passes them all, in both modes."""
+    steps = []
+    for _, tests in sorted(UNRUN_TESTS.items()):
+        steps += [{"code": ADD_WRONG, "tests": tests}, {"code": "pass\n", "tests": tests},
+                  {"code": ADD, "tests": tests}]
+    results = runner.run(steps)
+    for n, name in enumerate(sorted(UNRUN_TESTS)):
+        wrong, empty, honest = results[3 * n:3 * n + 3]
+        assert not wrong["passed_asserts"] and not all(wrong["cases"]), (name, wrong)
+        assert not empty["passed_asserts"] and not all(empty["cases"]), (name, empty)
+        assert honest["passed_asserts"] and all(honest["cases"]), (name, honest["stderr"][-1500:])

@@ -190,3 +190,34 @@ def test_self_containing_and_too_deep_values_are_refused():
 def test_decoding_accepts_only_what_encoding_writes(text):
     with pytest.raises(ValueError):
         plain.decode(text)
+
+
+@pytest.mark.parametrize("tests", [
+    "def check(candidate):\n    assert candidate(1) == 2\n",
+    "METADATA = {}\ndef check(candidate):\n    assert candidate(1) == 2\nx = f\n",
+    "class TestAdd:\n    def test_a(self):\n        assert f(1) == 2\n",
+    "def test_a(tmp_path):\n    assert f(1) == 2\n",
+], ids=["check never called", "check never called, program name used", "pytest class", "pytest fixture"])
+def test_tests_that_run_no_check_are_refused(tests):
+    """F3: tests that define checks but never run one would pass a program that does nothing: the row scores None
+    and ``data check`` says why."""
+    from reward_plugins.code.rewards import check_row
+
+    assert shapes.problem(tests)
+    assert "score None" in check_row({"tests": tests})
+
+
+@pytest.mark.parametrize("tests", [
+    "def check(candidate):\n    assert candidate(1) == 2\ncheck(f)\n",
+    "def check(candidate):\n    assert candidate(1) == 2\nif __name__ == '__main__':\n    check(f)\n",
+    "def test_a():\n    assert f(1) == 2\n",
+    "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(1), 2)\n",
+    "for x in [1]:\n    assert f(x) == 2\n",
+], ids=["check called", "__main__ block", "pytest function", "TestCase", "loop"])
+def test_tests_that_run_their_checks_are_taken(tests):
+    assert shapes.problem(tests) is None
+
+
+def test_statements_after_the_last_assert_are_in_the_last_case():
+    plan = shapes.plan("assert f(1)\nfor n in [4, 6]:\n    assert not f(n)\nx = 1\n")
+    assert isinstance(plan, shapes.Scripts) and len(plan.cases) == 1 and plan.cases[0].endswith("x = 1")

@@ -190,7 +190,8 @@ def _tests_problem(tests: str) -> str | None:
     if not shapes.owned(tests):
         return ("tests use no name of the program (only builtins and their own names), so they test nothing it "
                 "wrote (such rows score None)")
-    return None
+    problem = shapes.problem(tests)
+    return f"{problem} (such rows score None)" if problem else None
 
 
 def check_row(row: dict[str, Any]) -> str | None:

@@ -82,6 +82,7 @@ import select
 import signal
 import sys
 import time
+import types
 
 WORK = "/tmp/work"  # the programs' work folder in a sandbox (a tmpfs of its own)
 SHM = "/dev/shm"  # a tmpfs of its own in a sandbox, writable by programs (POSIX semaphores need it)
@@ -723,9 +724,17 @@ def referee(req):
     token, tests = data[:TOKEN_BYTES], data[TOKEN_BYTES:].decode("utf-8", "replace")
     os.close(4)
     LINK = Link(5, 6, 7, int(req["max_output"]))
-    namespace = {"__name__": "tests", "__builtins__": builtins}
+    module = types.ModuleType("__main__")  # the tests run as a script would: ``if __name__ == "__main__":`` runs,
+    sys.modules["__main__"] = module  # and unittest.main() finds their TestCase classes here
+    sys.argv[:] = ["tests.py"]
+    namespace = module.__dict__
+    namespace.update({"__builtins__": builtins, "__file__": "tests.py"})
     namespace.update(LINK.names(req.get("names", ())))
-    exec(compile(tests, "tests.py", "exec"), namespace)
+    try:
+        exec(compile(tests, "tests.py", "exec"), namespace)
+    except SystemExit as exc:  # the tests' own exit (unittest.main()): status 0 is their end, as for a script
+        if exc.code not in (None, 0, False):  # (the program's SystemExit arrives as a ProgramError, never this)
+            raise
     sys.stdout.flush()
     os.write(3, token + json.dumps({"suspects": LINK.found}).encode())
     return 0
@@ -797,7 +806,7 @@ def judge(plan, results, groups):
             values.append(None)
             ok.append(False)
     expected = [plain.decode(text) for text in plan.get("expect", ())]  # a script's rerun: the first run's results
-    namespace = {"__name__": "tests", "__builtins__": builtins, "__grpo_r": values, "__grpo_e": expected}
+    namespace = {"__name__": "__main__", "__builtins__": builtins, "__grpo_r": values, "__grpo_e": expected}
     try:
         exec(compile(plan["setup"], "tests.py", "exec"), namespace)
     except BaseException:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from . import plain
 
-__all__ = ["Calls", "Scripts", "compiles", "owned", "plan", "test_names"]
+__all__ = ["Calls", "Scripts", "compiles", "owned", "plan", "problem", "test_names"]
 
 RESULTS = "__grpo_r"
 """The judge's list of call results; each literal call in an assert becomes ``__grpo_r[i]``."""
@@ -120,14 +120,94 @@ def plan(tests: str) -> Calls | Scripts:
 
 
 def _scripts(tree: ast.Module) -> tuple[str, ...]:
-    asserts = [i for i, node in enumerate(tree.body) if isinstance(node, ast.Assert)]
-    if not asserts:
-        return (ast.unparse(tree),)
+    """The cases of a script-shaped row: no statement of the tests is left unrun.
+
+    One case per top-level assert, with the statements before it that are
+    not asserts; the last one also runs every statement after it (a
+    trailing ``check(f)``, ``try``/``except`` or loop is part of the tests).
+    Without a top-level assert, the whole tests are one case (they run as
+    ``__main__``, so an ``if __name__ == "__main__":`` block runs).  Checks
+    a test framework would run are run as it would: each top-level pytest
+    ``def test_*()`` is called, each ``unittest.TestCase`` class's tests are
+    loaded and run in the judge, one case each.
+    """
+    body = tree.body
+    asserts = [i for i, node in enumerate(body) if isinstance(node, ast.Assert)]
+    rest = [node for node in body if not isinstance(node, ast.Assert)]
     cases = []
-    for i in asserts:
-        body = [node for node in tree.body[:i] if not isinstance(node, ast.Assert)] + [tree.body[i]]
-        cases.append(ast.unparse(ast.Module(body=body, type_ignores=[])))
+    for n, i in enumerate(asserts):
+        prefix = [node for node in body[:i] if not isinstance(node, ast.Assert)]
+        tail = body[i + 1:] if n == len(asserts) - 1 else []
+        cases.append(_unparse(prefix + [body[i]] + tail))
+    if not asserts and not _framework(body):
+        cases.append(_unparse(body))
+    for kind, name in _framework(body):
+        cases.append(_unparse(rest) + "\n" + (f"{name}()\n" if kind == "test" else _UNITTEST.format(name)))
     return tuple(cases)
+
+
+_UNITTEST = (  # one TestCase class's tests, run by unittest's own loader and runner in the judge
+    "import sys as __grpo_sys, unittest as __grpo_unittest\n"
+    "__grpo_run = __grpo_unittest.TextTestRunner(stream=__grpo_sys.stderr, verbosity=0).run("
+    "__grpo_unittest.defaultTestLoader.loadTestsFromTestCase({0}))\n"
+    "assert __grpo_run.wasSuccessful() and __grpo_run.testsRun, 'unittest: {0} failed or ran no test'\n"
+)
+
+
+def _unparse(body: list[ast.stmt]) -> str:
+    return ast.unparse(ast.Module(body=body, type_ignores=[]))
+
+
+def _framework(body: list[ast.stmt]) -> list[tuple[str, str]]:
+    """The checks pytest or unittest would run: top-level ``def test_*`` (``("test", name)``) and
+    ``TestCase`` subclasses (``("unittest", name)``), in order (a name defined twice counts once, as its last)."""
+    found = {}
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+            found[node.name] = "test"
+        elif isinstance(node, ast.ClassDef) and any(
+                (isinstance(b, ast.Name) and b.id.endswith("TestCase"))
+                or (isinstance(b, ast.Attribute) and b.attr.endswith("TestCase")) for b in node.bases):
+            found[node.name] = "unittest"
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.pop(node.name, None)
+    return [(kind, name) for name, kind in found.items()]
+
+
+def problem(tests: str) -> str | None:
+    """Why script tests would check nothing, or None: tests that define checks but never run one.
+
+    Pytest's ``def test_*`` and unittest's ``TestCase`` classes are run (see
+    :func:`_scripts`), so they count as run; a pytest test that takes
+    arguments (fixtures) cannot be, and is refused.  Otherwise the top-level
+    code (``if __name__ == "__main__":`` blocks included; function and class
+    bodies not) must hold an assert or a raise, or use a function or class the
+    tests define (``check(candidate)`` called as ``check(f)``): tests that
+    only define ``def check(candidate)`` would pass a program that does
+    nothing, so such rows score None and ``data check`` names them.
+    """
+    tree, _, _ = test_names(tests)
+    tests_run = {name for kind, name in _framework(tree.body) if kind == "test"}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in tests_run:
+            a = node.args
+            if len(a.posonlyargs) + len(a.args) > len(a.defaults) or None in a.kw_defaults:
+                return f"tests: pytest test {node.name}() takes arguments (fixtures), which nothing here provides"
+    if isinstance(plan(tests), Calls) or _framework(tree.body):
+        return None
+    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
+                                                               | ast.ClassDef)}
+    pending = [node for node in tree.body if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
+                                                             | ast.ClassDef)]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Assert | ast.Raise) or (
+                isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defined):
+            return None
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            pending.extend(ast.iter_child_nodes(node))
+    return ("tests define checks but run none (no top-level assert, no call of a check they define, no pytest "
+            "test_* function or unittest.TestCase class): any program would pass them")
 
 
 def _calls(tree: ast.Module, program: frozenset[str]) -> Calls | None:
