@@ -4,12 +4,14 @@ A completion may state its answer in several places: ``<answer>`` blocks,
 ``\\boxed{}`` (a run of boxes joined by commas or "and" is one list answer),
 GSM8K's ``#### 843`` line, an answer phrase ("the answer is 12.", "Final
 Answer: The final answer is 3.25."), and only when none of those is there, a
-final LaTeX span or (``number``) the last plain number.  Every one of them is
-an :class:`Answer`; the rule (``rewards.HEDGE_RULE``) pays only when every
-answer that counts equals the gold, so an answer that offers alternatives, or
-a box and an ``<answer>`` that disagree, is not paid.  An earlier answer stops
-counting when the text before the next one withdraws it (:data:`CORRECTION`)
-without hedging (:data:`HEDGE`).
+last line or concluding sentence that states one number (``line``), a final
+LaTeX span or (``number``) the last plain number.  Reasoning inside
+``<think>...</think>`` is never an answer.  Every one of them is an
+:class:`Answer`; the rule (``rewards.HEDGE_RULE``) pays only when every answer
+that counts equals the gold, so an answer that offers alternatives (or asks,
+or holds conditions), or a box and an ``<answer>`` that disagree, is not paid.
+An earlier answer stops counting when the text before the next one withdraws
+it (:data:`CORRECTION`) without hedging (:data:`HEDGE`) or asking.
 
 Every finder is one linear pass (braces matched with a stack, spans that
 cannot hold their own opening delimiter, phrases read a bounded distance), so

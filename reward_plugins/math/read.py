@@ -15,7 +15,8 @@ LaTeX parser's number reading is replaced by an eval-free one
 (:func:`_adapt_latex2sympy`), Python syntax is only ever ``ast.parse``\\ d,
 and plain numbers are read by :class:`fractions.Fraction`.  A unit after a
 value is kept beside it (:func:`split_unit`, :data:`UNIT_NAMES`) for the
-comparison to use; ``i`` is the imaginary unit.
+comparison to use (any SI or binary prefix, temperature scales); ``i`` is the
+imaginary unit (and ``j`` after a number when no ``i`` is written).
 """
 
 from __future__ import annotations
