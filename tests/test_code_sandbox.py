@@ -1325,3 +1325,40 @@ def test_no_statement_of_the_tests_is_left_unrun(runner, outside):
         assert not wrong["passed_asserts"] and not all(wrong["cases"]), (name, wrong)
         assert not empty["passed_asserts"] and not all(empty["cases"]), (name, empty)
         assert honest["passed_asserts"] and all(honest["cases"]), (name, honest["stderr"][-1500:])
+
+
+MODULE_TESTS = {  # F4: a standard module the tests use without importing it is the judge's, never the program's
+    "math.isclose": ("import math\ndef area(r):\n    return 3.0 * r * r\nmath.isclose = lambda *a, **k: True\n",
+                     "import math\ndef area(r):\n    return math.pi * r * r\n",
+                     "for r in [1.0, 2.5]:\n    assert math.isclose(area(r), math.pi * r * r)\n"),
+    "a fake module object": ("class _M:\n    def isclose(self, *a, **k):\n        return True\n    pi = 3.0\n"
+                             "math = _M()\ndef area(r):\n    return 1.0\n",
+                             "import math as m\ndef area(r):\n    return m.pi * r * r\n",
+                             "for r in [1.0, 2.5]:\n    assert math.isclose(area(r), math.pi * r * r)\n"),
+    "heapq from the program's import": ("import heapq\nheapq.heappop = lambda h: 1\ndef kth(xs, k):\n    return 1\n",
+                                        "import heapq\ndef kth(xs, k):\n    return heapq.nsmallest(k, xs)[-1]\n",
+                                        "xs = [5, 3, 9, 1]\nh = list(xs)\nheapq.heapify(h)\n"
+                                        "assert kth(xs, 1) == heapq.heappop(h) and kth(xs, 3) == 5\n"),
+    "the program's object of a module's name": (
+        "class MyCalendar:\n    def book(self, s, e):\n        return False\ncalendar = MyCalendar()\n",
+        "class MyCalendar:\n    def __init__(self):\n        self.b = []\n    def book(self, s, e):\n"
+        "        if any(s < y and x < e for x, y in self.b):\n            return False\n"
+        "        self.b.append((s, e))\n        return True\ncalendar = MyCalendar()\n",
+        "for s, e, ok in [(10, 20, True), (15, 25, False), (20, 30, True)]:\n    assert calendar.book(s, e) == ok\n"),
+}
+
+
+@pytest.mark.timeout(180)
+def test_a_module_the_tests_do_not_import_is_the_judges(runner, outside):
+    """F4: ``math.isclose`` in tests that never import math is the judge's math, whatever the program patched
+    or bound to that name; an honest program (which imported math itself) passes; a program's own object of a
+    module's name that the tests use as the program's (``calendar.book``, which the module lacks) stays the
+    program's, so the honest one passes and the wrong one fails."""
+    steps = []
+    for _, (wrong, honest, tests) in sorted(MODULE_TESTS.items()):
+        steps += [{"code": wrong, "tests": tests}, {"code": honest, "tests": tests}]
+    results = runner.run(steps)
+    for n, name in enumerate(sorted(MODULE_TESTS)):
+        wrong, honest = results[2 * n:2 * n + 2]
+        assert not wrong["passed_asserts"], (name, wrong)
+        assert honest["passed_asserts"] and all(honest["cases"]), (name, honest["stderr"][-1500:])

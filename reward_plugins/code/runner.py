@@ -729,7 +729,10 @@ def referee(req):
     sys.argv[:] = ["tests.py"]
     namespace = module.__dict__
     namespace.update({"__builtins__": builtins, "__file__": "tests.py"})
-    namespace.update(LINK.names(req.get("names", ())))
+    wanted = tuple(req.get("names", ()))
+    modules = stdlib_modules(tests, wanted)
+    namespace.update(LINK.names(wanted))
+    namespace.update(modules)  # the judge's own, over whatever the program has of that name
     try:
         exec(compile(tests, "tests.py", "exec"), namespace)
     except SystemExit as exc:  # the tests' own exit (unittest.main()): status 0 is their end, as for a script
@@ -738,6 +741,40 @@ def referee(req):
     sys.stdout.flush()
     os.write(3, token + json.dumps({"suspects": LINK.found}).encode())
     return 0
+
+
+def stdlib_modules(tests, wanted):
+    """The names among ``wanted`` that are the judge's own standard modules, imported: ``math.isclose(...)`` in
+    tests that never import math (they ran after the program, in its namespace, where the program's ``import
+    math`` was).  Decided from the tests and the judge's stdlib alone, never from the program: a name of a
+    standard module that the tests use only as ``name.attribute``, each attribute one the module has.  A program
+    that defines such a name as something else and tests that use it so (``calendar.book(1, 2)`` on the
+    program's object) keep the program's (the module has no ``book``)."""
+    candidates = [name for name in wanted if name in sys.stdlib_module_names]
+    if not candidates:
+        return {}
+    import ast
+    import importlib
+
+    attributes = {name: set() for name in candidates}
+    for node in ast.walk(ast.parse(tests)):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Name) and child.id in attributes:
+                if isinstance(node, ast.Attribute) and node.value is child and attributes[child.id] is not None:
+                    attributes[child.id].add(node.attr)
+                else:
+                    attributes[child.id] = None  # used as itself somewhere: the program's
+    modules = {}
+    for name, used in attributes.items():
+        if not used:
+            continue
+        try:
+            module = importlib.import_module(name)
+        except BaseException:
+            continue
+        if all(hasattr(module, attribute) for attribute in used):
+            modules[name] = module
+    return modules
 
 
 def judge_process(req, mode, drop_uid, workdir, fds):
