@@ -73,6 +73,8 @@ def test_reasoning_inside_think_is_no_answer(a, b, template):
     "<answer>{a}</answer>\nOops, wrong sign. Correct: <answer>{b}</answer>",
     "The answer is {a}. Scratch that, I misread: the answer is {b}.",
     "#### {a}\nThat is incorrect; recomputing.\n#### {b}",
+    "\\boxed{{{a}}}. Hold on, let me reconsider the second step. It gives \\boxed{{{b}}}.",
+    "So \\boxed{{{a}}}. Hmm, that can't be right. Let me double-check: \\boxed{{{b}}}",
 ]))
 def test_a_withdrawn_answer_gives_way_to_its_correction(a, b, template):
     if a == b:

@@ -52,7 +52,9 @@ MAX_READ_PHRASES = 8
 
 CORRECTION = re.compile(
     r"(?i)\b(?:wait|actually|correct(?:ion|ing|ed)?|mistake|wrong|incorrect|error|oops|instead|on second thought"
-    r"|scratch that|re-?check(?:ing)?|redo(?:ing)?|not right|miscalculated)\b")
+    r"|scratch that|re-?check(?:ing)?|redo(?:ing)?|not right|miscalculated|reconsider(?:ing)?|re-?examin(?:e|ing)"
+    r"|re-?evaluat(?:e|ing|ion)|revis(?:e|ing|ion)|hold on|double[- ]check(?:ing)?|try again|not correct"
+    r"|(?:can't|cannot|doesn't|does not)(?: seem)? (?:be )?right)\b")
 """Words that withdraw the answer before them."""
 HEDGE = re.compile(r"(?i)\b(?:perhaps|maybe|possibly|probably|might|could|guess|alternatively|either|or|not sure)\b")
 """Words that make the next answer one more guess, not a correction ("Wait, or is it 5?")."""
