@@ -629,13 +629,13 @@ def serve(
     Runs until SIGTERM or Ctrl-C, then answers the requests in flight before it exits.
     """
     try:
-        from .serve import ServeSettings
-        from .serve import serve as run_server
-        import starlette, uvicorn  # noqa: F401, E401  (the extra's packages, checked before any reward loads)
+        from .serving.server import ServeSettings
+        from .serving.server import serve as run_server
+        import uvicorn  # noqa: F401  (the extra's server, checked before any reward loads)
     except ImportError as exc:
         err.print(Text.assemble(("error:", "red"), f" {exc.name} is not installed: pip install 'grpo-host[serve]'"))
         raise typer.Exit(2) from None
-    from .special_tokens import end_tokens
+    from .scoring.special_tokens import end_tokens
 
     with _errors():
         tokens = end_tokens(tokenizer, end_token or ()) if tokenizer or end_token else None

@@ -37,6 +37,9 @@ MOVED = {
     "grpo_host.hosts.steps": "grpo_host.training.backends.steps",
     "grpo_host.hosts.reward_funcs": "grpo_host.training.backends.reward_funcs",
     "grpo_host.hosts.trackio_reports": "grpo_host.training.backends.trackio_reports",
+    "grpo_host.serve": "grpo_host.serving.server",
+    "grpo_host.batching": "grpo_host.serving.batching",
+    "grpo_host.special_tokens": "grpo_host.scoring.special_tokens",
 }
 
 

@@ -28,7 +28,7 @@ ROWS = [
 
 @pytest.fixture(scope="module")
 def server(probe_site, tmp_path_factory):  # noqa: F811
-    srv = Server(probe_site, tmp_path_factory.mktemp("remote") / "stderr.log", "r1_strict_format, accuracy:2, slow:0",
+    srv = Server(probe_site, tmp_path_factory.mktemp("remote") / "stderr.log", "r1_strict_format, accuracy:2, slow:0, chars:0",
                  "--concurrency", "1", "--backlog", "0", env={"GRPO_HOST_SERVE_TOKEN": TOKEN})
     yield srv
     srv.stop()
@@ -129,5 +129,8 @@ def test_trailing_special_tokens_are_stripped_before_sending(server, monkeypatch
     rows = [{"prompt": "2+2?", "completion": GOOD + "<|im_end|>\n<|endoftext|><|endoftext|>", "answer": "4"}]
     with Ensemble.from_spec(spec(server.url)) as ens:
         assert ens.score_rows(rows).values["remote"] == [3.0]
-    with Ensemble.from_spec(spec(server.url, "end_tokens=[]")) as ens:  # nothing stripped: the format fails
-        assert ens.score_rows(rows).values["remote"] == [2.0]
+    # what reached the server: the response without its end markers, or (end_tokens=[]) the text as given
+    with Ensemble.from_spec(spec(server.url, 'reward="chars"')) as ens:
+        assert ens.score_rows(rows).values["remote"] == [float(len(GOOD))]
+    with Ensemble.from_spec(spec(server.url, 'reward="chars"', "end_tokens=[]")) as ens:
+        assert ens.score_rows(rows).values["remote"] == [float(len(rows[0]["completion"]))]

@@ -47,10 +47,16 @@ def maybe(completion, **_):
     return None if completion == "unscorable" else 1.0
 
 
+@reward(description="The completion's length in characters, exactly as received (nothing stripped)")
+def chars(completion, **_):
+    return float(len(completion))
+
+
 @hookimpl
 def register_rewards(register):
     register.add_reward(slow)
     register.add_reward(maybe)
+    register.add_reward(chars)
 '''
 
 TOKEN = "s3cret-token"

@@ -20,7 +20,7 @@ verl calls it in three ways, and each works:
   indexes anything else with ``[0]``), so that call returns the total.
 
 Calls from many threads are not serialised: each process keeps one
-ensemble per spec behind a :class:`~grpo_host.batching.MicroBatcher`, which
+ensemble per spec behind a :class:`~grpo_host.serving.batching.MicroBatcher`, which
 gathers the rows of concurrent calls into micro-batches, so 32 one-row calls
 cost about what one 32-row batch does.
 
@@ -45,7 +45,7 @@ reward needs ``tests`` and the row has none, those become its ``tests``
 (:func:`grpo_host.integrations.code_tests.prime_code_tests`).  Trailing EOS/pad strings are stripped from the
 response first (``reward_kwargs`` ``tokenizer=`` a path or hub id, or
 ``end_tokens=`` a list; by default the common ones, see
-:mod:`grpo_host.special_tokens`).
+:mod:`grpo_host.scoring.special_tokens`).
 
 verl needs a number for every response and the same keys from every call,
 so the reply is always ``{"score": total, "grpo_host/<reward>": value, ...,
@@ -68,7 +68,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from grpo_host.scoring.spec import parse_spec  # here, not on first call: 32 threads' first calls raced the import
-from grpo_host.special_tokens import strip_end_tokens
+from grpo_host.scoring.special_tokens import strip_end_tokens
 
 __all__ = ["DATA_SOURCES", "ENV", "compute_score"]
 
@@ -151,7 +151,7 @@ def _batcher(spec: str) -> Any:
             batcher = _batchers.get(key)
             if batcher is None:
                 from grpo_host import Ensemble
-                from grpo_host.batching import MicroBatcher
+                from grpo_host.serving.batching import MicroBatcher
 
                 batcher = _batchers[key] = MicroBatcher([Ensemble.from_spec(spec, workers=_pool_workers())],
                                                         _score_parts, name="grpo-host-verl")
@@ -178,7 +178,7 @@ def _end_tokens(tokenizer: str | None, end_tokens: Any) -> tuple[str, ...]:
     listed = tuple(end_tokens.split(",")) if isinstance(end_tokens, str) else tuple(end_tokens or ())
     key = (tokenizer, listed)
     if key not in _tokens:
-        from grpo_host.special_tokens import end_tokens as find
+        from grpo_host.scoring.special_tokens import end_tokens as find
 
         try:
             _tokens[key] = find(tokenizer, listed)

@@ -1,0 +1,11 @@
+"""Scoring beyond one process: the reward server and the micro-batcher that feeds it.
+
+* :mod:`~grpo_host.serving.server`: ``grpo-host serve``, a plain ASGI app on uvicorn with
+  OpenRLHF's ``/get_reward``, the batch ``/score``, ``/check`` and ``/audit``.
+* :mod:`~grpo_host.serving.batching`: gathers concurrent calls (HTTP requests, the verl adapter's
+  threads) into micro-batches for the ensemble, with admission counted in rows.
+
+The trainers' own adapters live in :mod:`grpo_host.integrations` (a public path).  This layer sits
+above the scoring core and the plugin machinery.  The old paths ``grpo_host.serve`` and
+``grpo_host.batching`` re-export these modules for one release.  This ``__init__`` imports nothing.
+"""
