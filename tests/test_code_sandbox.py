@@ -1362,3 +1362,47 @@ def test_a_module_the_tests_do_not_import_is_the_judges(runner, outside):
         wrong, honest = results[2 * n:2 * n + 2]
         assert not wrong["passed_asserts"], (name, wrong)
         assert honest["passed_asserts"] and all(honest["cases"]), (name, honest["stderr"][-1500:])
+
+
+EXCEPTIONS = {  # F5: (wrong program, honest program, tests)
+    "StopIteration ends no map of the tests": (
+        "def add(a, b):\n    raise StopIteration\n", ADD,
+        "cases = [((1, 2), 3), ((2, 2), 4)]\nassert all(map(lambda c: add(*c[0]) == c[1], cases))\n"),
+    "StopIteration ends no generator of the tests": (
+        "def add(a, b):\n    if a > 1:\n        raise StopIteration\n    return a + b\n", ADD,
+        "assert all(add(a, 1) == a + 1 for a in range(5))\n"),
+    "StopAsyncIteration": ("def add(a, b):\n    raise StopAsyncIteration\n", ADD,
+                           "try:\n    add(1, 2)\n    ok = True\nexcept Exception as e:\n"
+                           "    ok = type(e) is not StopAsyncIteration\nfor c in [1]:\n    assert ok and add(c, c) == 2\n"),
+    "a subclass of ValueError": (
+        "class BadInput(Exception):\n    pass\ndef parse(s):\n    raise BadInput('bad: ' + s)\n",
+        "class BadInput(ValueError):\n    pass\ndef parse(s):\n    if not s.isdigit():\n"
+        "        raise BadInput('bad: ' + s)\n    return int(s)\n",
+        "for s in ['x1']:\n    try:\n        parse(s)\n        raised = ''\n    except ValueError as e:\n"
+        "        raised = str(e)\n    assert raised == 'bad: x1' and parse('12') == 12\n"),
+    "a KeyError's text": (
+        "def get(d, k):\n    raise KeyError(repr(k))\n", "def get(d, k):\n    return d[k]\n",
+        "for k in ['b']:\n    try:\n        get({'a': 1}, k)\n    except KeyError as e:\n"
+        "        assert str(e) == \"'b'\" and e.args == ('b',)\n    else:\n        assert False\n"),
+    "a change made before raising": (
+        "def drain(xs):\n    raise IndexError('empty')\n",
+        "def drain(xs):\n    while xs:\n        xs.pop()\n    raise IndexError('empty')\n",
+        "xs = [1, 2, 3]\nfor _ in [0]:\n    try:\n        drain(xs)\n    except IndexError:\n        pass\n"
+        "    assert xs == []\n"),
+}
+
+
+@pytest.mark.timeout(180)
+def test_the_programs_exceptions_arrive_as_the_tests_expect(runner, outside):
+    """F5: a program's StopIteration or StopAsyncIteration arrives as a program error, never as itself (it would
+    end the tests' map or generator as if it had run through); a subclass of a builtin exception arrives as its
+    nearest builtin base, with its exact arguments; what a call changed in its arguments before it raised comes
+    back.  The wrong program fails each, the honest one passes, in both modes."""
+    steps = []
+    for _, (wrong, honest, tests) in sorted(EXCEPTIONS.items()):
+        steps += [{"code": wrong, "tests": tests}, {"code": honest, "tests": tests}]
+    results = runner.run(steps)
+    for n, name in enumerate(sorted(EXCEPTIONS)):
+        wrong, honest = results[2 * n:2 * n + 2]
+        assert not wrong["passed_asserts"], (name, wrong)
+        assert honest["passed_asserts"] and all(honest["cases"]), (name, honest["stderr"][-1500:])

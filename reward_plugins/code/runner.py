@@ -319,6 +319,7 @@ def child(req, drop_uid, workdir, fds, extra_processes=0):
 
 MUTABLE = (list, dict, set, bytearray)  # top-level arguments whose in-place changes go back to the judge
 MAX_MESSAGE = 64 << 20  # the largest request or answer either side reads: more fails the case
+CONTROL_FLOW = (StopIteration, StopAsyncIteration)  # a program's exception never re-raised as one of these
 BUILTIN_NAMES = frozenset(dir(builtins))  # never the program's to bind in the judge, whatever it sends
 
 
@@ -396,13 +397,15 @@ def serve(namespace, names):
             if op == "c":
                 args = [plain.untag(node, deref) for node in request["a"]]
                 kwargs = {key: plain.untag(node, deref) for key, node in request["k"].items()}
-                answer["v"] = plain.tag(target(*args, **kwargs), ref)
-                changed = [[n, after] for n, (value, node) in enumerate(zip(args, request["a"]))
-                           if type(value) in MUTABLE and (after := plain.tag(value, ref)) != node]
-                changed += [[key, after] for key, value in kwargs.items()
-                            if type(value) in MUTABLE and (after := plain.tag(value, ref)) != request["k"][key]]
-                if changed:
-                    answer["m"] = changed
+                try:
+                    answer["v"] = plain.tag(target(*args, **kwargs), ref)
+                finally:  # what it changed before it raised comes back too
+                    changed = [[n, after] for n, (value, node) in enumerate(zip(args, request["a"]))
+                               if type(value) in MUTABLE and (after := plain.tag(value, ref)) != node]
+                    changed += [[key, after] for key, value in kwargs.items()
+                                if type(value) in MUTABLE and (after := plain.tag(value, ref)) != request["k"][key]]
+                    if changed:
+                        answer["m"] = changed
             elif op == "g":
                 answer["v"] = plain.tag(getattr(target, request["n"]), ref)
             elif op == "s":
@@ -411,13 +414,25 @@ def serve(namespace, names):
             else:
                 raise ValueError(f"unknown request {op!r}")
         except BaseException as exc:  # the program's exception (or a malformed request): the judge re-raises it
-            answer = {"i": request.get("i"), "e": type(exc).__name__}
+            answer = {"i": request.get("i"), "e": builtin_base(type(exc)), **({"m": answer["m"]} if "m" in answer
+                                                                               else {})}
             try:
                 answer["s"] = str(exc)[:1000]
+                if len(json.dumps(args := plain.tag(exc.args))) <= 4096:  # KeyError('b') again, not KeyError("'b'")
+                    answer["a"] = args
             except BaseException:
                 pass
         flush()
         message(3, answer)
+
+
+def builtin_base(kind):
+    """The name of the nearest builtin exception class ``kind`` derives from (``ValueError`` for a program's
+    ``class BadInput(ValueError)``), so the tests' ``except ValueError`` catches it in the judge."""
+    for base in kind.__mro__:
+        if base.__module__ == "builtins":
+            return base.__name__
+    return kind.__name__
 
 
 # ---------------------------------------------------------------- script mode: the judge
@@ -584,15 +599,23 @@ class Link:
 
     @staticmethod
     def error(answer):
-        """The program's exception, as the judge's own: a builtin exception of that name, else ProgramError."""
+        """The program's exception, as the judge's own: a builtin exception of that name (its arguments when
+        they were plain, else its text), else ProgramError.  Never one that steers the tests' own control flow
+        (StopIteration would end their ``map`` or generator early, as if it had run to its end; GeneratorExit,
+        SystemExit, KeyboardInterrupt are no Exception at all): those, too, are a ProgramError."""
         name, text = answer.get("e"), answer.get("s")
         text = text if type(text) is str else ""
         kind = getattr(builtins, name, None) if type(name) is str else None
-        if isinstance(kind, type) and issubclass(kind, Exception) and kind.__module__ == "builtins":
+        if (isinstance(kind, type) and issubclass(kind, Exception) and kind.__module__ == "builtins"
+                and not issubclass(kind, CONTROL_FLOW)):
             try:
-                return kind(text)
+                args = plain.untag(answer["a"]) if "a" in answer else (text,)
+                return kind(*(args if type(args) is tuple else (text,)))
             except Exception:
-                pass
+                try:
+                    return kind(text)
+                except Exception:
+                    pass
         return ProgramError(f"{name}: {text}")
 
     # requests
@@ -626,9 +649,9 @@ class Link:
         k = {key: plain.tag(v, self.ref) for key, v in kwargs.items()}
         answer = self.exchange({"o": "c", "t": handle, "a": a, "k": k})
         try:
-            result = self.value(answer)
-            for where, node in answer.get("m") or ():
+            for where, node in answer.get("m") or ():  # first: a call that raised may have changed them before
                 self.reflect(args, kwargs, where, node)
+            result = self.value(answer)
             self.check(handle, a, k, result, self.referenced == before)
         finally:  # given, whatever came of the call (a call that raised saw its arguments all the same)
             self.give(*a, *k.values())
