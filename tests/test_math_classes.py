@@ -178,6 +178,22 @@ def test_a_decimal_inside_an_expression_pays_only_as_its_rounding(num, den, digi
 
 
 @CASES
+@given(st.integers(1, 500), st.integers(3, 97), st.integers(7, 10))
+def test_a_truncation_that_is_not_the_rounding_is_not_paid(num, den, digits):
+    from decimal import ROUND_DOWN, ROUND_HALF_EVEN, Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 50
+        exact = Decimal(num) / Decimal(den)
+        step = Decimal(1).scaleb(-digits)
+        truncated, rounded = exact.quantize(step, ROUND_DOWN), exact.quantize(step, ROUND_HALF_EVEN)
+    if truncated == rounded:
+        return
+    assert _math(rf"\boxed{{{truncated}}}", f"{num}/{den}") == 0.0, truncated
+    assert _math(rf"\boxed{{{rounded}}}", f"{num}/{den}") == (1.0 if abs(rounded - exact) <= exact / 10**6 else 0.0)
+
+
+@CASES
 @given(st.integers(0, 99), st.integers(1, 999), st.integers(1, 3),
        st.sampled_from([r"{w}.{f}\overline{{{r}}}", "{w}.{f}({r})", "{w}.{f}{r}{r}...", r"{w}.{f}{r}{r}\ldots"]))
 def test_repeating_decimals_are_exact(fixed, period, width, form):
