@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    from grpo_host.plugins import load_plugins
+    from grpo_host.discovery.plugins import load_plugins
     from reward_plugins import python_tool
     from reward_plugins.code.sandbox import Sandbox, isolation
 

@@ -112,7 +112,7 @@ def sequential(base_url: str, n: int) -> dict:
 def ensemble_run(base_url: str, n: int, concurrency: int, *, cache: bool, salt: str, extra: str = "") -> dict:
     import reward_plugins.judge.rewards as judge_pack
     from grpo_host import Ensemble
-    from grpo_host.plugins import load_plugins
+    from grpo_host.discovery.plugins import load_plugins
 
     plugins = load_plugins(entry_points_group=None, plugins=[judge_pack, sys.modules[__name__]])
     spec = [{"name": "judge", "params": {"base_url": base_url, "model": "m", "concurrency": concurrency,

@@ -144,7 +144,7 @@ def main() -> None:
         plain(args.steps, args.out)
         return
 
-    from grpo_host.builtin_model import tiny_model_dir
+    from grpo_host.training.builtin_model import tiny_model_dir
 
     env = {**os.environ, "TINY_MODEL_DIR": str(tiny_model_dir()), "PYTHONWARNINGS": "ignore"}
     times: dict[str, list[float]] = {"grpo-host train --backend mlx": [], "plain train_grpo script": []}

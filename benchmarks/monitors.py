@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(steps: int, monitors: str | None) -> dict:
-    from grpo_host.config import load_config
-    from grpo_host.train import train
+    from grpo_host.training.config import load_config
+    from grpo_host.training.train import train
 
     with tempfile.TemporaryDirectory() as out:
         overrides = [f"max_steps={steps}", f"output_dir={out}", "save_every=1000"]

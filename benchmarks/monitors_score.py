@@ -45,7 +45,7 @@ def score(data: list[tuple[str, dict]], monitors: str) -> tuple[float, float]:
     from grpo_host import Ensemble
     from grpo_host.monitoring import MonitorSet, choose
     from grpo_host.offline import Tally, score_file_batches
-    from grpo_host.plugins import default_plugins
+    from grpo_host.discovery.plugins import default_plugins
 
     with Ensemble.from_spec("math") as ensemble:
         watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)

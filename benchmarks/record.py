@@ -25,9 +25,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     args = parser.parse_args()
     os.chdir(ROOT)
-    from grpo_host.config import load_config
+    from grpo_host.training.config import load_config
     from grpo_host.record import read_record
-    from grpo_host.train import train
+    from grpo_host.training.train import train
 
     with tempfile.TemporaryDirectory() as out:
         overrides = [f"max_steps={args.steps}", f"output_dir={out}", "save_every=1000"]

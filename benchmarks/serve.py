@@ -367,7 +367,7 @@ def main() -> None:
 
     from transformers import AutoTokenizer
 
-    from grpo_host.builtin_model import tiny_model_dir
+    from grpo_host.training.builtin_model import tiny_model_dir
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir())
     args.spec = args.spec or {"math": "math, r1_strict_format:0.5", "code": "code"}[args.task]

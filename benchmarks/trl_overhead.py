@@ -47,9 +47,9 @@ import json, sys
 from datasets import Dataset
 from transformers import AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
-from grpo_host.config import load_config
-from grpo_host.hosts.trl import grpo_config_kwargs
-from grpo_host.builtin_model import resolve_model
+from grpo_host.training.config import load_config
+from grpo_host.training.backends.trl import grpo_config_kwargs
+from grpo_host.training.builtin_model import resolve_model
 sys.path.insert(0, sys.argv[3])
 from trl_overhead import plain_rewards
 
@@ -117,9 +117,9 @@ def plain_run(steps: int, out: Path, env: dict[str, str]) -> tuple[float, list[f
 
 def reward_path(rounds: int) -> dict[str, float]:
     """Seconds per batch through the host's reward functions and through the plain ones (best of ``rounds``)."""
-    from grpo_host.config import load_config
-    from grpo_host.hosts.reward_funcs import ROW_ID, EnsembleRewardFuncs
-    from grpo_host.train import prepare
+    from grpo_host.training.config import load_config
+    from grpo_host.training.backends.reward_funcs import ROW_ID, EnsembleRewardFuncs
+    from grpo_host.training.train import prepare
 
     config = load_config(EXAMPLE)
     with tempfile.TemporaryDirectory() as tmp:

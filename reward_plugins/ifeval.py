@@ -124,7 +124,7 @@ def provide_punkt() -> Path:
     from nltk.tokenize.punkt import PunktParameters, save_punkt_params
     from punkt.data import load_module
 
-    from grpo_host.settings import cache_root
+    from grpo_host.discovery.settings import cache_root
 
     root = cache_root() / "nltk_data"
     english = root / "tokenizers" / "punkt_tab" / "english"

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from grpo_host.settings import cache_root
+from grpo_host.discovery.settings import cache_root
 
 __all__ = ["ResponseCache", "request_key"]
 
