@@ -1406,3 +1406,66 @@ def test_the_programs_exceptions_arrive_as_the_tests_expect(runner, outside):
         wrong, honest = results[2 * n:2 * n + 2]
         assert not wrong["passed_asserts"], (name, wrong)
         assert honest["passed_asserts"] and all(honest["cases"]), (name, honest["stderr"][-1500:])
+
+
+SEVENS = "".join(f"assert f({n}) == {7 * n}\n" for n in range(10))
+CRAFTED_LINES = {  # F10: a literal-call program's result lines that no decoder may choke on
+    "an overflowing float": b'=\\n{"f":"0x1p99999"}\\n',
+    "an overflowing complex": b'=\\n{"c":["0x1p99999","0x0p0"]}\\n',
+    "an unhashable set member": b'=\\n{"s":[[1]]}\\n',
+    "a deep list": b'=\\n' + b'[' * 5000 + b']' * 5000 + b'\\n',
+}
+
+
+@pytest.mark.timeout(120)
+def test_a_crafted_result_line_fails_its_row_at_once(runner, outside):
+    """F10: a result line that decodes to an error other than ValueError (float.fromhex's OverflowError) once
+    killed the collector, and the host waited the whole budget: now the row fails at once (not crashed, well
+    inside its timeout of 10 s) and the next honest row in the same sandbox passes."""
+    steps = []
+    for _, line in sorted(CRAFTED_LINES.items()):
+        steps += [{"code": f"import os\nos.write(3, b'{line.decode()}')\nos._exit(0)\ndef f(x):\n    return 7 * x\n",
+                   "calls": SEVENS, "limits": {"timeout": 10.0}},
+                  {"code": "def f(x):\n    return 7 * x\n", "calls": SEVENS}]
+    start = time.monotonic()
+    results = runner.run(steps)
+    for n, name in enumerate(sorted(CRAFTED_LINES)):
+        crafted, honest = results[2 * n:2 * n + 2]
+        assert crafted["status"] == "exited" and not any(crafted["cases"]), (name, crafted)
+        assert all(honest["cases"]), (name, honest)
+    assert time.monotonic() - start < 60  # four crafted rows of a 10 s timeout each, had they waited it out
+
+
+def runner_rss_peak(proc: subprocess.Popen) -> int:
+    """The largest resident size (bytes) any sandbox runner.py process reached while ``proc`` ran (polled)."""
+    peak = 0
+    while proc.poll() is None:
+        for p in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if b"runner.py" in Path(f"/proc/{p}/cmdline").read_bytes():
+                    status = Path(f"/proc/{p}/status").read_text()
+                    peak = max(peak, int(status.split("VmRSS:")[1].split()[0]) * 1024)
+            except (OSError, IndexError, ValueError):
+                pass
+        time.sleep(0.02)
+    return peak
+
+
+@pytest.mark.timeout(120)
+def test_one_crafted_answer_cannot_take_the_judge_past_the_rows_memory(runner, outside):
+    """F11: a call answering with 21 MB of ``[[],[],...]`` (a few hundred MB once decoded) in a row limited to
+    256 MiB: the judge's decoding ends in MemoryError within the row's memory, the case fails, the next honest
+    row passes."""
+    crafted = ("import os, time\ndef f(x):\n    body = b'{\"i\":1,\"v\":[' + b'[],' * (21 * 349525) + b'[]]}'\n"
+               "    os.write(3, len(body).to_bytes(4, 'big') + body)\n    time.sleep(30)\n")
+    tests = "for x in [1]:\n    assert f(x) == 1\n"
+    steps = [{"code": crafted, "tests": tests, "limits": {"timeout": 10.0, "memory": 256 << 20}},
+             {"code": "def f(x):\n    return 1\n", "tests": tests}]
+    proc = runner.start(steps)
+    peak = runner_rss_peak(proc)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-3000:]
+    crafted_run, honest = json.loads(out.splitlines()[-1])[:2]
+    assert not crafted_run["passed_asserts"], crafted_run
+    assert honest["passed_asserts"], honest
+    assert peak < 300 << 20, peak  # the judge held to the row's 256 MiB (it reached ~480 MiB before)

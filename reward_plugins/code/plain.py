@@ -73,8 +73,14 @@ def tag(value, ref=None, depth=0):
 
 
 def decode(text: str):
-    """The value :func:`encode` wrote; raises ValueError for anything it would not have written."""
-    return untag(json.loads(text))
+    """The value :func:`encode` wrote; raises ValueError for anything it would not have written (and for nothing
+    else: a program's bytes reach the collector and the judge through here, and no line may end either)."""
+    try:
+        return untag(json.loads(text))
+    except ValueError:
+        raise
+    except Exception as exc:  # RecursionError of a deep JSON text, MemoryError
+        raise ValueError(f"not plain data: {type(exc).__name__}") from None
 
 
 def untag(node, deref=None, depth=0):
@@ -113,6 +119,8 @@ def untag(node, deref=None, depth=0):
             return frozenset(items)
         if kind == "d":
             return dict(items)
-    except (TypeError, IndexError, AttributeError) as exc:  # unhashable keys, malformed pairs, a non-string hex
-        raise ValueError(f"malformed {kind!r} value: {exc}") from None
+    except ValueError:
+        raise
+    except Exception as exc:  # unhashable keys, malformed pairs, a non-string hex, float.fromhex's OverflowError
+        raise ValueError(f"malformed {kind!r} value: {type(exc).__name__}") from None
     raise ValueError(f"unknown tag {kind!r}")

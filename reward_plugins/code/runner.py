@@ -826,6 +826,7 @@ def judge_process(req, mode, drop_uid, workdir, fds):
             os.setgid(NOBODY)
             os.setuid(NOBODY)
         _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        set_limits(req)  # the row's memory and CPU bounds hold here too: one crafted answer cannot take it past them
         os.chdir(os.path.dirname(workdir))  # not the program's folder (not its to enter, as root without capabilities)
         sys.path[:] = [p for p in sys.path if os.path.isabs(p) and not p.startswith(workdir)]
         status = referee(req)  # sys.stdout and sys.stderr are the server's, on fds 1 and 2: the collector's now
