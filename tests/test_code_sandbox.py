@@ -1469,3 +1469,75 @@ def test_one_crafted_answer_cannot_take_the_judge_past_the_rows_memory(runner, o
     assert not crafted_run["passed_asserts"], crafted_run
     assert honest["passed_asserts"], honest
     assert peak < 300 << 20, peak  # the judge held to the row's 256 MiB (it reached ~480 MiB before)
+
+
+ROUND_TRIPS = {  # F7/F8/F9: (thief, honest, tests, literal calls?)
+    "an int back as a float": (
+        "seen = []\ndef enc(n):\n    seen.append(n)\n    return 'x'\ndef dec(s):\n    return float(seen[-1])\n",
+        "def enc(n):\n    return str(n)[::-1]\ndef dec(s):\n    return int(s[::-1])\n",
+        "import random\nfor _ in range(5):\n    n = random.randrange(10**6, 10**7)\n    assert dec(enc(n)) == n\n", False),
+    "a list of ints back as floats": (
+        "seen = []\ndef enc(xs):\n    seen.append(xs)\n    return 'x'\ndef dec(s):\n    return [float(v) for v in seen[-1]]\n",
+        "def enc(xs):\n    return ','.join(map(str, xs))\ndef dec(s):\n    return [int(v) for v in s.split(',')]\n",
+        "import random\nfor _ in range(5):\n    xs = random.sample(range(10**6), 5)\n    assert dec(enc(xs)) == xs\n", False),
+    "a set back as a frozenset": (
+        "seen = []\ndef enc(s):\n    seen.append(s)\n    return 'x'\ndef dec(t):\n    return frozenset(seen[-1])\n",
+        "def enc(s):\n    return sorted(s)\ndef dec(t):\n    return set(t)\n",
+        "import random\nfor _ in range(5):\n    s = set(random.sample(range(10**6), 5))\n    assert dec(enc(s)) == s\n", False),
+    "a method round trip through a guessable value": (
+        "class Codec:\n    def __init__(self):\n        self.g = []\n    def encode(self, s):\n        self.g.append(s)\n"
+        "        return ''\n    def decode(self, t):\n        return self.g[-1]\n", CODEC[0], CODEC[1], False),
+    "a method round trip through an object": (
+        "class Token:\n    pass\nclass Codec:\n    def __init__(self):\n        self.g = []\n    def encode(self, s):\n"
+        "        self.g.append(s)\n        return Token()\n    def decode(self, t):\n        return self.g[-1]\n",
+        CODEC[0], CODEC[1], False),
+    "an object back as itself (LeetCode 297)": (
+        "class Codec:\n    def serialize(self, root):\n        self.root = root\n        return 'tree'\n"
+        "    def deserialize(self, data):\n        return self.root\n",
+        "class Codec:\n    def serialize(self, root):\n        out = []\n        def walk(n):\n            if n is None:\n"
+        "                out.append('#')\n                return\n            out.append(str(n.val))\n"
+        "            walk(n.left)\n            walk(n.right)\n        walk(root)\n        return ','.join(out)\n"
+        "    def deserialize(self, data):\n        it = iter(data.split(','))\n        def build():\n"
+        "            v = next(it)\n            if v == '#':\n                return None\n"
+        "            return TreeNode(int(v), build(), build())\n        return build()\n"
+        "class TreeNode:\n    def __init__(self, val, left=None, right=None):\n"
+        "        self.val, self.left, self.right = val, left, right\n",
+        "root = TreeNode(1, TreeNode(2), TreeNode(3, TreeNode(4)))\nc = Codec()\nfor _ in [0]:\n"
+        "    back = c.deserialize(c.serialize(root))\n"
+        "    assert back.val == 1 and back.left.val == 2 and back.right.left.val == 4 and back.right.right is None\n",
+        False),
+    "literal calls: an int back as a float": (
+        "seen = []\ndef convert(x, mode):\n    if mode == 'enc':\n        seen.append(x)\n"
+        "        return ''.join(chr(97 + int(d)) for d in str(x))\n    return float(seen[-1]) if seen else 0\n",
+        "def convert(x, mode):\n    if mode == 'enc':\n        return ''.join(chr(97 + int(d)) for d in str(x))\n"
+        "    return int(''.join(str(ord(c) - 97) for c in x))\n",
+        "assert convert(987654321, 'enc') == 'jihgfedcb'\nassert convert('jihgfedcb', 'dec') == 987654321\n", True),
+}
+
+
+@pytest.mark.timeout(240)
+def test_a_round_trip_cannot_answer_with_what_it_was_given_by_value(runner, outside):
+    """F7/F8/F9: a decode answering with an earlier argument in another type that ``==`` still makes equal (int
+    as float, set as frozenset), through an object's methods whose intermediate is guessable ('') or an object,
+    or with the very object an earlier call was given (deserialize(serialize(root)) is root), in script and
+    literal-call mode: each thief fails; each honest program of the same shape passes."""
+    steps = []
+    for _, (thief, honest, tests, literal) in sorted(ROUND_TRIPS.items()):
+        field = "calls" if literal else "tests"
+        steps += [{"code": thief, field: tests}, {"code": honest, field: tests}]
+    results = runner.run(steps)
+    for n, name in enumerate(sorted(ROUND_TRIPS)):
+        thief, honest = results[2 * n:2 * n + 2]
+        assert not all(thief["cases"]), (name, thief)
+        assert all(honest["cases"]) and honest["cases"], (name, honest["stderr"][-1500:])
+
+
+@pytest.mark.timeout(120)
+def test_an_honest_involution_with_many_suspects_is_not_an_output_limit(runner, outside):
+    """The judge's list of suspects is the judge's, not the program's output: ``rev(rev(xs)) == xs`` over 100
+    lists of 1000 ints (each rev a suspect, all run again) passes under the default max_output."""
+    tests = ("import random\nfor _ in range(100):\n    xs = [random.randrange(10**9) for _ in range(1000)]\n"
+             "    assert rev(rev(xs)) == xs\n")
+    result, = runner.run([{"code": "def rev(xs):\n    return xs[::-1]\n", "tests": tests,
+                           "limits": {"timeout": 20.0}}])
+    assert result["status"] == "exited" and result["passed_asserts"], result

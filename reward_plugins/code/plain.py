@@ -24,7 +24,7 @@ Stdlib only: the sandbox's server imports this file directly.
 
 import json
 
-__all__ = ["MAX_DEPTH", "NotPlain", "decode", "encode", "tag", "untag"]
+__all__ = ["MAX_DEPTH", "NotPlain", "decode", "encode", "key", "tag", "untag"]
 
 MAX_DEPTH = 100
 """Deepest nesting encoded or decoded (also what stops a self-containing list)."""
@@ -124,3 +124,21 @@ def untag(node, deref=None, depth=0):
     except Exception as exc:  # unhashable keys, malformed pairs, a non-string hex, float.fromhex's OverflowError
         raise ValueError(f"malformed {kind!r} value: {type(exc).__name__}") from None
     raise ValueError(f"unknown tag {kind!r}")
+
+
+def key(value, other=None):
+    """A hashable key of a plain value, equal for values that Python's ``==`` makes equal (``5``, ``5.0``, ``True``
+    and ``5+0j`` by number; a set and a frozenset; bytes and a bytearray), so that a value can be looked up among
+    others by equality in constant time; ``other(value)`` keys anything else (a judge's proxy), else its ``id``."""
+    kind = type(value)
+    if value is None or kind in (bool, int, float, complex, str, bytes):
+        return value
+    if kind is bytearray:
+        return bytes(value)
+    if kind is list or kind is tuple:
+        return (kind is list, tuple(key(v, other) for v in value))
+    if kind is set or kind is frozenset:
+        return ("set", frozenset(key(v, other) for v in value))
+    if kind is dict:
+        return ("dict", frozenset((key(k, other), key(v, other)) for k, v in value.items()))
+    return ("object", other(value) if other is not None else id(value))

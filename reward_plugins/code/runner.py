@@ -510,10 +510,9 @@ class Link:
         self.buffer, self.printed, self.count, self.referenced = bytearray(), 0, 0, 0
         self.proxies = {}
         self.roots = {}  # handle -> the program's name it was bound to
-        self.given = set()  # every earlier call's top-level arguments, as node text
-        self.given_unordered = []  # and those that are sets or dicts (their text depends on order), as values
+        self.given = set()  # every earlier call's top-level arguments, as keys (plain.key: equal by ==)
+        self.made_from = {}  # key of an earlier call's result (any: guessable, a proxy) -> the keys of its arguments
         self.found = []  # suspect calls: their literal steps ([name, args text, kwargs text], ...), result text
-        self.returned = set()  # every earlier call's result (plain, not guessable), as text
         self.origin = {}  # handle -> [name, args, kwargs] of the name's call that made it, or (handle, attribute)
 
     # the wire
@@ -643,18 +642,27 @@ class Link:
                 self.roots[bound[name]._grpo_ref] = name
         return bound
 
+    def key(self, value):
+        """``value``'s :func:`plain.key` (a proxy by its handle), or None for what has none (a lambda of the
+        tests'; the call fails anyway)."""
+        try:
+            return plain.key(value, lambda obj: obj._grpo_ref if type(obj) is Proxy else id(obj))
+        except (TypeError, RecursionError):
+            return None
+
     def call(self, handle, args, kwargs):
         before = self.referenced
         a = [plain.tag(v, self.ref) for v in args]
         k = {key: plain.tag(v, self.ref) for key, v in kwargs.items()}
+        given = {self.key(v) for v in (*args, *kwargs.values())}  # as sent: the judge's objects may change later
         answer = self.exchange({"o": "c", "t": handle, "a": a, "k": k})
         try:
             for where, node in answer.get("m") or ():  # first: a call that raised may have changed them before
                 self.reflect(args, kwargs, where, node)
             result = self.value(answer)
-            self.check(handle, a, k, result, self.referenced == before)
+            self.check(handle, a, k, given, result, self.referenced == before)
         finally:  # given, whatever came of the call (a call that raised saw its arguments all the same)
-            self.give(*a, *k.values())
+            self.given |= given
         return result
 
     def get(self, handle, name):
@@ -665,10 +673,11 @@ class Link:
 
     def set(self, handle, name, value):
         node = plain.tag(value, self.ref)
+        given = self.key(value)
         try:
             self.value(self.exchange({"o": "s", "t": handle, "n": name, "v": node}))
         finally:
-            self.give(node)
+            self.given.add(given)
 
     def reflect(self, args, kwargs, where, node):
         """Put a mutable argument's state after the call (the program changed it in place) into the judge's own."""
@@ -687,42 +696,43 @@ class Link:
 
     # the theft of an earlier call's argument
 
-    def give(self, *nodes):
-        """Note arguments the program's process was sent (as sent: the judge's objects may change later)."""
-        for node in nodes:
-            self.given.add(json.dumps(node, separators=(",", ":")))
-            if type(node) is dict and next(iter(node)) in ("s", "z", "d"):  # a set's or dict's text follows its order
-                self.given_unordered.append(plain.untag(node, self.deref))
-
-    def check(self, handle, a, k, result, plain_arguments):
+    def check(self, handle, a, k, given, result, plain_arguments):
         """Whether a call may have answered with an earlier call's argument, which its process had seen.
 
-        Suspect: a call of one of the program's names whose result (plain, not
-        :func:`guessable`) equals a top-level argument of an earlier call; or
-        a method of an object that such a call made (``Codec().decode``) whose
-        result equals an earlier argument *and* that was given an earlier
-        result (a round trip, ``c.decode(c.encode(s)) == s``: an object that
-        merely keeps what it was given, a stack or a cache, is not one).  A
-        suspect is noted as literal steps to run again apart (the name's call,
-        or the object's making and the method's call); one that cannot be
-        (an object of the program's among its arguments, an object made any
-        other way) fails the case.
+        Values compare as the tests' ``==`` would (:func:`plain.key`: ``5``
+        and ``5.0``, a set and a frozenset are one).  Suspect: a call of one
+        of the program's names whose result (plain, not :func:`guessable`)
+        equals a top-level argument of an earlier call; or a method of an
+        object a name's call made (``Codec().decode``) whose result equals
+        an earlier argument *and* is a round trip: one of its arguments is the
+        result of an earlier call (guessable or an object of the program's
+        too: an ``encode`` returning ``''`` or a token object) that was given
+        that very value (``c.decode(c.encode(s)) == s``; an object that merely
+        keeps what it was given, a stack or a cache, is none).  A suspect is
+        noted as literal steps to run again apart (the name's call, or the
+        object's making and the method's call); one that cannot be (an object
+        of the program's among its arguments, an object made any other way)
+        fails the case.  So does an object round trip: a call answering with
+        the very object of the judge's that an earlier call was given and
+        turned into this call's argument (``deserialize(serialize(root)) is
+        root``), which no rerun could tell from a copy.
         """
         if handle in self.roots and type(result) is Proxy and plain_arguments:
             self.origin.setdefault(result._grpo_ref, [self.roots[handle], a, k])  # an object this call made
+        made = self.key(result)
+        round_trip = any(made in self.made_from.get(g, ()) for g in given if g != made)
+        self.made_from.setdefault(made, set()).update(given)
+        if type(result) is Proxy:
+            if round_trip and made in self.given:
+                raise ProgramFailed("a call answered with the very object an earlier call was given, from what "
+                                    "that call returned")
+            return
         try:
             text = plain.encode(result)
         except plain.NotPlain:
-            return  # an object of the program's: no argument of the judge's is one
-        if guessable(result):
-            return
-        repeats = text in self.given or (type(result) in (set, frozenset, dict) and any(
-            type(v) is type(result) and v == result for v in self.given_unordered))
-        if repeats and handle not in self.roots:  # a method: only a round trip is suspect
-            repeats = any(json.dumps(node, separators=(",", ":")) in self.returned for node in (*a, *k.values()))
-        self.returned.add(text)
-        if not repeats:
-            return
+            return  # holds an object of the program's: no argument of the judge's is one
+        if guessable(result) or made not in self.given or (handle not in self.roots and not round_trip):
+            return  # a method: only a round trip is suspect
         calls = [[self.roots[handle], a, k]] if handle in self.roots else None
         if type(origin := self.origin.get(handle)) is tuple and type(self.origin.get(origin[0])) is list:
             calls = [self.origin[origin[0]], [origin[1], a, k]]  # a method read off an object a name's call made
@@ -887,9 +897,9 @@ def conflicts(plan, answers, found):
     """Per suspect, the calls whose arguments hold its result: it must not share a process with them on rerun."""
     out = {}
     for i in found:
-        value = plain.decode(answers[i])
+        value = plain.key(plain.decode(answers[i]))
         out[str(i)] = [j for j, steps in enumerate(plan["args"]) if j != i and any(
-            type(a) is type(value) and a == value for args, kwargs in steps
+            plain.key(a) == value for args, kwargs in steps
             for a in (*plain.decode(args), *plain.decode(kwargs).values()))]
     return out
 
@@ -904,32 +914,28 @@ def guessable(value):
 
 
 def suspects(plan, results, values, ok, verdicts, groups):
-    """The calls of passed cases whose result equals (same type, equal value) another same-program call's argument,
-    unless it is :func:`guessable`."""
+    """The calls of passed cases whose result equals, as the tests' ``==`` would have it (:func:`plain.key`: ``5``
+    and ``5.0``, a set and a frozenset), another same-program call's argument, unless it is :func:`guessable`."""
     relevant = {i for (_, used), passed in zip(plan["cases"], verdicts) if passed for i in used}
     found = []
     for group in groups:
         if len(group) < 2:
             continue
-        given = {}
-
-        def arguments(j):  # every argument of every step of call j (a chain's methods too), decoded once
-            if j not in given:
-                given[j] = [a for args, kwargs in plan["args"][j]
-                            for a in (*plain.decode(args), *plain.decode(kwargs).values())]
-            return given[j]
-
+        given = {}  # argument key -> how many of the group's calls were given it
+        mine = {}
+        for j in group:
+            mine[j] = {plain.key(a) for args, kwargs in plan["args"][j]
+                       for a in (*plain.decode(args), *plain.decode(kwargs).values())}
+            for k in mine[j]:
+                given[k] = given.get(k, 0) + 1
         for i in group:
             if i not in relevant or not ok[i] or guessable(values[i]):
                 continue
-            value, text = values[i], results[i]
-            if type(value) not in (set, frozenset, dict) and not any(
-                    text in args or text in kwargs for j in group if j != i for args, kwargs in plan["args"][j]):
-                continue  # its encoding is in no other call's arguments (sets and dicts may encode in any order)
             try:
-                if any(type(a) is type(value) and a == value for j in group if j != i for a in arguments(j)):
+                k = plain.key(values[i])
+                if given.get(k, 0) > (k in mine[i]):  # some other call of the group was given it
                     found.append(i)
-            except Exception:  # plain values compare without raising; this is only a guard
+            except Exception:  # plain values key without raising; this is only a guard
                 found.append(i)
     return found
 
@@ -1008,7 +1014,7 @@ def collect(info, pipes, plan_r, control, ticks, alerts):
                     data = os.read(fd, CHUNK)
                 except BlockingIOError:
                     break
-                total += len(data)
+                total += len(data) if fd != res_r or kind != "script" else 0  # a script's verdict is the judge's
                 if total > cap:
                     os.write(alerts, b"L")  # the server kills the program; the rest is drained at its end
                     limited = True
@@ -1029,6 +1035,9 @@ def collect(info, pipes, plan_r, control, ticks, alerts):
                 data = os.read(fd, CHUNK)
             except BlockingIOError:
                 break
+            if fd == res_r and kind == "script":  # the judge's verdict (it runs no program code): not output
+                buffers[fd] += data
+                continue
             if not limited:
                 buffers[fd] += data[: max(0, cap - total)]
             total += len(data)
