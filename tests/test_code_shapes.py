@@ -213,9 +213,15 @@ def test_tests_that_run_no_check_are_refused(tests):
     "def test_a():\n    assert f(1) == 2\n",
     "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(1), 2)\n",
     "for x in [1]:\n    assert f(x) == 2\n",
-], ids=["check called", "__main__ block", "pytest function", "TestCase", "loop"])
+    "def test_case(a, b):\n    assert f(a) == b\ntest_case(1, 2)\n",
+], ids=["check called", "__main__ block", "pytest function", "TestCase", "loop", "a test_ helper the tests call"])
 def test_tests_that_run_their_checks_are_taken(tests):
     assert shapes.problem(tests) is None
+
+
+def test_a_test_helper_the_tests_call_is_not_run_again_as_a_pytest_test():
+    plan = shapes.plan("def test_case(a, b):\n    assert f(a) == b\nx = 1\ntest_case(1, 2)\n")
+    assert isinstance(plan, shapes.Scripts) and len(plan.cases) == 1
 
 
 def test_statements_after_the_last_assert_are_in_the_last_case():

@@ -159,11 +159,14 @@ def _unparse(body: list[ast.stmt]) -> str:
 
 
 def _framework(body: list[ast.stmt]) -> list[tuple[str, str]]:
-    """The checks pytest or unittest would run: top-level ``def test_*`` (``("test", name)``) and
-    ``TestCase`` subclasses (``("unittest", name)``), in order (a name defined twice counts once, as its last)."""
+    """The checks pytest or unittest would run: top-level ``def test_*`` (``("test", name)``) that the tests do
+    not call themselves (``def test_case(a, b)`` called as ``test_case(1, 2)`` is a helper) and ``TestCase``
+    subclasses (``("unittest", name)``), in order (a name defined twice counts once, as its last)."""
+    called = {n.id for node in body for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     found = {}
     for node in body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+        if (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test")
+                and node.name not in called):
             found[node.name] = "test"
         elif isinstance(node, ast.ClassDef) and any(
                 (isinstance(b, ast.Name) and b.id.endswith("TestCase"))
@@ -174,6 +177,7 @@ def _framework(body: list[ast.stmt]) -> list[tuple[str, str]]:
     return [(kind, name) for name, kind in found.items()]
 
 
+@functools.lru_cache(maxsize=4096)
 def problem(tests: str) -> str | None:
     """Why script tests would check nothing, or None: tests that define checks but never run one.
 
