@@ -54,7 +54,7 @@ def test_register_rewards_records_each_reward_with_its_installed_pack(packs, mon
     assert (record.status, record.hooks) == ("loaded", ["register_rewards", "register_monitors"])
     assert record.rewards == ["contains_expected", "good_agreement", "good_int", "good_length", "good_no_echo"]
     registered = plugins.registry.reward("good_length")
-    assert (registered.plugin, registered.version) == ("grpo-test-good", "1.2.3")
+    assert (registered.pack, registered.version) == ("grpo-test-good", "1.2.3")
 
 
 def test_register_rewards_reports_a_name_two_packs_register(monkeypatch):
@@ -130,7 +130,7 @@ def test_register_monitors_records_a_monitor_with_its_installed_pack(packs, monk
     [record] = plugins.records
     assert record.monitors == ["good_batches"]
     found = plugins.registry.monitor("good_batches")
-    assert (found.plugin, found.version) == ("grpo-test-good", "1.2.3")
+    assert (found.pack, found.version) == ("grpo-test-good", "1.2.3")
     assert found.create().observe(SimpleNamespace(completions=["a", "b"])).metrics == {"completions": 2}
 
 
@@ -151,7 +151,7 @@ def test_register_probes_records_a_probe_with_its_installed_pack(packs, monkeypa
     [record] = plugins.records
     assert record.status == "loaded" and "register_probes" in record.hooks
     found = plugins.registry.probe("magic_word")
-    assert (found.plugin, found.version, found.rewards, found.kind) == ("grpo-test-weak", "0.4.0", ("weak_magic",),
+    assert (found.pack, found.version, found.rewards, found.kind) == ("grpo-test-weak", "0.4.0", ("weak_magic",),
                                                                         "exploit")
 
 
@@ -173,7 +173,7 @@ def test_register_environments_records_an_environment_with_its_installed_pack(pa
     [record] = plugins.records
     assert record.status == "loaded" and "register_environments" in record.hooks
     found = plugins.registry.environment("notes")
-    assert (found.plugin, found.version, found.tools) == ("grpo-test-agent", "0.4.0", ("read", "wait", "write"))
+    assert (found.pack, found.version, found.tools) == ("grpo-test-agent", "0.4.0", ("read", "wait", "write"))
 
 
 def test_register_environments_rejects_what_is_not_an_environment():
@@ -194,7 +194,7 @@ def test_register_probes_records_a_probe_with_its_installed_pack(packs, monkeypa
     [record] = plugins.records
     assert record.status == "loaded" and "register_probes" in record.hooks
     found = plugins.registry.probe("magic_word")
-    assert (found.plugin, found.version, found.rewards, found.kind) == ("grpo-test-weak", "0.4.0", ("weak_magic",),
+    assert (found.pack, found.version, found.rewards, found.kind) == ("grpo-test-weak", "0.4.0", ("weak_magic",),
                                                                         "exploit")
 
 

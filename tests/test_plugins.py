@@ -20,7 +20,7 @@ def test_builtin_packs_are_entry_points_of_grpo_host():
     plugins = load_plugins(env={})
     r1 = next(r for r in plugins.records if r.name == "r1")
     assert (r1.dist, r1.source, r1.status) == ("grpo-host", "built-in", "loaded")
-    assert plugins.registry.reward("accuracy").plugin == "grpo-host"
+    assert plugins.registry.reward("accuracy").pack == "grpo-host"
 
 
 def test_third_party_pack_is_listed_with_its_distribution_and_version(packs):
@@ -36,7 +36,7 @@ def test_in_process_loading_records_the_registering_distribution(packs, monkeypa
     monkeypatch.syspath_prepend(str(packs["good"]))
     plugins = load_plugins(env={})
     reward = plugins.registry.reward("good_length")
-    assert (reward.plugin, reward.version) == ("grpo-test-good", "1.2.3")
+    assert (reward.pack, reward.version) == ("grpo-test-good", "1.2.3")
     rec = next(r for r in plugins.records if r.name == "good")
     assert rec.hooks == ["register_rewards", "register_monitors"] and rec.rewards == ["contains_expected", "good_agreement", "good_int", "good_length", "good_no_echo"]
 
@@ -71,7 +71,7 @@ def test_a_raising_hook_fails_only_its_pack_and_leaves_no_trace(packs, monkeypat
     assert rec.status == "failed" and "this pack's hook is broken" in rec.error
     with pytest.raises(UnknownNameError):
         plugins.registry.reward("raising_first")
-    assert plugins.registry.reward("contains_expected").plugin == "grpo-test-good"  # its claim died with it
+    assert plugins.registry.reward("contains_expected").pack == "grpo-test-good"  # its claim died with it
     assert "contains_expected" not in plugins.registry.conflicts
     assert plugins.registry.reward("accuracy")
     good = next(r for r in plugins.records if r.name == "good")
@@ -140,7 +140,7 @@ def test_directly_registered_plugins_for_embedding_and_tests():
     module.register_rewards = hookimpl(lambda register: register(direct_one))
     plugins = load_plugins(entry_points_group=None, plugins=[module])
     assert [r.name for r in plugins.registry] == ["direct_one"]
-    assert plugins.registry.reward("direct_one").plugin == "grpo_test_direct"
+    assert plugins.registry.reward("direct_one").pack == "grpo_test_direct"
 
 
 def test_unknown_reward_lists_the_available_names():

@@ -17,7 +17,7 @@ REWARDS = [r for r in list_rewards() if r.examples]
 @pytest.mark.parametrize("reward", REWARDS, ids=[r.name for r in REWARDS])
 def test_the_reward_scores_its_examples_as_documented(reward):
     checked = check_examples(reward)
-    if reward.plugin == "grpo-host":
+    if reward.pack == "grpo-host":
         assert checked == len(reward.examples), f"{reward.name}: every built-in example states its score"
 
 

@@ -105,9 +105,9 @@ def test_length_is_kimis_rule_within_each_prompts_group():
     completions = [right, right, wrong, wrong, right, right]
     prompts = ["a", "a", "a", "a", "b", "b"]
     ids = [[0] * n for n in (10, 30, 20, 50, 7, 7)]  # group a: min 10, max 50; group b: equal lengths
-    values = length.score_batch(completions, prompts, {"answer": ["4"] * 6, "completion_ids": ids})
+    values = [s.value for s in length.score_items(completions, prompts, {"answer": ["4"] * 6, "completion_ids": ids})]
     assert values == pytest.approx([0.5, 0.0, 0.0, -0.5, 0.0, 0.0])  # lambda(20) = 0.25, but it is wrong: min(0, .)
     golds = ["4", "\\frac{", "4", "4", "4", "4"]  # row 1's gold does not parse: no verdict, no value, not in the group
-    values = length.score_batch(completions, prompts, {"answer": golds, "completion_ids": ids})
+    values = [s.value for s in length.score_items(completions, prompts, {"answer": golds, "completion_ids": ids})]
     assert values[1] is None and values[:4] == [pytest.approx(0.5), None, pytest.approx(0.0), pytest.approx(-0.5)]
-    assert length.score_batch(completions, prompts, {"answer": ["4"] * 6}) == [None] * 6  # tokens unknown
+    assert [s.value for s in length.score_items(completions, prompts, {"answer": ["4"] * 6})] == [None] * 6  # tokens unknown

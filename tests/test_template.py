@@ -260,7 +260,7 @@ def test_a_failure_while_rendering_writes_nothing(tmp_path):
 def test_load_pack_holds_only_that_pack():
     plugins = load_pack("r1")
     assert [r.name for r in plugins.records] == ["r1"]
-    assert plugins.registry.reward("accuracy").plugin == "grpo-host"
+    assert plugins.registry.reward("accuracy").pack == "grpo-host"
 
 
 def test_load_pack_names_what_is_installed_when_the_pack_is_not():

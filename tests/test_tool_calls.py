@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grpo_host import Ensemble
+from grpo_host.scoring.contract import score_row
 from grpo_host.data import check_rows
 from grpo_host.plugins import load_plugins
 from reward_plugins.tool_calls.tools import _as_json_schema
@@ -173,9 +174,9 @@ def test_efficiency_decays_past_the_free_calls_and_counts_tool_errors(rewards):
     # 3 calls (one past max_calls=2) in 3 assistant turns, the answer's included (one past max_turns=2)
     assert efficiency.bind({"max_turns": 2}).score_one(rollout(turn(*[("get_weather", {"city": "x"})] * 2), one)) \
         == 0.25
-    scored = efficiency.score_item(failed + failed + [{"role": "assistant", "content": "Sorry."}])
+    scored = score_row(efficiency, failed + failed + [{"role": "assistant", "content": "Sorry."}])
     assert (scored.value, scored.counts) == (1.0, {"tool_errors": 2, "unfinished": 0})
-    unfinished = efficiency.score_item([one])
+    unfinished = score_row(efficiency, [one])
     assert (unfinished.value, unfinished.counts) == (0.0, {"tool_errors": 0, "unfinished": 1})
 
 
