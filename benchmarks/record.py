@@ -26,7 +26,7 @@ def main() -> None:
     args = parser.parse_args()
     os.chdir(ROOT)
     from grpo_host.training.config import load_config
-    from grpo_host.record import read_record
+    from grpo_host.runs.record import read_record
     from grpo_host.training.train import train
 
     with tempfile.TemporaryDirectory() as out:

@@ -348,7 +348,7 @@ def score(
     from .offline import ScoreOutput, Tally, score_file_batches, sigterm_as_interrupt, write_stream
     from .discovery.plugins import default_plugins
     from .errors import UserError
-    from .record import RolloutRecord
+    from .runs.record import RolloutRecord
 
     output = ScoreOutput(out_path, data, resume=resume) if out_path not in (None, Path("-")) else None
     with _errors():
@@ -436,8 +436,8 @@ def rescore(
     step, and advantages that changed sign. Exit 0 nothing changed, 1 some verdicts or signs changed."""
     from .training.config import ConfigError
     from .errors import UserError
-    from .rescore import rescore as run_rescore
-    from .rescore import run_plugins, run_rewards
+    from .runs.rescore import rescore as run_rescore
+    from .runs.rescore import run_plugins, run_rewards
 
     with _errors():
         try:
@@ -480,7 +480,7 @@ def report(
     rollouts: Annotated[int, typer.Option(min=1, help="sampled rollouts in the table")] = 300,
 ) -> None:
     """One self-contained HTML page (plots and sampled rollouts; opens with no network) of a run or a score."""
-    from .report import write_report
+    from .runs.report import write_report
 
     with _errors():
         written = write_report(run_dir, out_path, rollouts=rollouts)

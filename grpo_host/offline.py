@@ -101,7 +101,7 @@ def score_file_batches(
     that emits EOS at once wrote it); a prompt only when a chosen reward
     declares the ``prompt`` column.  ``monitors`` observe every batch; a
     monitor's group is ``group_column``'s value, else the row's prompt.
-    ``record`` (a :class:`grpo_host.record.RolloutRecord`) keeps every scored
+    ``record`` (a :class:`grpo_host.runs.record.RolloutRecord`) keeps every scored
     batch, with the same groups (advantages within the batch).
     """
     rewards = ensemble.rewards

@@ -40,6 +40,9 @@ MOVED = {
     "grpo_host.serve": "grpo_host.serving.server",
     "grpo_host.batching": "grpo_host.serving.batching",
     "grpo_host.special_tokens": "grpo_host.scoring.special_tokens",
+    "grpo_host.record": "grpo_host.runs.record",
+    "grpo_host.report": "grpo_host.runs.report",
+    "grpo_host.rescore": "grpo_host.runs.rescore",
 }
 
 

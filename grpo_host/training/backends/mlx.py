@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
-from ...record import RolloutRecord
+from ...runs.record import RolloutRecord
 from ...scoring.stats import Moments, reward_key
 from .contract import TrainingBackend
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs

@@ -61,7 +61,7 @@ class EnsembleRewardFuncs:
         sees every scored batch (groups: completions of one row), and its
         metrics are logged beside the rewards'.
     :param max_length: ``max_completion_length``, for the length monitor.
-    :param record: the run's :class:`grpo_host.record.RolloutRecord` (None: nothing recorded); every scored
+    :param record: the run's :class:`grpo_host.runs.record.RolloutRecord` (None: nothing recorded); every scored
         batch goes into it, grouped as the engine groups completions: consecutive completions of one row,
         ``group_size`` at most.
     """

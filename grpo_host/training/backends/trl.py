@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..config import ConfigError, RunConfig
-from ...record import RolloutRecord
+from ...runs.record import RolloutRecord
 from .contract import TrainingBackend
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
 from .steps import check_prompt_length, rollout_environments

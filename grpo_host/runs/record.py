@@ -1,0 +1,294 @@
+"""The rollout record: every scored rollout of a run (or a ``score``), as Parquet, to look at and re-score.
+
+A mean-reward curve cannot show what a reward paid for; the completions
+can.  Both training backends score each batch in one place
+(:class:`grpo_host.training.backends.reward_funcs.EnsembleRewardFuncs`) and ``grpo-host
+score`` in another (:func:`grpo_host.offline.score_file_batches`); both hand
+the batch to a :class:`RolloutRecord`, which writes it as one Parquet part
+into a folder (``rollouts/`` in a run folder, ``<out>.rollouts/`` beside a
+``score --out`` file).  A part is written to a hidden temporary name and
+renamed into place, so a process killed at any moment (SIGKILL included)
+leaves only whole parts: the record keeps every batch scored up to the last
+one that finished.
+
+Each row is one rollout: ``step`` (the engine's global step when it says,
+else the scoring pass), ``batch`` (the pass), ``split`` (train or val),
+``row`` (where the prompt came from, ``line 12``), ``row_id``, ``group``
+(the completions of one prompt: GRPO's group), ``prompt`` (JSON text),
+``completion`` (its text), ``trajectory`` (the message list as JSON text,
+for agent rollouts; null for text), ``data`` (the row's other columns as
+JSON text: what a reward reads, so :mod:`grpo_host.runs.rescore` needs no
+dataset), ``length`` (tokens, when the engine gave them), one
+``reward/<name>`` column per reward (null: not applicable or failed),
+``error`` (the messages of the rewards that failed on it), ``total`` and
+``advantage``.
+
+``advantage`` is GRPO's group-normalised advantage as TRL computes it with
+its default ``scale_rewards="group"``: ``(total - mean) / (std + 1e-4)``
+over the scored totals of the rollout's group (std with Bessel's
+correction, as ``trl.trainer.utils.nanstd``); a rollout no weighted reward
+scored gets none, and a group of one gets 0.  It is computed from the
+completions this process scored: with several training processes TRL
+normalises over the gathered group, which one process may hold only part of.
+
+How much is kept is the run config's ``record`` (``all``, ``sample``:
+``record_sample`` rollouts per scored batch, taken as whole groups so their
+advantages stay comparable, or ``none``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import UserError
+
+__all__ = ["FOLDER", "RecordError", "RecordMode", "RolloutRecord", "advantages", "read_record", "record_folder",
+           "reward_column", "schema"]
+
+FOLDER = "rollouts"
+"""The record's folder inside a run folder."""
+
+RecordMode = Literal["all", "sample", "none"]
+
+_FIXED = ("step", "batch", "split", "row", "row_id", "group", "prompt", "completion", "trajectory", "data", "length",
+          "error", "total", "advantage")
+
+
+def reward_column(name: str) -> str:
+    """The record's column holding reward ``name``'s values."""
+    return f"reward/{name}"
+
+
+def advantages(totals: Sequence[float | None], groups: Sequence[Any]) -> list[float | None]:
+    """TRL's default advantage (``scale_rewards="group"``) of each rollout; see the module docstring."""
+    members: dict[Any, list[float]] = {}
+    for group, total in zip(groups, totals):
+        if total is not None and math.isfinite(total):
+            members.setdefault(group, []).append(total)
+    stats = {}
+    for group, values in members.items():
+        mean = sum(values) / len(values)
+        std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else math.nan
+        stats[group] = (mean, std)
+    out: list[float | None] = []
+    for group, total in zip(groups, totals):
+        if total is None or not math.isfinite(total):
+            out.append(None)
+            continue
+        mean, std = stats[group]
+        out.append(0.0 if math.isnan(std) else (total - mean) / (std + 1e-4))
+    return out
+
+
+def _json(value: Any) -> str:
+    """``value`` as JSON text; what JSON cannot hold (bytes, dates, numpy scalars) as its ``str``."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+class RolloutRecord:
+    """Writes scored batches as Parquet parts into ``folder`` (see the module docstring).
+
+    :param mode: ``all``, ``sample`` or ``none``.
+    :param sample: rollouts kept per batch under ``sample`` (whole groups, at least one).
+    :param train_rows: row ids from here on are validation rows (``split`` ``val``).
+    :param seed: seeds the sample.
+    """
+
+    def __init__(self, folder: str | Path, names: Sequence[str], *, mode: RecordMode = "all", sample: int = 16,
+                 train_rows: int | None = None, seed: int = 0) -> None:
+        if mode not in ("all", "sample", "none"):
+            raise UserError(f"record must be all, sample or none, not {mode!r}")
+        self.folder, self.names, self.mode, self.sample = Path(folder), list(names), mode, max(1, int(sample))
+        self.train_rows, self.rows_written, self.seconds = train_rows, 0, 0.0
+        self.first_step = 0
+        """The step before this process's first pass (a resumed run's checkpoint step)."""
+        self._random = random.Random(seed)
+        self._tag = uuid.uuid4().hex[:8]  # parts of a resumed run (or another process) never share a name
+        self._parts = 0
+
+    @classmethod
+    def for_run(cls, job: Any, resume_step: int | None = None) -> RolloutRecord | None:
+        """The record of a training run (None under ``record: none``, and on every rank but the main one's).
+
+        A fresh run starts an empty record; a resumed one keeps the parts up to its checkpoint's step, so no
+        step is recorded twice."""
+        from ..training.train import is_main_process
+
+        config = job.config
+        mode = getattr(config, "record", "all")
+        if mode == "none":
+            return None
+        folder = Path(job.output_dir) / FOLDER
+        if is_main_process():
+            for part in folder.glob("*.parquet") if folder.is_dir() else ():
+                if resume_step is None or _part_step(part) > resume_step:
+                    part.unlink()
+        rank = os.environ.get("RANK", "0")
+        record = cls(folder, job.ensemble.names, mode=mode, sample=getattr(config, "record_sample", 16),
+                     train_rows=len(job.train), seed=config.seed + int(rank) if rank.isdigit() else config.seed)
+        record._tag = f"r{rank}-{record._tag}"
+        record.first_step = resume_step or 0
+        return record
+
+    @classmethod
+    def beside(cls, out: str | Path, names: Sequence[str], *, mode: RecordMode = "all", sample: int = 16,
+               resume: bool = False) -> RolloutRecord | None:
+        """The record of a ``score --out`` file, ``<out>.rollouts/``: emptied for a fresh output, kept when
+        ``--resume`` continues one (its new parts follow the kept ones)."""
+        if mode == "none" or (Path(out).exists() and not Path(out).is_file()):
+            return None  # a device or a pipe (/dev/null, /dev/full): nothing is kept beside it (and not in /dev)
+        folder = Path(f"{out}.{FOLDER}")
+        if not resume and folder.is_dir():
+            for part in folder.glob("*.parquet"):
+                part.unlink()
+        return cls(folder, names, mode=mode, sample=sample)
+
+    def write(self, *, step: int | None, batch: int, result: Any, prompts: Sequence[Any], completions: Sequence[Any],
+              rows: Sequence[Mapping[str, Any]], row_labels: Sequence[Any], row_ids: Sequence[int] | None = None,
+              groups: Sequence[Any], lengths: Sequence[int | None] = ()) -> float:
+        """Record one scored batch (an :class:`grpo_host.Ensemble` ``ScoreResult`` and what was scored); returns
+        the seconds it took (backends log them as ``record/seconds``).
+
+        ``step`` None (an engine that does not say): the pass's number after :attr:`first_step`."""
+        if self.mode == "none" or not completions:
+            return 0.0
+        import time
+
+        start = time.perf_counter()
+        step = self.first_step + batch + 1 if step is None else step
+        advantage = advantages(result.total, groups)
+        keep = self._chosen(groups)
+        table = self._table(keep, step=step, batch=batch, result=result, prompts=prompts, completions=completions,
+                            rows=rows, row_labels=row_labels, row_ids=row_ids, groups=groups, lengths=lengths,
+                            advantage=advantage)
+        self._write_part(table, step)
+        self.rows_written += len(keep)
+        seconds = time.perf_counter() - start
+        self.seconds += seconds
+        return seconds
+
+    def _chosen(self, groups: Sequence[Any]) -> list[int]:
+        """The rollouts to keep: all, or whole groups drawn at random until ``sample`` rollouts are in."""
+        everything = list(range(len(groups)))
+        if self.mode == "all" or len(groups) <= self.sample:
+            return everything
+        by_group: dict[Any, list[int]] = {}
+        for i, group in enumerate(groups):
+            by_group.setdefault(group, []).append(i)
+        order = list(by_group)
+        self._random.shuffle(order)
+        keep: list[int] = []
+        for group in order:
+            if len(keep) >= self.sample:
+                break
+            keep += by_group[group]
+        return sorted(keep)
+
+    def _table(self, keep: list[int], *, step: int, batch: int, result: Any, prompts: Sequence[Any],
+               completions: Sequence[Any], rows: Sequence[Mapping[str, Any]], row_labels: Sequence[Any],
+               row_ids: Sequence[int] | None, groups: Sequence[Any], lengths: Sequence[int | None],
+               advantage: list[float | None]) -> Any:
+        import pyarrow as pa
+
+        from ..scoring.trajectory import Trajectory
+
+        def split(i: int) -> str:
+            if self.train_rows is None or row_ids is None:
+                return "train"
+            return "val" if int(row_ids[i]) >= self.train_rows else "train"
+
+        texts = [c if isinstance(c, str) else Trajectory.of(c).text for c in (completions[i] for i in keep)]
+        columns: dict[str, list[Any]] = {
+            "step": [step] * len(keep),
+            "batch": [batch] * len(keep),
+            "split": [split(i) for i in keep],
+            "row": [str(row_labels[i]) for i in keep],
+            "row_id": [int(row_ids[i]) if row_ids is not None else None for i in keep],
+            "group": [str(groups[i]) for i in keep],
+            "prompt": [_json(prompts[i]) for i in keep],
+            "completion": texts,
+            "trajectory": [None if isinstance(completions[i], str) else _json(completions[i]) for i in keep],
+            "data": [_json({k: v for k, v in rows[i].items() if k not in ("prompt", "completion")}) for i in keep],
+            "length": [int(lengths[i]) if i < len(lengths) and lengths[i] is not None else None for i in keep],
+            "error": ["; ".join(result.row_errors[i]) if i in result.row_errors else None for i in keep],
+            "total": [_float(result.total[i]) for i in keep],
+            "advantage": [advantage[i] for i in keep],
+        }
+        for name in self.names:
+            columns[reward_column(name)] = [_float(result.values[name][i]) for i in keep]
+        return pa.table(columns, schema=schema(self.names))
+
+    def _write_part(self, table: Any, step: int) -> None:
+        import pyarrow.parquet as pq
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        name = f"step-{step:08d}-{self._tag}-{self._parts:06d}.parquet"
+        self._parts += 1
+        temporary = self.folder / f".{name}.tmp"
+        pq.write_table(table, temporary, compression="zstd")
+        os.replace(temporary, self.folder / name)  # a reader (or a crash) sees the whole part or none of it
+
+
+def schema(names: Sequence[str]) -> Any:
+    """The record's Arrow schema for rewards ``names``."""
+    import pyarrow as pa
+
+    types = {"step": pa.int64(), "batch": pa.int64(), "row_id": pa.int64(), "length": pa.int64(),
+             "total": pa.float64(), "advantage": pa.float64()}
+    fields = [pa.field(key, types.get(key, pa.string())) for key in _FIXED]
+    return pa.schema(fields + [pa.field(reward_column(n), pa.float64()) for n in names])
+
+
+def _part_step(part: Path) -> int:
+    try:
+        return int(part.name.split("-")[1])
+    except (IndexError, ValueError):
+        return -1
+
+
+class RecordError(UserError):
+    """A record that cannot be read: the message names the path and what is wrong."""
+
+
+def record_folder(path: str | Path) -> Path:
+    """Where the record of ``path`` is: a run folder's ``rollouts/``, a ``score --out`` file's ``<out>.rollouts/``,
+    or the record folder itself."""
+    path = Path(path)
+    for candidate in (path / FOLDER, Path(f"{path}.{FOLDER}"), path):
+        if candidate.is_dir() and any(candidate.glob("*.parquet")):
+            return candidate
+    raise RecordError(f"{path}: no rollout record here (a run folder's {FOLDER}/, a score --out file's "
+                      f"<out>.{FOLDER}/); was it written with record: none?")
+
+
+def read_record(path: str | Path) -> Any:
+    """Every recorded rollout under ``path`` (see :func:`record_folder`) as one Arrow table, in step order.
+
+    A part that cannot be read (not Parquet, a foreign schema) is a :class:`RecordError` naming it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = record_folder(path)
+    tables = []
+    for part in sorted(folder.glob("*.parquet"), key=lambda p: (_part_step(p), p.name)):
+        try:
+            table = pq.read_table(part)
+        except (OSError, pa.ArrowException) as exc:
+            raise RecordError(f"{part}: not a readable rollout part: {exc}") from None
+        missing = [key for key in ("step", "batch", "group", "prompt", "completion", "data", "total")
+                   if key not in table.column_names]
+        if missing:
+            raise RecordError(f"{part}: not a rollout part (no column {', '.join(missing)})")
+        tables.append(table)
+    return pa.concat_tables(tables, promote_options="default")

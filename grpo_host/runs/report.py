@@ -1,0 +1,275 @@
+"""``grpo-host report``: one self-contained HTML page to look at a run (or a ``score --out`` file) with.
+
+People judge a GRPO run by looking at it: each reward's curve and
+coverage, the total, errors and timeouts, lengths, the monitors' metrics
+and where they alerted, and above all sample rollouts with what each reward
+gave them.  This module reads what a run leaves (the rollout record,
+:mod:`grpo_host.runs.record`; ``metrics.jsonl``; ``summary.json``'s alerts) and
+writes one HTML file whose plots are plotly figures with plotly.js embedded
+(``include_plotlyjs=True`` on the first): it opens with no network.
+
+Every value that came from a completion, a prompt or a dataset is escaped
+(``html.escape``; plotly escapes its own JSON), so a completion holding
+``</script>`` is text on the page, never markup.  The per-step figures come
+from the record (training rollouts, ``split == train``); where the record
+has token lengths they are plotted, else characters.  The rollouts table
+holds whole groups from steps spread evenly over the run, at most
+``rollouts`` rows, and filters as one types.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .record import RecordError, read_record, record_folder
+
+__all__ = ["build_report", "default_output", "write_report"]
+
+TABLE_ROWS = 300
+"""Rollouts shown in the table by default."""
+
+_SCRIPT = """
+function filterRollouts(text) {
+  const needle = text.toLowerCase();
+  for (const row of document.querySelectorAll('#rollouts tbody tr')) {
+    row.hidden = needle !== '' && !row.textContent.toLowerCase().includes(needle);
+  }
+}
+"""
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+table { border-collapse: collapse; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; vertical-align: top; }
+td pre { white-space: pre-wrap; max-width: 48em; max-height: 18em; overflow: auto; margin: 0; }
+.alerts li { margin: 0.2em 0; } .num { text-align: right; font-variant-numeric: tabular-nums; }
+"""
+
+
+def default_output(path: str | Path) -> Path:
+    """Where the report of ``path`` goes: ``report.html`` in a run folder, ``<out>.report.html`` beside a file."""
+    path = Path(path)
+    return path / "report.html" if path.is_dir() else Path(f"{path}.report.html")
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    """``metrics.jsonl``'s records (a torn last line, from a killed run, is skipped)."""
+    file = path / "metrics.jsonl"
+    if not file.is_file():
+        return []
+    out = []
+    for line in file.read_text(errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("step"), int):
+            out.append(record)
+    return out
+
+
+def _alerts(path: Path) -> list[dict[str, Any]]:
+    file = path / "summary.json"
+    try:
+        alerts = json.loads(file.read_text()).get("alerts", []) if file.is_file() else []
+    except (json.JSONDecodeError, AttributeError, OSError):
+        return []
+    return [a for a in alerts if isinstance(a, dict)]
+
+
+def _finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
+
+
+def _per_step(table: Any, names: Sequence[str]) -> dict[str, Any]:
+    """Per-step figures of the training rollouts: each reward's mean and coverage, the total, errors, lengths."""
+    import pyarrow.compute as pc
+
+    train = table.filter(pc.equal(table["split"], "train"))
+    if train.num_rows == 0:
+        train = table
+    lengths = "length" if train["length"].null_count < train.num_rows else None
+    extra = train.append_column("_chars", pc.utf8_length(train["completion"]))
+    extra = extra.append_column("_failed", pc.invert(pc.is_null(extra["error"])).cast("int64"))
+    aggregations = [("step", "count"), ("total", "mean"), ("_failed", "sum"), ("_chars", "mean")]
+    aggregations += [(f"reward/{n}", "mean") for n in names] + [(f"reward/{n}", "count") for n in names]
+    if lengths:
+        aggregations.append(("length", "mean"))
+    grouped = extra.group_by("step").aggregate(aggregations).sort_by("step").to_pydict()
+    steps = grouped["step"]
+    count = grouped["step_count"]
+    out: dict[str, Any] = {"steps": steps, "total": grouped["total_mean"], "failed": grouped["_failed_sum"],
+                           "mean": {n: grouped[f"reward/{n}_mean"] for n in names},
+                           "coverage": {n: [c / t if t else None for c, t in zip(grouped[f"reward/{n}_count"], count)]
+                                        for n in names}}
+    out["lengths"] = (grouped["length_mean"], "tokens") if lengths else (grouped["_chars_mean"], "characters")
+    return out
+
+
+def _figure(title: str, series: Mapping[str, tuple[Sequence[Any], Sequence[Any]]], ytitle: str,
+            markers: Sequence[dict[str, Any]] = ()) -> Any:
+    import plotly.graph_objects as go
+
+    figure = go.Figure()
+    for name, (x, y) in series.items():
+        figure.add_trace(go.Scatter(x=list(x), y=[_finite(v) for v in y], mode="lines+markers", name=name,
+                                    marker={"size": 4}))
+    for marker in markers:
+        figure.add_trace(go.Scatter(x=marker["x"], y=marker["y"], mode="markers", name=marker["name"],
+                                    marker={"symbol": "x", "size": 11, "color": "crimson"},
+                                    hovertext=marker["text"], hoverinfo="text+name"))
+    figure.update_layout(title=title, xaxis_title="step", yaxis_title=ytitle, height=360,
+                         margin={"l": 50, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2})
+    return figure
+
+
+def _monitor_figure(records: list[dict[str, Any]], alerts: list[dict[str, Any]],
+                    batch_steps: Mapping[int, int]) -> Any | None:
+    """The monitors' metrics over steps, each alert an ✕ at its step on its monitor's first metric."""
+    keys = sorted({k for r in records for k in r if k.startswith("monitors/") and _finite(r[k]) is not None})
+    if not keys and not alerts:
+        return None
+    series = {k.removeprefix("monitors/"): ([r["step"] for r in records if k in r],
+                                            [r[k] for r in records if k in r]) for k in keys}
+    markers = []
+    for monitor in sorted({str(a.get("monitor")) for a in alerts}):
+        mine = [a for a in alerts if str(a.get("monitor")) == monitor]
+        first = next((k for k in keys if k.startswith(f"monitors/{monitor}/")), None)
+        x = [batch_steps.get(a.get("step"), a.get("step")) for a in mine]
+        y = []
+        for step in x:
+            values = [r[first] for r in records if first and r["step"] == step and first in r]
+            y.append(_finite(values[0]) if values else 0.0)
+        markers.append({"name": f"alert: {monitor}", "x": x, "y": y,
+                        "text": [f"{a.get('severity')}: {a.get('message')}" for a in mine]})
+    return _figure("Monitors (✕: an alert fired)", series, "value", markers)
+
+
+def _sampled(table: Any, limit: int) -> list[dict[str, Any]]:
+    """Whole groups from steps spread evenly over the record: at most ``limit`` rollouts, an even share per step."""
+    import pyarrow.compute as pc
+
+    steps = sorted(set(table["step"].to_pylist()))
+    if not steps:
+        return []
+    every = max(1, math.ceil(len(steps) / max(1, limit // 8)))
+    chosen_steps = steps[::every] + ([steps[-1]] if (len(steps) - 1) % every else [])
+    share = math.ceil(limit / len(chosen_steps))
+    chosen: list[dict[str, Any]] = []
+    for step in chosen_steps:
+        taken: list[dict[str, Any]] = []
+        rows = table.filter(pc.equal(table["step"], step)).to_pylist()
+        for group in dict.fromkeys(r["group"] for r in rows):
+            if len(taken) >= share:
+                break
+            taken += [r for r in rows if r["group"] == group]
+        chosen += taken
+    return chosen[:limit]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return '<td class="num">–</td>'
+    if isinstance(value, float):
+        return f'<td class="num">{value:.4g}</td>'
+    return f"<td><pre>{html.escape(str(value))}</pre></td>"
+
+
+def _shown(text: Any) -> str:
+    """A prompt or trajectory's JSON text as a person reads it: a string as is, messages one per line."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else text
+    except json.JSONDecodeError:
+        return str(text)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(f"[{m.get('role', '?')}] {m.get('content', '')}"
+                         + (f" {json.dumps(m['tool_calls'], ensure_ascii=False)}" if m.get("tool_calls") else "")
+                         if isinstance(m, dict) else json.dumps(m, ensure_ascii=False) for m in value)
+    return json.dumps(value, ensure_ascii=False, indent=1)
+
+
+def _rollouts_table(rows: list[dict[str, Any]], names: Sequence[str]) -> str:
+    head = ["step", "row", "prompt", "completion", *names, "total", "advantage", "error"]
+    lines = ['<input type="search" placeholder="filter rollouts (any text)" oninput="filterRollouts(this.value)" '
+             'size="40">', '<table id="rollouts"><thead><tr>'
+             + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    for r in rows:
+        completion = _shown(r["trajectory"]) if r.get("trajectory") else r["completion"]
+        cells = [str(r["step"]), r["row"], _shown(r["prompt"]), completion,
+                 *(r.get(f"reward/{n}") for n in names), r["total"], r["advantage"], r.get("error")]
+        lines.append("<tr>" + "".join(_cell(c) for c in cells) + "</tr>")
+    lines.append("</tbody></table>")
+    return "\n".join(lines)
+
+
+def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
+    """The report of the run folder or ``score --out`` file ``path``, as one HTML document."""
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        raise RecordError("grpo-host report draws with plotly: pip install 'grpo-host[report]' (or plotly)") from None
+    path = Path(path)
+    folder = record_folder(path)
+    table = read_record(folder)
+    names = [c.removeprefix("reward/") for c in table.column_names if c.startswith("reward/")]
+    per_step = _per_step(table, names)
+    records = _records(path) if path.is_dir() else []  # a run folder's; a score --out file has the record only
+    alerts = _alerts(path) if path.is_dir() else []
+    pairs = table.select(["batch", "step"]).group_by(["batch", "step"]).aggregate([]).to_pydict()
+    batch_steps = dict(zip(pairs["batch"], pairs["step"]))
+    steps = per_step["steps"]
+
+    figures = [
+        _figure("Reward means (training rollouts)", {"total": (steps, per_step["total"]),
+                                                     **{n: (steps, per_step["mean"][n]) for n in names}}, "mean"),
+        _figure("Coverage (share of rollouts each reward scored)",
+                {n: (steps, per_step["coverage"][n]) for n in names}, "coverage"),
+    ]
+    failures = {"rollouts a reward failed on": (steps, per_step["failed"])}
+    for key, label in (("errors", "errors"), ("timeouts", "timeouts")):
+        for n in names:
+            found = [(r["step"], r[f"rewards/{n}/{key}"]) for r in records if f"rewards/{n}/{key}" in r]
+            if found:
+                failures[f"{n} {label}"] = ([s for s, _ in found], [v for _, v in found])
+    figures.append(_figure("Errors and timeouts", failures, "count"))
+    lengths, unit = per_step["lengths"]
+    figures.append(_figure(f"Completion length (mean {unit})", {f"mean {unit}": (steps, lengths)}, unit))
+    monitors = _monitor_figure(records, alerts, batch_steps)
+    if monitors is not None:
+        figures.append(monitors)
+
+    parts = [f.to_html(full_html=False, include_plotlyjs=i == 0, default_height="360px")
+             for i, f in enumerate(figures)]
+    alert_items = "".join(
+        f"<li>step {html.escape(str(batch_steps.get(a.get('step'), a.get('step'))))}: "
+        f"{html.escape(str(a.get('severity')))} from {html.escape(str(a.get('monitor')))}: "
+        f"{html.escape(str(a.get('message')))}</li>" for a in alerts)
+    title = f"grpo-host report: {path}"
+    body = [f"<h1>{html.escape(title)}</h1>",
+            f"<p>{table.num_rows} recorded rollouts over {len(steps)} steps; rewards: "
+            f"{html.escape(', '.join(names))}.</p>",
+            "<h2>Alerts</h2>" + (f'<ul class="alerts">{alert_items}</ul>' if alerts else "<p>none</p>"),
+            "<h2>Curves</h2>", *parts,
+            "<h2>Sampled rollouts</h2>", _rollouts_table(_sampled(table, rollouts), names)]
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(title)}</title><style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+def write_report(path: str | Path, out: str | Path | None = None, *, rollouts: int = TABLE_ROWS) -> Path:
+    """Build the report of ``path`` and write it (to :func:`default_output` unless ``out``); returns where."""
+    target = Path(out) if out is not None else default_output(path)
+    document = build_report(path, rollouts=rollouts)
+    try:
+        target.write_text(document, encoding="utf-8")
+    except OSError as exc:
+        raise RecordError(f"{target}: cannot write the report: {exc.strerror or exc}") from None
+    return target

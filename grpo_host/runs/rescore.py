@@ -1,0 +1,143 @@
+"""``grpo-host rescore``: how much of a run was trained on a wrong reward?
+
+A reward pack gets a bug fixed or a new version; the run it scored is
+already done.  The rollout record (:mod:`grpo_host.runs.record`) holds every
+recorded rollout with what its rewards read (prompt, completion or
+trajectory, the row's columns), so this module scores them again with the
+rewards as installed now, batch by batch as they were scored, and counts,
+per reward and per step:
+
+- **changed verdicts**: a rollout whose value differs from the recorded one
+  (a value where there was none or the reverse counts too; floats equal to
+  1e-9 are the same verdict);
+- **advantages that changed sign**: the group-normalised advantage
+  (:func:`grpo_host.runs.record.advantages`) from the new totals against the
+  recorded one, where a rollout without an advantage counts as 0 (TRL gives
+  an unscorable completion advantage 0) and ``|a| < 1e-6`` is 0.  A sign
+  change is a rollout that was pushed the wrong way (or pushed when it
+  should not have been) by the old reward.
+
+A run's own reward modules (its config's ``plugins``) are loaded as the run loaded them.
+Rewards in the spec that the record lacks are scored (their errors counted)
+but have nothing to compare against; recorded rewards missing from the spec
+are listed as not re-scored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .record import RecordError, advantages, read_record, reward_column
+
+__all__ = ["rescore", "run_plugins", "run_rewards"]
+
+ZERO = 1e-6
+"""An advantage this close to 0 has no sign."""
+
+
+def run_rewards(path: str | Path) -> Any:
+    """The reward spec a training run was scored with (its ``config.yaml``), for ``rescore`` without ``--rewards``."""
+    import yaml
+
+    config = Path(path) / "config.yaml"
+    if not config.is_file():
+        raise RecordError(f"{path}: no config.yaml to take the rewards from; name them with --rewards")
+    try:
+        return yaml.safe_load(config.read_text())["rewards"]
+    except (yaml.YAMLError, TypeError, KeyError) as exc:
+        raise RecordError(f"{config}: cannot read its rewards ({exc}); name them with --rewards") from None
+
+
+def run_plugins(path: str | Path) -> Any:
+    """The plugins a training run loaded (its ``config.yaml`` ``plugins``: reward modules beside the installed
+    packs), so its own rewards can be re-scored; None (the installed packs) for anything else."""
+    import yaml
+
+    config = Path(path) / "config.yaml"
+    if not config.is_file():
+        return None
+    try:
+        specs = (yaml.safe_load(config.read_text()) or {}).get("plugins") or []
+    except (yaml.YAMLError, AttributeError):
+        return None
+    if not specs:
+        return None
+    from ..discovery.plugins import load_plugins
+    from ..training.train import _import_plugin  # the run's own rule for a plugin spec (a .py file or a module name)
+
+    return load_plugins(plugins=[_import_plugin(str(spec)) for spec in specs])
+
+
+def _sign(value: float | None) -> int:
+    return 0 if value is None or not math.isfinite(value) or abs(value) < ZERO else (1 if value > 0 else -1)
+
+
+def _same(old: float | None, new: float | None) -> bool:
+    if old is None or new is None:
+        return old is None and new is None
+    return math.isclose(old, new, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _loads(text: Any, what: str, where: str) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) else text
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"rollout of {where}: its {what} is not JSON text ({exc})") from None
+
+
+def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | None = None) -> dict[str, Any]:
+    """Re-score the record under ``path`` with ``spec``; returns the counts described in the module docstring.
+
+    The result: ``rollouts``, ``rewards`` (per compared reward: ``compared``, ``changed``, ``errors``),
+    ``new_rewards``, ``not_rescored``, ``advantage_sign_changed`` and ``steps`` (per step: ``step``,
+    ``rollouts``, ``changed`` per reward, ``advantage_sign_changed``)."""
+    from ..discovery.build import Ensemble
+
+    table = read_record(path)
+    recorded = {c.removeprefix("reward/") for c in table.column_names if c.startswith("reward/")}
+    batches: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for rollout in table.to_pylist():
+        batches.setdefault((rollout["step"], rollout["batch"]), []).append(rollout)
+    with Ensemble.from_spec(spec, plugins=plugins, workers=workers) as ensemble:
+        compared = [n for n in ensemble.names if n in recorded]
+        per_reward = {n: {"compared": 0, "changed": 0, "errors": 0} for n in ensemble.names}
+        steps: dict[int, dict[str, Any]] = {}
+        flips_total = 0
+        for (step, _), rollouts in sorted(batches.items()):
+            result = _score(ensemble, rollouts)
+            new_adv = advantages(result.total, [r["group"] for r in rollouts])
+            flips = sum(_sign(r["advantage"]) != _sign(a) for r, a in zip(rollouts, new_adv))
+            entry = steps.setdefault(step, {"step": step, "rollouts": 0, "changed": dict.fromkeys(compared, 0),
+                                            "advantage_sign_changed": 0})
+            entry["rollouts"] += len(rollouts)
+            entry["advantage_sign_changed"] += flips
+            flips_total += flips
+            for name in ensemble.names:
+                per_reward[name]["errors"] += result.metrics[name].errors
+            for name in compared:
+                changed = sum(not _same(r[reward_column(name)], v) for r, v in zip(rollouts, result.values[name]))
+                per_reward[name]["compared"] += len(rollouts)
+                per_reward[name]["changed"] += changed
+                entry["changed"][name] += changed
+    return {"rollouts": table.num_rows, "rewards": {n: per_reward[n] for n in compared},
+            "new_rewards": {n: per_reward[n] for n in ensemble.names if n not in recorded},
+            "not_rescored": sorted(recorded - set(ensemble.names)), "advantage_sign_changed": flips_total,
+            "steps": [steps[s] for s in sorted(steps)]}
+
+
+def _score(ensemble: Any, rollouts: Sequence[dict[str, Any]]) -> Any:
+    """One recorded batch scored again, each rollout rebuilt as the row its rewards read."""
+    rows, completions = [], []
+    for r in rollouts:
+        where = f"step {r['step']}, {r['row']}"
+        data = _loads(r["data"], "data", where)
+        if not isinstance(data, dict):
+            raise RecordError(f"rollout of {where}: its data is not an object")
+        rows.append({**data, "prompt": _loads(r["prompt"], "prompt", where)})
+        completions.append(_loads(r["trajectory"], "trajectory", where) if r.get("trajectory") else r["completion"])
+    return ensemble.score_rows(rows, completions=completions, row_ids=[f"step {r['step']}, {r['row']}"
+                                                                       for r in rollouts])
