@@ -956,6 +956,11 @@ HONEST_SCRIPTS = {  # (program, tests): what proxies must get right
         "import contextlib, io\nf = io.StringIO()\nwith contextlib.redirect_stdout(f):\n    n = hello('x' * 70000)\n"
         "assert n == 70000 and f.getvalue() == 'hello, ' + 'x' * 70000 + '\\nbye\\n'\n",
     ),
+    "printed to stderr": (
+        "import sys\ndef warn(msg):\n    print('warning:', msg, file=sys.stderr)\n    return len(msg)\n",
+        "import contextlib, io\nf = io.StringIO()\nwith contextlib.redirect_stderr(f):\n    n = warn('careful')\n"
+        "assert n == 7 and f.getvalue() == 'warning: careful\\n'\n",
+    ),
     "an expected exception": (
         "def root(x):\n    if x < 0:\n        raise ValueError('negative')\n    return x ** 0.5\n",
         "import math\ntry:\n    root(-1)\n    raised = False\nexcept ValueError as e:\n"

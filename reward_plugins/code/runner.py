@@ -497,16 +497,17 @@ class Link:
     earlier call's argument (:meth:`suspects`).
     """
 
-    def __init__(self, requests, answers, output, cap):
+    def __init__(self, requests, answers, outputs, cap):
         import codecs
 
-        self.requests, self.answers, self.output, self.cap = requests, answers, output, cap
+        self.requests, self.answers, self.cap = requests, answers, cap
+        self.outputs = {fd: (name, codecs.getincrementaldecoder("utf-8")("replace")) for fd, name in outputs.items()}
         os.set_blocking(answers, False)
-        os.set_blocking(output, False)
         self.poller = select.poll()
         self.poller.register(answers, select.POLLIN)
-        self.poller.register(output, select.POLLIN)
-        self.text = codecs.getincrementaldecoder("utf-8")("replace")
+        for fd in outputs:
+            os.set_blocking(fd, False)
+            self.poller.register(fd, select.POLLIN)
         self.buffer, self.printed, self.count, self.referenced = bytearray(), 0, 0, 0
         self.proxies = {}
         self.roots = {}  # handle -> the program's name it was bound to
@@ -546,8 +547,8 @@ class Link:
                         raise ProgramFailed("an answer that is not an object")
                     return answer
             for fd, _ in self.poller.poll():
-                if fd == self.output:
-                    self.forward()
+                if fd in self.outputs:
+                    self.forward(fd)
                     continue
                 try:
                     chunk = os.read(self.answers, CHUNK)
@@ -557,20 +558,23 @@ class Link:
                     raise ProgramFailed("the program's process ended")
                 self.buffer += chunk
 
-    def forward(self):
+    def forward(self, fd):
+        """What the program wrote on its stdout or stderr, to the judge's ``sys.stdout`` or ``sys.stderr`` as they
+        are now (a test's ``redirect_stdout``/``redirect_stderr`` captures it)."""
+        name, text = self.outputs[fd]
         while True:
             try:
-                chunk = os.read(self.output, CHUNK)
+                chunk = os.read(fd, CHUNK)
             except BlockingIOError:
                 return
             if not chunk:
-                self.poller.unregister(self.output)
-                self.output = -1
+                self.poller.unregister(fd)
+                del self.outputs[fd]
                 return
             self.printed += len(chunk)
             if self.printed > self.cap:
                 raise ProgramFailed("the program printed more than max_output")
-            sys.stdout.write(self.text.decode(chunk))
+            getattr(sys, name).write(text.decode(chunk))
 
     # values both ways
 
@@ -756,7 +760,7 @@ def referee(req):
     data = read_all(4)
     token, tests = data[:TOKEN_BYTES], data[TOKEN_BYTES:].decode("utf-8", "replace")
     os.close(4)
-    LINK = Link(5, 6, 7, int(req["max_output"]))
+    LINK = Link(5, 6, {7: "stdout", 8: "stderr"}, int(req["max_output"]))
     module = types.ModuleType("__main__")  # the tests run as a script would: ``if __name__ == "__main__":`` runs,
     sys.modules["__main__"] = module  # and unittest.main() finds their TestCase classes here
     sys.argv[:] = ["tests.py"]
@@ -828,7 +832,7 @@ def judge_process(req, mode, drop_uid, workdir, fds):
     try:
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # no KeyboardInterrupt a program's kill() could raise in a test
-        place(fds)  # 0 /dev/null, 1 stdout and 2 stderr (the collector's), 3 the verdict, 4 tests, 5-7 the pipes
+        place(fds)  # 0 /dev/null, 1 stdout and 2 stderr (the collector's), 3 the verdict, 4 tests, 5-8 the pipes
         if mode != "none":
             set_caps(())
         elif drop_uid:
@@ -1521,9 +1525,9 @@ def start_script(req, inbox, collector, mode, drop_uid, workdir, segment):
     """A script case's two processes: the program's, then the judge's; returns (judge pid, program pid, token).
 
     Both are forks of the server.  The program gets its source, the pipe of
-    requests and the pipe of answers, its stdout going to the judge and its
-    stderr to the collector: never the tests, the token or the result
-    channel.  The token is made after the program's fork, so no copy of it
+    requests and the pipe of answers, its stdout and stderr going to the
+    judge (which forwards them to its own, so tests may capture either):
+    never the tests, the token or the result channel.  The token is made after the program's fork, so no copy of it
     is in the program's memory; the judge gets it and the tests (spliced,
     never in the server's memory) on one pipe, and the collector's result
     channel.
@@ -1532,18 +1536,19 @@ def start_script(req, inbox, collector, mode, drop_uid, workdir, segment):
     requests_r, requests_w = os.pipe()
     answers_r, answers_w = os.pipe()
     out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
     devnull = os.open("/dev/null", os.O_RDONLY)
     program = os.fork()
     if program == 0:
-        child(req, drop_uid, workdir, (devnull, out_w, collector.err_w, answers_w, code_r, requests_r),
+        child(req, drop_uid, workdir, (devnull, out_w, err_w, answers_w, code_r, requests_r),
               0 if mode == "root" else 1)  # the judge has the program's uid unless the sandbox is root's
     nonce = os.urandom(TOKEN_BYTES)
     tests_r, tests_w = os.pipe()
     judge = os.fork()
     if judge == 0:
         judge_process(req, mode, drop_uid, workdir, (devnull, collector.out_w, collector.err_w, collector.res_w,
-                                                     tests_r, requests_w, answers_r, out_r))
-    for fd in (code_r, requests_r, requests_w, answers_r, answers_w, out_r, out_w, devnull, tests_r):
+                                                     tests_r, requests_w, answers_r, out_r, err_r))
+    for fd in (code_r, requests_r, requests_w, answers_r, answers_w, out_r, out_w, err_r, err_w, devnull, tests_r):
         os.close(fd)
     forward(inbox, code_w, req["code_len"])
     os.close(code_w)
