@@ -1672,6 +1672,20 @@ def warm_up():
     gc.freeze()
 
 
+def take_channel():
+    """The host's pipe (fds 0 and 1) moved to fds no child inherits, with /dev/null in their place, so
+    nothing forked later can read a request or forge a reply; returns (inbox, outbox).  Also used by the
+    contest pack's server."""
+    inbox, outbox = os.dup(0), os.dup(1)
+    devnull = os.open("/dev/null", os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    os.set_inheritable(inbox, False)
+    os.set_inheritable(outbox, False)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a dead reader is an error on write, never the server's death
+    return inbox, outbox
+
+
 def set_up(config):
     """Mounts, namespace and capabilities, then the seccomp filter; returns the programs' work folder."""
     global SHM
@@ -1708,13 +1722,7 @@ def main():
     workdir = set_up(config)
     if config.get("probe"):
         return  # isolation(): the mounts and the filter work here
-    inbox, outbox = os.dup(0), os.dup(1)
-    devnull = os.open("/dev/null", os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(devnull, 1)
-    os.set_inheritable(inbox, False)
-    os.set_inheritable(outbox, False)
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    inbox, outbox = take_channel()
     for stream in (sys.stdout, sys.stderr):  # a script case's judge writes the tests' output on them
         stream.reconfigure(errors="replace")
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # programs (same uid in "user" mode) cannot read the server's memory

@@ -366,13 +366,7 @@ def main():
     runner.load_filter(bytes.fromhex(config["seccomp"]))
     if config.get("probe"):
         return
-    inbox, outbox = os.dup(0), os.dup(1)
-    null = os.open("/dev/null", os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(null, 1)
-    os.set_inheritable(inbox, False)
-    os.set_inheritable(outbox, False)
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    inbox, outbox = runner.take_channel()
     runner._libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     runner.send(outbox, {"ready": True, "pid": os.getpid()})
     while True:
