@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import HERE, clean_env, cli_json, run_cli
 
 LISTING = """
@@ -51,6 +53,7 @@ def pip_target(pack: str, target: Path) -> None:
                     "--target", str(target), str(HERE / "packs" / pack)], check=True, capture_output=True, timeout=300)
 
 
+@pytest.mark.slow  # over 2 s: CLI runs over real packs
 def test_installing_editing_and_removing_a_pack_each_rebuild_the_listing(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
@@ -69,6 +72,7 @@ def test_installing_editing_and_removing_a_pack_each_rebuild_the_listing(tmp_pat
     assert "contains_expected" not in names(site)
 
 
+@pytest.mark.slow  # over 2 s: CLI runs over real packs
 def test_a_module_added_to_a_pack_folder_rebuilds_the_listing(tmp_path):
     site = tmp_path / "site"
     pip_target("scan", site)
@@ -78,6 +82,7 @@ def test_a_module_added_to_a_pack_folder_rebuilds_the_listing(tmp_path):
     assert {"scan_first", "scan_second"} <= set(names(site))
 
 
+@pytest.mark.slow  # over 2 s: CLI runs over real packs
 def test_a_file_changed_while_the_packs_load_is_not_stored(tmp_path):
     site, cwd = tmp_path / "site", tmp_path / "cwd"
     pip_target("good", site)
@@ -89,6 +94,7 @@ def test_a_file_changed_while_the_packs_load_is_not_stored(tmp_path):
         assert "'pluggy'" in loaded and "contains_expected" in {r["name"] for r in rows}
 
 
+@pytest.mark.slow  # over 2 s: CLI runs over real packs
 def test_a_listing_with_a_failed_pack_is_never_stored(tmp_path):
     site = tmp_path / "site"
     pip_target("broken", site)

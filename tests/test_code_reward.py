@@ -265,6 +265,7 @@ def test_a_forged_equality_fails_literal_asserts_and_scripts(code):
     assert code.score_one(forged, tests=leetcode) == 0.0
 
 
+@pytest.mark.slow  # over 2 s: waits out a timeout
 @needs_sandbox
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("shape", ["literal", "script", "io"])
@@ -285,6 +286,7 @@ def test_a_hanging_program_is_penalised_fast_not_left_unscored(shape):
     assert elapsed < 2 * 2.0 + 3, elapsed
 
 
+@pytest.mark.slow  # over 2 s: waits out a timeout
 @needs_sandbox
 @pytest.mark.timeout(120)
 def test_a_completion_stays_inside_the_ensembles_item_timeout():

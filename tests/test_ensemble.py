@@ -247,6 +247,7 @@ def test_async_and_sync_members_run_at_the_same_time(plugins):
     assert elapsed < 1.1  # 0.6 s sync beside 0.6 s and 0.3 s awaits, not 1.5 s in a row
 
 
+@pytest.mark.slow  # over 2 s: a real GRPOTrainer; waits out timeouts
 def test_async_timeouts_errors_and_a_blocked_loop_are_counted(plugins):
     with ensemble("waits [timeout=0.5, on_error=skip]", plugins) as e:
         r = e.score(["0", "5", "raise", "0"])
@@ -262,6 +263,7 @@ def test_async_timeouts_errors_and_a_blocked_loop_are_counted(plugins):
             e.score(["unusable"])
 
 
+@pytest.mark.slow  # over 2 s: a real GRPOTrainer; waits out timeouts
 def test_an_async_reward_is_an_async_trl_reward_function(plugins):
     is_async_callable = pytest.importorskip("trl.trainer.utils").is_async_callable
 

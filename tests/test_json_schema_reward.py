@@ -313,6 +313,7 @@ def test_recursion_driven_by_the_completion_is_a_score(reward):
     assert score(reward, nested(64), recursive_allof_schema(60)) == 1.0
 
 
+@pytest.mark.slow  # over 2 s: waits out a timeout
 def test_exponential_error_report_is_a_counted_timeout_and_the_worker_recovers():
     """An anyOf of two recursive branches makes the error report exponential in the depth: the timeout bounds it."""
     schema = {"anyOf": [{"type": "array", "items": {"$ref": "#"}}, {"type": "array", "items": {"$ref": "#"}}]}

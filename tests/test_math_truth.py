@@ -38,6 +38,7 @@ def _score(completion: str, gold: str, **params) -> float | None:
     return rewards.math_answer.bind(params).score_one(completion, answer=gold)
 
 
+@pytest.mark.slow  # over 2 s: a whole truth set
 def test_agrees_with_reasoning_gym_truth_and_pays_no_wrong_answer():
     rows = _rows("reasoning_gym_truth.jsonl")
     tasks = {row["task"] for row in rows}
@@ -84,6 +85,7 @@ def _math_verify_params(row: dict) -> dict:
     return params
 
 
+@pytest.mark.slow  # over 2 s: a whole truth set
 def test_agrees_with_math_verify_test_suite_except_listed_conventions():
     rows = _rows("math_verify_cases.jsonl")
     assert len(rows) >= 250

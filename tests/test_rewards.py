@@ -74,6 +74,7 @@ def test_chat_completions_reduce_to_the_last_assistant_message():
         completion_text(42)
 
 
+@pytest.mark.slow  # over 2 s: a real GRPOTrainer
 def test_a_reward_is_a_trl_reward_function_called_by_grpo_trainer_itself():
     """Run TRL's own GRPOTrainer._calculate_rewards over our Reward objects, an async one among them
     (TRL gathers async reward functions on its own event loop)."""
