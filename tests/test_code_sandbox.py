@@ -884,6 +884,18 @@ def test_script_asserts_cannot_be_forged(runner, outside):
     assert time.monotonic() - start < 250
 
 
+
+def test_two_objects_of_the_program_never_share_a_type_in_the_judge(runner):
+    """type() of an object of the program's is a proxy class of that object's own (the red team's F6): with one
+    proxy class for all, ``type(clone(x)) is type(x)`` passed for an object of an unrelated class."""
+    program = "class A:\n    pass\nclass B:\n    pass\ndef make():\n    return A()\ndef clone(x):\n    return B()\n"
+    results = runner.run([
+        {"code": program, "tests": "x = make()\nassert type(clone(x)) is type(x) and clone(x) is not x\n"},
+        {"code": program, "tests": "x = make()\nassert type(x) is type(x) and clone(x) is not x\n"},
+    ], timeout=60)
+    assert not results[0]["passed_asserts"], results[0]
+    assert results[1]["passed_asserts"], results[1]  # one object's type is its own
+
 JUDGE_PROBE = (  # everything it might reach of another process of the sandbox (the judge, the server): tried
     "import ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\nreached = []\n"
     "NR = {'x86_64': (101, 310, 434, 438), 'aarch64': (117, 270, 434, 438)}[__import__('platform').machine()]\n"

@@ -452,7 +452,8 @@ class Proxy:
     Reading an attribute and calling are requests to the program's process
     (:class:`Link`); everything else is the judge's own: equality and hashing
     by identity (one proxy per object, so ``a is b`` holds when the program
-    returned one object twice), and no truth value, length, iteration or
+    returned one object twice), a class of its own per object (``type(a) is
+    type(b)`` only when ``a is b``), and no truth value, length, iteration or
     arithmetic at all (a ``TypeError``, so the case fails): no ``__eq__``,
     ``__bool__`` or ``__sub__`` the program wrote ever decides an assert.
     """
@@ -579,7 +580,7 @@ class Link:
     # values both ways
 
     def ref(self, value):
-        if type(value) is Proxy:
+        if isinstance(value, Proxy):
             self.referenced += 1
             return value._grpo_ref
         return None  # anything else of the judge's that is not plain: NotPlain, the call fails
@@ -587,7 +588,9 @@ class Link:
     def deref(self, handle):
         proxy = self.proxies.get(handle)
         if proxy is None:
-            proxy = self.proxies[handle] = Proxy(handle)
+            # a class of its own per object: type(a) is type(b) never holds for two of the program's objects
+            # (one proxy class for all made any two objects' types equal, whatever their classes)
+            proxy = self.proxies[handle] = type("Proxy", (Proxy,), {"__slots__": ()})(handle)
         return proxy
 
     def value(self, answer):
@@ -642,7 +645,7 @@ class Link:
         bound = {}
         for name, node in found.items():
             bound[name] = self.value({"v": node})
-            if type(bound[name]) is Proxy:
+            if isinstance(bound[name], Proxy):
                 self.roots[bound[name]._grpo_ref] = name
         return bound
 
@@ -650,7 +653,7 @@ class Link:
         """``value``'s :func:`plain.key` (a proxy by its handle), or None for what has none (a lambda of the
         tests'; the call fails anyway)."""
         try:
-            return plain.key(value, lambda obj: obj._grpo_ref if type(obj) is Proxy else id(obj))
+            return plain.key(value, lambda obj: obj._grpo_ref if isinstance(obj, Proxy) else id(obj))
         except (TypeError, RecursionError):
             return None
 
@@ -671,7 +674,7 @@ class Link:
 
     def get(self, handle, name):
         value = self.value(self.exchange({"o": "g", "t": handle, "n": name}))
-        if type(value) is Proxy:
+        if isinstance(value, Proxy):
             self.origin.setdefault(value._grpo_ref, (handle, name))
         return value
 
@@ -721,12 +724,12 @@ class Link:
         turned into this call's argument (``deserialize(serialize(root)) is
         root``), which no rerun could tell from a copy.
         """
-        if handle in self.roots and type(result) is Proxy and plain_arguments:
+        if handle in self.roots and isinstance(result, Proxy) and plain_arguments:
             self.origin.setdefault(result._grpo_ref, [self.roots[handle], a, k])  # an object this call made
         made = self.key(result)
         round_trip = any(made in self.made_from.get(g, ()) for g in given if g != made)
         self.made_from.setdefault(made, set()).update(given)
-        if type(result) is Proxy:
+        if isinstance(result, Proxy):
             if round_trip and made in self.given:
                 raise ProgramFailed("a call answered with the very object an earlier call was given, from what "
                                     "that call returned")
