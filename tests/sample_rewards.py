@@ -83,31 +83,46 @@ def counted(completion, **_):
     return Scored(float(len(completion)), counts={"long": len(completion) > 3, "rows": 1})
 
 
+SPANS: dict[str, list[tuple[float, float]]] = {"waits": [], "waits_batch": [], "sync_wait": []}
+"""When each call of the waiting rewards ran (monotonic start and end): tests read overlap from here, since
+what overlapped is the same on a busy machine and a wall-clock bound is not."""
+
+
+def _span(name, start):
+    SPANS[name].append((start, time.monotonic()))
+
+
 @reward(concurrency=4)
 async def waits(completion, **_):
     """Awaits as many seconds as the completion says (a judge waiting on its server), then scores 1.0;
     'block' blocks the event loop itself, 'raise' raises, 'unusable' cannot run at all."""
     if completion == "block":
-        time.sleep(3)  # synchronous work inside async def: no timeout can interrupt it
+        time.sleep(8)  # synchronous work inside async def: no timeout can interrupt it
     if completion == "raise":
         raise ValueError("the judge said no")
     if completion == "unusable":
         raise RewardUnusable("no judge server configured")
+    start = time.monotonic()
     await asyncio.sleep(float(completion) if completion not in ("block",) else 0)
+    _span("waits", start)
     return 1.0
 
 
 @reward(batch=True)
 async def waits_batch(completions, **_):
     """One await for the whole batch (a reward server taking the batch in one request): the lengths."""
+    start = time.monotonic()
     await asyncio.sleep(0.3)
+    _span("waits_batch", start)
     return [float(len(c)) for c in completions]
 
 
 @reward(batch=True)
 def sync_wait(completions, **_):
     """A synchronous member that takes 0.6 s per batch."""
+    start = time.monotonic()
     time.sleep(0.6)
+    _span("sync_wait", start)
     return [1.0] * len(completions)
 
 

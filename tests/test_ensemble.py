@@ -225,39 +225,53 @@ def test_columns_must_match_the_batch(plugins):
             e.score(["1", "2"], answer=["a"])
 
 
+def _most_at_once(spans):
+    """The most spans (start, end) that were open at the same moment."""
+    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans], key=lambda e: (e[0], e[1]))
+    most = open_now = 0
+    for _, step in edges:
+        open_now += step
+        most = max(most, open_now)
+    return most
+
+
 def test_async_items_overlap_up_to_the_reward_s_concurrency(plugins):
+    spans = sample_rewards.SPANS["waits"]
     with ensemble("waits", plugins) as e:  # concurrency=4
-        start = time.monotonic()
+        spans.clear()
         r = e.score(["0.4"] * 4)
-        one_round = time.monotonic() - start
-        start = time.monotonic()
-        e.score(["0.4"] * 8)
-        two_rounds = time.monotonic() - start
-    assert r.values["waits"] == [1.0] * 4
-    assert one_round < 1.0  # four 0.4 s waits at once, not 1.6 s in a row
-    assert 0.8 <= two_rounds < 1.6  # eight with four slots: two rounds
+        assert r.values["waits"] == [1.0] * 4 and _most_at_once(spans) == 4  # four 0.4 s waits at once
+        spans.clear()
+        assert e.score(["0.4"] * 8).values["waits"] == [1.0] * 8
+        assert _most_at_once(spans) == 4  # eight with four slots: never more than four at a time
 
 
 def test_async_and_sync_members_run_at_the_same_time(plugins):
+    for spans in sample_rewards.SPANS.values():
+        spans.clear()
     with ensemble("waits, sync_wait, waits_batch", plugins) as e:
-        start = time.monotonic()
         r = e.score(["0.6", "0.6", "0.6"])
-        elapsed = time.monotonic() - start
     assert r.values == {"waits": [1.0] * 3, "sync_wait": [1.0] * 3, "waits_batch": [3.0] * 3}
-    assert elapsed < 1.1  # 0.6 s sync beside 0.6 s and 0.3 s awaits, not 1.5 s in a row
+    (sync_start, sync_end), = sample_rewards.SPANS["sync_wait"]
+    awaited = sample_rewards.SPANS["waits"] + sample_rewards.SPANS["waits_batch"]
+    assert len(awaited) == 4 and all(start < sync_end and end > sync_start for start, end in awaited)
 
 
-@pytest.mark.slow  # over 2 s: a real GRPOTrainer; waits out timeouts
+@pytest.mark.slow  # over 2 s: waits out timeouts and a blocked event loop's backstop
 def test_async_timeouts_errors_and_a_blocked_loop_are_counted(plugins):
-    with ensemble("waits [timeout=0.5, on_error=skip]", plugins) as e:
-        r = e.score(["0", "5", "raise", "0"])
+    with ensemble("waits [timeout=1, on_error=skip]", plugins) as e:
+        r = e.score(["0", "30", "raise", "0"])
         assert r.values["waits"] == [1.0, None, None, 1.0]
         m = r.metrics["waits"]
         assert (m.timeouts, m.errors) == (1, 1) and "ValueError: the judge said no" in r.errors[0]
         start = time.monotonic()
-        blocked = e.score(["block", "0"])
-        assert blocked.values["waits"] == [None, None] and blocked.metrics["waits"].timeouts == 2
-        assert time.monotonic() - start < 2.5  # the backstop: timeout x rounds + 1 s
+        blocked = e.score(["0", "0", "0", "0", "block", "0"])  # four slots: the first four finish, then it blocks
+        assert blocked.values["waits"] == [1.0] * 4 + [None, None] and blocked.metrics["waits"].timeouts == 2
+        assert time.monotonic() - start < 8  # the backstop (timeout x rounds + 1 s + a 1 s ping), not the 8 s block
+    with ensemble("waits [timeout=1, on_error=skip], waits_batch [timeout=1, on_error=skip]", plugins) as e:
+        both = e.score(["block", "0"])  # one loop, blocked by one member: the other's items are lost with it
+        assert both.values == {"waits": [None, None], "waits_batch": [None, None]}
+        assert (both.metrics["waits"].timeouts, both.metrics["waits_batch"].timeouts) == (2, 2)
         assert e.score(["0"]).values["waits"] == [1.0]  # a new event loop took over
         with pytest.raises(RewardError, match="cannot run: RewardUnusable: no judge server configured"):
             e.score(["unusable"])

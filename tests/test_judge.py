@@ -198,13 +198,12 @@ def counts(result, name="judge"):
 
 
 def test_judgments_overlap_up_to_the_concurrency(plugins, server):
-    r, wide = judged(plugins, server, ["sleep 0.4; score 7"] * 12)
-    assert r.values["judge"] == [0.7] * 12 and server.max_in_flight == 12
-    assert wide < 1.0  # twelve 0.4 s replies at once: about one reply's time, not 4.8 s
     server.max_in_flight = 0
-    r, narrow = judged(plugins, server, ["sleep 0.4; score 6"] * 12, concurrency=3)
-    assert r.values["judge"] == [0.6] * 12 and server.max_in_flight == 3
-    assert 1.5 <= narrow < 2.6  # three at a time: four rounds
+    r, _ = judged(plugins, server, ["sleep 0.4; score 7"] * 12)
+    assert r.values["judge"] == [0.7] * 12 and server.max_in_flight == 12  # twelve 0.4 s replies at once
+    server.max_in_flight = 0
+    r, _ = judged(plugins, server, ["sleep 0.4; score 6"] * 12, concurrency=3)
+    assert r.values["judge"] == [0.6] * 12 and server.max_in_flight == 3  # three at a time
 
 
 def test_requests_and_tokens_per_minute_are_honoured(plugins, server):
@@ -283,7 +282,7 @@ def test_a_hanging_server_hits_the_deadline(plugins, server):
     assert r.values["judge"] == [None, 0.3]
     c = counts(r)
     assert c["failures"] == 1 and c["retries"] >= 2  # each 0.3 s timeout retried until the deadline
-    assert 0.9 <= seconds < 1.8
+    assert 0.9 <= seconds < 5  # the 1 s deadline, not 20 retries of 0.3 s each
 
 
 def test_a_second_pass_is_served_from_the_cache(plugins, server, judge_cache):
@@ -379,11 +378,12 @@ def test_judge_beside_sync_rewards_through_grpo_host_score(server, tmp_path):
     data = write_jsonl(tmp_path / "rows.jsonl", rows)
     spec = f'judge(base_url="{server.base_url}", model="m"):1, overlong(max_length=100, cache=10, unit=chars):0.5'
     env = {"GRPO_HOST_CACHE": str(tmp_path / "cli-cache")}
+    server.max_in_flight = 0
     first = cli_json("score", str(data), "--rewards", spec, env=env)
     judge = first["rewards"]["judge"]
     assert judge["mean"] == pytest.approx(0.35) and judge["coverage"] == 1.0
     assert judge["counts"]["calls"] == 8 and judge["counts"]["cache_hits"] == 0 and judge["counts"]["tokens"] == 240
-    assert judge["seconds"] < 1.5  # eight 0.3 s judgments together, not 2.4 s in a row
+    assert server.max_in_flight == 8  # eight 0.3 s judgments together, beside the synchronous reward
     assert first["rewards"]["overlong"]["coverage"] == 1.0
     again = cli_json("score", str(data), "--rewards", spec, env=env)
     assert again["rewards"]["judge"]["counts"]["calls"] == 0 and again["rewards"]["judge"]["counts"]["cache_hits"] == 8
@@ -415,7 +415,7 @@ def test_an_async_reward_from_a_pip_installed_pack(packs, tmp_path):
     out = cli_json("score", str(data), "--rewards", "awaited_length", pythonpath=[packs["asyncpack"]])
     m = out["rewards"]["awaited_length"]
     assert m["mean"] == pytest.approx(4.5) and m["counts"]["awaited"] == 8
-    assert m["seconds"] < 1.5  # eight 0.5 s awaits at once, not 4 s
+    assert m["counts"]["beside"] == sum(range(8))  # eight 0.5 s awaits at once: each began beside the earlier ones
 
 
 @pytest.fixture(scope="module")

@@ -201,16 +201,17 @@ class Ensemble:
         """Run ``member``'s items (async ones: start them); returns what collects its outcomes and seconds."""
         reward, n, start = member.reward, len(items.completions), time.perf_counter()
         if reward.is_async:
-            future = self._async.submit(_run_async(member, items))
+            done: list[Outcome | None] = [None] * n  # filled as items finish: a blocked loop loses only the rest
+            future = self._async.submit(_run_async(member, items, done))
             rounds = 1 if reward.batch else -(-n // reward.concurrency)
             backstop = None if member.timeout is None else member.timeout * rounds + 1.0
 
             def collect() -> tuple[list[Outcome], float]:
                 try:
-                    outcomes = self._async.wait(future, backstop)
+                    self._async.wait(future, backstop)
                 except TimeoutError:  # its coroutines blocked the event loop
-                    outcomes = [Outcome("timeout")] * n
-                return outcomes, time.perf_counter() - start
+                    pass
+                return [out or Outcome("timeout") for out in done], time.perf_counter() - start
 
             return collect
         if reward.batch:
@@ -369,14 +370,18 @@ def _ray_pool(size: int | None) -> Executor:
     return RayPool(size)
 
 
-async def _run_async(member: Member, items: _Items) -> list[Outcome]:
-    """An async member's items, ``concurrency`` at a time, each under the member's timeout (waiting for a slot
-    is not part of it); a batch reward is one call under the timeout."""
+async def _run_async(member: Member, items: _Items, done: list[Outcome | None]) -> None:
+    """An async member's items into ``done``, ``concurrency`` at a time, each under the member's timeout (waiting
+    for a slot is not part of it), each outcome as soon as it is known; a batch reward is one call under the
+    timeout."""
     reward, inputs = member.reward, items.inputs(member.reward)
     if reward.batch:
-        return _spread(await acall(functools.partial(reward.ascore_items, *items.batch_args(reward)),
-                                   member.timeout), len(inputs))
-    return await gather_bounded(reward.concurrency, [
-        functools.partial(acall, functools.partial(ascore_row, reward, inputs[i], items.prompts[i],
-                                                   **items.row(i)), member.timeout)
-        for i in range(len(inputs))])
+        done[:] = _spread(await acall(functools.partial(reward.ascore_items, *items.batch_args(reward)),
+                                      member.timeout), len(inputs))
+        return
+
+    async def one(i: int) -> None:
+        done[i] = await acall(functools.partial(ascore_row, reward, inputs[i], items.prompts[i], **items.row(i)),
+                              member.timeout)
+
+    await gather_bounded(reward.concurrency, [functools.partial(one, i) for i in range(len(inputs))])

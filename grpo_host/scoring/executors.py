@@ -112,9 +112,16 @@ class AsyncRunner:
     collects it.  Per-item timeouts are the coroutine's own business
     (``asyncio.wait_for``); ``wait``'s ``backstop`` is for a coroutine that
     blocks the loop itself (synchronous work inside ``async def``), which no
-    cancellation can stop: the loop is then abandoned and a new one started,
-    as :class:`InlineRunner` abandons a stuck thread.
+    cancellation can stop: past the backstop, a loop that does not answer a
+    ping within :attr:`STALL` seconds is abandoned and a new one started, as
+    :class:`InlineRunner` abandons a stuck thread.  A loop that still turns
+    is only slow (a loaded machine), and its items' own timeouts bring them
+    home, so it is waited for up to twice the backstop: a busy machine must
+    not cost a batch its rewards.
     """
+
+    STALL = 1.0
+    """Seconds a loop may take to answer a ping before it counts as blocked by a coroutine."""
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -122,22 +129,51 @@ class AsyncRunner:
     def submit(self, coro: Any) -> concurrent.futures.Future:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
-            threading.Thread(target=self._loop.run_forever, daemon=True, name="grpo-host-async").start()
+            threading.Thread(target=_serve, args=(self._loop,), daemon=True, name="grpo-host-async").start()
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
     def wait(self, future: concurrent.futures.Future, backstop: float | None) -> Any:
-        """The coroutine's result; raises ``TimeoutError`` (and starts over with a new loop) past ``backstop``."""
-        try:
-            return future.result(timeout=backstop)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            self.close()
-            raise TimeoutError from None
+        """The coroutine's result; raises ``TimeoutError`` (and starts over with a new loop) past ``backstop``
+        if the loop does not answer a ping within :attr:`STALL` seconds, or past twice ``backstop`` whatever."""
+        if backstop is None:
+            return future.result()
+        start = time.monotonic()
+        while True:
+            try:
+                return future.result(timeout=max(start + backstop - time.monotonic(), self.STALL / 4))
+            except concurrent.futures.TimeoutError:
+                if time.monotonic() - start >= 2 * backstop or not self._answers(self.STALL) and not future.done():
+                    future.cancel()
+                    self.close()
+                    raise TimeoutError from None
+
+    def _answers(self, seconds: float) -> bool:
+        """Whether the loop runs a callback within ``seconds``: it turns, so no coroutine is blocking it.
+        An abandoned loop (another member of the batch found it blocked) does not."""
+        if self._loop is None:
+            return False
+        turned = threading.Event()
+        self._loop.call_soon_threadsafe(turned.set)
+        return turned.wait(seconds)
 
     def close(self) -> None:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._loop = None
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """Run ``loop`` until it is stopped, then cancel what it still holds and close it (its sockets with it)."""
+    try:
+        loop.run_forever()
+    finally:
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
 
 
 def _worker_main(conn) -> None:
