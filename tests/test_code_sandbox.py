@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNNER_DIR = ROOT / "reward_plugins" / "code"
 MARKER = f"grpo-code-escape-{uuid.uuid4().hex[:12]}"
 SECRET = random.randrange(10**8, 10**9)  # the expected value of the forgery tests: no program can guess it
-USER = "grpo-sandbox-test"
+USER = f"grpo-sbx-{os.getpid()}"  # this run's own: two suites on one machine must not share (or delete) one user
 PIDS = Path("/nonexistent")  # the suite folder's pids/, set by the suite_dir fixture
 HOST_DIRS = ["/etc", "/tmp", "/var/tmp", "/dev/shm", "/root", "/", str(ROOT), str(RUNNER_DIR)]
 SYSCALLS = {"x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250, "clone": 56},
@@ -175,7 +175,10 @@ def unprivileged_user():
         pytest.skip("creating the unprivileged test user needs root (this run is already unprivileged)")
     if shutil.which("useradd") is None or shutil.which("runuser") is None:
         pytest.skip("useradd/runuser are not installed: cannot create the unprivileged test user")
-    subprocess.run(["userdel", "-r", USER], capture_output=True)
+    for stale in pwd.getpwall():  # left by a run that was killed: its pid is gone
+        pid = stale.pw_name.removeprefix("grpo-sbx-")
+        if stale.pw_name.startswith("grpo-sbx-") and pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            subprocess.run(["userdel", "-r", stale.pw_name], capture_output=True)
     made = subprocess.run(["useradd", "-m", "-s", "/bin/sh", USER], capture_output=True, text=True)
     if made.returncode != 0:
         pytest.skip(f"cannot create the unprivileged test user: {made.stderr.strip()}")

@@ -264,9 +264,11 @@ def test_grpo_args_get_every_value_explicitly():
 
 @pytest.mark.slow
 def test_reward_rises_on_the_example(env, tmp_path):
-    """The README's first command on MLX: with a fixed seed, the last tenth's mean reward is at least twice the first's."""
+    """The README's first command on MLX, cut to 60 of its 150 steps (an MLX step on a CPU takes four times a
+    TRL one, and TRL's test runs all 150): with a fixed seed, the last tenth's mean reward is at least twice the
+    first's (0.21 -> 0.71 when written)."""
     out = tmp_path / "letters"
-    proc = train(env, str(EXAMPLE), "--set", f"output_dir={out}", timeout=900)
+    proc = train(env, str(EXAMPLE), "--set", f"output_dir={out}", "--set", "max_steps=60", timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     records = _finite_reward_records(out)
     first, last = tenths(records)
