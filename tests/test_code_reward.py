@@ -265,6 +265,47 @@ def test_a_forged_equality_fails_literal_asserts_and_scripts(code):
     assert code.score_one(forged, tests=leetcode) == 0.0
 
 
+STDLIB_RESULTS = [  # (program, tests, score): what Python itself says of the assert, honest or forged
+    ("import collections\ndef freq_count(l):\n    return collections.Counter(l)",  # MBPP 88's own solution
+     "assert freq_count([1, 1, 2]) == {1: 2, 2: 1}", 1.0),
+    ("import collections\ndef freq_count(l):\n    return collections.Counter(l)",
+     "assert freq_count([1, 1, 2]) == {1: 2, 2: 1, 3: 0}", 0.0),
+    ("from collections import Counter\ndef f(s):\n    return Counter(s)",
+     "c = f('aab')\nassert c.most_common(1) == [('a', 2)] and c['z'] == 0", 1.0),
+    ("from collections import OrderedDict\ndef f():\n    return OrderedDict([(2, 1), (1, 2)])",
+     "assert f() == {1: 2, 2: 1}", 1.0),
+    ("from collections import OrderedDict\ndef f():\n    return OrderedDict([(2, 1), (1, 2)])",
+     "from collections import OrderedDict\nassert f() == OrderedDict([(1, 2), (2, 1)])", 0.0),
+    ("from collections import deque\ndef f():\n    return deque([1, 2])", "assert f() == [1, 2]", 0.0),
+    ("from collections import deque\ndef f():\n    return deque([1, 2])",
+     "from collections import deque\nassert f() == deque([1, 2])", 1.0),
+    ("from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef f():\n    return P(1, 2)",
+     "assert f() == (1, 2)", 1.0),
+    ("from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef f():\n    return P(1, 2)",
+     "r = f()\nassert r.x == 1 and r == (1, 2)", 1.0),
+    ("from collections import defaultdict\ndef f():\n    d = defaultdict(int)\n    d['a'] += 1\n    return d",
+     "assert f() == {'a': 1}", 1.0),
+    # forgeries: a subclass equal to everything, a patched collections.Counter, a namedtuple with its own __eq__
+    ("import collections\nclass E(collections.Counter):\n    def __eq__(self, o):\n        return True\n"
+     "def freq_count(l):\n    return E(l)", "assert freq_count([1, 1, 2]) == {1: 5}", 0.0),
+    ("import collections\nclass E(dict):\n    def __eq__(self, o):\n        return True\ncollections.Counter = E\n"
+     "def freq_count(l):\n    return collections.Counter()", "assert freq_count([1, 1, 2]) == {1: 5}", 0.0),
+    ("from collections import namedtuple\nclass P(namedtuple('P', 'x y')):\n    def __eq__(self, o):\n"
+     "        return True\ndef f():\n    return P(1, 2)", "assert f() == (3, 4)", 0.0),
+    ("from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef f():\n    return P(1, 2)",
+     "r = f()\nassert r == (3, 4)", 0.0),
+]
+
+
+@pytest.mark.timeout(120)
+def test_stdlib_containers_are_judged_as_python_would(code):
+    """Counter, OrderedDict, defaultdict, deque and namedtuple results, in both assert shapes: an honest
+    solution that returns one passes (MBPP 88's scored 0.0 before), each compares as its own type does, and
+    neither a subclass nor a patched module can bring an object of the program's equality along."""
+    got = [code.score_one(fenced(program), tests=tests) for program, tests, _ in STDLIB_RESULTS]
+    assert got == [score for _, _, score in STDLIB_RESULTS]
+
+
 @pytest.mark.slow  # over 2 s: waits out a timeout
 @needs_sandbox
 @pytest.mark.timeout(120)

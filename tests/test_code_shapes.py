@@ -9,8 +9,10 @@ shapes real datasets use (MBPP asserts, HumanEval's ``check``).
 
 from __future__ import annotations
 
+import collections
 import json
 import math
+import typing
 
 import pytest
 
@@ -130,6 +132,68 @@ def test_plain_values_cross_exactly(value):
     back = plain.decode(text)
     assert back == value and type(back) is type(value)
     assert value_id(back) == value_id(value)  # -0.0 stays -0.0
+
+
+POINT = collections.namedtuple("Point", "x y")
+
+
+class Typed(typing.NamedTuple):
+    x: int
+    y: str = "y"
+
+
+@pytest.mark.parametrize("value", [
+    collections.Counter("abracadabra"), collections.OrderedDict([(2, "b"), (1, "a")]),
+    collections.deque([1, (2,)], maxlen=4), collections.deque(), POINT(1, [2]), Typed(1),
+    [POINT(0, collections.Counter({"k": 0}))]], ids=repr)
+def test_the_stdlib_containers_honest_programs_return_cross_as_themselves(value):
+    """Rebuilt fresh as the same standard type (a namedtuple class from its names), so each compares as the
+    program's own would: a Counter ignores zero counts only against a Counter, an OrderedDict minds order only
+    against an OrderedDict, a deque never equals a list."""
+    back = plain.decode(plain.encode(value))
+    assert back == value and type(back).__name__ == type(value).__name__ and repr(back) == repr(value)
+    if isinstance(value, tuple):
+        assert back._fields == value._fields and back == tuple(value)
+
+
+def test_a_defaultdict_crosses_as_a_dict_and_the_containers_keep_their_equality():
+    counts = collections.defaultdict(int, a=1)
+    assert type(plain.decode(plain.encode(counts))) is dict and plain.decode(plain.encode(counts)) == {"a": 1}
+    ordered = plain.decode(plain.encode(collections.OrderedDict([(1, 1), (2, 2)])))
+    assert ordered != collections.OrderedDict([(2, 2), (1, 1)]) and ordered == {2: 2, 1: 1}
+    assert plain.decode(plain.encode(collections.deque([1]))) != [1]
+    assert plain.decode(plain.encode(collections.Counter(a=1, b=0))) == collections.Counter(a=1)
+    assert plain.decode(plain.encode(collections.Counter(a=1, b=0))) != {"a": 1}
+    assert plain.key(collections.Counter(a=1)) == plain.key({"a": 1}) != plain.key([("a", 1)])
+    assert plain.key(POINT(1, 2)) == plain.key((1, 2)) != plain.key(collections.deque([1, 2])) != plain.key([1, 2])
+
+
+class Methodical(typing.NamedTuple):
+    x: int
+
+    def norm(self):
+        return abs(self.x)
+
+
+class Counted(collections.Counter):
+    pass
+
+
+@pytest.mark.parametrize("value", [Methodical(1), Counted("a"), type("P", (POINT,), {})(1, 2),
+                                   type("D", (collections.deque,), {})()], ids=lambda v: type(v).__name__)
+def test_a_subclass_or_a_namedtuple_with_methods_is_the_programs_object(value):
+    with pytest.raises(plain.NotPlain):
+        plain.encode(value)
+
+
+@pytest.mark.parametrize("text", [
+    '{"n":["P",["x","def"],[1,2]]}', '{"n":["P x",["x"],[1]]}', '{"n":["P",["x"],[1,2]]}', '{"n":["P",[1],[1]]}',
+    '{"n":["P",["_x"],[1]]}', '{"n":[1,["x"],[1]]}', '{"n":["P",["x","x"],[1,2]]}', '{"q":[[1],"a"]}',
+    '{"q":[[1],-1]}', '{"q":[1]}', '{"k":[[[1],2]]}', '{"o":[[1]]}',
+    '{"n":["P",[' + ",".join(f'"f{i}"' for i in range(300)) + '],[]]}'])
+def test_crafted_container_nodes_are_refused(text):
+    with pytest.raises(ValueError):
+        plain.decode(text)
 
 
 def test_nan_crosses_as_nan():

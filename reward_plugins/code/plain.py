@@ -8,10 +8,18 @@ holds if what crosses is inert: no object whose ``__eq__``, ``__bool__`` or
 literal can produce are encoded (``None``, ``bool``, ``int``, ``float``,
 ``complex``, ``str``, ``bytes`` and ``list``, ``tuple``, ``set``,
 ``frozenset``, ``dict`` of them, and ``bytearray``, which a script's
-in-place mutation of an argument must carry back); a subclass or any other
-type raises :class:`NotPlain`, and the case fails.  Decoding builds fresh
-builtin objects from JSON, so even a candidate that wrote its own bytes can
-only ever hand over plain values.
+in-place mutation of an argument must carry back), and the standard
+library's containers that honest programs return in their place:
+``collections.Counter``, ``OrderedDict``, ``defaultdict`` (as a ``dict``:
+its factory is code), ``deque`` and the classes ``namedtuple`` and
+``typing.NamedTuple`` make (with no method of the program's own).  A
+subclass or any other type raises :class:`NotPlain`, and the case fails.
+Decoding builds fresh objects of those exact types from JSON (a namedtuple
+class from its validated names), so even a candidate that wrote its own
+bytes can only ever hand over plain values, and each compares as the same
+type would in the candidate's process: a ``Counter`` ignores zero counts
+against a ``Counter``, an ``OrderedDict`` minds order against another, a
+``deque`` never equals a ``list``.
 
 Script mode's judge talks to the program's process with the same nodes
 (:func:`tag`, :func:`untag`): there an object that is not plain crosses as a
@@ -23,6 +31,7 @@ Stdlib only: the sandbox's server imports this file directly.
 """
 
 import json
+from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
 
 __all__ = ["MAX_DEPTH", "NotPlain", "decode", "encode", "key", "tag", "untag"]
 
@@ -32,8 +41,35 @@ BIG = 1 << 1024
 """Integers of this size or larger cross as hex (``{"i": ...}``)."""
 
 
+NAMEDTUPLE_KEYS = frozenset(namedtuple("_", "a").__dict__) - {"a"} | {"__annotations__", "__orig_bases__"}
+"""What a class made by ``namedtuple`` or ``typing.NamedTuple`` holds besides its fields: with anything more it
+has methods of its own, and crosses as an object."""
+_namedtuples: dict = {}  # (typename, fields) -> the class decoding made for them
+
+
 class NotPlain(ValueError):
     """A value that is not made only of exact builtin types (or nests deeper than :data:`MAX_DEPTH`)."""
+
+
+def _is_namedtuple(kind) -> bool:
+    fields = kind.__dict__.get("_fields")
+    return (kind.__bases__ == (tuple,) and type(fields) is tuple and all(type(f) is str for f in fields)
+            and set(kind.__dict__) - set(fields) <= NAMEDTUPLE_KEYS)
+
+
+def _namedtuple(typename, fields):
+    """The class decoding builds a namedtuple with: made by ``namedtuple`` itself, which refuses a name that is
+    not an identifier (ValueError), so nothing of the program's runs; one per name and fields (256 kept)."""
+    made = _namedtuples.get((typename, tuple(fields)))
+    if made is None:
+        if type(typename) is not str or not all(type(f) is str for f in fields):
+            raise ValueError("a namedtuple's names must be strings")
+        if len(fields) > 255 or sum(map(len, (typename, *fields))) > 4096:  # the class is compiled: keep it small
+            raise ValueError("a namedtuple of over 255 fields or 4096 characters of names")
+        made = namedtuple(typename, fields)
+        if len(_namedtuples) < 256:
+            _namedtuples[(typename, tuple(fields))] = made
+    return made
 
 
 def encode(value) -> str:
@@ -67,6 +103,13 @@ def tag(value, ref=None, depth=0):
         return {"c": [value.real.hex(), value.imag.hex()]}
     if kind is bytearray:
         return {"y": value.hex()}
+    if kind is Counter or kind is OrderedDict or kind is defaultdict:
+        return {"k" if kind is Counter else "o" if kind is OrderedDict else "d":
+                [[tag(k, ref, depth + 1), tag(v, ref, depth + 1)] for k, v in value.items()]}
+    if kind is deque:
+        return {"q": [[tag(v, ref, depth + 1) for v in value], value.maxlen]}
+    if issubclass(kind, tuple) and _is_namedtuple(kind):
+        return {"n": [kind.__name__, list(kind._fields), [tag(v, ref, depth + 1) for v in tuple.__iter__(value)]]}
     if ref is not None and type(handle := ref(value)) is int:
         return {"h": handle}
     raise NotPlain(f"{kind.__module__}.{kind.__qualname__} is not a builtin value")
@@ -110,6 +153,14 @@ def untag(node, deref=None, depth=0):
             if deref is None or type(body) is not int:
                 raise ValueError("a reference where plain data was expected")
             return deref(body)
+        if kind == "q":
+            items, maxlen = body
+            if maxlen is not None and type(maxlen) is not int:
+                raise ValueError("a deque's maxlen must be an int or None")
+            return deque(untag(items, deref, depth + 1), maxlen)
+        if kind == "n":
+            typename, fields, items = body
+            return _namedtuple(typename, fields)(*untag(items, deref, depth + 1))
         items = [untag(v, deref, depth + 1) for v in body]
         if kind == "t":
             return tuple(items)
@@ -119,6 +170,10 @@ def untag(node, deref=None, depth=0):
             return frozenset(items)
         if kind == "d":
             return dict(items)
+        if kind == "k":
+            return Counter(dict(items))
+        if kind == "o":
+            return OrderedDict(items)
     except ValueError:
         raise
     except Exception as exc:  # unhashable keys, malformed pairs, a non-string hex, float.fromhex's OverflowError
@@ -135,10 +190,10 @@ def key(value, other=None):
         return value
     if kind is bytearray:
         return bytes(value)
-    if kind is list or kind is tuple:
-        return (kind is list, tuple(key(v, other) for v in value))
+    if kind is list or kind is tuple or kind is deque or issubclass(kind, tuple) and _is_namedtuple(kind):
+        return ("list" if kind is list else "deque" if kind is deque else "tuple", tuple(key(v, other) for v in value))
     if kind is set or kind is frozenset:
         return ("set", frozenset(key(v, other) for v in value))
-    if kind is dict:
+    if kind is dict or kind is Counter or kind is OrderedDict or kind is defaultdict:
         return ("dict", frozenset((key(k, other), key(v, other)) for k, v in value.items()))
     return ("object", other(value) if other is not None else id(value))
