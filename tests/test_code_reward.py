@@ -294,6 +294,21 @@ STDLIB_RESULTS = [  # (program, tests, score): what Python itself says of the as
      "        return True\ndef f():\n    return P(1, 2)", "assert f() == (3, 4)", 0.0),
     ("from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef f():\n    return P(1, 2)",
      "r = f()\nassert r == (3, 4)", 0.0),
+    # a thief that hands back what encode was given, with a zero count added (a Counter still equals it)
+    ("from collections import Counter\n_seen = []\ndef encode(c):\n    _seen.append(c)\n    return 'x'\n"
+     "def decode(s):\n    r = Counter(_seen[-1])\n    r['never'] = 0\n    return r",
+     "from collections import Counter\nfor w in ['hello world', 'mississippi']:\n    c = Counter(w)\n"
+     "    assert decode(encode(c)) == c", 0.0),
+    # in-place changes of these arguments come back to the tests, as a list's do: wrong and honest
+    ("def peek(d):\n    return d.pop()",
+     "from collections import deque\nd = deque([1, 2, 3])\nx = peek(d)\nassert x == 3\nassert d == deque([1, 2, 3])",
+     0.5),
+    ("def top(c):\n    k, v = c.most_common(1)[0]\n    del c[k]\n    return k",
+     "from collections import Counter\nc = Counter('aab')\nx = top(c)\nassert x == 'a'\nassert c == Counter('aab')", 0.5),
+    ("def push(d, x):\n    d.append(x)", "from collections import deque\nd = deque()\npush(d, 1)\nassert d == deque([1])",
+     1.0),
+    ("def add(d, k, v):\n    d[k].append(v)",
+     "from collections import defaultdict\nd = defaultdict(list)\nadd(d, 'a', 1)\nassert d == {'a': [1]}", 1.0),
 ]
 
 

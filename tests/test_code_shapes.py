@@ -142,10 +142,22 @@ class Typed(typing.NamedTuple):
     y: str = "y"
 
 
+T = typing.TypeVar("T")
+
+
+class Generic(typing.NamedTuple, typing.Generic[T]):
+    x: T
+
+
+class Slotted(POINT):
+    __slots__ = ()
+
+
 @pytest.mark.parametrize("value", [
     collections.Counter("abracadabra"), collections.OrderedDict([(2, "b"), (1, "a")]),
-    collections.deque([1, (2,)], maxlen=4), collections.deque(), POINT(1, [2]), Typed(1),
-    [POINT(0, collections.Counter({"k": 0}))]], ids=repr)
+    collections.deque([1, (2,)], maxlen=4), collections.deque(), POINT(1, [2]), Typed(1), Generic(2), Slotted(3, 4),
+    collections.namedtuple("Renamed", ["ok", "def", "ok"], rename=True)(1, 2, 3),
+    collections.defaultdict(list, {"k": [1]}), [POINT(0, collections.Counter({"k": 0}))]], ids=repr)
 def test_the_stdlib_containers_honest_programs_return_cross_as_themselves(value):
     """Rebuilt fresh as the same standard type (a namedtuple class from its names), so each compares as the
     program's own would: a Counter ignores zero counts only against a Counter, an OrderedDict minds order only
@@ -156,15 +168,19 @@ def test_the_stdlib_containers_honest_programs_return_cross_as_themselves(value)
         assert back._fields == value._fields and back == tuple(value)
 
 
-def test_a_defaultdict_crosses_as_a_dict_and_the_containers_keep_their_equality():
-    counts = collections.defaultdict(int, a=1)
-    assert type(plain.decode(plain.encode(counts))) is dict and plain.decode(plain.encode(counts)) == {"a": 1}
+def test_a_defaultdict_keeps_a_builtin_factory_only_and_the_containers_keep_their_equality():
+    counts = plain.decode(plain.encode(collections.defaultdict(int, a=1)))
+    assert type(counts) is collections.defaultdict and counts.default_factory is int and counts == {"a": 1}
+    coded = collections.defaultdict(lambda: 0, a=1)  # a factory of the program's is code: a plain dict crosses
+    assert type(plain.decode(plain.encode(coded))) is dict and plain.decode(plain.encode(coded)) == {"a": 1}
     ordered = plain.decode(plain.encode(collections.OrderedDict([(1, 1), (2, 2)])))
     assert ordered != collections.OrderedDict([(2, 2), (1, 1)]) and ordered == {2: 2, 1: 1}
     assert plain.decode(plain.encode(collections.deque([1]))) != [1]
     assert plain.decode(plain.encode(collections.Counter(a=1, b=0))) == collections.Counter(a=1)
     assert plain.decode(plain.encode(collections.Counter(a=1, b=0))) != {"a": 1}
     assert plain.key(collections.Counter(a=1)) == plain.key({"a": 1}) != plain.key([("a", 1)])
+    # a Counter equals one with an extra zero count: the theft rule must see a thief that adds one (red team F1)
+    assert plain.key(collections.Counter(a=1, z=0)) == plain.key(collections.Counter(a=1)) == plain.key({"a": 1})
     assert plain.key(POINT(1, 2)) == plain.key((1, 2)) != plain.key(collections.deque([1, 2])) != plain.key([1, 2])
 
 
@@ -187,13 +203,28 @@ def test_a_subclass_or_a_namedtuple_with_methods_is_the_programs_object(value):
 
 
 @pytest.mark.parametrize("text", [
-    '{"n":["P",["x","def"],[1,2]]}', '{"n":["P x",["x"],[1]]}', '{"n":["P",["x"],[1,2]]}', '{"n":["P",[1],[1]]}',
-    '{"n":["P",["_x"],[1]]}', '{"n":[1,["x"],[1]]}', '{"n":["P",["x","x"],[1,2]]}', '{"q":[[1],"a"]}',
-    '{"q":[[1],-1]}', '{"q":[1]}', '{"k":[[[1],2]]}', '{"o":[[1]]}',
-    '{"n":["P",[' + ",".join(f'"f{i}"' for i in range(300)) + '],[]]}'])
+    '{"n":["P x",["x"],[1]]}', '{"n":["P",["x"],[1,2]]}', '{"n":["P",[1],[1]]}', '{"n":[1,["x"],[1]]}',
+    '{"n":["Point","xy",[0]]}', '{"q":[[1],"a"]}', '{"q":[[1],-1]}', '{"q":[1]}', '{"k":[[[1],2]]}', '{"o":[[1]]}',
+    '{"e":["print",[]]}', '{"e":[null,[]]}', '{"e":["list",[[[1],2]]]}',
+    '{"n":["P",[' + ",".join(f'"f{i}"' for i in range(300)) + '],[]]}',
+    json.dumps([{"n": [f"N{i}", ["x"], [i]]} for i in range(plain.NEW_CLASSES + 1)])], ids=lambda t: t[:40])
 def test_crafted_container_nodes_are_refused(text):
+    """Also a value of more new namedtuple classes than one value may make: each is compiled, in a collector
+    every program shares (red team F4)."""
     with pytest.raises(ValueError):
         plain.decode(text)
+
+
+def test_a_field_string_cannot_poison_the_class_cache():
+    """``namedtuple`` splits a string of fields: a node with ``"xy"`` for fields would have cached a one-field
+    class under the key of ``["x", "y"]`` for every later program of the collector (red team F3)."""
+    with pytest.raises(ValueError):
+        plain.decode('{"n":["Point","xy",[0]]}')
+    point = plain.decode('{"n":["Point",["x","y"],[1,2]]}')
+    assert point._fields == ("x", "y") and point == (1, 2)
+    assert len(plain.decode(json.dumps([{"n": ["Same", ["x"], [i]]} for i in range(1000)]))) == 1000  # one class
+    renamed = plain.decode('{"n":["P",["x","def","x"],[1,2,3]]}')  # as namedtuple(..., rename=True) names them
+    assert renamed._fields == ("x", "_1", "_2")
 
 
 def test_nan_crosses_as_nan():

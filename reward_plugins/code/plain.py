@@ -41,10 +41,23 @@ BIG = 1 << 1024
 """Integers of this size or larger cross as hex (``{"i": ...}``)."""
 
 
-NAMEDTUPLE_KEYS = frozenset(namedtuple("_", "a").__dict__) - {"a"} | {"__annotations__", "__orig_bases__"}
-"""What a class made by ``namedtuple`` or ``typing.NamedTuple`` holds besides its fields: with anything more it
-has methods of its own, and crosses as an object."""
-_namedtuples: dict = {}  # (typename, fields) -> the class decoding made for them
+CLASS_KEYS = frozenset({"__module__", "__qualname__", "__doc__", "__slots__", "__firstlineno__",
+                        "__static_attributes__"})
+"""What any class body holds (3.13 adds the last two): a subclass with no more than these adds nothing."""
+NAMEDTUPLE_KEYS = (frozenset(namedtuple("_", "a").__dict__) - {"a"}
+                   | {"__annotations__", "__orig_bases__", "__parameters__", "__class_getitem__"} | CLASS_KEYS)
+"""What a class made by ``namedtuple`` or ``typing.NamedTuple`` (generic or not) holds besides its fields: with
+anything more it has methods of its own, and crosses as an object."""
+FACTORIES = {factory: factory.__name__ for factory in (list, dict, set, int, float, str, bytes, tuple, frozenset,
+                                                       bool, complex, bytearray)}
+"""The ``defaultdict`` factories that cross with it (builtin types, named): any other is code, and the
+``defaultdict`` crosses as a plain ``dict``."""
+FACTORY_NAMES = {name: factory for factory, name in FACTORIES.items()}
+NEW_CLASSES = 32
+"""Namedtuple classes one decoded value may make (each is compiled): a value of many distinct ones is refused,
+so no line of a program's makes the shared collector compile for seconds."""
+_namedtuples: dict = {}  # (typename, fields) -> the class decoding made for them, the 256 newest
+_made = [0]  # classes made for the value being decoded
 
 
 class NotPlain(ValueError):
@@ -52,23 +65,34 @@ class NotPlain(ValueError):
 
 
 def _is_namedtuple(kind) -> bool:
-    fields = kind.__dict__.get("_fields")
-    return (kind.__bases__ == (tuple,) and type(fields) is tuple and all(type(f) is str for f in fields)
-            and set(kind.__dict__) - set(fields) <= NAMEDTUPLE_KEYS)
+    """Whether ``kind`` is a namedtuple class and nothing more: made by ``namedtuple`` or ``typing.NamedTuple``
+    (generic or not), or a subclass of one that adds no attribute (``__slots__ = ()`` aside)."""
+    bases = kind.__bases__
+    if bases[:1] == (tuple,):
+        fields = kind.__dict__.get("_fields")
+        return (all(b is tuple or (b.__module__, b.__qualname__) == ("typing", "Generic") for b in bases)
+                and type(fields) is tuple and all(type(f) is str for f in fields)
+                and set(kind.__dict__) - set(fields) <= NAMEDTUPLE_KEYS)
+    return len(bases) == 1 and set(kind.__dict__) <= CLASS_KEYS and _is_namedtuple(bases[0])
 
 
 def _namedtuple(typename, fields):
-    """The class decoding builds a namedtuple with: made by ``namedtuple`` itself, which refuses a name that is
-    not an identifier (ValueError), so nothing of the program's runs; one per name and fields (256 kept)."""
+    """The class decoding builds a namedtuple with: made by ``namedtuple`` itself (``rename``: a name that is not
+    an identifier becomes ``_1``, as the program's own ``rename=True`` made it), so nothing of the program's
+    runs; at most :data:`NEW_CLASSES` per decoded value."""
+    if type(typename) is not str or type(fields) is not list or not all(type(f) is str for f in fields):
+        raise ValueError("a namedtuple's names must be a string and a list of strings")
     made = _namedtuples.get((typename, tuple(fields)))
     if made is None:
-        if type(typename) is not str or not all(type(f) is str for f in fields):
-            raise ValueError("a namedtuple's names must be strings")
         if len(fields) > 255 or sum(map(len, (typename, *fields))) > 4096:  # the class is compiled: keep it small
             raise ValueError("a namedtuple of over 255 fields or 4096 characters of names")
-        made = namedtuple(typename, fields)
-        if len(_namedtuples) < 256:
-            _namedtuples[(typename, tuple(fields))] = made
+        _made[0] += 1
+        if _made[0] > NEW_CLASSES:
+            raise ValueError(f"over {NEW_CLASSES} namedtuple classes in one value")
+        made = namedtuple(typename, fields, rename=True)
+        if len(_namedtuples) >= 256:
+            del _namedtuples[next(iter(_namedtuples))]
+        _namedtuples[(typename, tuple(fields))] = made
     return made
 
 
@@ -104,8 +128,12 @@ def tag(value, ref=None, depth=0):
     if kind is bytearray:
         return {"y": value.hex()}
     if kind is Counter or kind is OrderedDict or kind is defaultdict:
-        return {"k" if kind is Counter else "o" if kind is OrderedDict else "d":
-                [[tag(k, ref, depth + 1), tag(v, ref, depth + 1)] for k, v in value.items()]}
+        items = [[tag(k, ref, depth + 1), tag(v, ref, depth + 1)] for k, v in value.items()]
+        if kind is defaultdict:
+            made = value.default_factory
+            factory = "None" if made is None else FACTORIES.get(made) if type(made) is type else None
+            return {"e": [factory, items]} if factory else {"d": items}
+        return {"k" if kind is Counter else "o": items}
     if kind is deque:
         return {"q": [[tag(v, ref, depth + 1) for v in value], value.maxlen]}
     if issubclass(kind, tuple) and _is_namedtuple(kind):
@@ -131,6 +159,8 @@ def untag(node, deref=None, depth=0):
     reference is refused); raises ValueError for anything :func:`tag` would not have written."""
     if node is None or type(node) in (bool, int, str):
         return node
+    if depth == 0:
+        _made[0] = 0
     if depth >= MAX_DEPTH:
         raise ValueError(f"nested deeper than {MAX_DEPTH}")
     if type(node) is list:
@@ -161,6 +191,11 @@ def untag(node, deref=None, depth=0):
         if kind == "n":
             typename, fields, items = body
             return _namedtuple(typename, fields)(*untag(items, deref, depth + 1))
+        if kind == "e":
+            factory, items = body
+            if factory != "None" and factory not in FACTORY_NAMES:
+                raise ValueError(f"a defaultdict's factory is a builtin type's name, not {factory!r}")
+            return defaultdict(FACTORY_NAMES.get(factory), dict(untag(items, deref, depth + 1)))
         items = [untag(v, deref, depth + 1) for v in body]
         if kind == "t":
             return tuple(items)
@@ -183,7 +218,9 @@ def untag(node, deref=None, depth=0):
 
 def key(value, other=None):
     """A hashable key of a plain value, equal for values that Python's ``==`` makes equal (``5``, ``5.0``, ``True``
-    and ``5+0j`` by number; a set and a frozenset; bytes and a bytearray), so that a value can be looked up among
+    and ``5+0j`` by number; a set and a frozenset; bytes and a bytearray; a namedtuple and its tuple; a Counter and
+    the same Counter with zero counts, so every mapping's key leaves zero values out, which makes some unequal
+    mappings share a key: the theft rule then reruns a call it need not), so that a value can be looked up among
     others by equality in constant time; ``other(value)`` keys anything else (a judge's proxy), else its ``id``."""
     kind = type(value)
     if value is None or kind in (bool, int, float, complex, str, bytes):
@@ -194,6 +231,7 @@ def key(value, other=None):
         return ("list" if kind is list else "deque" if kind is deque else "tuple", tuple(key(v, other) for v in value))
     if kind is set or kind is frozenset:
         return ("set", frozenset(key(v, other) for v in value))
-    if kind is dict or kind is Counter or kind is OrderedDict or kind is defaultdict:
-        return ("dict", frozenset((key(k, other), key(v, other)) for k, v in value.items()))
+    if kind is dict or kind is Counter or kind is OrderedDict or kind is defaultdict:  # zero values left out: a
+        return ("dict", frozenset((key(k, other), key(v, other)) for k, v in value.items()  # Counter equals one
+                                  if type(v) not in (int, float, bool, complex) or v != 0))  # without its zeros
     return ("object", other(value) if other is not None else id(value))

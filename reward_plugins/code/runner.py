@@ -73,6 +73,7 @@ folder and exits.
 """
 
 import builtins
+import collections
 import ctypes
 import fcntl
 import json
@@ -317,7 +318,8 @@ def child(req, drop_uid, workdir, fds, extra_processes=0):
 # ---------------------------------------------------------------- script mode: the program's side of the pipe
 
 
-MUTABLE = (list, dict, set, bytearray)  # top-level arguments whose in-place changes go back to the judge
+MUTABLE = (list, dict, set, bytearray, collections.Counter, collections.OrderedDict, collections.defaultdict,
+           collections.deque)  # top-level arguments whose in-place changes go back to the judge
 MAX_MESSAGE = 64 << 20  # the largest request or answer either side reads: more fails the case
 CONTROL_FLOW = (StopIteration, StopAsyncIteration)  # a program's exception never re-raised as one of these
 BUILTIN_NAMES = frozenset(dir(builtins))  # never the program's to bind in the judge, whatever it sends
@@ -695,11 +697,14 @@ class Link:
             raise ProgramFailed("a changed argument that was not given") from None
         if type(target) is not type(after) or type(target) not in MUTABLE:
             raise ProgramFailed("a changed argument of another type")
-        if type(target) is dict or type(target) is set:
+        if type(target) in (list, bytearray):
+            target[:] = after
+        elif type(target) is collections.deque:
+            target.clear()
+            target.extend(after)
+        else:  # a dict, set, OrderedDict or defaultdict; a Counter's update adds to the nothing that clear leaves
             target.clear()
             target.update(after)
-        else:
-            target[:] = after
 
     # the theft of an earlier call's argument
 
