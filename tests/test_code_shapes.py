@@ -215,6 +215,18 @@ def test_crafted_container_nodes_are_refused(text):
         plain.decode(text)
 
 
+def test_builtin_classes_cross_by_name_and_nothing_else_does():
+    """``remove_datatype(t, int)`` (MBPP 533): the class ``int`` crosses as its name, and each side gets its own
+    interpreter's class; a name that is not a builtin class's is refused."""
+    assert plain.decode(plain.encode([int, (str, ValueError)])) == [int, (str, ValueError)]
+    assert plain.decode(plain.encode(bool)) is bool and plain.key(int) is int
+    for text in ('{"T":"os"}', '{"T":"print"}', '{"T":"__import__"}', '{"T":1}', '{"T":"Point"}'):
+        with pytest.raises(ValueError):
+            plain.decode(text)
+    with pytest.raises(plain.NotPlain):
+        plain.encode(type("int", (), {}))  # a class of the program's named like one
+
+
 def test_a_field_string_cannot_poison_the_class_cache():
     """``namedtuple`` splits a string of fields: a node with ``"xy"`` for fields would have cached a one-field
     class under the key of ``["x", "y"]`` for every later program of the collector (red team F3)."""

@@ -12,7 +12,8 @@ in-place mutation of an argument must carry back), and the standard
 library's containers that honest programs return in their place:
 ``collections.Counter``, ``OrderedDict``, ``defaultdict`` (as a ``dict``:
 its factory is code), ``deque`` and the classes ``namedtuple`` and
-``typing.NamedTuple`` make (with no method of the program's own).  A
+``typing.NamedTuple`` make (with no method of the program's own), and the
+builtin classes themselves (``int``, ``ValueError``), by name.  A
 subclass or any other type raises :class:`NotPlain`, and the case fails.
 Decoding builds fresh objects of those exact types from JSON (a namedtuple
 class from its validated names), so even a candidate that wrote its own
@@ -30,6 +31,7 @@ object itself.
 Stdlib only: the sandbox's server imports this file directly.
 """
 
+import builtins
 import json
 from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
 
@@ -48,6 +50,10 @@ NAMEDTUPLE_KEYS = (frozenset(namedtuple("_", "a").__dict__) - {"a"}
                    | {"__annotations__", "__orig_bases__", "__parameters__", "__class_getitem__"} | CLASS_KEYS)
 """What a class made by ``namedtuple`` or ``typing.NamedTuple`` (generic or not) holds besides its fields: with
 anything more it has methods of its own, and crosses as an object."""
+TYPES = {name: kind for name, kind in vars(builtins).items() if type(kind) is type and not name.startswith("_")}
+"""The builtin classes (``int``, ``str``, ``ValueError``...), which cross by name: a test passes ``int`` to a
+program (MBPP 533's ``remove_datatype(t, int)``), and each side gets its own interpreter's class."""
+TYPE_NAMES = {kind: name for name, kind in TYPES.items()}
 FACTORIES = {factory: factory.__name__ for factory in (list, dict, set, int, float, str, bytes, tuple, frozenset,
                                                        bool, complex, bytearray)}
 """The ``defaultdict`` factories that cross with it (builtin types, named): any other is code, and the
@@ -127,6 +133,8 @@ def tag(value, ref=None, depth=0):
         return {"c": [value.real.hex(), value.imag.hex()]}
     if kind is bytearray:
         return {"y": value.hex()}
+    if kind is type and value in TYPE_NAMES:
+        return {"T": TYPE_NAMES[value]}
     if kind is Counter or kind is OrderedDict or kind is defaultdict:
         items = [[tag(k, ref, depth + 1), tag(v, ref, depth + 1)] for k, v in value.items()]
         if kind is defaultdict:
@@ -183,6 +191,10 @@ def untag(node, deref=None, depth=0):
             if deref is None or type(body) is not int:
                 raise ValueError("a reference where plain data was expected")
             return deref(body)
+        if kind == "T":
+            if type(body) is not str or body not in TYPES:
+                raise ValueError(f"not the name of a builtin class: {body!r}")
+            return TYPES[body]
         if kind == "q":
             items, maxlen = body
             if maxlen is not None and type(maxlen) is not int:
@@ -223,7 +235,7 @@ def key(value, other=None):
     mappings share a key: the theft rule then reruns a call it need not), so that a value can be looked up among
     others by equality in constant time; ``other(value)`` keys anything else (a judge's proxy), else its ``id``."""
     kind = type(value)
-    if value is None or kind in (bool, int, float, complex, str, bytes):
+    if value is None or kind in (bool, int, float, complex, str, bytes) or kind is type and value in TYPE_NAMES:
         return value
     if kind is bytearray:
         return bytes(value)
