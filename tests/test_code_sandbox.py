@@ -15,6 +15,7 @@ while an honest one on the same tests does.  Each attack is bounded in time.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import platform
@@ -290,10 +291,10 @@ def leftover_folders(pid: int | None = None) -> list[str]:
     """Work folders and cgroups of the sandbox code (of one owner pid when given)."""
     pattern = f"grpo-host-code-{pid}-*" if pid else "grpo-host-code-*"
     found = [str(p) for p in Path(tempfile.gettempdir()).glob(pattern)]
-    for hierarchy in ("memory", "pids", ""):
-        base = Path("/sys/fs/cgroup") / hierarchy
-        if base.is_dir():
-            found += [str(p) for p in base.rglob(pattern) if p.is_dir()] if hierarchy else []
+    for hierarchy in ("memory", "pids"):
+        # os.walk, not rglob: another run's sandbox (an xdist worker's) removes its cgroups while this walks
+        for folder, children, _ in os.walk(Path("/sys/fs/cgroup") / hierarchy):
+            found += [os.path.join(folder, c) for c in children if fnmatch.fnmatch(c, pattern)]
     return found
 
 
