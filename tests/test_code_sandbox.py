@@ -1370,20 +1370,26 @@ MODULE_TESTS = {  # F4: a standard module the tests use without importing it is 
 }
 
 
+def wrong_fails_honest_passes(runner, table: dict[str, tuple[str, str, str]]) -> None:
+    """Each entry's (wrong program, honest program, tests), in one warm sandbox: the wrong one fails, the honest
+    one passes every case."""
+    steps = []
+    for _, (wrong, honest, tests) in sorted(table.items()):
+        steps += [{"code": wrong, "tests": tests}, {"code": honest, "tests": tests}]
+    results = runner.run(steps)
+    for n, name in enumerate(sorted(table)):
+        wrong, honest = results[2 * n:2 * n + 2]
+        assert not wrong["passed_asserts"], (name, wrong)
+        assert honest["passed_asserts"] and all(honest["cases"]), (name, honest["stderr"][-1500:])
+
+
 @pytest.mark.timeout(180)
 def test_a_module_the_tests_do_not_import_is_the_judges(runner, outside):
     """F4: ``math.isclose`` in tests that never import math is the judge's math, whatever the program patched
     or bound to that name; an honest program (which imported math itself) passes; a program's own object of a
     module's name that the tests use as the program's (``calendar.book``, which the module lacks) stays the
     program's, so the honest one passes and the wrong one fails."""
-    steps = []
-    for _, (wrong, honest, tests) in sorted(MODULE_TESTS.items()):
-        steps += [{"code": wrong, "tests": tests}, {"code": honest, "tests": tests}]
-    results = runner.run(steps)
-    for n, name in enumerate(sorted(MODULE_TESTS)):
-        wrong, honest = results[2 * n:2 * n + 2]
-        assert not wrong["passed_asserts"], (name, wrong)
-        assert honest["passed_asserts"] and all(honest["cases"]), (name, honest["stderr"][-1500:])
+    wrong_fails_honest_passes(runner, MODULE_TESTS)
 
 
 EXCEPTIONS = {  # F5: (wrong program, honest program, tests)
@@ -1420,14 +1426,7 @@ def test_the_programs_exceptions_arrive_as_the_tests_expect(runner, outside):
     end the tests' map or generator as if it had run through); a subclass of a builtin exception arrives as its
     nearest builtin base, with its exact arguments; what a call changed in its arguments before it raised comes
     back.  The wrong program fails each, the honest one passes, in both modes."""
-    steps = []
-    for _, (wrong, honest, tests) in sorted(EXCEPTIONS.items()):
-        steps += [{"code": wrong, "tests": tests}, {"code": honest, "tests": tests}]
-    results = runner.run(steps)
-    for n, name in enumerate(sorted(EXCEPTIONS)):
-        wrong, honest = results[2 * n:2 * n + 2]
-        assert not wrong["passed_asserts"], (name, wrong)
-        assert honest["passed_asserts"] and all(honest["cases"]), (name, honest["stderr"][-1500:])
+    wrong_fails_honest_passes(runner, EXCEPTIONS)
 
 
 SEVENS = "".join(f"assert f({n}) == {7 * n}\n" for n in range(10))

@@ -10,8 +10,8 @@ literal can produce are encoded (``None``, ``bool``, ``int``, ``float``,
 ``frozenset``, ``dict`` of them, and ``bytearray``, which a script's
 in-place mutation of an argument must carry back), and the standard
 library's containers that honest programs return in their place:
-``collections.Counter``, ``OrderedDict``, ``defaultdict`` (as a ``dict``:
-its factory is code), ``deque`` and the classes ``namedtuple`` and
+``collections.Counter``, ``OrderedDict``, ``defaultdict`` (its factory only
+when it is a builtin type: any other is code), ``deque`` and the classes ``namedtuple`` and
 ``typing.NamedTuple`` make (with no method of the program's own), and the
 builtin classes themselves (``int``, ``ValueError``), by name.  A
 subclass or any other type raises :class:`NotPlain`, and the case fails.
