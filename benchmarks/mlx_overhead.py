@@ -110,7 +110,7 @@ def run_plain(steps: int, out: Path, env: dict[str, str]) -> tuple[float, list[f
 
 HOST_HOOKS = {"__call__", "on_train_loss_report", "on_val_loss_report", "iterate"}
 """What the host runs inside ``train_grpo``: its reward functions (ensemble scoring, the unscored fill-in), its
-training callback and its batch-iterator wrapper (grpo_host/hosts/mlx.py)."""
+training callback and its batch-iterator wrapper (grpo_host/training/backends/mlx.py)."""
 
 
 def profiled_share(steps: int, out: Path, env: dict[str, str]) -> tuple[float, float]:

@@ -11,7 +11,6 @@ mlx or sympy; plugins are discovered on the first call that needs them.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -47,8 +46,6 @@ def __getattr__(name: str):
             value = "0+unknown"
     elif name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    elif not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        return importlib.import_module(f".{name}", __name__)  # a submodule: grpo_host.plugins, as before
     else:
         raise AttributeError(f"module 'grpo_host' has no attribute {name!r}")
     globals()[name] = value

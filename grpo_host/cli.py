@@ -291,7 +291,7 @@ def _print_params(schema: dict | None) -> None:
 
 
 def _monitor_row(m) -> dict:
-    return {"name": m.name, "pack": m.pack, "plugin": m.pack, "version": m.version, "description": m.description,
+    return {"name": m.name, "pack": m.pack, "version": m.version, "description": m.description,
             "params": m.params.model_json_schema() if m.params else {}}
 
 

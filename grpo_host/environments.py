@@ -53,7 +53,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .deprecation import renamed
 from .scoring.contract import Column, construct, required_columns
 
 if TYPE_CHECKING:
@@ -96,7 +95,6 @@ class Environment:
     version: str = "?"
     check_row: Callable[[Mapping[str, Any]], str | None] | None = None
     """A per-row check for ``data check`` beyond the required columns (as a reward's)."""
-    plugin = renamed("pack")
 
     @property
     def origin(self) -> str:
@@ -320,7 +318,6 @@ class Rollout:
     description: str = ""
     pack: str = "?"
     version: str = "?"
-    plugin = renamed("pack")
 
     def checked(self) -> Callable[[list[Any], Any], dict[str, Any]]:
         """The function as the engine calls it, with its return checked."""

@@ -30,7 +30,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .deprecation import renamed
 from .errors import UserError
 
 if TYPE_CHECKING:
@@ -137,7 +136,6 @@ class Monitor:
     params: type[BaseModel] | None = None
     pack: str = "?"
     version: str = "?"
-    plugin = renamed("pack")
 
     def create(self, params: Mapping[str, Any] | None = None) -> Any:
         """A fresh instance for one run, with validated parameters; :class:`ValueError` names the monitor."""

@@ -20,10 +20,10 @@ import pytest
 from conftest import run_cli, write_jsonl
 
 from grpo_host.audit import AuditFailed, Thresholds, audit_file, audit_rows
-from grpo_host.config import load_config
-from grpo_host.plugins import load_plugins
+from grpo_host.training.config import load_config
+from grpo_host.discovery.plugins import load_plugins
 from grpo_host.testing import assert_audit_passes
-from grpo_host.train import prepare
+from grpo_host.training.train import prepare
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 SUMS = [{"prompt": f"What is {a} plus {b}? Reply with the number.", "answer": str(a + b)}
@@ -207,7 +207,7 @@ def test_train_with_audit_stop_exits_1_with_the_table_before_any_model(packs, tm
     config = tmp_path / "run.yaml"
     config.write_text(f"model: builtin:tiny\ndata: {data}\nrewards: weak_boxed\naudit: stop\n"
                       f"output_dir: {tmp_path / 'run'}\n")
-    proc = run_cli("train", str(config), pythonpath=[packs["weak"]], env={"GRPO_HOST_LOAD_PLUGINS": "weak,hosts"})
+    proc = run_cli("train", str(config), pythonpath=[packs["weak"]], env={"GRPO_HOST_LOAD_PLUGINS": "weak,backends"})
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert "FAIL weak_boxed: format_only pays" in proc.stderr and "nothing was trained" in proc.stderr
     assert not (tmp_path / "run").exists()
@@ -219,7 +219,7 @@ def test_serve_audits_posted_rows_with_its_rewards(weak):
     import uvicorn
 
     from grpo_host import Ensemble
-    from grpo_host.serve import ServeSettings, build_app
+    from grpo_host.serving.server import ServeSettings, build_app
 
     app = build_app(lambda: Ensemble.from_spec("weak_boxed, r1_soft_format:0.1", plugins=weak), ServeSettings())
     sock = socket.socket()

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from grpo_host.batching import MicroBatcher, chunks
+from grpo_host.serving.batching import MicroBatcher, chunks
 
 
 def doubler(calls: list):

@@ -16,8 +16,8 @@ EXAMPLE = Path(__file__).parents[1] / "examples" / "r1_completions.jsonl"
 def test_rewards_list_json_has_the_documented_keys():
     rewards = {r["name"]: r for r in cli_json("rewards", "list")}
     acc = rewards["accuracy"]
-    assert {"name", "plugin", "version", "requires", "params", "description"} <= set(acc)
-    assert acc["requires"] == {"answer": "str"} and acc["plugin"] == "grpo-host"
+    assert {"name", "pack", "version", "requires", "params", "description"} <= set(acc)
+    assert acc["requires"] == {"answer": "str"} and acc["pack"] == "grpo-host"
     assert rewards["think_format"]["params"]["properties"]["prefilled"]["enum"] == ["auto", "yes", "no"]
 
 
@@ -107,7 +107,7 @@ def test_a_reward_failing_on_some_rows_costs_those_rows_only(tmp_path, packs):
 
 
 def test_on_error_in_the_spec_string_and_a_broken_reward_stopping(tmp_path, packs):
-    from grpo_host.ensemble import BUG_STREAK
+    from grpo_host.scoring.ensemble import BUG_STREAK
 
     data = write_jsonl(tmp_path / "d.jsonl", [{"completion": "one"}] * (BUG_STREAK + 2))
     stopped = run_cli("score", str(data), "--rewards", "good_int", pythonpath=[packs["good"]])

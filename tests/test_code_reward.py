@@ -19,6 +19,7 @@ import pytest
 from conftest import run_cli, write_jsonl
 from grpo_host import Ensemble, get_reward
 from grpo_host.data import check_rows
+from grpo_host.scoring.contract import score_row
 from grpo_host.testing import HEAVY_MODULES, assert_discovered, assert_listing_is_light
 from reward_plugins.code.rewards import check_row, extract_code, same_output, shared_sandbox
 from reward_plugins.code.sandbox import Limits, Sandbox, announce_unisolated, isolation
@@ -249,18 +250,18 @@ def test_a_forged_equality_fails_literal_asserts_and_scripts(code):
     """``assert add(1, 2) == 3`` is judged from plain data outside the program: an object equal to everything
     fails; the same trick in a loop of asserts fails too: the script's judge holds the program's object only as a
     proxy, which compares by identity."""
-    assert code.score_item(EQUAL_TO_EVERYTHING, tests="assert add(1, 2) == 3").value == 0.0
+    assert score_row(code, EQUAL_TO_EVERYTHING, tests="assert add(1, 2) == 3").value == 0.0
     humaneval = "def check(candidate):\n    assert candidate(1, 2) == 3\n\ncheck(add)\n"
-    assert code.score_item(EQUAL_TO_EVERYTHING, tests=humaneval).value == 0.0
-    looped = code.score_item(EQUAL_TO_EVERYTHING, tests="for a in [1]:\n    assert add(a, 2) == 3\n")
+    assert score_row(code, EQUAL_TO_EVERYTHING, tests=humaneval).value == 0.0
+    looped = score_row(code, EQUAL_TO_EVERYTHING, tests="for a in [1]:\n    assert add(a, 2) == 3\n")
     assert (looped.value, looped.counts) == (0.0, {})
-    honest_loop = code.score_item(FUNC, tests="for a in [1]:\n    assert add(a, 2) == 3\n")
+    honest_loop = score_row(code, FUNC, tests="for a in [1]:\n    assert add(a, 2) == 3\n")
     assert (honest_loop.value, honest_loop.counts) == (1.0, {})
     assert code.score_one(fenced("def add(a, b):\n    return [a, (b,), {a: b}]"),
                           tests="assert add(1, 2) == [1, (2,), {1: 2}]") == 1.0  # plain containers compare as data
     leetcode = "assert Solution().add(1, 2) == 3\nassert Solution().add(2, 2) == 4\n"  # a method chain: one call
     honest = fenced("class Solution:\n    def add(self, a, b):\n        return a + b")
-    assert code.score_item(honest, tests=leetcode).value == 1.0 and code.score_item(honest, tests=leetcode).counts == {}
+    assert score_row(code, honest, tests=leetcode).value == 1.0 and score_row(code, honest, tests=leetcode).counts == {}
     forged = fenced("class A:\n    __eq__ = lambda self, other: True\n\nclass Solution:\n"
                     "    def add(self, a, b):\n        return A()")
     assert code.score_one(forged, tests=leetcode) == 0.0
@@ -537,7 +538,7 @@ HONEST_REBINDING = {"set = set": "def f(x):\n    return [1, 2, 2]", "def sorted"
 @pytest.mark.parametrize("name", sorted(REBINDINGS))
 def test_rebinding_what_the_tests_use_neither_moves_the_row_nor_pays(code, name):
     program, tests = REBINDINGS[name]
-    forged, honest = code.score_item(fenced(program), tests=tests), code.score_item(fenced(HONEST_REBINDING[name]),
+    forged, honest = score_row(code, fenced(program), tests=tests), score_row(code, fenced(HONEST_REBINDING[name]),
                                                                                     tests=tests)
     assert forged.value == 0.0 and honest.value == 1.0, (forged, honest)
     assert forged.counts == honest.counts == {}

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from conftest import clean_env, write_jsonl
-from grpo_host.config import ConfigError, RunConfig, load_config
+from grpo_host.training.config import ConfigError, RunConfig, load_config
 
 BASE = {"model": "builtin:tiny", "data": "rows.jsonl", "rewards": "accuracy:2, r1_soft_format:0.5"}
 
@@ -222,7 +222,7 @@ def test_a_refused_run_writes_nothing_and_records_come_before_training(tmp_path,
     assert code == 2 and "already holds checkpoint-3: set resume: true" in " ".join(output.split()), output
     assert not (tmp_path / "cache").exists()
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["checkpoint-3"]
-    from grpo_host.train import prepare
+    from grpo_host.training.train import prepare
 
     monkeypatch.chdir(tmp_path)
     job = prepare(load_config(data={**BASE, "output_dir": "fresh"}), echo=False)

@@ -11,11 +11,11 @@ import pytest
 import sample_rewards
 
 from grpo_host import Ensemble, RewardError
-from grpo_host.ensemble import Member, UnscoredRowsError
+from grpo_host.scoring.ensemble import Member, UnscoredRowsError
 from grpo_host.scoring.calls import RewardCallError
-from grpo_host.plugins import load_plugins
-from grpo_host.registry import UnknownNameError
-from grpo_host.reward_spec import SpecError
+from grpo_host.discovery.plugins import load_plugins
+from grpo_host.discovery.registry import UnknownNameError
+from grpo_host.scoring.spec import SpecError
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +113,7 @@ def test_an_unknown_on_error_is_refused_wherever_a_member_is_made(plugins, make)
 
 
 def test_by_default_a_reward_failing_row_after_row_stops_as_a_bug(plugins):
-    from grpo_host.ensemble import BUG_STREAK
+    from grpo_host.scoring.ensemble import BUG_STREAK
 
     with ensemble("misbehave", plugins) as e:
         e.score(["raise"] * (BUG_STREAK - 1) + ["1"])  # a success resets the streak

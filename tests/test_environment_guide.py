@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grpo_host.config import RunConfig
+from grpo_host.training.config import RunConfig
 from grpo_host.environments import ToolLimits
 from grpo_host.scoring.trajectory import Trajectory
 

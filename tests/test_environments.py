@@ -9,7 +9,7 @@ import pytest
 
 from conftest import cli_json, run_cli
 from grpo_host.environments import Session, ToolError, ToolLimits, environment
-from grpo_host.plugins import load_plugins
+from grpo_host.discovery.plugins import load_plugins
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ def test_a_declaration_the_model_could_not_read_is_refused():
 
 def test_environments_list_and_show_from_an_installed_pack(packs):
     [row] = [r for r in cli_json("environments", "list", pythonpath=[packs["agentpack"]]) if r["name"] == "notes"]
-    assert (row["plugin"], row["requires"], row["reward"]) == ("grpo-test-agent", {"answer": "str"}, True)
+    assert (row["pack"], row["requires"], row["reward"]) == ("grpo-test-agent", {"answer": "str"}, True)
     assert [t["call"] for t in row["tools"]] == ["read()", "wait(seconds)", "write(text)"]
     listed = run_cli("environments", "list", pythonpath=[packs["agentpack"]], env={"COLUMNS": "80"})
     lines = listed.stdout.splitlines()
@@ -128,10 +128,10 @@ def test_environments_list_and_show_from_an_installed_pack(packs):
 def test_each_row_gets_its_environment_checked_before_any_model_is_loaded(notes, packs, monkeypatch):
     from types import SimpleNamespace
 
-    from grpo_host.config import ConfigError, load_config
+    from grpo_host.training.config import ConfigError, load_config
     from grpo_host.data import DataError
-    from grpo_host.hosts.steps import rollout_environments
-    from grpo_host.train import Row
+    from grpo_host.training.backends.steps import rollout_environments
+    from grpo_host.training.train import Row
 
     monkeypatch.syspath_prepend(str(packs["agentpack"]))
     plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "agentpack"})

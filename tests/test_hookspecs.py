@@ -15,9 +15,10 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 
-from grpo_host import hookimpl, hookspecs, reward
-from grpo_host.plugins import HOOKS, load_plugins
-from grpo_host.registry import DuplicateNameError
+from grpo_host import hookimpl, reward
+from grpo_host.discovery import hookspecs
+from grpo_host.discovery.plugins import HOOKS, load_plugins
+from grpo_host.discovery.registry import DuplicateNameError
 
 GUIDE = Path(__file__).parent.parent / "docs" / "writing-a-reward-pack.md"
 
@@ -65,33 +66,6 @@ def test_register_rewards_reports_a_name_two_packs_register(monkeypatch):
         plugins.registry.reward("hookspec_test_reward")
 
 
-def test_register_hosts_records_a_host_with_its_pack():
-    def run_toy(job):
-        raise AssertionError("not called by registering")
-
-    def validate_toy(config):
-        raise AssertionError("not called by registering")
-
-    module = plugin_module("toy_host_pack", "0.3",
-                           register_hosts=lambda register: register.add_host("toy", run_toy, validate=validate_toy))
-    plugins = load_plugins(entry_points_group=None, plugins=[module], env={})
-    host = plugins.registry.host("toy")
-    assert (host.name, host.plugin, host.version) == ("toy", "toy_host_pack", "0.3")
-    assert host.run is run_toy and host.validate is validate_toy
-    [record] = plugins.records
-    assert record.hooks == ["register_hosts"]
-
-
-def test_register_hosts_rejects_what_is_not_a_host():
-    def bad(register):
-        register.add_host("toy", "not callable")
-
-    plugins = load_plugins(entry_points_group=None, plugins=[plugin_module("bad_host_pack", register_hosts=bad)], env={})
-    [record] = plugins.records
-    assert record.status == "failed" and "add_host() takes a name and a callable run(job)" in record.error
-    assert plugins.registry.names("host") == []
-
-
 def test_register_backends_records_a_backend_with_its_pack():
     def run_toy(job):
         raise AssertionError("not called by registering")
@@ -113,14 +87,6 @@ def test_register_backends_rejects_what_is_not_a_backend():
     [record] = plugins.records
     assert record.status == "failed" and "add_backend() takes a name and a callable run(job)" in record.error
     assert plugins.registry.names("backend") == []
-
-
-def test_register_hosts_is_the_deprecated_name_of_register_backends():
-    """A pack written against the old names still registers its backend, warned at load that they go."""
-    module = plugin_module("old_host_pack", "0.1", register_hosts=lambda register: register.add_host("old", print))
-    with pytest.warns(DeprecationWarning, match="register_hosts is deprecated"):
-        plugins = load_plugins(entry_points_group=None, plugins=[module], env={})
-    assert plugins.registry.backend("old").run is print
 
 
 def test_register_monitors_records_a_monitor_with_its_installed_pack(packs, monkeypatch):
@@ -187,28 +153,6 @@ def test_register_environments_rejects_what_is_not_an_environment():
     assert plugins.registry.names("environment") == []
 
 
-def test_register_probes_records_a_probe_with_its_installed_pack(packs, monkeypatch):
-    """Through a real entry point: the test pack `weak` ships the probe `magic_word` for its reward `weak_magic`."""
-    monkeypatch.syspath_prepend(str(packs["weak"]))
-    plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "weak"})
-    [record] = plugins.records
-    assert record.status == "loaded" and "register_probes" in record.hooks
-    found = plugins.registry.probe("magic_word")
-    assert (found.pack, found.version, found.rewards, found.kind) == ("grpo-test-weak", "0.4.0", ("weak_magic",),
-                                                                        "exploit")
-
-
-def test_register_probes_rejects_what_is_not_a_probe():
-    def bad(register):
-        register.add_probe(hookspec_test_reward)
-
-    plugins = load_plugins(entry_points_group=None, env={},
-                           plugins=[plugin_module("bad_probe_pack", register_probes=bad)])
-    [record] = plugins.records
-    assert record.status == "failed" and "add_probe() takes a probe made with @probe" in record.error
-    assert plugins.registry.names("probe") == []
-
-
 HOOK_TESTS = {
     "register_rewards": [
         test_register_rewards_records_each_reward_with_its_installed_pack,
@@ -216,8 +160,6 @@ HOOK_TESTS = {
     ],
     "register_backends": [test_register_backends_records_a_backend_with_its_pack,
                           test_register_backends_rejects_what_is_not_a_backend],
-    "register_hosts": [test_register_hosts_records_a_host_with_its_pack, test_register_hosts_rejects_what_is_not_a_host,
-                       test_register_hosts_is_the_deprecated_name_of_register_backends],
     "register_monitors": [test_register_monitors_records_a_monitor_with_its_installed_pack,
                           test_register_monitors_rejects_what_is_not_a_monitor],
     "register_environments": [test_register_environments_records_an_environment_with_its_installed_pack,
@@ -229,7 +171,7 @@ HOOK_TESTS = {
 
 
 def test_there_are_hooks_to_check():
-    assert {"register_rewards", "register_hosts", "register_monitors"} <= set(SPECS)
+    assert {"register_rewards", "register_backends", "register_monitors"} <= set(SPECS)
 
 
 def test_every_hook_has_a_test():

@@ -33,7 +33,7 @@ from conftest import cli_json, run_cli, write_jsonl
 
 import reward_plugins.judge.rewards as judge_pack
 from grpo_host import Ensemble, RewardError
-from grpo_host.plugins import load_plugins
+from grpo_host.discovery.plugins import load_plugins
 from reward_plugins.judge import prompts
 
 pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): real judge servers
@@ -366,7 +366,7 @@ def test_hostile_replies_are_no_verdict():
 
 
 def test_the_pack_imports_no_http_stack_until_it_judges(tmp_path):
-    code = ("import sys; from grpo_host.plugins import default_plugins; "
+    code = ("import sys; from grpo_host.discovery.plugins import default_plugins; "
             "r = default_plugins().registry.reward('judge'); r.describe_params(); "
             "print('httpx' in sys.modules, 'openai' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
@@ -421,7 +421,7 @@ def test_an_async_reward_from_a_pip_installed_pack(packs, tmp_path):
 @pytest.fixture(scope="module")
 def tiny_server(tmp_path_factory):
     """``transformers serve`` with the embedded tiny model, offline, on a free port."""
-    from grpo_host.builtin_model import tiny_model_dir
+    from grpo_host.training.builtin_model import tiny_model_dir
 
     model = tiny_model_dir(tmp_path_factory.mktemp("tiny"))
     sock = socket.socket()

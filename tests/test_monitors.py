@@ -17,7 +17,7 @@ from conftest import cli_json, run_cli, write_jsonl
 
 from grpo_host import Ensemble
 from grpo_host.monitoring import Alert, Batch, MonitorSet, Report, choose, monitor
-from grpo_host.plugins import default_plugins
+from grpo_host.discovery.plugins import default_plugins
 from grpo_host.testing import observe, scored_batch
 
 GROUP = 4
@@ -227,7 +227,7 @@ def test_choosing_monitors_by_name_and_by_config_entry():
 
 def test_score_runs_monitors_over_a_file_and_a_third_party_monitor_is_discovered(tmp_path, packs):
     listed = {m["name"]: m for m in cli_json("monitors", "list", pythonpath=[packs["good"]])}
-    assert listed["good_batches"]["plugin"] == "grpo-test-good" and "zero_advantage" in listed
+    assert listed["good_batches"]["pack"] == "grpo-test-good" and "zero_advantage" in listed
     rows = [{"prompt": q, "completion": formatted(str(s)), "answer": str(s)} for q, s in questions(3, 0)
             for _ in range(GROUP)] * 3
     data = write_jsonl(tmp_path / "same.jsonl", rows)

@@ -8,8 +8,8 @@ import pluggy
 import pytest
 from conftest import cli_json, run_cli
 
-from grpo_host.plugins import load_plugins
-from grpo_host.registry import DuplicateNameError, UnknownNameError
+from grpo_host.discovery.plugins import load_plugins
+from grpo_host.discovery.registry import DuplicateNameError, UnknownNameError
 
 
 def by_name(records):
@@ -25,7 +25,7 @@ def test_builtin_packs_are_entry_points_of_grpo_host():
 
 def test_third_party_pack_is_listed_with_its_distribution_and_version(packs):
     rewards = {r["name"]: r for r in cli_json("rewards", "list", pythonpath=[packs["good"]])}
-    assert rewards["contains_expected"]["plugin"] == "grpo-test-good"
+    assert rewards["contains_expected"]["pack"] == "grpo-test-good"
     assert rewards["contains_expected"]["version"] == "1.2.3"
     assert rewards["contains_expected"]["requires"] == {"expected or answer": "str"}
     assert rewards["good_length"]["params"]["properties"]["target"]["default"] == 10
@@ -112,9 +112,9 @@ def test_a_misspelled_hook_is_caught_by_check_pending(packs, monkeypatch):
 def test_load_plugins_env_selects_packs(packs):
     path = [packs["good"]]
     assert cli_json("rewards", "list", pythonpath=path, env={"GRPO_HOST_LOAD_PLUGINS": ""}) == []
-    only_good = {r["plugin"] for r in cli_json("rewards", "list", pythonpath=path, env={"GRPO_HOST_LOAD_PLUGINS": "good"})}
+    only_good = {r["pack"] for r in cli_json("rewards", "list", pythonpath=path, env={"GRPO_HOST_LOAD_PLUGINS": "good"})}
     assert only_good == {"grpo-test-good"}
-    by_dist = {r["plugin"] for r in cli_json("rewards", "list", pythonpath=path,
+    by_dist = {r["pack"] for r in cli_json("rewards", "list", pythonpath=path,
                                              env={"GRPO_HOST_LOAD_PLUGINS": "grpo-host, grpo-test-good"})}
     assert by_dist == {"grpo-host", "grpo-test-good"}
 

@@ -320,7 +320,7 @@ def test_cli_names_the_expected_head_when_the_kind_is_wrong(models, tmp_path):
 def test_listing_and_showing_import_neither_torch_nor_transformers():
     code = (
         "import sys, grpo_host; r = grpo_host.get_reward('prm'); "
-        "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'heavy import'; print(r.plugin)"
+        "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'heavy import'; print(r.pack)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -16,7 +16,7 @@ import threading
 import pytest
 
 from grpo_host.environments import Session, ToolError
-from grpo_host.plugins import load_plugins
+from grpo_host.discovery.plugins import load_plugins
 from reward_plugins.code.sandbox import isolation
 
 from conftest import clean_env
@@ -145,7 +145,7 @@ def test_parameters_are_the_code_rewards_limits_and_bad_ones_name_the_environmen
 def test_without_a_sandbox_the_environment_refuses_to_start():
     """Fail closed, in a process of its own (the sandbox probe is made once per process): bwrap turned off."""
     script = textwrap.dedent("""
-        from grpo_host.plugins import load_plugins
+        from grpo_host.discovery.plugins import load_plugins
         env = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "python_tool"}).registry.environment("python")
         try:
             env.session_class()()

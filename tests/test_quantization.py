@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grpo_host.config import ConfigError, RunConfig, load_config
+from grpo_host.training.config import ConfigError, RunConfig, load_config
 from train_helpers import GRPO_HOST, QUICK, kill_and_resume, read_metrics
 
 pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): quantized training runs
@@ -74,7 +74,7 @@ def test_the_resolved_config_is_a_valid_config_with_every_quantization_option():
 
 
 def test_every_quantization_key_is_described_and_documented():
-    from grpo_host.config import BitsAndBytesSettings, MlxQuantSettings, QuantizationSettings
+    from grpo_host.training.config import BitsAndBytesSettings, MlxQuantSettings, QuantizationSettings
 
     guide = (ROOT / "docs" / "training.md").read_text()
     for prefix, model in (("", QuantizationSettings), ("trl.", BitsAndBytesSettings), ("mlx.", MlxQuantSettings)):
@@ -96,7 +96,7 @@ def _bnb_fields(bnb) -> dict:
 def test_the_bitsandbytes_config_trl_gets():
     import torch
 
-    from grpo_host.hosts.trl import bitsandbytes_config, quantization_record
+    from grpo_host.training.backends.trl import bitsandbytes_config, quantization_record
 
     qlora = bitsandbytes_config(config(quantization={"bits": 4, "trl": {"compute_dtype": "bfloat16"}}, lora={}))
     assert _bnb_fields(qlora) == {"load_in_4bit": True, "load_in_8bit": False, "bnb_4bit_quant_type": "nf4",
@@ -128,13 +128,13 @@ def test_the_bitsandbytes_config_trl_gets():
     ("0.48.2", {"cuda"}, {"cpu", "cuda"}, None),
 ])
 def test_where_bitsandbytes_cannot_run(installed, supported, available, message):
-    from grpo_host.hosts.trl import bitsandbytes_refusal
+    from grpo_host.training.backends.trl import bitsandbytes_refusal
 
     assert bitsandbytes_refusal(installed, "0.46.1", supported, available) == message
 
 
 def test_trl_model_init_kwargs_cannot_quantize_behind_the_block():
-    from grpo_host.hosts.trl import grpo_config_kwargs
+    from grpo_host.training.backends.trl import grpo_config_kwargs
 
     for key in ("quantization_config", "load_in_4bit"):
         with pytest.raises(ConfigError, match=rf"'trl.model_init_kwargs.{key}': .* use that instead"):
@@ -154,7 +154,7 @@ def test_trl_refuses_a_quantized_base_without_bitsandbytes_before_reading_data(e
 
 def _skip_unless_bitsandbytes_runs() -> None:
     """These load real bitsandbytes models: a CUDA GPU, or bitsandbytes' CPU backend (0.46.1+, not a dev dependency)."""
-    from grpo_host.hosts.trl import bitsandbytes_problem
+    from grpo_host.training.backends.trl import bitsandbytes_problem
 
     problem = bitsandbytes_problem()
     if problem is not None:
@@ -169,8 +169,8 @@ def test_trl_loads_the_base_quantized_and_prepared_for_kbit_training(env, tmp_pa
     import torch
     from trl import GRPOConfig
 
-    from grpo_host.hosts.trl import _quantized_model, bitsandbytes_config, grpo_config_kwargs
-    from grpo_host.train import prepare
+    from grpo_host.training.backends.trl import _quantized_model, bitsandbytes_config, grpo_config_kwargs
+    from grpo_host.training.train import prepare
 
     monkeypatch.setenv("GRPO_HOST_CACHE", env["GRPO_HOST_CACHE"])
     run = load_config(EXAMPLE, [f"quantization={{bits: {bits}}}", "lora={r: 4}", f"output_dir={tmp_path}",
@@ -212,7 +212,7 @@ MLX = ["--backend", "mlx"]
 
 
 def _tiny(env) -> str:
-    from grpo_host.builtin_model import tiny_model_dir
+    from grpo_host.training.builtin_model import tiny_model_dir
 
     return str(tiny_model_dir(env["GRPO_HOST_CACHE"]))
 
@@ -230,7 +230,7 @@ def test_mlx_quantizes_at_load_trains_lora_resumes_and_the_adapter_generates(env
     from mlx_lm import load, stream_generate
     from mlx_lm.convert import convert
 
-    from grpo_host.hosts.mlx import quantize_base
+    from grpo_host.training.backends.mlx import quantize_base
 
     out = tmp_path / "q4"
     args = [str(EXAMPLE), *MLX, *QUICK, "--set", "max_steps=4", "--set", "save_every=2", "--set", "beta=0.1",

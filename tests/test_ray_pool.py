@@ -20,8 +20,8 @@ import sample_rewards
 ray = pytest.importorskip("ray")
 
 from grpo_host import Ensemble  # noqa: E402
-from grpo_host.plugins import load_plugins  # noqa: E402
-from grpo_host.ray_pool import RayPool  # noqa: E402
+from grpo_host.discovery.plugins import load_plugins  # noqa: E402
+from grpo_host.scoring.ray_pool import RayPool  # noqa: E402
 
 pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): a local Ray cluster
 
@@ -129,7 +129,7 @@ def test_ray_gives_the_same_exception_chain_under_on_error_raise_as_the_other_ex
 
 
 def test_ray_is_not_imported_unless_the_pool_is_used():
-    code = ("import sys, grpo_host.ensemble, grpo_host.cli\n"
-            "from grpo_host.ensemble import POOLS\n"
+    code = ("import sys, grpo_host.scoring.ensemble, grpo_host.cli\n"
+            "from grpo_host.scoring.ensemble import POOLS\n"
             "assert 'ray' in POOLS and 'ray' not in sys.modules, sorted(m for m in sys.modules if 'ray' in m)\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -1,4 +1,4 @@
-"""The rollout record (grpo_host.record) and grpo-host rescore, through the real CLI and a real killed training run."""
+"""The rollout record (grpo_host.runs.record) and grpo-host rescore, through the real CLI and a real killed training run."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from conftest import GRPO_HOST, run_cli, write_jsonl
 from train_helpers import QUICK, ROOT, kill_after_checkpoint
 
-from grpo_host.record import FOLDER, RecordError, advantages, read_record
+from grpo_host.runs.record import FOLDER, RecordError, advantages, read_record
 
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 
@@ -116,7 +116,7 @@ def test_a_killed_run_keeps_its_record_and_a_resumed_one_records_each_step_once(
 @pytest.mark.timeout(900)
 def test_the_mlx_host_records_its_rollouts_and_report_and_rescore_read_them(env, tmp_path):
     pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
-    from grpo_host.report import build_report
+    from grpo_host.runs.report import build_report
 
     out = tmp_path / "mlx"
     proc = subprocess.run([GRPO_HOST, "train", str(EXAMPLE), *QUICK, "--set", "max_steps=3", "--set",

@@ -12,8 +12,8 @@ from conftest import GRPO_HOST, run_cli
 from train_helpers import QUICK, ROOT
 
 from grpo_host import Ensemble
-from grpo_host.record import RolloutRecord
-from grpo_host.report import build_report, write_report
+from grpo_host.runs.record import RolloutRecord
+from grpo_host.runs.report import build_report, write_report
 
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror=alert(1)>'

@@ -3,9 +3,9 @@
 import sample_rewards
 
 from grpo_host import Ensemble
-from grpo_host.hosts.reward_funcs import ROW_ID, EnsembleRewardFuncs
-from grpo_host.plugins import load_plugins
-from grpo_host.train import Row
+from grpo_host.training.backends.reward_funcs import ROW_ID, EnsembleRewardFuncs
+from grpo_host.discovery.plugins import load_plugins
+from grpo_host.training.train import Row
 from reward_plugins import shaping
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from grpo_host.reward_spec import SpecError, parse_spec
+from grpo_host.scoring.spec import SpecError, parse_spec
 
 
 def test_string_form_with_weights_and_params():

@@ -9,7 +9,7 @@ import pytest
 import sample_rewards
 
 from grpo_host import RewardError, completion_text, reward
-from grpo_host.rewards import Column
+from grpo_host.scoring.contract import Column
 
 
 def test_declaration_defaults_from_the_function():

@@ -160,7 +160,7 @@ def test_token_guards_everything_but_health(server):
         assert reply.status_code == 401 and reply.headers["www-authenticate"] == "Bearer"
         assert httpx.post(server.url + "/score", json={"rows": ROWS}, headers=headers).status_code == 401
     listing = httpx.get(server.url + "/rewards", headers=AUTH).json()
-    assert [(r["name"], r["weight"], r["plugin"]) for r in listing] == [
+    assert [(r["name"], r["weight"], r["pack"]) for r in listing] == [
         ("r1_strict_format", 1.0, "grpo-host"), ("accuracy", 2.0, "grpo-host"), ("slow", 0.0, "grpo-serve-probe")]
     assert listing[0]["bound"] == {"reasoning_tag": "think"}
 
@@ -330,7 +330,7 @@ class ReplayEngine:
 def tiny_tokenizer():
     from transformers import AutoTokenizer
 
-    from grpo_host.builtin_model import tiny_model_dir
+    from grpo_host.training.builtin_model import tiny_model_dir
 
     return AutoTokenizer.from_pretrained(tiny_model_dir())
 
@@ -537,7 +537,7 @@ def test_without_httptools_h11_keeps_the_header_timeout(probe_site, tmp_path):
 
 
 def tiny_dir() -> Path:
-    from grpo_host.builtin_model import tiny_model_dir
+    from grpo_host.training.builtin_model import tiny_model_dir
 
     return tiny_model_dir()
 

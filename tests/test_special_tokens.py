@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grpo_host.special_tokens import COMMON_END_TOKENS, end_tokens, strip_end_tokens
+from grpo_host.scoring.special_tokens import COMMON_END_TOKENS, end_tokens, strip_end_tokens
 
 ANSWER = "<think>\nx\n</think>\n<answer>\n4\n</answer>\n"
 
@@ -26,7 +26,7 @@ def test_markers_inside_the_text_stay():
 @pytest.mark.slow  # imports transformers and loads a tokenizer: a few seconds
 def test_tokens_from_a_tokenizer_or_a_list():
     pytest.importorskip("transformers")
-    from grpo_host.builtin_model import tiny_model_dir
+    from grpo_host.training.builtin_model import tiny_model_dir
 
     assert end_tokens(str(tiny_model_dir())) == ("</s>", "<pad>")
     assert end_tokens(None, ["<|end|>"]) == ("<|end|>",)

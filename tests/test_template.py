@@ -97,7 +97,7 @@ def test_new_plugin_renders_a_complete_pack(pack):
 def test_the_installed_pack_is_listed_with_its_name_and_version(site):
     rewards = {r["name"]: r for r in cli_json("rewards", "list", pythonpath=[site])}
     listed = rewards[REWARD]
-    assert (listed["plugin"], listed["version"]) == (DIST, "0.1.0")
+    assert (listed["pack"], listed["version"]) == (DIST, "0.1.0")
     assert listed["requires"] == {"expected or answer": "str"}
     props = listed["params"]["properties"]
     assert set(props) == {"case_sensitive", "last_line_only"} and all(p["description"] for p in props.values())
@@ -150,7 +150,7 @@ def test_a_pack_rendered_with_a_monitor_registers_it_and_its_own_tests_pass(tmp_
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
                     "--target", str(site), str(pack)], check=True, capture_output=True, timeout=300)
     listed = {m["name"]: m for m in cli_json("monitors", "list", pythonpath=[site])}
-    assert listed[name]["plugin"] == dist and set(listed[name]["params"]["properties"]) == {"words", "warn"}
+    assert listed[name]["pack"] == dist and set(listed[name]["params"]["properties"]) == {"words", "warn"}
     result = run_pack_tests(pack, [site])
     assert result.returncode == 0, result.stdout + result.stderr
     assert "16 passed" in result.stdout  # the 15 of a plain pack, and the monitor's
@@ -168,7 +168,7 @@ def test_a_pack_rendered_with_an_environment_registers_it_and_its_own_tests_pass
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
                     "--target", str(site), str(pack)], check=True, capture_output=True, timeout=300)
     [listed] = [e for e in cli_json("environments", "list", pythonpath=[site]) if e["name"] == name]
-    assert (listed["plugin"], [t["call"] for t in listed["tools"]], listed["requires"], listed["reward"]) == (
+    assert (listed["pack"], [t["call"] for t in listed["tools"]], listed["requires"], listed["reward"]) == (
         dist, ["check_guess(guess)"], {"expected or answer": "str"}, True)
     assert set(listed["params"]["properties"]) == {"max_guesses"}
     result = run_pack_tests(pack, [site])

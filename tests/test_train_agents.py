@@ -35,8 +35,8 @@ def warm_up(out: Path, pack: Path) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl.chat_template_utils import get_training_chat_template
 
-    from grpo_host.builtin_model import tiny_model_dir
-    from grpo_host.plugins import load_plugins
+    from grpo_host.training.builtin_model import tiny_model_dir
+    from grpo_host.discovery.plugins import load_plugins
 
     sys.path.insert(0, str(pack))
     try:

@@ -92,7 +92,7 @@ def test_lora_run_killed_after_a_checkpoint_resumes_to_the_same_step(env, tmp_pa
     assert (out / "adapters.safetensors").exists() and not (out / "model.safetensors").exists()
     from mlx_lm import load
 
-    from grpo_host.builtin_model import tiny_model_dir
+    from grpo_host.training.builtin_model import tiny_model_dir
 
     model, _ = load(str(tiny_model_dir(env["GRPO_HOST_CACHE"])), adapter_path=str(out))
     assert type(model.layers[0].self_attn.q_proj).__name__ == "LoRALinear"
@@ -153,9 +153,9 @@ def test_an_unscored_completion_gets_no_advantage_and_leaves_the_baseline_alone(
     """The fill-in reward, through mlx-lm-lora's own advantage computation."""
     from mlx_lm_lora.trainer.grpo_trainer import calculate_rewards_and_advantages
 
-    from grpo_host.config import load_config
-    from grpo_host.hosts.mlx import MlxRewardFuncs, RewardStats
-    from grpo_host.train import prepare
+    from grpo_host.training.config import load_config
+    from grpo_host.training.backends.mlx import MlxRewardFuncs, RewardStats
+    from grpo_host.training.train import prepare
 
     monkeypatch.chdir(tmp_path)
     meta_config(tmp_path)
@@ -223,8 +223,8 @@ def test_learning_rate_schedules_match_trl(ours, theirs):
     import torch
     from transformers import get_scheduler
 
-    from grpo_host.config import load_config
-    from grpo_host.hosts.mlx import _schedule
+    from grpo_host.training.config import load_config
+    from grpo_host.training.backends.mlx import _schedule
 
     config = load_config(data={"model": "builtin:tiny", "data": "x.jsonl", "rewards": "accuracy", "max_steps": 10,
                                "warmup_steps": 3, "learning_rate": 1e-3, "lr_scheduler": ours})
@@ -240,8 +240,8 @@ def test_learning_rate_schedules_match_trl(ours, theirs):
 
 
 def test_grpo_args_get_every_value_explicitly():
-    from grpo_host.config import load_config
-    from grpo_host.hosts.mlx import grpo_args
+    from grpo_host.training.config import load_config
+    from grpo_host.training.backends.mlx import grpo_args
 
     config = load_config(data={"model": "builtin:tiny", "data": "x.jsonl", "rewards": "accuracy:2, r1_int:0.5",
                                "min_p": 0.05, "top_k": 7, "beta": 0.04, "epsilon_high": 0.28, "save_every": 5,

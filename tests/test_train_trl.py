@@ -55,7 +55,7 @@ def test_trains_the_embedded_default_through_the_cli(env, tmp_path):
     assert set(summary["rewards"]) == {"reward", "letter_share", "lowercase_share"}
     assert summary["rewards"]["letter_share"]["first"] == records[0]["rewards/letter_share/mean"]
     # the resolved config is a complete, valid config; the packs list has the example pack and ours
-    from grpo_host.config import RunConfig
+    from grpo_host.training.config import RunConfig
 
     resolved = RunConfig.model_validate(yaml.safe_load((out / "config.yaml").read_text()))
     assert resolved.max_steps == 3 and resolved.temperature == 1.0 and resolved.epsilon_high == 0.2
@@ -137,8 +137,8 @@ def test_reward_rises_on_the_example(env, tmp_path):
 
 
 def test_grpo_config_gets_every_value_explicitly():
-    from grpo_host.config import ConfigError, load_config
-    from grpo_host.hosts.trl import grpo_config_kwargs
+    from grpo_host.training.config import ConfigError, load_config
+    from grpo_host.training.backends.trl import grpo_config_kwargs
 
     config = load_config(data={"model": "builtin:tiny", "data": "x.jsonl", "rewards": "accuracy:2, r1_int:0.5",
                                "trl": {"use_vllm": True, "vllm_mode": "colocate"}, "min_p": 0.05})

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from grpo_host import Ensemble, completion_text, reward
-from grpo_host.ensemble import Member
+from grpo_host.scoring.ensemble import Member
 from grpo_host.scoring.trajectory import Trajectory
 from reward_plugins.r1 import r1_strict_format, think_format
 
@@ -81,7 +81,7 @@ def test_think_rewards_score_a_tool_rollout_as_the_same_text_parsed_without_tool
     from transformers import AutoTokenizer
     from trl.chat_template_utils import add_response_schema, parse_response
 
-    from grpo_host.builtin_model import tiny_model_dir
+    from grpo_host.training.builtin_model import tiny_model_dir
 
     tokenizer = AutoTokenizer.from_pretrained(str(tiny_model_dir()))
     tokenizer.chat_template = (Path(trl.__file__).parent / "chat_templates" / "qwen3.jinja").read_text()

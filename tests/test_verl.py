@@ -63,7 +63,7 @@ def current(rewards: str, **kwargs) -> object:
 def tokenizer():
     from transformers import AutoTokenizer
 
-    from grpo_host.builtin_model import tiny_model_dir
+    from grpo_host.training.builtin_model import tiny_model_dir
 
     return AutoTokenizer.from_pretrained(tiny_model_dir())
 

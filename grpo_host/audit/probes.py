@@ -31,7 +31,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..deprecation import renamed
 
 __all__ = ["Kind", "Probe", "Target", "probe"]
 
@@ -86,7 +85,6 @@ class Probe:
     description: str = ""
     pack: str = "grpo-host"
     version: str = ""
-    plugin = renamed("pack")
 
     def aims_at(self, reward: Any) -> bool:
         """Whether this probe is meant for ``reward`` (a :class:`~grpo_host.Reward`): named in ``rewards``, or

@@ -11,6 +11,5 @@
 
 This layer sits above the scoring core (it imports the reward contract; ``grpo_host.scoring`` never
 imports it).  This ``__init__`` imports nothing, so the cached listing pays only for ``catalog`` and
-``settings``.  The old paths (``grpo_host.plugins``, ``grpo_host.registry``, ...) re-export these
-modules for one release.
+``settings``.
 """

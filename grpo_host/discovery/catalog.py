@@ -69,7 +69,6 @@ def _declared(item: Reward | Environment) -> dict[str, Any]:
     return {
         "name": item.name,
         "pack": item.pack,
-        "plugin": item.pack,  # the old name of "pack", kept one release
         "version": item.version,
         "requires": {col.label: col.type_label for col in item.requires},
         "params": item.params.model_json_schema() if item.params else None,

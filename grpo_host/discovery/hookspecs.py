@@ -61,16 +61,6 @@ def register_backends(register):
     """
 
 
-@hookspec(warn_on_impl=DeprecationWarning("register_hosts is deprecated and goes in the next release; implement "
-                                          "register_backends (register.add_backend) instead"))
-def register_hosts(register):
-    """Deprecated (one release): the old name of :func:`register_backends`, called the same way.
-
-    :param register: the same :class:`grpo_host.discovery.registry.Registrar`;
-        its ``add_host`` is the old name of ``add_backend``.
-    """
-
-
 @hookspec
 def register_monitors(register):
     """Register run monitors: classes that watch every scored batch for reward hacking and collapse.

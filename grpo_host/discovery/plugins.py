@@ -20,7 +20,6 @@ from typing import Literal
 
 import pluggy
 
-from ..deprecation import deprecated
 from . import hookspecs
 from .registry import Registrar, Registry
 from ..scoring.contract import Reward
@@ -32,9 +31,6 @@ GROUP = "grpo_host"
 DIST = "grpo-host"
 HOOKS = tuple(name for name, spec in vars(hookspecs).items() if hasattr(spec, f"{hookspecs.PROJECT}_spec"))
 """The hooks a plugin may implement, read off the hook specs themselves."""
-RENAMED = {"hosts": "backends"}
-"""grpo-host's own entry points that were renamed, old name -> new: the selection variables still take the
-old name for one release."""
 
 
 @dataclass
@@ -85,8 +81,8 @@ def load_plugins(
     env = os.environ if env is None else env
     if strict is None:
         strict = strict_plugins(env)
-    allow = _renamed(plugin_names(env.get("GRPO_HOST_LOAD_PLUGINS")))
-    block = _renamed(plugin_names(env.get("GRPO_HOST_DISABLE_PLUGINS"))) or set()
+    allow = plugin_names(env.get("GRPO_HOST_LOAD_PLUGINS"))
+    block = plugin_names(env.get("GRPO_HOST_DISABLE_PLUGINS")) or set()
 
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
@@ -156,15 +152,6 @@ def load_plugins(
             record.monitors = sorted(n for n in set(register.names) if n in watching)
             record.warnings = [conflicts[n] for n in dict.fromkeys(register.names) if n in conflicts]
     return Plugins(registry, list(records.values()))
-
-
-def _renamed(names: set[str] | None) -> set[str] | None:
-    """``names`` with the new name of every renamed entry point it holds (warned: the old one goes)."""
-    old = sorted((names or set()) & RENAMED.keys())
-    for name in old:
-        deprecated(f"the plugin name {name!r} in GRPO_HOST_LOAD_PLUGINS/GRPO_HOST_DISABLE_PLUGINS",
-                   repr(RENAMED[name]), stacklevel=4)
-    return names if not old else names | {RENAMED[name] for name in old}  # type: ignore[operator]
 
 
 @functools.cache

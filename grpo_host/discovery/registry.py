@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..deprecation import deprecated, renamed
 from ..scoring.contract import Reward
 
 if TYPE_CHECKING:
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from ..environments import Environment, Rollout
     from ..monitoring import Monitor
 
-__all__ = ["Backend", "DuplicateNameError", "Host", "Registrar", "Registry", "UnknownNameError"]
+__all__ = ["Backend", "DuplicateNameError", "Registrar", "Registry", "UnknownNameError"]
 
 
 class DuplicateNameError(Exception):
@@ -56,11 +55,7 @@ class Backend:
     pack: str
     version: str
     validate: Callable[[Any], None] | None = None
-    plugin = renamed("pack")
 
-
-Host = Backend
-"""The old name of :class:`Backend`, kept one release."""
 
 _KINDS = {"reward": "reward", "backend": "training backend", "monitor": "monitor", "probe": "audit probe",
           "environment": "environment", "rollout": "rollout"}
@@ -91,11 +86,6 @@ class Registry:
     def backend(self, name: str) -> Backend:
         return self._get("backend", name)  # type: ignore[return-value]
 
-    def host(self, name: str) -> Backend:
-        """Deprecated (one release): :meth:`backend`."""
-        deprecated("Registry.host(name)", "Registry.backend(name)")
-        return self.backend(name)
-
     def monitor(self, name: str) -> Monitor:
         return self._get("monitor", name)  # type: ignore[return-value]
 
@@ -119,9 +109,6 @@ class Registry:
 
     def names(self, kind: str = "reward") -> list[str]:
         """Names that resolve (claimed by exactly one plugin), sorted."""
-        if kind == "host":
-            deprecated('Registry.names("host")', 'Registry.names("backend")')
-            kind = "backend"
         return sorted(name for name, claims in self._claims[kind].items() if len(claims) == 1)
 
     @property
@@ -156,7 +143,6 @@ class Registrar:
     version: str
     owner: str = ""
     names: list[str] = field(default_factory=list)
-    plugin = renamed("pack")
 
     def add_reward(self, reward: Reward) -> None:
         """Register a :class:`grpo_host.Reward` (made with :func:`grpo_host.reward`) under its name."""
@@ -170,19 +156,10 @@ class Registrar:
                     ) -> None:
         """Register a training backend: ``run(job) -> Summary``, and ``validate(config)`` run before any data is
         read."""
-        self._backend("add_backend", name, run, validate)
-
-    def add_host(self, name: str, run: Callable[[Any], Any], validate: Callable[[Any], None] | None = None) -> None:
-        """Deprecated (one release): :meth:`add_backend`."""
-        deprecated("Registrar.add_host(...)", "Registrar.add_backend(...)")
-        self._backend("add_host", name, run, validate)
-
-    def _backend(self, method: str, name: str, run: Callable[[Any], Any], validate: Callable[[Any], None] | None
-                 ) -> None:
         if not isinstance(name, str) or not name or not callable(run):
-            raise TypeError(f"{method}() takes a name and a callable run(job)")
+            raise TypeError("add_backend() takes a name and a callable run(job)")
         if validate is not None and not callable(validate):
-            raise TypeError(f"{method}(validate=...) takes a callable validate(config)")
+            raise TypeError("add_backend(validate=...) takes a callable validate(config)")
         self._add("backend", name, Backend(name, run, self.pack, self.version, validate))
 
     def add_monitor(self, monitor: Monitor) -> None:

@@ -6,6 +6,5 @@
 * :mod:`~grpo_host.runs.rescore`: ``grpo-host rescore``, a recorded run's rollouts scored by another spec.
 
 This layer reads what the training and scoring layers wrote; only the backends and ``score`` import
-it (to write the record).  The old paths ``grpo_host.record``, ``.report`` and ``.rescore`` re-export
-these modules for one release.  This ``__init__`` imports nothing.
+it (to write the record).  This ``__init__`` imports nothing.
 """

@@ -20,7 +20,6 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..deprecation import deprecated, renamed
 from ..errors import UserError
 from .trajectory import Trajectory, completion_text
 
@@ -257,7 +256,6 @@ class Reward:
     """The distribution that registered it (``pip install``'s name), stamped by the registrar."""
     version: str = "?"
     bound: BaseModel | None = field(default=None)
-    plugin = renamed("pack")
 
     @property
     def __name__(self) -> str:
@@ -347,18 +345,6 @@ class Reward:
     def reads(self, completion: Any) -> Any:
         """What the function receives for ``completion``: its :class:`Trajectory` or, by default, its text."""
         return Trajectory.of(completion) if self.trajectory else completion_text(completion)
-
-    def score_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
-        """Deprecated (one release): :func:`score_row` (``score_one`` for the value alone)."""
-        deprecated("Reward.score_item(...)", "grpo_host.scoring.contract.score_row(reward, ...)")
-        return score_row(self, completion, prompt, **columns)
-
-    def score_batch(
-        self, completions: Sequence[Any], prompts: Sequence[Any] | None, columns: Mapping[str, Sequence[Any]]
-    ) -> list[float | None]:
-        """Deprecated (one release): ``[s.value for s in reward.score_items(...)]``."""
-        deprecated("Reward.score_batch(...)", "[s.value for s in reward.score_items(...)]")
-        return [s.value for s in self.score_items(completions, prompts, columns)]
 
     @property
     def is_async(self) -> bool:
@@ -461,11 +447,6 @@ class AsyncReward(Reward):
         import asyncio
 
         return asyncio.run(self.ascore_items(completions, prompts, columns))
-
-    async def ascore_item(self, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
-        """Deprecated (one release): :func:`ascore_row`."""
-        deprecated("AsyncReward.ascore_item(...)", "grpo_host.scoring.contract.ascore_row(reward, ...)")
-        return await ascore_row(self, completion, prompt, **columns)
 
     async def __call__(  # type: ignore[override]
             self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (),

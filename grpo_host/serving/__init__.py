@@ -6,6 +6,5 @@
   threads) into micro-batches for the ensemble, with admission counted in rows.
 
 The trainers' own adapters live in :mod:`grpo_host.integrations` (a public path).  This layer sits
-above the scoring core and the plugin machinery.  The old paths ``grpo_host.serve`` and
-``grpo_host.batching`` re-export these modules for one release.  This ``__init__`` imports nothing.
+above the scoring core and the plugin machinery.  This ``__init__`` imports nothing.
 """

@@ -7,7 +7,5 @@
 * :mod:`~grpo_host.training.builtin_model`: ``builtin:tiny`` and ``builtin:tiny-tools``, built from nothing.
 * :mod:`~grpo_host.training.backends`: the written backend contract and the built-in backends (TRL, MLX).
 
-It sits above the scoring core and the plugin machinery.  This ``__init__`` imports nothing.  The old
-paths (``grpo_host.config``, ``grpo_host.train``, ``grpo_host.preflight``, ``grpo_host.builtin_model``,
-``grpo_host.hosts``) re-export these modules for one release.
+It sits above the scoring core and the plugin machinery.  This ``__init__`` imports nothing.
 """

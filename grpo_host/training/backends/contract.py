@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ...monitoring import Alert
     from ..train import Job, Summary
 
-__all__ = ["TrainingBackend", "TrainingHost"]
+__all__ = ["TrainingBackend"]
 
 
 class TrainingBackend(ABC):
@@ -119,6 +119,3 @@ class TrainingBackend(ABC):
             self.close()
         return self.finish(job.summary(steps, seconds, resumed_from=self.resume_step))
 
-
-TrainingHost = TrainingBackend
-"""The old name of :class:`TrainingBackend`, kept one release."""
