@@ -14,13 +14,14 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .scoring.contract import Reward, RewardError, RewardUnusable, Scored, completion_text, reward
     from .discovery.build import Ensemble
+    from .discovery.hookspecs import hookimpl
+    from .discovery.plugins import Plugins, default_plugins, get_reward, list_rewards, load_plugins
+    from .errors import RewardError, RewardUnusable
+    from .monitoring import monitor
+    from .scoring.contract import Reward, Scored, completion_text, reward
     from .scoring.ensemble import Member, ScoreResult
     from .scoring.stats import RewardMetrics
-    from .discovery.hookspecs import hookimpl
-    from .monitoring import monitor
-    from .discovery.plugins import Plugins, default_plugins, get_reward, list_rewards, load_plugins
 
 # Every name is imported on first use (PEP 562): a cached ``grpo-host rewards
 # list`` runs without pluggy, importlib.metadata or pydantic, and a pack that
@@ -29,7 +30,7 @@ _LAZY = {
     "hookimpl": "discovery.hookspecs", "monitor": "monitoring",
     "Plugins": "discovery.plugins", "default_plugins": "discovery.plugins", "load_plugins": "discovery.plugins",
     "list_rewards": "discovery.plugins", "get_reward": "discovery.plugins",
-    "Reward": "scoring.contract", "RewardError": "scoring.contract", "RewardUnusable": "scoring.contract",
+    "Reward": "scoring.contract", "RewardError": "errors", "RewardUnusable": "errors",
     "Scored": "scoring.contract", "completion_text": "scoring.contract", "reward": "scoring.contract",
     "Ensemble": "discovery.build", "Member": "scoring.ensemble", "ScoreResult": "scoring.ensemble",
     "RewardMetrics": "scoring.stats",

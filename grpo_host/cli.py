@@ -1,17 +1,14 @@
 """The ``grpo-host`` command: a thin typer layer over the public API.
 
-Exit codes: 0 success, 1 the data has problems (check failed, bad rows while
-scoring), 2 the command itself could not run (unknown reward, bad spec or
-parameters, unreadable file, a reward that raised: the named errors in
-:func:`_errors`).  Any other exception is a bug and keeps its traceback (1).
+Every error grpo-host raises on purpose is a :class:`~grpo_host.errors.GrpoHostError` carrying its exit code;
+:class:`_Commands` catches it once, for every command, and prints one line (after the table a refused check or
+audit found).  Any other exception is a bug and keeps its traceback (exit 1).  The codes: README, "Exit codes".
 """
 
 # No `from __future__ import annotations`: typer would eval every annotation string of every command at each start.
 import json
 import re
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -20,12 +17,39 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+
+class _Commands(typer.core.TyperGroup):
+    """The command group: the one place a deliberate error becomes its line and its exit code."""
+
+    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+        from .errors import GrpoHostError
+
+        try:
+            return super().invoke(ctx)
+        except (GrpoHostError, FileNotFoundError) as exc:
+            _explain(exc)
+            label = getattr(exc, "label", "error")
+            err.print(Text.assemble((f"{label}:", "red"), f" {exc}"), soft_wrap=True)
+            raise typer.Exit(getattr(exc, "exit_code", 2)) from None
+
+
+def _explain(exc: BaseException) -> None:
+    """What a refused run found, printed before its one line: the data check's table, the audit's findings."""
+    from .errors import AuditFailed, DataCheckFailed
+
+    if isinstance(exc, DataCheckFailed):
+        err.print(_problems_table(exc.report, f"data check failed: {exc.path}: {exc.report.rows} rows"))
+    elif isinstance(exc, AuditFailed):
+        for line in exc.report.lines(max(80, err.width)):
+            err.print(line, soft_wrap=True)
+
+
 USAGE = """Reward functions for GRPO as installable packs: list them, check a dataset against them, score
 completions offline, and train on TRL or MLX with a weighted ensemble such as "math:2, r1_strict_format:0.5".
 
 Exit codes: 0 success, 1 the data has problems, 2 the command could not run, 3 a monitor stopped training."""
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=USAGE)
+app = typer.Typer(cls=_Commands, no_args_is_help=True, add_completion=False, help=USAGE)
 rewards_app = typer.Typer(no_args_is_help=True, help="List and describe the installed rewards.")
 plugins_app = typer.Typer(no_args_is_help=True, help="List the installed reward packs.")
 data_app = typer.Typer(no_args_is_help=True, help="Check datasets before training.")
@@ -43,28 +67,6 @@ err = Console(stderr=True, highlight=False, markup=False)
 
 SpecOpt = Annotated[str, typer.Option("--rewards", "-r", help='reward spec, e.g. "accuracy:2, r1_strict_format:0.5"')]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    """Turn the errors a command cannot run past into one red line and exit code 2.
-
-    Only named ones: a :class:`~grpo_host.errors.UserError` (a bad spec, setting, file or option), a name
-    that is unknown or registered twice, a reward or a rollout function that failed, a worker that could not
-    start, a missing file.  Anything else is a bug (ours or a pack's) and keeps its traceback (exit 1).
-    """
-    from .discovery.registry import DuplicateNameError, UnknownNameError
-    from .environments import RolloutError
-    from .errors import UserError
-    from .scoring.contract import RewardError
-    from .scoring.executors import WorkerError
-
-    try:
-        yield
-    except (UserError, DuplicateNameError, UnknownNameError, RewardError, RolloutError, WorkerError,
-            FileNotFoundError) as exc:
-        err.print(Text.assemble(("error:", "red"), f" {exc}"), soft_wrap=True)
-        raise typer.Exit(2) from None
 
 
 def _version(value: bool) -> None:
@@ -123,8 +125,7 @@ def rewards_show(name: str) -> None:
     from .discovery.catalog import reward_row
     from .discovery.plugins import get_reward
 
-    with _errors():
-        r = get_reward(name)
+    r = get_reward(name)
     out.print(Text.assemble((r.name, "bold"), f"  (pack {r.pack} {r.version}; {'batch' if r.batch else 'per item'}, "
                             f"executor {r.executor}{f', timeout {r.timeout}s' if r.timeout else ''})\n"))
     out.print(_rewrapped(r.description) + "\n")
@@ -176,9 +177,8 @@ def data_check(
     from .discovery.plugins import get_reward
     from .scoring.spec import parse_spec
 
-    with _errors():
-        chosen = [get_reward(item.name).bind(item.params) for item in parse_spec(rewards)]
-        report = check_rows(read_rows(data, split=split), chosen)
+    chosen = [get_reward(item.name).bind(item.params) for item in parse_spec(rewards)]
+    report = check_rows(read_rows(data, split=split), chosen)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     elif report.ok:
@@ -208,8 +208,7 @@ def monitors_show(name: str) -> None:
     """A monitor's exact rule, thresholds and parameters."""
     from .discovery.plugins import default_plugins
 
-    with _errors():
-        m = default_plugins().registry.monitor(name)
+    m = default_plugins().registry.monitor(name)
     out.print(Text.assemble((m.name, "bold"), f"  (pack {m.pack} {m.version})\n"))
     out.print(_rewrapped(m.description) + "\n")
     _print_params(_monitor_row(m)["params"])
@@ -344,26 +343,25 @@ def score(
 
     from .data import read_rows
     from .discovery.build import Ensemble
-    from .monitoring import MonitorSet, choose
-    from .offline import ScoreOutput, Tally, score_file_batches, sigterm_as_interrupt, write_stream
     from .discovery.plugins import default_plugins
     from .errors import UserError
+    from .monitoring import MonitorSet, choose
+    from .offline import ScoreOutput, Tally, score_file_batches, sigterm_as_interrupt, write_stream
     from .runs.record import RolloutRecord
 
     output = ScoreOutput(out_path, data, resume=resume) if out_path not in (None, Path("-")) else None
-    with _errors():
-        if resume and output is None:
-            raise UserError("--resume continues an interrupted --out file: name that file with --out")
-        if output is not None:
-            output.check()  # before anything loads or is opened for writing
-        ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers, pool=pool)
-        watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)
-        rows = read_rows(data)
-        if output is not None:
-            output.open()
-            rows = output.rows(rows)
-        rollouts = RolloutRecord.beside(out_path, ensemble.names, mode=record,  # type: ignore[arg-type]
-                                        sample=record_sample, resume=resume) if output is not None else None
+    if resume and output is None:
+        raise UserError("--resume continues an interrupted --out file: name that file with --out")
+    if output is not None:
+        output.check()  # before anything loads or is opened for writing
+    ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers, pool=pool)
+    watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)
+    rows = read_rows(data)
+    if output is not None:
+        output.open()
+        rows = output.rows(rows)
+    rollouts = RolloutRecord.beside(out_path, ensemble.names, mode=record,  # type: ignore[arg-type]
+                                    sample=record_sample, resume=resume) if output is not None else None
     tally = Tally(ensemble.names)
     if output is not None:
         output.count_kept(tally)
@@ -373,7 +371,7 @@ def score(
                         console=err, transient=True, disable=not err.is_terminal)
     complete = False
     try:
-        with _errors(), ensemble, progress, sigterm_as_interrupt():
+        with ensemble, progress, sigterm_as_interrupt():
             task = progress.add_task("score", total=_count_lines(data), completed=output.done if output else 0)
             for lines in score_file_batches(rows, ensemble, tally, batch_size=batch_size, monitors=watch,
                                             group_column=group_column, record=rollouts):
@@ -434,18 +432,16 @@ def rescore(
 ) -> None:
     """Re-score a run's recorded rollouts with the rewards installed now: changed verdicts per reward and per
     step, and advantages that changed sign. Exit 0 nothing changed, 1 some verdicts or signs changed."""
-    from .training.config import ConfigError
-    from .errors import UserError
+    from .errors import ConfigError, UserError
     from .runs.rescore import rescore as run_rescore
     from .runs.rescore import run_plugins, run_rewards
 
-    with _errors():
-        try:
-            plugins = run_plugins(run_dir)
-        except ConfigError as exc:
-            raise UserError(f"{run_dir}/config.yaml: {exc}") from None
-        found = run_rescore(run_dir, rewards if rewards is not None else run_rewards(run_dir), workers=workers,
-                            plugins=plugins)
+    try:
+        plugins = run_plugins(run_dir)
+    except ConfigError as exc:
+        raise UserError(f"{run_dir}/config.yaml: {exc}") from None
+    found = run_rescore(run_dir, rewards if rewards is not None else run_rewards(run_dir), workers=workers,
+                        plugins=plugins)
     changed = sum(r["changed"] for r in found["rewards"].values())
     if as_json:
         print(json.dumps(found, indent=2))
@@ -482,8 +478,7 @@ def report(
     """One self-contained HTML page (plots and sampled rollouts; opens with no network) of a run or a score."""
     from .runs.report import write_report
 
-    with _errors():
-        written = write_report(run_dir, out_path, rollouts=rollouts)
+    written = write_report(run_dir, out_path, rollouts=rollouts)
     out.print(f"wrote {written}", soft_wrap=True)
 
 
@@ -505,9 +500,8 @@ def audit(
     (docs/audit.md)."""
     from .audit import audit_file
 
-    with _errors():
-        report = audit_file(data, rewards, split=split, sample=sample, seed=seed, workers=workers,
-                            probe_rows=probe_rows)
+    report = audit_file(data, rewards, split=split, sample=sample, seed=seed, workers=workers,
+                        probe_rows=probe_rows)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:
@@ -539,9 +533,8 @@ def new_plugin(
     """Render plugin_template into a new reward pack: entry point, example reward, tests, CI workflow."""
     from .scaffold import render_pack
 
-    with _errors():
-        target = render_pack(name, directory, reward=reward_name, monitor=monitor_name, environment=environment_name,
-                             interactive=not no_input)
+    target = render_pack(name, directory, reward=reward_name, monitor=monitor_name, environment=environment_name,
+                         interactive=not no_input)
     out.print(Text.assemble(("created", "green"), f" {target}"))
     out.print(f"next:\n  cd {target}\n  pip install -e '.[test]'\n  grpo-host rewards list\n  pytest")
 
@@ -557,37 +550,13 @@ def train(
     """Train with GRPO: check the data, run the chosen backend, save the model and a summary.
 
     Exit 0 trained, 1 the data has problems (the check failed before any model was loaded, a prompt is too
-    long, or with audit: stop the audit found a way to game the rewards), 2 the run could not start or stopped,
+    long, or with audit: stop the audit found a way to game the rewards), 2 the run could not start,
     3 a monitor with action stop ended it (after a checkpoint).
     """
-    from .audit import AuditFailed
     from .training.config import load_config
-    from .data import DataError
-    from .monitoring import MonitorStopped
-    from .training.train import DataCheckFailed
     from .training.train import train as run_training
 
-    try:
-        with _errors():
-            run_config = load_config(config, overrides or [], backend=backend)
-            try:
-                summary = run_training(run_config)
-            except DataError as exc:  # a data problem found past the column checks (a prompt too long)
-                err.print(Text.assemble(("error:", "red"), f" {exc}"), soft_wrap=True)
-                raise typer.Exit(1) from None
-            except MonitorStopped as exc:
-                err.print(Text.assemble(("stopped:", "red"), f" {exc}"), soft_wrap=True)
-                raise typer.Exit(3) from None
-    except DataCheckFailed as exc:
-        err.print(_problems_table(exc.report, f"data check failed: {exc.path}: {exc.report.rows} rows"))
-        err.print(Text.assemble(("error:", "red"), " the data check failed; nothing was trained"))
-        raise typer.Exit(1) from None
-    except AuditFailed as exc:
-        for line in exc.report.lines(max(80, err.width)):
-            err.print(line, soft_wrap=True)
-        err.print(Text.assemble(("error:", "red"), " the audit found ways to game the rewards; nothing was trained "
-                                "(audit: warn trains anyway)"), soft_wrap=True)
-        raise typer.Exit(1) from None
+    summary = run_training(load_config(config, overrides or [], backend=backend))
     from .training.train import is_main_process
 
     if not is_main_process():  # one summary for an accelerate launch / mlx.launch run, not one per process
@@ -629,20 +598,20 @@ def serve(
     Runs until SIGTERM or Ctrl-C, then answers the requests in flight before it exits.
     """
     try:
+        import uvicorn  # noqa: F401  (the extra's server, checked before any reward loads)
+
         from .serving.server import ServeSettings
         from .serving.server import serve as run_server
-        import uvicorn  # noqa: F401  (the extra's server, checked before any reward loads)
     except ImportError as exc:
         err.print(Text.assemble(("error:", "red"), f" {exc.name} is not installed: pip install 'grpo-host[serve]'"))
         raise typer.Exit(2) from None
     from .scoring.special_tokens import end_tokens
 
-    with _errors():
-        tokens = end_tokens(tokenizer, end_token or ()) if tokenizer or end_token else None
-        settings = ServeSettings(backlog=backlog, deadline=deadline, max_body=int(max_body_mb * 1024 * 1024),
-                                 max_rows=max_rows, batch_rows=batch_rows, batch_window=batch_window_ms / 1000,
-                                 end_tokens=tokens, header_timeout=header_timeout, body_timeout=body_timeout,
-                                 token_env=token_env, workers=workers, pool=pool)
-        if concurrency is not None:
-            settings.concurrency = concurrency
-        run_server(rewards, host=host, port=port, settings=settings, strict=strict)
+    tokens = end_tokens(tokenizer, end_token or ()) if tokenizer or end_token else None
+    settings = ServeSettings(backlog=backlog, deadline=deadline, max_body=int(max_body_mb * 1024 * 1024),
+                             max_rows=max_rows, batch_rows=batch_rows, batch_window=batch_window_ms / 1000,
+                             end_tokens=tokens, header_timeout=header_timeout, body_timeout=body_timeout,
+                             token_env=token_env, workers=workers, pool=pool)
+    if concurrency is not None:
+        settings.concurrency = concurrency
+    run_server(rewards, host=host, port=port, settings=settings, strict=strict)

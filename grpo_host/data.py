@@ -21,23 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import UserError
+from .errors import DataError
 from .scoring.contract import Reward
 
-__all__ = ["CheckReport", "DataError", "Problem", "check_rows", "completion_problem", "missing_column", "normalize",
-           "read_rows"]
+__all__ = ["CheckReport", "Problem", "check_rows", "completion_problem", "missing_column", "normalize", "read_rows"]
 
 PROMPT_KEYS = ("messages", "prompt", "instruction", "question")
 MAX_EXAMPLE_ROWS = 5
 MAX_ROW_CHECK_KINDS = 50
-
-
-class DataError(UserError):
-    """A row could not be read or has no prompt; the message starts with its line or row number."""
-
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(f"{where}: {message}")
-        self.where = where
 
 
 MAX_CSV_FIELD = 64 << 20

@@ -53,12 +53,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .errors import RolloutError
 from .scoring.contract import Column, construct, required_columns
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["Environment", "Rollout", "RolloutError", "Session", "ToolError", "ToolLimits", "environment", "rollout"]
+__all__ = ["Environment", "Rollout", "Session", "ToolError", "ToolLimits", "environment", "rollout"]
 
 RESERVED = ("reset", "reward", "get_reward")
 """Method names an environment class uses for the rollout itself (``get_reward`` is TRL's), never tools."""
@@ -293,10 +294,6 @@ def environment(
                            limits=limits or ToolLimits())
 
     return wrap
-
-
-class RolloutError(ValueError):
-    """A pack's rollout function returned something the trainer cannot use; the message names it and what is off."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -35,7 +35,7 @@ from .errors import UserError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["Alert", "Batch", "Monitor", "MonitorSet", "MonitorStopped", "Report", "monitor"]
+__all__ = ["Alert", "Batch", "Monitor", "MonitorSet", "Report", "monitor"]
 
 Severity = Literal["info", "warning", "critical"]
 
@@ -160,20 +160,6 @@ def monitor(name: str, *, description: str | None = None,
         return Monitor(name, cls, inspect.cleandoc(description or cls.__doc__ or ""), params)
 
     return wrap
-
-
-class MonitorStopped(Exception):
-    """A monitor whose action is ``stop`` fired; the run saved a checkpoint and ended (``resume`` continues it).
-
-    It carries the monitor's :class:`Alert`, the same object ``MonitorSet.stop`` held and ``summary.json``
-    records as ``stopped_by``; the CLI turns it into exit code 3.
-    """
-
-    def __init__(self, alert: Alert, step: int, output_dir: Any) -> None:
-        super().__init__(f"monitor {alert.monitor} stopped the run at step {step}: {alert.message}; a checkpoint is "
-                         f"in {output_dir}: change the config (the monitor's action or thresholds) and run again "
-                         "with resume: true to continue")
-        self.alert, self.step = alert, step
 
 
 @dataclass

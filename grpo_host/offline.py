@@ -34,14 +34,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from .data import DataError, missing_column, normalize
-from .errors import UserError
-from .scoring.ensemble import Ensemble, ScoreResult
+from .data import missing_column, normalize
+from .errors import DataError, OutputError
 from .monitoring import Batch, MonitorSet
+from .scoring.ensemble import Ensemble, ScoreResult
 from .scoring.stats import Moments, Running
 
-__all__ = ["OutputError", "ScoreOutput", "Tally", "score_file_batches", "score_file_rows", "sigterm_as_interrupt",
-           "write_stream"]
+__all__ = ["ScoreOutput", "Tally", "score_file_batches", "score_file_rows", "sigterm_as_interrupt", "write_stream"]
 
 
 class Tally:
@@ -184,10 +183,6 @@ def _group(row: dict[str, Any], column: str | None) -> Any:
     """A row's group id: its ``column`` value, else its prompt (rows sharing a prompt are one GRPO group)."""
     value = row.get(column) if column else row.get("prompt")
     return value if isinstance(value, str | int | float | None) else json.dumps(value, sort_keys=True, default=str)
-
-
-class OutputError(UserError):
-    """``--out`` cannot be written (or continued); the message names the path and the cause."""
 
 
 def _row_digest(raw: Any) -> bytes:

@@ -17,9 +17,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UserError
+from .errors import ScaffoldError
 
-__all__ = ["TEMPLATE", "PackNames", "ScaffoldError", "pack_names", "render_pack"]
+__all__ = ["TEMPLATE", "PackNames", "pack_names", "render_pack"]
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "plugin_template"
 """The template: next to ``grpo_host/`` in a source checkout and in an installed wheel alike."""
@@ -30,10 +30,6 @@ _TAKEN = {"grpo_host", "reward_plugins", "plugin_template", "tests", "test"}
 MAX_NAME = 64
 """The longest pack, reward or monitor name: each becomes a folder or file name (255 bytes at most on common file
 systems, with suffixes added) and is typed in specs, so a longer one is refused before anything is written."""
-
-
-class ScaffoldError(UserError):
-    """The pack cannot be rendered (a bad name, an occupied target); nothing was written."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli, write_jsonl
 
-from grpo_host.audit import AuditFailed, Thresholds, audit_file, audit_rows
+from grpo_host.audit import Thresholds, audit_file, audit_rows
+from grpo_host.errors import AuditFailed
 from grpo_host.training.config import load_config
 from grpo_host.discovery.plugins import load_plugins
 from grpo_host.testing import assert_audit_passes

@@ -11,7 +11,8 @@ import pytest
 from conftest import run_cli, write_jsonl
 
 from grpo_host import get_reward
-from grpo_host.data import DataError, check_rows, normalize, read_rows
+from grpo_host.data import check_rows, normalize, read_rows
+from grpo_host.errors import DataError
 
 GOOD = [
     {"prompt": "2+2?", "answer": "4"},

@@ -11,11 +11,12 @@ import pytest
 import sample_rewards
 
 from grpo_host import Ensemble, RewardError
-from grpo_host.scoring.ensemble import Member, UnscoredRowsError
+from grpo_host.scoring.ensemble import Member
+from grpo_host.errors import UnscoredRowsError
 from grpo_host.scoring.calls import RewardCallError
 from grpo_host.discovery.plugins import load_plugins
-from grpo_host.discovery.registry import UnknownNameError
-from grpo_host.scoring.spec import SpecError
+from grpo_host.errors import UnknownNameError
+from grpo_host.errors import SpecError
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import pytest
 from grpo_host import hookimpl, reward
 from grpo_host.discovery import hookspecs
 from grpo_host.discovery.plugins import HOOKS, load_plugins
-from grpo_host.discovery.registry import DuplicateNameError
+from grpo_host.errors import DuplicateNameError
 
 GUIDE = Path(__file__).parent.parent / "docs" / "writing-a-reward-pack.md"
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import cli_json, run_cli
 
 from grpo_host.discovery.plugins import load_plugins
-from grpo_host.discovery.registry import DuplicateNameError, UnknownNameError
+from grpo_host.errors import DuplicateNameError, UnknownNameError
 
 
 def by_name(records):

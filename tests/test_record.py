@@ -10,7 +10,8 @@ import pytest
 from conftest import GRPO_HOST, run_cli, write_jsonl
 from train_helpers import QUICK, ROOT, kill_after_checkpoint
 
-from grpo_host.runs.record import FOLDER, RecordError, advantages, read_record
+from grpo_host.runs.record import FOLDER, advantages, read_record
+from grpo_host.errors import RecordError
 
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 

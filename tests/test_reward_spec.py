@@ -2,7 +2,8 @@
 
 import pytest
 
-from grpo_host.scoring.spec import SpecError, parse_spec
+from grpo_host.scoring.spec import parse_spec
+from grpo_host.errors import SpecError
 
 
 def test_string_form_with_weights_and_params():

@@ -137,7 +137,8 @@ def test_reward_rises_on_the_example(env, tmp_path):
 
 
 def test_grpo_config_gets_every_value_explicitly():
-    from grpo_host.training.config import ConfigError, load_config
+    from grpo_host.training.config import load_config
+    from grpo_host.errors import ConfigError
     from grpo_host.training.backends.trl import grpo_config_kwargs
 
     config = load_config(data={"model": "builtin:tiny", "data": "x.jsonl", "rewards": "accuracy:2, r1_int:0.5",

@@ -22,20 +22,20 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .probes import Probe, Target, probe
-    from .run import DEFAULT_SAMPLE, TRAIN_SAMPLE, AuditFailed, audit_file, audit_rows, installed_probes
+    from .run import DEFAULT_SAMPLE, TRAIN_SAMPLE, audit_file, audit_rows, installed_probes
     from .verdict import AuditReport, Finding, ProbeResult, RewardAudit, Scale, Thresholds
 
 _LAZY = {
     "Probe": "probes", "Target": "probes", "probe": "probes",
-    "DEFAULT_SAMPLE": "run", "TRAIN_SAMPLE": "run", "AuditFailed": "run", "audit_file": "run", "audit_rows": "run",
+    "DEFAULT_SAMPLE": "run", "TRAIN_SAMPLE": "run", "audit_file": "run", "audit_rows": "run",
     "installed_probes": "run",
     "AuditReport": "verdict", "Finding": "verdict", "ProbeResult": "verdict", "RewardAudit": "verdict",
     "Scale": "verdict", "Thresholds": "verdict",
 }
 
 __all__ = [
-    "DEFAULT_SAMPLE", "TRAIN_SAMPLE", "AuditFailed", "AuditReport", "Finding", "Probe", "ProbeResult", "RewardAudit",
-    "Scale", "Target", "Thresholds", "audit_file", "audit_rows", "installed_probes", "probe",
+    "DEFAULT_SAMPLE", "TRAIN_SAMPLE", "AuditReport", "Finding", "Probe", "ProbeResult", "RewardAudit", "Scale",
+    "Target", "Thresholds", "audit_file", "audit_rows", "installed_probes", "probe",
 ]
 
 

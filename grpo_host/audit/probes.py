@@ -31,7 +31,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-
 __all__ = ["Kind", "Probe", "Target", "probe"]
 
 Kind = Literal["exploit", "reference", "format"]

@@ -32,7 +32,7 @@ from .library import GENERIC, REFERENCE_COLUMNS
 from .probes import Probe, Target
 from .verdict import AuditReport, Scale, Thresholds, judge
 
-__all__ = ["DEFAULT_SAMPLE", "TRAIN_SAMPLE", "AuditFailed", "audit_file", "audit_rows", "installed_probes"]
+__all__ = ["DEFAULT_SAMPLE", "TRAIN_SAMPLE", "audit_file", "audit_rows", "installed_probes"]
 
 DEFAULT_SAMPLE = 200
 """Rows audited when no sample size is given: enough to see a probe that pays on one row in twenty."""
@@ -42,14 +42,6 @@ verdict judges, is measured well on a hundred rows, while the gold self-check na
 and so runs on all of them."""
 TRAIN_SAMPLE = 32
 """Rows the short audit ``grpo-host train`` runs before loading the model (config key ``audit``)."""
-
-
-class AuditFailed(Exception):
-    """The audit before training found ways to game the rewards and the config says ``audit: stop``."""
-
-    def __init__(self, report: AuditReport) -> None:
-        super().__init__(f"the audit found {len(report.findings)} ways to game the rewards")
-        self.report = report
 
 
 BATCH = 256
@@ -129,7 +121,8 @@ def _sample(rows: Iterable[tuple[str, Any]], size: int, seed: int,
     """A uniform sample of ``size`` normalised rows (reservoir sampling: one pass, memory for the sample only),
     in file order; with how many rows were read, how many could not be normalised, and the rows lacking a column
     a chosen reward needs (left out, as training refuses them: ``grpo-host data check`` reports them)."""
-    from ..data import DataError, missing_column, normalize
+    from ..data import missing_column, normalize
+    from ..errors import DataError
 
     rng = random.Random(seed)
     kept: list[tuple[int, _Row]] = []
@@ -166,7 +159,7 @@ class _Scorer:
         self.ensemble, self.rows, self.scores = ensemble, rows, _Scores()
 
     def run(self, label: str, pairs: list[tuple[int, str]]) -> None:
-        from ..scoring.contract import RewardError, RewardUnusable
+        from ..errors import RewardError, RewardUnusable
 
         todo = list(dict.fromkeys(p for p in pairs if p not in self.scores.values))
         for start in range(0, len(todo), BATCH):

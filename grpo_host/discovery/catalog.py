@@ -38,8 +38,8 @@ from .settings import PLUGIN_SELECTION, cache_root, strict_plugins
 
 if TYPE_CHECKING:
     from ..environments import Environment
-    from .plugins import Plugins
     from ..scoring.contract import Reward
+    from .plugins import Plugins
 
 __all__ = ["environment_row", "environment_rows", "plugin_warnings", "reward_row", "reward_rows"]
 

@@ -20,9 +20,9 @@ from typing import Literal
 
 import pluggy
 
+from ..scoring.contract import Reward
 from . import hookspecs
 from .registry import Registrar, Registry
-from ..scoring.contract import Reward
 from .settings import plugin_names, strict_plugins
 
 __all__ = ["PluginRecord", "Plugins", "default_plugins", "get_reward", "list_rewards", "load_plugins"]

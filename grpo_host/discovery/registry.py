@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..errors import DuplicateNameError, UnknownNameError
 from ..scoring.contract import Reward
 
 if TYPE_CHECKING:
@@ -28,18 +29,7 @@ if TYPE_CHECKING:
     from ..environments import Environment, Rollout
     from ..monitoring import Monitor
 
-__all__ = ["Backend", "DuplicateNameError", "Registrar", "Registry", "UnknownNameError"]
-
-
-class DuplicateNameError(Exception):
-    """Two plugins registered the same reward (or backend, monitor, ...) name."""
-
-
-class UnknownNameError(KeyError):
-    """No registered reward (or backend, monitor, ...) has that name; the message lists the names there are."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0])
+__all__ = ["Backend", "Registrar", "Registry"]
 
 
 @dataclass(frozen=True)
@@ -181,7 +171,7 @@ class Registrar:
     def add_environment(self, environment: Environment) -> None:
         """Register a :class:`grpo_host.environments.Environment` (a class declared with
         :func:`grpo_host.environments.environment`) under its name."""
-        from ..environments import Environment, Rollout
+        from ..environments import Environment
 
         if not isinstance(environment, Environment):
             raise TypeError(f"add_environment() takes an environment made with @environment, "

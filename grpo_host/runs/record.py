@@ -47,10 +47,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import UserError
+from ..errors import RecordError, UserError
 
-__all__ = ["FOLDER", "RecordError", "RecordMode", "RolloutRecord", "advantages", "read_record", "record_folder",
-           "reward_column", "schema"]
+__all__ = [
+    "FOLDER", "RecordMode", "RolloutRecord", "advantages", "read_record", "record_folder", "reward_column", "schema",
+]
 
 FOLDER = "rollouts"
 """The record's folder inside a run folder."""
@@ -255,10 +256,6 @@ def _part_step(part: Path) -> int:
         return int(part.name.split("-")[1])
     except (IndexError, ValueError):
         return -1
-
-
-class RecordError(UserError):
-    """A record that cannot be read: the message names the path and what is wrong."""
 
 
 def record_folder(path: str | Path) -> Path:

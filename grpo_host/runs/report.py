@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .record import RecordError, read_record, record_folder
+from ..errors import RecordError
+from .record import read_record, record_folder
 
 __all__ = ["build_report", "default_output", "write_report"]
 

@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .record import RecordError, advantages, read_record, reward_column
+from ..errors import RecordError
+from .record import advantages, read_record, reward_column
 
 __all__ = ["rescore", "run_plugins", "run_rewards"]
 

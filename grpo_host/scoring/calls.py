@@ -23,7 +23,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from .contract import BadValue, RewardUnusable
+from ..errors import RewardUnusable
+from .contract import BadValue
 
 __all__ = ["CallTimeout", "Failure", "Outcome", "RewardCallError", "acall", "call", "failed", "install_alarm"]
 

@@ -20,42 +20,15 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import UserError
+from ..errors import RewardError, UserError
 from .trajectory import Trajectory, completion_text
 
 if TYPE_CHECKING:  # pydantic is imported where it is used: listing rewards stays cheap
     from pydantic import BaseModel
 
-__all__ = [
-    "AsyncReward",
-    "Column",
-    "Reward",
-    "RewardError",
-    "RewardUnusable",
-    "Scored",
-    "ascore_row",
-    "completion_text",
-    "reward",
-    "score_row",
-]
+__all__ = ["AsyncReward", "Column", "Reward", "Scored", "ascore_row", "completion_text", "reward", "score_row"]
 
 Executor = Literal["inline", "process"]
-
-
-class RewardError(Exception):
-    """A reward misbehaved: it raised, returned a bad value or a bad count.
-
-    The message always names the reward, its pack and version, and the row.
-    """
-
-
-class RewardUnusable(RewardError, ValueError):
-    """Raised by a reward that cannot score any row as configured: a model of the wrong kind, no GPU, a missing tool.
-
-    Unlike a failure on one row (a bad row or a hostile completion, counted
-    per row), this stops scoring whatever the error policy, because every
-    row would fail the same way.  The message should say what to change.
-    """
 
 
 class BadValue(ValueError):

@@ -23,18 +23,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import UserError
+from ..errors import UnscoredRowsError, UserError
 from .calls import Outcome, acall
-from .contract import Reward, RewardError, ascore_row, gather_bounded, score_row
+from .contract import Reward, ascore_row, gather_bounded, score_row
 from .executors import AsyncRunner, Executor, InlineRunner, WorkerPool
 from .policy import BUG_STREAK, OnError, Policy, check_on_error
 from .spec import SpecItem
 from .stats import Moments, RewardMetrics
 
-__all__ = [
-    "BUG_STREAK", "DEFAULT_TIMEOUT", "Ensemble", "Member", "Moments", "RewardMetrics", "ScoreResult",
-    "UnscoredRowsError",
-]
+__all__ = ["BUG_STREAK", "DEFAULT_TIMEOUT", "Ensemble", "Member", "Moments", "RewardMetrics", "ScoreResult"]
 
 DEFAULT_TIMEOUT = 30.0
 """Per-item seconds when neither the spec nor the reward sets a timeout."""
@@ -47,10 +44,6 @@ POOLS: dict[str, Callable[[int | None], Executor]] = {
 :class:`~grpo_host.scoring.executors.Executor` with ``killed`` (workers replaced).  ``ray`` sends them to warm actors
 on a Ray cluster (:class:`grpo_host.scoring.ray_pool.RayPool`, imported on first use); ``local`` is this machine's
 :class:`~grpo_host.scoring.executors.WorkerPool`."""
-
-
-class UnscoredRowsError(RewardError):
-    """``strict`` is on and some rows were scored by no (weighted) reward."""
 
 
 @dataclass(frozen=True)

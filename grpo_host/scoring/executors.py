@@ -41,18 +41,15 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
+from ..errors import WorkerError
 from .calls import Failure, Outcome, call, install_alarm
 
-__all__ = ["AsyncRunner", "Executor", "InlineRunner", "Task", "WorkerError", "WorkerPool"]
+__all__ = ["AsyncRunner", "Executor", "InlineRunner", "Task", "WorkerPool"]
 
 STARTUP_TIMEOUT = 120.0
 """Seconds a new worker interpreter may take to import grpo_host and say it is ready."""
 
 Task = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
-
-
-class WorkerError(RuntimeError):
-    """No worker process could be started or kept: an environment problem, reported in one message."""
 
 
 class Executor(Protocol):

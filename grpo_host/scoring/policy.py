@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from ..errors import UserError
+from ..errors import RewardError, UserError
 from .calls import Failure, RewardCallError
-from .contract import RewardError
 
 __all__ = ["BUG_STREAK", "ON_ERROR", "OnError", "Policy", "check_on_error"]
 

@@ -48,8 +48,9 @@ from typing import Any
 
 import ray
 
+from ..errors import WorkerError
 from .calls import Failure, Outcome, call, install_alarm
-from .executors import STARTUP_TIMEOUT, Task, WorkerError
+from .executors import STARTUP_TIMEOUT, Task
 
 __all__ = ["RayPool"]
 

@@ -18,14 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import UserError
+from ..errors import SpecError
 from .policy import OnError
 
-__all__ = ["SpecError", "SpecItem", "parse_spec"]
-
-
-class SpecError(UserError):
-    """A reward spec could not be parsed; the message points at the part."""
+__all__ = ["SpecItem", "parse_spec"]
 
 
 class SpecItem(BaseModel):

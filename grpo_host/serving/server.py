@@ -90,13 +90,13 @@ from typing import Any
 
 import orjson
 
-from .batching import DEFAULT_MAX_ROWS, DEFAULT_WINDOW, MicroBatcher, chunks
-from ..discovery.catalog import reward_row
 from ..data import check_rows
-from ..errors import UserError
-from ..scoring.ensemble import Ensemble, UnscoredRowsError
+from ..discovery.catalog import reward_row
+from ..errors import UnscoredRowsError, UserError
 from ..offline import Tally, score_file_rows
+from ..scoring.ensemble import Ensemble
 from ..scoring.special_tokens import COMMON_END_TOKENS, strip_end_tokens
+from .batching import DEFAULT_MAX_ROWS, DEFAULT_WINDOW, MicroBatcher, chunks
 
 __all__ = ["ServeSettings", "build_app", "listen_socket", "openrlhf_rows", "serve"]
 

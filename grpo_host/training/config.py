@@ -22,15 +22,13 @@ from typing import Any, Literal, Union, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from ..errors import UserError
-from ..scoring.spec import SpecError, SpecItem, parse_spec
+from ..errors import ConfigError, SpecError
+from ..scoring.spec import SpecItem, parse_spec
 
-__all__ = ["BitsAndBytesSettings", "ConfigError", "DataSettings", "LoraSettings", "MlxQuantSettings",
-           "QuantizationSettings", "RunConfig", "apply_overrides", "load_config"]
-
-
-class ConfigError(UserError):
-    """The run configuration is wrong; the message names the key and where it was set."""
+__all__ = [
+    "BitsAndBytesSettings", "DataSettings", "LoraSettings", "MlxQuantSettings", "QuantizationSettings", "RunConfig",
+    "apply_overrides", "load_config",
+]
 
 
 class _Strict(BaseModel):

@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..errors import ConfigError
 from .builtin_model import TINY, TINY_TOOLS, is_builtin
-from .config import ConfigError, RunConfig
+from .config import RunConfig
 
 __all__ = ["RUN_MARKERS", "check_model", "check_output_dir", "checkpoint_step", "finished_summary",
            "read_jsonl_records"]

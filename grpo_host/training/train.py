@@ -32,26 +32,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .config import ConfigError, RunConfig
-from ..monitoring import Alert, MonitorSet, MonitorStopped, choose
-from ..data import CheckReport, DataError, check_rows, read_rows
-from .builtin_model import is_builtin, resolve_model
-from .preflight import check_model, check_output_dir, finished_summary, read_jsonl_records
+from ..data import check_rows, read_rows
+from ..errors import ConfigError, DataCheckFailed, DataRefused, MonitorStopped
+from ..monitoring import Alert, MonitorSet, choose
 from ..scoring.stats import reward_key
+from .builtin_model import is_builtin, resolve_model
+from .config import RunConfig
+from .preflight import check_model, check_output_dir, finished_summary, read_jsonl_records
 
 if TYPE_CHECKING:
     from ..discovery.build import Ensemble
     from ..discovery.plugins import Plugins
 
-__all__ = ["DataCheckFailed", "Job", "MetricsLog", "Row", "Summary", "is_main_process", "prepare", "train"]
-
-
-class DataCheckFailed(Exception):
-    """``data check`` found problems in a dataset of the run; ``report`` says which."""
-
-    def __init__(self, path: str, report: CheckReport) -> None:
-        super().__init__(f"data check failed for {path}:\n{report}")
-        self.path, self.report = path, report
+__all__ = ["Job", "MetricsLog", "Row", "Summary", "is_main_process", "prepare", "train"]
 
 
 def is_main_process() -> bool:
@@ -218,12 +211,12 @@ def _read(path: str, ensemble: Ensemble, what: str, environment: Any = None) -> 
     if not report.ok:
         raise DataCheckFailed(path, report)
     if not normalised:
-        raise DataError(path, f"the {what} set has no rows")
+        raise DataRefused(path, f"the {what} set has no rows")
     rows = [Row(where, row) for where, row in normalised]
     kinds = [isinstance(row.data["prompt"], str) for row in rows]
     if any(kinds) and not all(kinds):
         odd = rows[kinds.index(not kinds[0])].where
-        raise DataError(odd, f"prompts of the {what} set mix strings and message lists; "
+        raise DataRefused(odd, f"prompts of the {what} set mix strings and message lists; "
                              f"{rows[0].where} has a {'string' if kinds[0] else 'message list'}, this row does not")
     return rows
 
@@ -234,7 +227,8 @@ def _audit(config: RunConfig, plugins: Plugins, ensemble: Ensemble, rows: list[R
     :class:`grpo_host.audit.AuditFailed` with the report."""
     if config.audit == "off":
         return
-    from ..audit import TRAIN_SAMPLE, AuditFailed, audit_rows
+    from ..audit import TRAIN_SAMPLE, audit_rows
+    from ..errors import AuditFailed
 
     report = audit_rows([(row.where, row.data) for row in rows], config.rewards, sample=TRAIN_SAMPLE,
                         plugins=plugins, ensemble=ensemble, data=config.data.train, seed=config.seed)
@@ -253,7 +247,7 @@ def _environment(config: RunConfig, plugins: Plugins) -> Any:
     """The run's environment (None without one); an unknown name is a :class:`ConfigError` naming the key."""
     if config.environment is None:
         return None
-    from ..discovery.registry import DuplicateNameError, UnknownNameError
+    from ..errors import DuplicateNameError, UnknownNameError
 
     try:
         return plugins.registry.environment(config.environment.name)

@@ -36,9 +36,10 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import ConfigError, RunConfig
+from ...errors import ConfigError
 from ...runs.record import RolloutRecord
 from ...scoring.stats import Moments, reward_key
+from ..config import RunConfig
 from .contract import TrainingBackend
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
 from .steps import check_prompt_length

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import ConfigError
-from ...data import DataError
+from ...errors import ConfigError, DataRefused
 from ..preflight import CHECKPOINT, checkpoint_step
 
 if TYPE_CHECKING:
@@ -49,12 +48,12 @@ def refuse_unasked_overwrite(job: Job) -> None:
 
 
 def check_prompt_length(job: Job, where: str, tokens: int) -> None:
-    """A :class:`DataError` naming the row when its prompt has more than ``max_prompt_length`` tokens (or none)."""
+    """A :class:`DataRefused` naming the row when its prompt has more than ``max_prompt_length`` tokens (or none)."""
     limit = job.config.max_prompt_length
     if tokens == 0:
-        raise DataError(where, "the prompt has no tokens")
+        raise DataRefused(where, "the prompt has no tokens")
     if limit is not None and tokens > limit:
-        raise DataError(where, f"the prompt has {tokens} tokens, over max_prompt_length={limit}; "
+        raise DataRefused(where, f"the prompt has {tokens} tokens, over max_prompt_length={limit}; "
                                "shorten or drop the row, or raise max_prompt_length")
 
 
@@ -71,14 +70,14 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
     data, before this).
     Empty when the run has no environment.
     """
-    from ...discovery.registry import DuplicateNameError, UnknownNameError
+    from ...errors import DuplicateNameError, UnknownNameError
 
     default = job.config.environment
     choices: list[str | None] = []
     for row in job.rows:
         name = row.data.get("environment")
         if name is not None and not isinstance(name, str):
-            raise DataError(row.where, f"column 'environment' must name an environment, not {type(name).__name__}")
+            raise DataRefused(row.where, f"column 'environment' must name an environment, not {type(name).__name__}")
         choices.append(name)
     named = {c for c in choices if c is not None}
     if default is None and not named:
@@ -86,7 +85,7 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
     if default is None:
         where = next(row.where for row, c in zip(job.rows, choices) if c is None) if None in choices else None
         if where is not None:
-            raise DataError(where, "this row names no environment (column 'environment') and the config sets none")
+            raise DataRefused(where, "this row names no environment (column 'environment') and the config sets none")
     factories: dict[str | None, Callable[[], Any]] = {}
     for name in sorted(named | ({default.name} if default else set())):
         try:
@@ -95,12 +94,12 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
             if default is not None and name == default.name:
                 raise ConfigError(f"config key 'environment': {exc}") from None
             where = next(row.where for row, c in zip(job.rows, choices) if c == name)
-            raise DataError(where, f"column 'environment': {exc}") from None
+            raise DataRefused(where, f"column 'environment': {exc}") from None
         for row, choice in zip(job.rows, choices):  # the run's own environment's columns were checked with the data
             if choice == name and not (default is not None and name == default.name):
                 problem = next((p for col in env.requires if (p := col.problem(row.data)) is not None), None)
                 if problem is not None:
-                    raise DataError(row.where, f"environment {name!r} (column 'environment') needs column "
+                    raise DataRefused(row.where, f"environment {name!r} (column 'environment') needs column "
                                                f"{problem[0]!r}: {problem[1]}")
         params = default.params if default is not None and name == default.name else {}
         session = env.session_class()

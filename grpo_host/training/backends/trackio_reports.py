@@ -25,7 +25,7 @@ class TrackioReports:
         try:
             import trackio
         except ImportError:
-            from ..config import ConfigError
+            from ...errors import ConfigError
 
             raise ConfigError("config key 'report_to': trackio is not installed (pip install trackio)") from None
         self._trackio = trackio

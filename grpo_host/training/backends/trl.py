@@ -29,8 +29,9 @@ import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..config import ConfigError, RunConfig
+from ...errors import ConfigError
 from ...runs.record import RolloutRecord
+from ..config import RunConfig
 from .contract import TrainingBackend
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
 from .steps import check_prompt_length, rollout_environments
@@ -379,7 +380,7 @@ def _library_noise_filtered() -> Iterator[None]:
 
 def _rollout(job: Job) -> Any:
     """The run's rollout function from the registry; an unknown name is a :class:`ConfigError` naming the key."""
-    from ...discovery.registry import DuplicateNameError, UnknownNameError
+    from ...errors import DuplicateNameError, UnknownNameError
 
     try:
         return job.plugins.registry.rollout(job.config.rollout)
