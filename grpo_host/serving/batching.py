@@ -34,6 +34,7 @@ themselves and an idle caller waits little.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections import deque
@@ -69,12 +70,11 @@ class _Part(Generic[T, R]):
     rows: Sequence[T]
     alone: bool
     future: Future | asyncio.Future
-    loop: asyncio.AbstractEventLoop | None = None
-    """The event loop of an asyncio future (None: a concurrent one)."""
+    """A concurrent future (:meth:`MicroBatcher.submit`) or an asyncio one (:meth:`MicroBatcher.submit_async`)."""
 
     def take(self) -> bool:
         """Mark the part taken by a scoring thread; False when its caller gave up (cancelled it) first."""
-        if self.loop is None:
+        if isinstance(self.future, Future):
             return self.future.set_running_or_notify_cancel()
         return not self.future.cancelled()  # read across threads: a cancel just after it only wastes the rows
 
@@ -99,7 +99,7 @@ class MicroBatcher(Generic[S, T, R]):
     that is an exception instance is raised to that part's caller alone.
     """
 
-    def __init__(self, owners: Sequence[S], score: Callable[[S, list[Sequence[T]]], list[R]], *,
+    def __init__(self, owners: Sequence[S], score: Callable[[S, list[Sequence[T]]], Sequence[R]], *,
                  window: float = DEFAULT_WINDOW, max_rows: int = DEFAULT_MAX_ROWS, name: str = "grpo-host-batch"):
         if not owners:
             raise ValueError("a MicroBatcher needs at least one owner to score with")
@@ -145,9 +145,8 @@ class MicroBatcher(Generic[S, T, R]):
         call, and one wake-up of the loop per micro-batch, not one per caller.
         Cancelling it before a scoring thread takes it drops the rows unscored.
         """
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-        self._put(_Part(rows, alone, future, loop))
+        future = asyncio.get_running_loop().create_future()
+        self._put(_Part(rows, alone, future))
         return future
 
     def _put(self, part: _Part[T, R]) -> None:
@@ -229,18 +228,17 @@ class MicroBatcher(Generic[S, T, R]):
     def _answer(parts: list[_Part[T, R]], results: Sequence[Any]) -> None:
         """Each part its result (an exception instance: raised to that caller); asyncio futures in one call per loop."""
         loops: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, Any]]] = {}
-        for part, result in zip(parts, results):
-            if part.loop is not None:
-                loops.setdefault(part.loop, []).append((part.future, result))
+        for part, result in zip(parts, results, strict=True):
+            future = part.future
+            if not isinstance(future, Future):
+                loops.setdefault(future.get_loop(), []).append((future, result))
             elif isinstance(result, BaseException):
-                part.future.set_exception(result)
+                future.set_exception(result)
             else:
-                part.future.set_result(result)
+                future.set_result(result)
         for loop, settled in loops.items():
-            try:
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody is waiting any more
                 loop.call_soon_threadsafe(_settle, settled)
-            except RuntimeError:  # that loop is closed: nobody is waiting any more
-                pass
 
     def close(self) -> None:
         """Score what is queued, then stop the threads (and wait for them)."""
