@@ -30,8 +30,8 @@ dies with it) and build a new one.
 
 The modes are :func:`~reward_plugins.sandbox.bwrap.isolation`'s.  In
 ``root`` mode the server keeps CAP_SETUID, SETGID and KILL (and
-CAP_SYS_ADMIN until it has mounted its tmpfs), and neither the programs
-nor the collector can signal it.  In ``none`` mode the ``code`` reward
+CAP_SYS_ADMIN until it has mounted its tmpfs), and the programs can signal
+neither it nor the collector.  In ``none`` mode the ``code`` reward
 refuses to run unless explicitly opted in (``unsafe_unisolated=true`` or
 ``GRPO_HOST_CODE_UNISOLATED=1``); the same server then runs unsandboxed
 with rlimits, the seccomp filter where libseccomp is present, ``setsid``
