@@ -36,7 +36,6 @@ import os
 import resource
 import select
 import signal
-import stat
 import sys
 import threading
 import time
