@@ -169,12 +169,12 @@ def run_humaneval(work: str, n: int, clock: Clock) -> list[bool]:
 
 
 def run_bwrap_per_program(work: str, n: int, clock: Clock) -> list[bool]:
-    from reward_plugins.code.sandbox import _bwrap_argv, _Namespace, isolation
+    from reward_plugins.sandbox.bwrap import Namespace, bwrap_argv, isolation
 
     found = isolation()
     if not found.isolated:
         raise RuntimeError(f"no bubblewrap here: {found.reason}")
-    argv = _bwrap_argv(found.bwrap, "user", _Namespace(()), [sys.executable, "-I", "-c", SOURCE + TEST])
+    argv = bwrap_argv(found.bwrap, "user", Namespace(()), [sys.executable, "-I", "-c", SOURCE + TEST])
     subprocess.run(argv, capture_output=True, timeout=TIMEOUT + 5, env={})
     clock.start()
     return [subprocess.run(argv, capture_output=True, timeout=TIMEOUT + 5, env={}).returncode == 0

@@ -21,8 +21,9 @@ from grpo_host import Ensemble, get_reward
 from grpo_host.data import check_rows
 from grpo_host.scoring.contract import score_row
 from grpo_host.testing import HEAVY_MODULES, assert_discovered, assert_listing_is_light
-from reward_plugins.code.rewards import check_row, extract_code, same_output, shared_sandbox
+from reward_plugins.code.rewards import check_row, extract_code, shared_sandbox
 from reward_plugins.code.sandbox import Limits, Sandbox, announce_unisolated, isolation
+from reward_plugins.sandbox.output import same_output
 
 needs_sandbox = pytest.mark.skipif(not isolation().isolated, reason=f"no sandbox here: {isolation().reason}")
 
@@ -561,7 +562,7 @@ def test_an_unisolated_root_program_that_kills_its_server_leaves_no_process():
     import uuid
     from pathlib import Path
 
-    from reward_plugins.code.cgroup import available
+    from reward_plugins.sandbox.cgroup import available
 
     if available() is None:
         pytest.skip("no cgroup can be made here: an unisolated program's escaped session cannot be found")

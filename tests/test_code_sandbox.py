@@ -35,7 +35,8 @@ from pathlib import Path
 
 import pytest
 
-from reward_plugins.code.sandbox import HOST_UID_BASE, HOST_UID_SPAN, SHM_INODES, WORK_INODES, isolation
+from reward_plugins.code.sandbox import SHM_INODES, WORK_INODES, isolation
+from reward_plugins.sandbox.bwrap import HOST_UID_BASE, HOST_UID_SPAN
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNNER_DIR = ROOT / "reward_plugins" / "code"
@@ -1086,7 +1087,7 @@ def test_a_killed_owner_leaves_no_process_and_no_folder(runner, outside):
 
 def test_the_suite_ran_in_the_mode_it_claims(runner):
     """Root gets root mode, with a cgroup wherever one can be made (CI's cgroup v1); others get user mode."""
-    from reward_plugins.code.cgroup import available
+    from reward_plugins.sandbox.cgroup import available
 
     (result,) = runner.run([{"code": "print(1)"}])
     if runner.who == "unprivileged" or os.geteuid() != 0:

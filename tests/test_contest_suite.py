@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reward_plugins.code.sandbox import isolation
+from reward_plugins.sandbox.bwrap import isolation
 from reward_plugins.contest.judge import Checker, Problem, Program, Case, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
 

@@ -41,12 +41,13 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 from grpo_host import Scored, hookimpl, reward
+from reward_plugins.sandbox.output import same_output
 
 from . import shapes
 from .sandbox import Limits, Sandbox, announce_unisolated, isolation
 from .shapes import Calls
 
-__all__ = ["CodeParams", "IOCase", "code", "extract_code", "same_output"]
+__all__ = ["CodeParams", "IOCase", "code", "extract_code"]
 
 log = logging.getLogger(__name__)
 
@@ -142,18 +143,6 @@ def extract_code(text: str) -> str | None:
         else:
             block.append(line)
     return found
-
-
-def same_output(actual: str, expected: str) -> bool:
-    """Equal line by line after stripping trailing whitespace from each line, ignoring trailing blank lines."""
-    return _lines(actual) == _lines(expected)
-
-
-def _lines(text: str) -> list[str]:
-    lines = [line.rstrip() for line in text.splitlines()]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
 
 
 def _io_cases(tests: Any) -> tuple[IOCase, ...]:

@@ -2,15 +2,17 @@
 
 This file is executed as a script (``python -I -B runner.py CONFIG``) inside
 the sandbox that :mod:`reward_plugins.code.sandbox` builds; it imports
-nothing from grpo-host, only the standard library and the :mod:`plain`
-codec beside it, so it starts fast and needs no access to the project.
+nothing from grpo-host, only the standard library, the :mod:`plain` codec
+beside it and the servers' :mod:`primitives` (``reward_plugins/sandbox/``,
+which every sandbox binds), so it starts fast and needs no access to the
+project.
 
 Set-up, in this order, before any program exists: mount the programs' work
 folder and ``/dev/shm`` as tmpfs with a size *and an inode cap* (bwrap's own
 tmpfs has no inode option); in ``user`` mode move into a nested user
 namespace that owns no mount (so no capability left here can undo a mount);
 drop every capability the server does not need; load the seccomp filter the
-host compiled (:mod:`reward_plugins.code.seccomp`), which every later fork
+host compiled (:mod:`reward_plugins.sandbox.seccomp`), which every later fork
 inherits; fork the collector.
 
 Every program is a fork of the server, so the server holds nothing a later
@@ -74,8 +76,6 @@ folder and exits.
 
 import builtins
 import collections
-import ctypes
-import fcntl
 import json
 import os
 import resource
@@ -85,25 +85,21 @@ import sys
 import time
 import types
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sandbox"))
+from primitives import (NOBODY, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, libc, load_filter, mount_tmpfs,  # noqa: E402
+                        nest_user_namespace, place, read_exact, reap, receive, remove_tree, send, set_caps,
+                        take_channel)
+
+del sys.path[0]
+
 WORK = "/tmp/work"  # the programs' work folder in a sandbox (a tmpfs of its own)
 SHM = "/dev/shm"  # a tmpfs of its own in a sandbox, writable by programs (POSIX semaphores need it)
-NOBODY = 65534
 CHUNK = 65536
 TOKEN_BYTES = 16
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
 PR_SET_CHILD_SUBREAPER = 36
-PR_SET_NO_NEW_PRIVS = 38
-PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
-CLONE_NEWUSER = 0x10000000
-MS_NOSUID, MS_NODEV, MS_NOATIME = 2, 4, 1024  # no atime: reading a folder leaves nothing a later program could see
-CAPABILITY_VERSION_3 = 0x20080522
 ROOT_CAPS = (5, 6, 7)  # CAP_KILL, SETGID, SETUID: what the root-mode server keeps (to kill and to drop to 65534)
 NPROC_BASE = 0  # processes of the program's uid that are not the program's (set in main)
 COLLECTOR_PID = None  # never killed with a program's leftovers
-_libc = ctypes.CDLL(None, use_errno=True)
 plain = None  # the codec module, imported in main from this file's folder
 
 # Only what the server needs is imported: every shared library mapped here is copied on every fork
@@ -114,33 +110,11 @@ class Hangup(Exception):
     """The host's end of the request pipe closed: it is gone, so is everything here."""
 
 
-def read_exact(fd, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = os.read(fd, n - len(buf))
-        if not chunk:
-            raise EOFError
-        buf += chunk
-    return buf
-
-
 def read_all(fd):
     parts = []
     while chunk := os.read(fd, CHUNK):
         parts.append(chunk)
     return b"".join(parts)
-
-
-def receive(fd):
-    size = int.from_bytes(read_exact(fd, 4), "big")
-    return json.loads(read_exact(fd, size))
-
-
-def send(fd, message):
-    data = json.dumps(message).encode()
-    view = memoryview(len(data).to_bytes(4, "big") + data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def forward(src, dst, n):
@@ -170,44 +144,6 @@ def forward(src, dst, n):
     return delivered
 
 
-def set_caps(keep):
-    """Keep exactly the capabilities ``keep`` (effective and permitted), none inheritable or ambient."""
-    mask = sum(1 << cap for cap in keep)
-    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
-    data = (ctypes.c_uint32 * 6)(mask & 0xFFFFFFFF, mask & 0xFFFFFFFF, 0, mask >> 32, mask >> 32, 0)
-    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-    if _libc.capset(header, data) != 0:
-        raise OSError(ctypes.get_errno(), "capset")
-
-
-def load_filter(program):
-    """Install the host-compiled seccomp BPF for this process and everything it will fork."""
-    code = ctypes.create_string_buffer(program, len(program))
-
-    class Program(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-    prog = Program(len(program) // 8, ctypes.addressof(code))
-    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or _libc.prctl(
-        PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0
-    ) != 0:
-        raise OSError(ctypes.get_errno(), "cannot load the seccomp filter")
-
-
-def mount_tmpfs(path, options):
-    if _libc.mount(b"tmpfs", path.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOATIME, options.encode()) != 0:
-        raise OSError(ctypes.get_errno(), f"mount tmpfs on {path} ({options})")
-
-
-def nest_user_namespace():
-    """``user`` mode: become uid 65534 of a new user namespace, which owns no mount and so can undo none."""
-    if _libc.unshare(CLONE_NEWUSER) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUSER)")
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{NOBODY} 0 1"), ("gid_map", f"{NOBODY} 0 1")):
-        with open(f"/proc/self/{name}", "w") as f:
-            f.write(text)
-
-
 def set_limits(req, extra_processes=0):
     limits = [
         (resource.RLIMIT_AS, req["memory"]),
@@ -222,15 +158,6 @@ def set_limits(req, extra_processes=0):
         resource.setrlimit(which, (value, value + 1 if which == resource.RLIMIT_CPU else value))
 
 
-def place(fds):
-    """dup2 each of ``fds`` onto its index (None: leave closed), then close every other descriptor."""
-    moved = [None if fd is None else fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds]
-    for target, fd in enumerate(moved):
-        if fd is not None:
-            os.dup2(fd, target)
-    os.closerange(len(fds), 1 << 16)
-
-
 def child(req, drop_uid, workdir, fds, extra_processes=0):
     """Runs in the forked program process; never returns.
 
@@ -240,15 +167,15 @@ def child(req, drop_uid, workdir, fds, extra_processes=0):
     kind = req["kind"]
     try:
         os.setsid()
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # a program dies with the server (unisolated too)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # a program dies with the server (unisolated too)
         for signum in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
             signal.signal(signum, signal.SIG_DFL)
         place(fds)  # 0 stdin, 1 stdout, 2 stderr, 3 results (calls) or answers (script), 4 source, 5 calls/requests
-        _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # a non-dumpable process's /proc files are not its own to write
+        libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # a non-dumpable process's /proc files are not its own to write
         oom = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
         os.write(oom, b"1000")  # past a memory bound, the kernel kills a program, not the server or the collector
         os.close(oom)
-        _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         if drop_uid:
             os.setgroups([])
             os.setgid(NOBODY)
@@ -838,7 +765,7 @@ def judge_process(req, mode, drop_uid, workdir, fds):
     """
     status = 1
     try:
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # no KeyboardInterrupt a program's kill() could raise in a test
         place(fds)  # 0 /dev/null, 1 stdout and 2 stderr (the collector's), 3 the verdict, 4 tests, 5-8 the pipes
         if mode != "none":
@@ -847,7 +774,7 @@ def judge_process(req, mode, drop_uid, workdir, fds):
             os.setgroups([])
             os.setgid(NOBODY)
             os.setuid(NOBODY)
-        _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
         set_limits(req)  # the row's memory and CPU bounds hold here too: one crafted answer cannot take it past them
         os.chdir(os.path.dirname(workdir))  # not the program's folder (not its to enter, as root without capabilities)
         sys.path[:] = [p for p in sys.path if os.path.isabs(p) and not p.startswith(workdir)]
@@ -1282,16 +1209,6 @@ def count_processes(uid):
     return count
 
 
-def reap():
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
 def alone(mode):
     """Fast check that nothing but the server, its collector (and init) is left, from two ``children`` lists.
 
@@ -1332,18 +1249,6 @@ def kill_all(mode):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.002)
-
-
-def remove_tree(path):
-    """Delete a directory tree without following links; too deep a tree raises (the sandbox is then rebuilt)."""
-    os.chmod(path, 0o700)  # a program may have chmod-ed its directories shut
-    with os.scandir(path) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                remove_tree(entry.path)
-            else:
-                os.unlink(entry.path)
-    os.rmdir(path)
 
 
 def empty(directory):
@@ -1451,7 +1356,7 @@ def process_state(pid):
     state += [os.getpriority(os.PRIO_PROCESS, pid), os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority,
               sorted(os.sched_getaffinity(pid))]
     if IOPRIO_GET is not None:
-        state.append(_libc.syscall(IOPRIO_GET, 1, pid))  # IOPRIO_WHO_PROCESS
+        state.append(libc.syscall(IOPRIO_GET, 1, pid))  # IOPRIO_WHO_PROCESS
     return state
 
 
@@ -1680,20 +1585,6 @@ def warm_up():
     gc.freeze()
 
 
-def take_channel():
-    """The host's pipe (fds 0 and 1) moved to fds no child inherits, with /dev/null in their place, so
-    nothing forked later can read a request or forge a reply; returns (inbox, outbox).  Also used by the
-    contest pack's server."""
-    inbox, outbox = os.dup(0), os.dup(1)
-    devnull = os.open("/dev/null", os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(devnull, 1)
-    os.set_inheritable(inbox, False)
-    os.set_inheritable(outbox, False)
-    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a dead reader is an error on write, never the server's death
-    return inbox, outbox
-
-
 def set_up(config):
     """Mounts, namespace and capabilities, then the seccomp filter; returns the programs' work folder."""
     global SHM
@@ -1728,14 +1619,12 @@ def main():
     del sys.path[0]
     plain = codec
     workdir = set_up(config)
-    if config.get("probe"):
-        return  # isolation(): the mounts and the filter work here
     inbox, outbox = take_channel()
     for stream in (sys.stdout, sys.stderr):  # a script case's judge writes the tests' output on them
         stream.reconfigure(errors="replace")
-    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # programs (same uid in "user" mode) cannot read the server's memory
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # programs (same uid in "user" mode) cannot read the server's memory
     if mode == "none":
-        _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     warm_up()
     collector = Collector(drop_uid, mode != "none", outbox)
     if mode == "none" or not drop_uid:  # RLIMIT_NPROC counts every process of the uid, not only the program's

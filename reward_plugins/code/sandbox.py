@@ -1,25 +1,14 @@
 """Running untrusted Python: one warm bubblewrap sandbox per worker, a fork per program, a collector beside them.
 
-The programs are written by an optimiser that is paid for passing, so the
-sandbox assumes they will try to escape and to forge (``docs/sandbox.md``
-is the threat model).  What a program gets, by construction:
-
-* namespaces: new user, PID, network (a loopback of its own only), IPC,
-  UTS and cgroup namespaces, ``--new-session``, ``--die-with-parent``;
-* files: an empty root with only the interpreter's installation (its
-  prefixes, so the stdlib and site-packages), the system's shared
-  libraries, ``/etc/ld.so.cache`` and the runner bound read-only; a fresh
-  ``/proc``, a minimal read-only ``/dev``; no home folder, no ``/run``, no
-  ``/etc`` beyond that file, no ``/sys``, and ``/tmp`` read-only.  It may
-  write only its work folder and ``/dev/shm``, each a tmpfs with a size
-  and an inode cap that the server mounts itself (bwrap has no inode option);
-* an environment from an allow-list (:data:`_ENV`), bwrap itself started
-  with an empty one, so even ``/proc/1/environ`` holds nothing of the host's;
-* the seccomp filter of :mod:`reward_plugins.code.seccomp` (no keyrings, no
-  nested namespaces or mounts, no ``AF_UNIX``/raw sockets, no ptrace);
-* bounds: rlimits per process (address space, CPU, processes, file size,
-  open files) and, where a cgroup can be had (:mod:`reward_plugins.code.cgroup`),
-  a total memory and process bound over the whole sandbox.
+The sandbox is built by :mod:`reward_plugins.sandbox.bwrap` (namespaces,
+the read-only files, the scrubbed environment, the modes; ``docs/sandbox.md``
+is the threat model); inside it runs this pack's server, :mod:`runner`,
+which loads the seccomp filter of :mod:`reward_plugins.sandbox.seccomp`;
+the whole sandbox has a total memory and process bound where a cgroup can
+be had (:mod:`reward_plugins.sandbox.cgroup`), and per-process rlimits
+(address space, CPU, processes, file size, open files) everywhere.  Each
+program may write only its work folder and ``/dev/shm``, tmpfs of
+:data:`WORK_BYTES` and :data:`SHM_BYTES` with an inode cap.
 
 The verdict: for stdin/stdout cases the host compares the output; for
 assert tests of the literal-call shape (:mod:`reward_plugins.code.shapes`)
@@ -39,33 +28,21 @@ namespace each time; whatever the server cannot account for, a timeout, or
 no answer in time makes the host kill the whole sandbox (its PID namespace
 dies with it) and build a new one.
 
-Modes, picked by :func:`isolation`:
-
-* ``root`` (we are root): a user namespace prepared by us with two ids,
-  sandbox root -> host root (the server: CAP_SETUID, SETGID and KILL, and
-  CAP_SYS_ADMIN until it has mounted its tmpfs, all valid inside the
-  namespace only) and sandbox 65534 -> an unused high host uid unique to
-  this sandbox (the programs), so RLIMIT_NPROC counts only their processes
-  and they cannot signal the server or the collector.
-* ``user`` (not root): bwrap's own unprivileged user namespace; the server
-  mounts, then moves into a nested user namespace as uid 65534 with no
-  capabilities, and programs run as that same uid.
-* ``none``: no usable sandbox.  The ``code`` reward refuses to run here
-  unless explicitly opted in (``unsafe_unisolated=true`` or
-  ``GRPO_HOST_CODE_UNISOLATED=1``); the same server then runs unsandboxed
-  with rlimits, the seccomp filter where libseccomp is present, ``setsid``
-  and a subreaper that kills the program's whole process tree, in a
-  temporary folder, and says so on stderr.
-
-``GRPO_HOST_BWRAP`` names the bwrap binary to use; ``off`` disables it (the
-``none`` mode), e.g. to check a configuration that must refuse to run.
+The modes are :func:`~reward_plugins.sandbox.bwrap.isolation`'s.  In
+``root`` mode the server keeps CAP_SETUID, SETGID and KILL (and
+CAP_SYS_ADMIN until it has mounted its tmpfs), and the programs can signal
+neither it nor the collector.  In ``none`` mode the ``code`` reward
+refuses to run unless explicitly opted in (``unsafe_unisolated=true`` or
+``GRPO_HOST_CODE_UNISOLATED=1``); the same server then runs unsandboxed
+with rlimits, the seccomp filter where libseccomp is present, ``setsid``
+and a subreaper that kills the program's whole process tree, in a
+temporary folder, and says so on stderr.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 import json
 import os
 import re
@@ -81,9 +58,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from reward_plugins.sandbox.bwrap import (ENV, KEEPER, START_TIMEOUT, Isolation, Mode, Namespace, bwrap_argv, host_uid,
+                                          isolation, needed_paths, tail)
+from reward_plugins.sandbox.cgroup import Cgroup
+from reward_plugins.sandbox.seccomp import SeccompUnavailable, bpf
+
 from . import plain
-from .cgroup import Cgroup
-from .seccomp import SeccompUnavailable, bpf
 from .shapes import Calls
 
 __all__ = ["Execution", "Isolation", "Limits", "Sandbox", "SandboxUnavailable", "announce_unisolated", "isolation"]
@@ -95,48 +75,14 @@ SHM_BYTES = 64 << 20
 SHM_INODES = 256
 MEMORY_RESERVE = 64 << 20  # the sandbox's own processes (bwrap's init, the server, the collector), in its cgroup
 PROCESS_RESERVE = 8  # init, server, collector, a cleanup fork, with room
-HOST_UID_BASE = 1_000_000_000  # programs' host uids: unused, high, distinct per sandbox
-HOST_UID_SPAN = 1_000_000_000
 ANSWER_GRACE = 1.0  # seconds the host waits beyond a program's budget for the server's answer
-START_TIMEOUT = 20.0
-SYSTEM_LIBRARIES = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32", "/lib", "/lib64", "/lib32", "/libx32")
 WORK_PREFIX = "grpo-host-code-"
-KEEPER = r"""
-# Leaves a watcher behind, joins the sandbox's cgroups and becomes bwrap (or, unisolated, the server).  When the
-# owner's end of the watch pipe closes (it closed the sandbox, or it was killed, SIGKILL included), the watcher
-# kills bwrap (its PID namespace dies with it), kills whatever is still in the cgroups (an unisolated program
-# that left its session), removes them once they are empty, and removes the unisolated work folder (or "-").
-watch=$1; work=$2; shift 2; dirs=
-while [ "$1" != -- ]; do dirs="$dirs $1"; shift; done
-shift
-(
-    exec 0</dev/null 1>&- 2>&-
-    read _ <&"$watch"
-    kill -KILL $$ 2>/dev/null
-    for d in $dirs; do n=0; until rmdir "$d" 2>/dev/null || [ ! -d "$d" ] || [ $n -ge 500 ]; do
-        for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-        n=$((n + 1)); sleep 0.01; done; done
-    [ "$work" = - ] || rm -rf --one-file-system "$work"
-) &
-for d in $dirs; do echo $$ > "$d/cgroup.procs" || exit 125; done
-exec "$@"
-"""
-
-USERNS_REMEDY = (
-    "allow unprivileged user namespaces: on the host `sysctl -w kernel.unprivileged_userns_clone=1` (Debian "
-    "before 11), `sysctl -w user.max_user_namespaces=15000` (RHEL/CentOS 7), `sysctl -w "
-    "kernel.apparmor_restrict_unprivileged_userns=0` (Ubuntu 23.10+); in a container, run it with "
-    "`--security-opt seccomp=unconfined --security-opt apparmor=unconfined` (Docker, Podman) or allow it in the "
-    "pod's securityContext (Kubernetes)"
-)
 NOT_ISOLATED = (
     "grpo-host code reward: RUNNING UNISOLATED ({reason}), as explicitly asked for (unsafe_unisolated=true or "
     "GRPO_HOST_CODE_UNISOLATED=1). Completions' code runs on this machine as {user} with only rlimits, a "
     "seccomp filter where available and process-tree kills: it can read and write your files and reach your "
     "network. Every row scored so is counted as code/unisolated."
 )
-
-Mode = Literal["root", "user", "none"]
 
 
 class SandboxUnavailable(RuntimeError):
@@ -183,61 +129,6 @@ class Execution:
         return self.status == "exited" and self.exit_code == 0
 
 
-@dataclass(frozen=True)
-class Isolation:
-    """Which mode this machine gives, and why not a better one (with what would fix it)."""
-
-    mode: Mode
-    reason: str = ""
-    remedy: str = ""
-    bwrap: str | None = None
-
-    @property
-    def isolated(self) -> bool:
-        return self.mode != "none"
-
-
-def _bwrap_path() -> str | None:
-    configured = os.environ.get("GRPO_HOST_BWRAP")
-    if configured is not None:
-        return None if configured.strip().lower() in ("", "off", "none", "0") else configured
-    for directory in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin", "/bin"]:
-        if os.access(candidate := os.path.join(directory, "bwrap"), os.X_OK):
-            return candidate
-    return None
-
-
-@functools.cache
-def isolation() -> Isolation:
-    """Probe once per process whether sandboxes work here: bwrap, user namespaces, the server's mounts, seccomp."""
-    if not sys.platform.startswith("linux"):
-        return Isolation("none", f"bubblewrap needs Linux, this is {sys.platform}", "run on Linux")
-    try:
-        bpf()
-    except SeccompUnavailable as exc:
-        return Isolation("none", str(exc), "apt-get install libseccomp2 (or your system's libseccomp); "
-                                           "pip install pyseccomp")
-    bwrap = _bwrap_path()
-    if bwrap is None:
-        if "GRPO_HOST_BWRAP" in os.environ:
-            return Isolation("none", f"GRPO_HOST_BWRAP={os.environ['GRPO_HOST_BWRAP']}",
-                             "unset GRPO_HOST_BWRAP (or point it at a bwrap binary)")
-        return Isolation("none", "bwrap (bubblewrap) is not installed",
-                         "install bubblewrap: apt-get install bubblewrap (Debian, Ubuntu), dnf install bubblewrap "
-                         "(Fedora, RHEL), apk add bubblewrap (Alpine)")
-    mode: Mode = "root" if os.geteuid() == 0 else "user"
-    try:
-        with _Namespace.create(mode, HOST_UID_BASE) as userns:
-            argv = _bwrap_argv(bwrap, mode, userns, _server_command(mode, probe=True))
-            done = subprocess.run(argv, pass_fds=userns.fds, capture_output=True, text=True, timeout=30, env={})
-    except (OSError, subprocess.SubprocessError) as exc:
-        return Isolation("none", f"cannot start bubblewrap: {exc}", USERNS_REMEDY)
-    if done.returncode != 0:
-        return Isolation("none", f"bubblewrap does not work here: {done.stderr.strip() or done.returncode}",
-                         USERNS_REMEDY)
-    return Isolation(mode, "", "", bwrap)
-
-
 @functools.cache
 def announce_unisolated(reason: str) -> None:
     """Say on stderr, once per process, that programs run unisolated (not a warning a filter can hide)."""
@@ -245,144 +136,18 @@ def announce_unisolated(reason: str) -> None:
     print(NOT_ISOLATED.format(reason=reason, user=user), file=sys.stderr, flush=True)
 
 
-class _Namespace:
-    """The user namespace of a ``root``-mode sandbox, made by us so it can map two ids.
-
-    bwrap alone maps one id (sandbox uid -> our uid, i.e. host root), which
-    would leave programs as real root: exempt from RLIMIT_NPROC and owner of
-    root's files.  Root may write any mapping, so a short-lived helper
-    unshares a user namespace, we write ``0 -> 0`` (the server) and
-    ``65534 -> host_uid`` (the programs) into it and hand it to bwrap with
-    ``--userns``.  In ``user`` mode there is nothing to prepare.
-    """
-
-    def __init__(self, fds: tuple[int, ...]) -> None:
-        self.fds = fds
-
-    @classmethod
-    def create(cls, mode: Mode, host_uid: int, judge_uid: int | None = None) -> _Namespace:
-        """``judge_uid``: a third id, sandbox 65533 -> ``judge_uid`` (another pack's trusted judge programs)."""
-        if mode != "root":
-            return cls(())
-        with subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c",
-             "import ctypes,sys\n"
-             "if ctypes.CDLL(None, use_errno=True).unshare(0x10000000):  # CLONE_NEWUSER\n"
-             "    sys.exit(f'unshare: errno {ctypes.get_errno()}')\n"
-             "print(flush=True); sys.stdin.read()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={},
-        ) as helper:  # leaving the block closes its input, so it exits, and waits for it
-            if not helper.stdout.readline():
-                raise OSError(f"cannot create a user namespace: {helper.stderr.read().decode().strip()}")
-            for kind in ("uid", "gid"):
-                with open(f"/proc/{helper.pid}/{kind}_map", "w") as f:
-                    f.write(f"0 0 1\n65534 {host_uid} 1\n" + (f"65533 {judge_uid} 1\n" if judge_uid else ""))
-            fd = os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
-        return cls((fd,))
-
-    def __enter__(self) -> _Namespace:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        for fd in self.fds:
-            os.close(fd)
-        self.fds = ()
-
-
-def _under(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
-
-
-def _outermost(paths: set[str]) -> list[str]:
-    kept: list[str] = []
-    for path in sorted(paths - {"/"}, key=len):
-        if not any(_under(path, k) for k in kept):
-            kept.append(path)
-    return kept
-
-
-def _needed_paths() -> list[str]:
-    """What the sandboxed interpreter must read: Python's prefixes (stdlib, site-packages) and the runner's folder."""
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             os.path.dirname(os.path.realpath(sys.executable)), str(RUNNER.parent)}
-    return _outermost({os.path.realpath(p) for p in paths} | {os.path.abspath(p) for p in paths})
-
-
-def _mount_args(extra: tuple[str, ...] = ()) -> list[str]:
-    """An empty root with the interpreter, the shared libraries and the runner bound read-only, nothing else.
-
-    ``extra``: more paths bound read-only at the same place (another pack's server, a compiler's files)."""
-    args = []
-    binds: set[str] = set(_needed_paths()) | set(extra)
-    for path in SYSTEM_LIBRARIES:
-        if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            binds.add(path)
-    made: set[str] = set()
-    targets = _outermost(binds) + (["/etc/ld.so.cache"] if os.path.exists("/etc/ld.so.cache") else [])
-    for path in targets:
-        for parent in reversed(Path(path).parents[:-1]):  # bwrap would make them 0700: programs could not enter
-            if str(parent) not in made:
-                args += ["--perms", "0755", "--dir", str(parent)]
-                made.add(str(parent))
-        args += ["--ro-bind", path, path]
-    args += ["--dev", "/dev", "--proc", "/proc"]
-    for listing in ("/proc/keys", "/proc/key-users"):  # every keyring's keys and users, by description: hidden
-        if os.path.exists(listing):
-            args += ["--ro-bind", "/dev/null", listing]
-    args += ["--perms", "1777", "--dir", "/dev/shm", "--remount-ro", "/dev",
-             "--perms", "0755", "--dir", "/tmp", "--dir", "/tmp/work", "--remount-ro", "/"]
-    return args
-
-
-def _bwrap_argv(bwrap: str, mode: Mode, userns: _Namespace, command: list[str],
-                binds: tuple[str, ...] = (), extra_caps: tuple[str, ...] = ()) -> list[str]:
-    """``binds``: more read-only paths; ``extra_caps``: more capabilities for the server (another pack's)."""
-    if mode == "root":
-        argv = [bwrap, "--userns", str(userns.fds[0]), "--unshare-pid", "--unshare-net", "--unshare-ipc",
-                "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]
-        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_SYS_ADMIN")
-    else:
-        argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0", "--cap-drop", "ALL"]
-        caps = ("CAP_SYS_ADMIN", "CAP_SETFCAP")  # to mount the tmpfs, and to map uid 0 into the nested namespace
-    argv += [a for cap in (*caps, *extra_caps) for a in ("--cap-add", cap)]
-    argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox", *_mount_args(binds), "--chdir", "/tmp",
-             "--clearenv"]
-    for key, value in _ENV.items():
-        argv += ["--setenv", key, value]
-    return argv + ["--", *command]
-
-
-def _server_command(mode: Mode, *, probe: bool = False, work_root: str | None = None) -> list[str]:
+def _server_command(mode: Mode, *, work_root: str | None = None) -> list[str]:
     """``python runner.py CONFIG``: the server's mode, its tmpfs sizes and the seccomp filter (hex BPF)."""
     drop_uid = mode == "root" or (mode == "none" and _can_drop_root())
     try:
         seccomp = bpf().hex()
     except SeccompUnavailable:
         seccomp = ""  # only reachable in "none" mode: isolation() refuses sandboxes without a filter
-    config = {"mode": mode, "drop_uid": drop_uid, "seccomp": seccomp, "probe": probe,
+    config = {"mode": mode, "drop_uid": drop_uid, "seccomp": seccomp,
               "work_bytes": WORK_BYTES, "work_inodes": WORK_INODES, "shm_bytes": SHM_BYTES, "shm_inodes": SHM_INODES}
     if work_root is not None:
         config["work_root"] = work_root
     return [sys.executable, "-I", "-B", str(RUNNER), json.dumps(config)]
-
-
-_ENV = {
-    "PATH": "/usr/local/bin:/usr/bin:/bin",
-    "HOME": "/tmp/work",
-    "LANG": "C.UTF-8",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "PYTHONIOENCODING": "utf-8",
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-}
-
-_uids = itertools.count()
 
 
 def _closed_ancestor(path: str) -> str | None:
@@ -401,7 +166,7 @@ def _closed_ancestor(path: str) -> str | None:
 
 def _can_drop_root() -> bool:
     """Unsandboxed as root: programs can run as uid 65534 if that uid can read Python's installation."""
-    return os.geteuid() == 0 and all(_closed_ancestor(p) is None for p in _needed_paths())
+    return os.geteuid() == 0 and all(_closed_ancestor(p) is None for p in needed_paths(str(RUNNER.parent)))
 
 
 def _remove_orphaned_work_roots() -> None:
@@ -453,7 +218,7 @@ class Sandbox:
             _remove_orphaned_work_roots()
             self._work_root = tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-")
             argv, fds = _server_command("none", work_root=self._work_root), ()
-            env = {**_ENV, "HOME": self._work_root}
+            env = {**ENV, "HOME": self._work_root}
             self.cgroup = Cgroup.create()  # as root: whatever a program starts, even in a new session, is found
             if self.cgroup is not None:
                 watch, self._watch = os.pipe()
@@ -461,9 +226,9 @@ class Sandbox:
                         *argv]
                 fds = (watch,)
         else:
-            self.host_uid = HOST_UID_BASE + (os.getpid() * 64 + next(_uids)) % HOST_UID_SPAN
-            userns = _Namespace.create(self.mode, self.host_uid)
-            argv = _bwrap_argv(self._bwrap, self.mode, userns, _server_command(self.mode))
+            self.host_uid = host_uid()
+            userns = Namespace.create(self.mode, self.host_uid)
+            argv = bwrap_argv(self._bwrap, self.mode, userns, _server_command(self.mode), (str(RUNNER.parent),))
             fds, env = userns.fds, {}
             self.cgroup = Cgroup.create()
             if self.cgroup is not None:
@@ -683,7 +448,7 @@ class Sandbox:
         if self._work_root is not None:
             subprocess.run(["rm", "-rf", "--one-file-system", self._work_root], capture_output=True)
             self._work_root = None
-        return _tail(process)
+        return tail(process)
 
     def __enter__(self) -> Sandbox:
         return self
@@ -764,20 +529,6 @@ def _script_rerun(found: object) -> Calls | None:
                        "args": [[[args, kwargs] for _, args, kwargs in steps] for steps in calls],
                        "expect": [t for _, t in expected]})
     return Calls(tuple(calls), text.encode(), 1, groups)
-
-
-def _tail(process: subprocess.Popen | None) -> str:
-    """The last of a dead sandbox's own stderr (bwrap's or the server's complaint)."""
-    if process is None or process.stderr is None:
-        return ""
-    try:
-        os.set_blocking(process.stderr.fileno(), False)
-        data = process.stderr.read(1 << 16) or b""
-    except (OSError, ValueError, TypeError):
-        data = b""
-    finally:
-        process.stderr.close()
-    return data.decode(errors="replace").strip()[-2000:]
 
 
 _STATUSES = {"exited", "timeout", "output_limit"}

@@ -2,10 +2,9 @@
 
 Executed as a script (``python -I -B jail.py CONFIG``) in the sandbox that
 :mod:`reward_plugins.contest.judge` builds (``root`` mode only).  It uses the
-standard library and the code pack's in-sandbox primitives
-(:mod:`reward_plugins.code.runner`: the tmpfs mount, capabilities, the
-seccomp loader, the request framing, tree removal), imported from the folder
-the host names.
+standard library and the servers' :mod:`primitives` (the tmpfs mount,
+capabilities, the seccomp loader, the request framing, tree removal),
+imported from ``reward_plugins/sandbox/``, which every sandbox binds.
 
 Set-up, before any program exists: mount ``/tmp/work`` as a tmpfs with a
 size and an inode cap, keep only the capabilities the server needs (to
@@ -24,8 +23,8 @@ contestant cannot enter.  Compiled artifacts live in ``/tmp/work/cache``
 (root only, mode 0700), keyed by the host's content hash; a run gets hard
 links to them (root-owned, mode 0555: not writable by the program).
 
-Requests (``runner.receive``): a JSON header whose ``blobs`` lists the sizes
-of the byte strings that follow it.  Replies (``runner.send``) likewise, a
+Requests (``primitives.receive``): a JSON header whose ``blobs`` lists the sizes
+of the byte strings that follow it.  Replies (``primitives.send``) likewise, a
 header then blobs.  Operations: ``compile``, ``run``, ``check``,
 ``interact``, ``forget``; each answers ``clean: false`` when a program's
 process or file could not be removed, and the host then rebuilds the sandbox.
@@ -37,10 +36,15 @@ import os
 import resource
 import select
 import signal
-import stat
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sandbox"))
+from primitives import (PR_SET_DUMPABLE, PR_SET_PDEATHSIG, libc, load_filter, mount_tmpfs, place,  # noqa: E402
+                        read_exact, reap, receive, remove_tree, send, set_caps, take_channel)
+
+del sys.path[0]
 
 WORK = "/tmp/work"
 CACHE = f"{WORK}/cache"
@@ -49,16 +53,14 @@ CHUNK = 1 << 16
 LOG_BYTES = 64 << 10  # a compiler's or checker's messages kept
 ERR_BYTES = 4096  # a program's stderr kept (its tail)
 CAPS = (0, 1, 3, 5, 6, 7)  # CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
-runner = None  # reward_plugins/code/runner.py, imported in main
 
 
 def blobs(fd, sizes):
-    return [runner.read_exact(fd, n) if n else b"" for n in sizes]
+    return [read_exact(fd, n) if n else b"" for n in sizes]
 
 
 def reply(fd, header, *data):
-    runner.send(fd, {**header, "blobs": [len(d) for d in data]})
+    send(fd, {**header, "blobs": [len(d) for d in data]})
     for d in data:
         view = memoryview(d)
         while view:
@@ -68,7 +70,7 @@ def reply(fd, header, *data):
 def fresh_dir(path, owner, mode):
     """An empty folder at ``path`` owned by ``owner`` (removing whatever was there)."""
     if os.path.lexists(path):
-        runner.remove_tree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+        remove_tree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
     os.mkdir(path, mode)
     os.chown(path, owner, owner)
     os.chmod(path, mode)
@@ -100,13 +102,13 @@ def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None):
     if pid == 0:
         try:
             os.setsid()
-            runner._libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             for signum in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ, signal.SIGXCPU):
                 signal.signal(signum, signal.SIG_DFL)
             if uid == JUDGE:
                 signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-            runner.place([stdin, stdout, stderr])
-            runner._libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+            place([stdin, stdout, stderr])
+            libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
             with open("/proc/self/oom_score_adj", "w") as f:
                 f.write("1000")  # past the sandbox's memory bound, the kernel kills a program, not the server
             os.setgroups([])
@@ -191,7 +193,7 @@ def kill_ours():
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        runner.reap()
+        reap()
         if not found:
             return True
         if time.monotonic() > deadline:
@@ -348,30 +350,22 @@ def forget(req):
     for key in req["keys"]:
         path = os.path.join(CACHE, key)
         if os.path.isdir(path):
-            runner.remove_tree(path)
+            remove_tree(path)
     return {"status": "ok"}
 
 
 def main():
-    global runner
     config = json.loads(sys.argv[1])
-    sys.path.insert(0, config["code_dir"])
-    import runner as primitives
-
-    del sys.path[0]
-    runner = primitives
-    runner.mount_tmpfs(WORK, f"size={config['work_bytes']},nr_inodes={config['work_inodes']},mode=0755")
+    mount_tmpfs(WORK, f"size={config['work_bytes']},nr_inodes={config['work_inodes']},mode=0755")
     os.mkdir(CACHE, 0o700)
-    runner.set_caps(CAPS)
-    runner.load_filter(bytes.fromhex(config["seccomp"]))
-    if config.get("probe"):
-        return
-    inbox, outbox = runner.take_channel()
-    runner._libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    runner.send(outbox, {"ready": True, "pid": os.getpid()})
+    set_caps(CAPS)
+    load_filter(bytes.fromhex(config["seccomp"]))
+    inbox, outbox = take_channel()
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    send(outbox, {"ready": True, "pid": os.getpid()})
     while True:
         try:
-            req = runner.receive(inbox)
+            req = receive(inbox)
             data = blobs(inbox, req.get("blobs", []))
         except EOFError:
             break

@@ -1,10 +1,10 @@
 """Judging one program on one problem: a warm sandbox per set of toolchains, a compile cache, per-test verdicts.
 
-The sandbox is the code pack's (:mod:`reward_plugins.code.sandbox`): the
-same bwrap namespaces, empty read-only root, scrubbed environment, seccomp
-filter and cgroup, built from its helpers; inside it runs this pack's own
-server (:mod:`reward_plugins.contest.jail`) instead of the Python fork
-server.  What differs, and why (``docs/contest.md``): programs ``execve``
+The sandbox is the one the code pack runs Python in
+(:mod:`reward_plugins.sandbox.bwrap`): the same bwrap namespaces, empty
+read-only root, scrubbed environment, seccomp filter and cgroup; inside it
+runs this pack's own server (:mod:`reward_plugins.contest.jail`) instead of
+the Python fork server.  What differs, and why (``docs/contest.md``): programs ``execve``
 (a compiler runs several programs, a binary is one); the toolchain of the
 row's language is bound read-only, and only in a sandbox made for that
 language; checkers and interactors run as a second unprivileged uid that
@@ -41,10 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from reward_plugins.code import sandbox as code_sandbox
-from reward_plugins.code.cgroup import Cgroup
-from reward_plugins.code.rewards import same_output
-from reward_plugins.code.seccomp import bpf
+from reward_plugins.sandbox import bwrap
+from reward_plugins.sandbox.cgroup import Cgroup
+from reward_plugins.sandbox.output import same_output
+from reward_plugins.sandbox.seccomp import bpf
 
 from .languages import LANGUAGES, Language, binds, tool_paths
 
@@ -152,7 +152,7 @@ class Jail:
     """One warm sandbox with the toolchains of ``languages`` bound, running :mod:`jail`; rebuilt when unclean."""
 
     def __init__(self, languages: frozenset[str]) -> None:
-        found = code_sandbox.isolation()
+        found = bwrap.isolation()
         if found.mode != "root":
             why = found.reason or "not root: the unprivileged mode has one uid, which a checker would share"
             raise JailUnavailable(
@@ -170,21 +170,19 @@ class Jail:
     def start(self) -> None:
         if self.process is not None:
             return
-        host_uid = code_sandbox.HOST_UID_BASE + (os.getpid() * 64 + next(code_sandbox._uids)) % \
-            code_sandbox.HOST_UID_SPAN
-        self.host_uids = (host_uid, host_uid + code_sandbox.HOST_UID_SPAN)  # the contestant's and the judge's
-        userns = code_sandbox._Namespace.create("root", *self.host_uids)
-        config = {"code_dir": str(Path(code_sandbox.__file__).parent), "seccomp": bpf().hex(),
-                  "work_bytes": WORK_BYTES, "work_inodes": WORK_INODES}
-        extra = {str(JAIL.parent)} | {p for lang in self.languages for p in binds(LANGUAGES[lang])}
+        host_uid = bwrap.host_uid()
+        self.host_uids = (host_uid, host_uid + bwrap.HOST_UID_SPAN)  # the contestant's and the judge's
+        userns = bwrap.Namespace.create("root", *self.host_uids)
+        config = {"seccomp": bpf().hex(), "work_bytes": WORK_BYTES, "work_inodes": WORK_INODES}
+        toolchains = {p for lang in self.languages for p in binds(LANGUAGES[lang])}
         command = [sys.executable, "-I", "-B", str(JAIL), json.dumps(config)]
-        argv = code_sandbox._bwrap_argv(code_sandbox.isolation().bwrap, "root", userns, command, tuple(sorted(extra)),
-                                       ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER"))
+        argv = bwrap.bwrap_argv(bwrap.isolation().bwrap, "root", userns, command, (str(JAIL.parent),),
+                                tuple(sorted(toolchains)), ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER"))
         fds = userns.fds
         self.cgroup = Cgroup.create()
         if self.cgroup is not None:
             watch, self._watch = os.pipe()
-            argv = ["/bin/sh", "-c", code_sandbox.KEEPER, "sh", str(watch), "-", *map(str, self.cgroup.dirs), "--",
+            argv = ["/bin/sh", "-c", bwrap.KEEPER, "sh", str(watch), "-", *map(str, self.cgroup.dirs), "--",
                     *argv]
             fds = (*fds, watch)
         try:
@@ -196,7 +194,7 @@ class Jail:
                 os.close(fds[-1])
         self.starts += 1
         self.artifacts.clear()
-        hello = self._receive(time.monotonic() + code_sandbox.START_TIMEOUT)
+        hello = self._receive(time.monotonic() + bwrap.START_TIMEOUT)
         if not (hello and hello[0].get("ready")):
             raise JailUnavailable(f"the contest sandbox did not start: {self.close() or hello!r}")
 
@@ -308,7 +306,7 @@ class Jail:
                 pass
             process.kill()
             process.wait()
-            tail = code_sandbox._tail(process)
+            tail = bwrap.tail(process)
             for stream in (process.stdin, process.stdout):
                 try:
                     stream.close()

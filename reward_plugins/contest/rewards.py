@@ -68,7 +68,7 @@ class ContestParams(BaseModel):
 
     @model_validator(mode="after")
     def _sandbox(self) -> ContestParams:
-        from reward_plugins.code.sandbox import isolation
+        from reward_plugins.sandbox.bwrap import isolation
 
         found = isolation()
         if found.mode != "root":
