@@ -95,7 +95,7 @@ def rollouts(n: int, task: str = "math") -> list[tuple[str, str, str]]:
 
 def dataset_rows(batch) -> list[dict]:
     """The rows ``grpo-host score`` and the batch API get: the label as ``answer``, prime_code labels as ``tests``."""
-    from grpo_host.integrations.code_tests import prime_code_tests
+    from grpo_host.data import prime_code_tests
 
     rows = []
     for prompt, label, response in batch:

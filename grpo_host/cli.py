@@ -345,7 +345,7 @@ def score(
     from .discovery.build import Ensemble
     from .discovery.plugins import default_plugins
     from .errors import UserError
-    from .monitoring import MonitorSet, choose
+    from .kinds.monitor import MonitorSet, choose
     from .offline import ScoreOutput, Tally, score_file_batches, sigterm_as_interrupt, write_stream
     from .runs.record import RolloutRecord
 
@@ -557,7 +557,7 @@ def train(
     from .training.train import train as run_training
 
     summary = run_training(load_config(config, overrides or [], backend=backend))
-    from .training.train import is_main_process
+    from .distributed import is_main_process
 
     if not is_main_process():  # one summary for an accelerate launch / mlx.launch run, not one per process
         return

@@ -24,7 +24,7 @@ from typing import Any
 from .errors import DataError
 from .scoring.contract import Reward
 
-__all__ = ["CheckReport", "Problem", "check_rows", "completion_problem", "missing_column", "normalize", "read_rows"]
+__all__ = ["CheckReport", "Problem", "check_rows", "completion_problem", "missing_column", "normalize", "prime_code_tests", "read_rows"]
 
 PROMPT_KEYS = ("messages", "prompt", "instruction", "question")
 MAX_EXAMPLE_ROWS = 5
@@ -419,3 +419,38 @@ def check_rows(
     report.problems = list(found.values())
     report.seconds = time.perf_counter() - start
     return report
+
+
+def prime_code_tests(ground_truth: Any) -> Any:
+    """The ``code`` reward's ``tests`` for a prime_code ground truth, or None when it is not one.
+
+    verl's code datasets (and the OpenRLHF recipes built on the same data) put a problem's tests in the ground
+    truth as prime_code JSON; ``serve`` and the verl adapter turn such a ground truth into the ``tests`` column
+    when a chosen reward reads it and the row has none.
+
+    ``{"inputs": [...], "outputs": [...]}`` is stdin/stdout cases (an input
+    given as a list of lines is joined with newlines); with ``"fn_name"`` the
+    cases are calls, written as asserts with literal arguments, which the
+    code reward judges outside the program.
+    """
+    truth = ground_truth
+    if isinstance(truth, str):
+        try:
+            truth = json.loads(truth)
+        except ValueError:
+            return None
+    if not isinstance(truth, dict) or not isinstance(truth.get("inputs"), list) or \
+            not isinstance(truth.get("outputs"), list) or len(truth["inputs"]) != len(truth["outputs"]):
+        return None
+    fn = truth.get("fn_name")
+    if isinstance(fn, str) and fn.isidentifier():
+        lines = []
+        for args, want in zip(truth["inputs"], truth["outputs"]):
+            args = args if isinstance(args, list) else [args]
+            lines.append(f"assert {fn}({', '.join(repr(a) for a in args)}) == {want!r}")
+        return "\n".join(lines)
+
+    def text(value: Any) -> str:
+        return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
+
+    return [{"input": text(i), "output": text(o)} for i, o in zip(truth["inputs"], truth["outputs"])]

@@ -36,7 +36,7 @@ from typing import Any, TextIO
 
 from .data import missing_column, normalize
 from .errors import DataError, OutputError
-from .monitoring import Batch, MonitorSet
+from .kinds.monitor import Batch, MonitorSet
 from .scoring.ensemble import Ensemble, ScoreResult
 from .scoring.stats import Moments, Running
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .audit import AuditReport
     from .data import CheckReport
     from .discovery.build import Ensemble
-    from .monitoring import Batch, Report
+    from .kinds.monitor import Batch, Report
 
 __all__ = [
     "HEAVY_MODULES",
@@ -177,7 +177,7 @@ def check_examples(reward: Any) -> int:
 def scored_batch(rewards: str | Ensemble, rows: Iterable[Mapping[str, Any]], *, step: int = 0,
                  plugins: Plugins | None = None, lengths: Iterable[int | None] = (),
                  max_length: int | None = None) -> Batch:
-    """The :class:`~grpo_host.monitoring.Batch` a run hands monitors when it has scored ``rows``.
+    """The :class:`~grpo_host.kinds.monitor.Batch` a run hands monitors when it has scored ``rows``.
 
     ``rows`` hold ``completion``, ``prompt`` and the rewards' columns; rows
     sharing a prompt are one group, as GRPO's completions of one prompt are.
@@ -186,7 +186,7 @@ def scored_batch(rewards: str | Ensemble, rows: Iterable[Mapping[str, Any]], *, 
     start once).  ``lengths``: completion token counts, as an engine gives them.
     """
     from .discovery.build import Ensemble
-    from .monitoring import Batch
+    from .kinds.monitor import Batch
 
     rows = list(rows)
     owned = isinstance(rewards, str)

@@ -64,8 +64,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from grpo_host import RewardUnusable, Scored, hookimpl, reward
 
-from .reasoning import split_reasoning
-from .uninterrupted import uninterrupted
+from grpo_host import split_reasoning
+from grpo_host import uninterrupted
 
 ARGUMENT_TYPES: dict[str, type] = {
     "capital_frequency": int, "capital_relation": str, "prompt_to_repeat": str, "num_placeholders": int,
@@ -124,9 +124,9 @@ def provide_punkt() -> Path:
     from nltk.tokenize.punkt import PunktParameters, save_punkt_params
     from punkt.data import load_module
 
-    from grpo_host.discovery.settings import cache_root
+    from grpo_host import cache_dir
 
-    root = cache_root() / "nltk_data"
+    root = cache_dir() / "nltk_data"
     english = root / "tokenizers" / "punkt_tab" / "english"
     if str(root) not in nltk.data.path:  # first: NLTK writes only inside its data folders
         nltk.data.path.append(str(root))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from grpo_host.audit import Target, probe
+from grpo_host import Target, probe
 
 NONSENSE = {"string": "", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}, "null": None}
 

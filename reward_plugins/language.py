@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from grpo_host import RewardUnusable, hookimpl, reward
 
-from .reasoning import split_reasoning
+from grpo_host import split_reasoning
 
 SENTENCE = re.compile(r"[^\n.!?;。！？；]+[.!?;。！？；]*")
 """A sentence: text up to its closing punctuation or the end of its line."""

@@ -17,8 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grpo_host import hookimpl
-from grpo_host.monitoring import WORD, Alert, Batch, Report, monitor
+from grpo_host import Alert, Batch, Report, hookimpl, monitor
 
 
 class Window(BaseModel):
@@ -29,7 +28,7 @@ class Window(BaseModel):
 
 def _moments(values: list[float | None]) -> Any:
     """The ensemble's moments of ``values`` (imported here: listing the pack must not load the ensemble)."""
-    from grpo_host.scoring.stats import Moments
+    from grpo_host import Moments
 
     return Moments().add(values)
 
@@ -188,10 +187,6 @@ class Divergence:
 
 # -- echo, repetition, length ------------------------------------------------------------------------------------
 
-def _words(text: str) -> list[str]:
-    return WORD.findall(text.lower())
-
-
 def _ngrams(words: list[str], n: int) -> list[tuple[str, ...]]:
     return list(zip(*(words[i:] for i in range(n))))
 
@@ -261,7 +256,7 @@ class Echo(_Flagged):
 
     @functools.lru_cache(maxsize=1024)  # noqa: B019 (one instance per run; a group's completions share a prompt)
     def _source(self, prompt: str) -> frozenset[tuple[str, ...]]:
-        return frozenset(_ngrams(_words(prompt), self.params.ngram))
+        return frozenset(_ngrams(Batch.words_of(prompt), self.params.ngram))
 
     def message(self, mean: float) -> str:
         return f"completions echo their prompts: {mean:.0%} over the last {self.params.window} batches"

@@ -21,14 +21,14 @@ the model reads:
   ``[stderr]`` line, then ``[exit status N]`` when it was not 0: a program
   that fails is an answer the model can learn from, not a tool error;
 * ``[no output]`` when it printed nothing;
-* a **tool error** (:class:`~grpo_host.environments.ToolError`, counted in
+* a **tool error** (:class:`~grpo_host.kinds.environment.ToolError`, counted in
   the trajectory's ``tool_errors``) when the program ran past its timeout,
   printed more than ``max_output_kb``, or the sandbox itself failed.
 
 Calls share one warm sandbox per process, started and driven on one
 long-lived thread of this module's: bwrap runs with ``--die-with-parent``,
 whose signal fires when the *thread* that started it ends, and the
-environment's guard (:mod:`grpo_host.environments`) runs every call on a
+environment's guard (:mod:`grpo_host.kinds.environment`) runs every call on a
 thread of its own that ends with the call.  Engines call synchronous tools
 one after another, and the sandbox runs one program at a time whatever
 calls it.  The guard checks the argument, cuts the text to
@@ -45,7 +45,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from grpo_host import hookimpl
-from grpo_host.environments import ToolError, ToolLimits, environment
+from grpo_host import ToolError, ToolLimits, environment
 from reward_plugins.code.rewards import CodeParams
 from reward_plugins.code.sandbox import Execution, Limits, Sandbox
 

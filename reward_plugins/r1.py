@@ -26,7 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from grpo_host import hookimpl, reward
-from grpo_host.scoring.special_tokens import COMMON_END_TOKENS, strip_end_tokens
+from grpo_host import COMMON_END_TOKENS, strip_end_tokens
 
 ANSWER = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.S)
 INTEGER = re.compile(r"[+-]?\d+")

@@ -62,7 +62,7 @@ class RemoteParams(BaseModel):
 
 @functools.lru_cache(maxsize=16)
 def _end_tokens(tokenizer: str | None, listed: tuple[str, ...] | None) -> tuple[str, ...]:
-    from grpo_host.scoring.special_tokens import end_tokens
+    from grpo_host import end_tokens
 
     if listed is not None and not listed and not tokenizer:
         return ()
@@ -132,7 +132,7 @@ a request the server refuses (wrong token, URL, limits, unknown reward) stops th
 (`tokenizer`'s, `end_tokens`, else the common ones) are stripped from completions before they are sent.""",
 )
 def remote(completions: list[str], *, prompts: list[Any], params: RemoteParams, **columns: list[Any]) -> list[Scored]:
-    from grpo_host.scoring.special_tokens import strip_end_tokens
+    from grpo_host import strip_end_tokens
 
     tokens = _end_tokens(params.tokenizer, None if params.end_tokens is None else tuple(params.end_tokens))
     rows = [{"completion": strip_end_tokens(c, tokens), "prompt": p, **{k: v[i] for k, v in columns.items()}}

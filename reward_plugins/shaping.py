@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from grpo_host import hookimpl, reward
 
-from .uninterrupted import uninterrupted
+from grpo_host import uninterrupted
 
 
 class OverlongParams(BaseModel):

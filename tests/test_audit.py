@@ -254,7 +254,7 @@ def test_rows_a_reward_cannot_read_are_left_out_and_named(weak):
 
 def test_a_probe_that_raises_is_skipped_and_named_not_a_crash(weak):
     from grpo_host import hookimpl
-    from grpo_host.audit import probe
+    from grpo_host import probe
 
     @probe(rewards=("weak_magic",))
     def clumsy(target):

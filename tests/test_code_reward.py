@@ -601,7 +601,7 @@ def test_an_unisolated_root_program_that_kills_its_server_leaves_no_process():
 def test_the_tamper_monitor_sees_rebound_builtins_forged_equality_and_descriptor_reads():
     """The programs that tried to move a row (``set = set``, ``def sorted``, ``def abs``), an object equal to
     everything and a read of the harness's descriptor count in code_tamper's share; fast stdin idioms do not."""
-    from grpo_host.monitoring import Batch
+    from grpo_host.kinds.monitor import Batch
     from reward_plugins.monitors import CodeTamper
 
     tampering = [fenced(program) for program, _ in REBINDINGS.values()] + [

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from grpo_host.training.config import RunConfig
-from grpo_host.environments import ToolLimits
+from grpo_host.kinds.environment import ToolLimits
 from grpo_host.scoring.trajectory import Trajectory
 
 GUIDE = Path(__file__).parent.parent / "docs" / "writing-an-environment-pack.md"

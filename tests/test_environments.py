@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import cli_json, run_cli
-from grpo_host.environments import Session, ToolError, ToolLimits, environment
+from grpo_host.kinds.environment import Session, ToolError, ToolLimits, environment
 from grpo_host.discovery.plugins import load_plugins
 
 

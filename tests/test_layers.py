@@ -1,15 +1,13 @@
-"""The layers point one way: the scoring core imports nothing of grpo-host above it.
+"""The layers point one way: every part of grpo_host imports only the parts its row of :data:`ALLOWED` names.
 
-Below it there are only the two foundation modules, which import nothing:
-:mod:`grpo_host.errors` (``UserError``, which every layer may raise) and
-:mod:`grpo_host.deprecation` (how a public name is renamed once there are releases).
-
-Checked twice: statically (every ``import`` in ``grpo_host/scoring/``, at
-any depth of a function, read with :mod:`ast`), so a lazy import in a branch
-no test reaches still fails; and at run time (a subprocess that builds and
-scores an ensemble, from members and from a spec against a registry it
-passes, then lists the grpo-host modules it loaded), so an import made any
-other way fails too.
+A part is a package (``scoring``, ``kinds``, ``discovery``, ...) or a
+top-level module (``data``, ``errors``, ...).  Checked twice: statically
+(every ``import`` in ``grpo_host/``, at any depth of a function, read with
+:mod:`ast`), so a lazy import in a branch no test reaches still fails, and
+so does a cycle between two parts; and, for the scoring core, at run time
+(a subprocess that builds and scores an ensemble, from members and from a
+spec against a registry it passes, then lists the grpo-host modules it
+loaded), so an import made any other way fails too.
 """
 
 from __future__ import annotations
@@ -54,13 +52,87 @@ def test_imported_modules_resolves_relative_imports(tmp_path):
     assert (2, "grpo_host.discovery.plugins") in imported_modules(module, "grpo_host.scoring")
 
 
-def test_the_scoring_core_imports_nothing_of_grpo_host_above_it():
-    upward = [f"{path.relative_to(SCORING.parent.parent)}:{line}: {name}"
-              for path in sorted(SCORING.glob("*.py"))
-              for line, name in imported_modules(path, "grpo_host.scoring")
-              if name.split(".")[0] == "grpo_host" and not name.startswith("grpo_host.scoring")
-              and name not in BELOW and name.rsplit(".", 1)[0] not in FOUNDATION]
-    assert not upward, "the scoring core imports a layer above it:\n" + "\n".join(upward)
+ALLOWED: dict[str, set[str]] = {
+    "errors": set(), "deprecation": set(), "distributed": set(),
+    "scoring": {"errors", "deprecation"},
+    "kinds": {"errors", "scoring"},
+    "data": {"errors", "scoring"},
+    "discovery": {"errors", "scoring", "kinds"},
+    "audit": {"errors", "scoring", "kinds", "data", "discovery"},
+    "offline": {"errors", "scoring", "kinds", "data"},
+    "runs": {"errors", "distributed", "scoring", "discovery"},
+    "scaffold": {"errors"},
+    "testing": {"errors", "scoring", "kinds", "data", "discovery", "audit"},
+    "training": {"errors", "distributed", "scoring", "kinds", "data", "discovery", "audit", "runs"},
+    "serving": {"errors", "scoring", "data", "discovery", "audit", "offline"},
+    "integrations": {"errors", "scoring", "data", "offline", "serving"},
+    "cli": {"errors", "distributed", "scoring", "kinds", "data", "discovery", "audit", "offline", "runs", "scaffold",
+            "training", "serving"},
+    "__main__": {"cli"},
+    "__init__": {"errors", "scoring", "kinds", "data", "discovery"},
+}
+"""Each part of grpo_host (a package or a top-level module) -> the parts it may import.  ``__init__`` is the
+public API, which re-exports what packs and scripts use."""
+
+
+def part(module: str) -> str:
+    """``grpo_host.scoring.ensemble`` -> ``scoring``; ``grpo_host.data`` -> ``data``; ``grpo_host`` -> ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def imports_by_part() -> list[tuple[str, str, str]]:
+    """(importing part, imported part, where) for every import of another grpo_host part."""
+    root = SCORING.parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        package = ".".join(parts if path.name == "__init__.py" else parts[:-1])
+        here = part(".".join(parts)) if len(parts) > 1 else "__init__"
+        for line, name in imported_modules(path, package):
+            if name.split(".")[0] != "grpo_host" or name == "grpo_host":
+                continue
+            target = part(name)
+            if target != here and ((root / target).is_dir() or (root / f"{target}.py").is_file()):
+                found.append((here, target, f"{path.relative_to(root.parent)}:{line}: {name}"))
+    return found
+
+
+def test_every_part_of_grpo_host_has_a_row_in_the_table():
+    root = SCORING.parent
+    parts = {p.stem if p.suffix == ".py" else p.name for p in root.iterdir() if p.name != "__pycache__"}
+    assert parts == set(ALLOWED)
+
+
+def test_every_import_crosses_only_to_a_part_its_row_allows():
+    crossing = [where for here, target, where in imports_by_part() if target not in ALLOWED[here]]
+    assert not crossing, "imports the layer table does not allow:\n" + "\n".join(crossing)
+
+
+def test_the_table_has_no_cycle():
+    """A part may not reach itself through the parts it may import: the table is a ladder, not a web."""
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in ALLOWED[todo.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    assert not [name for name in ALLOWED if name in reach(name)]
+
+
+def test_the_checker_sees_a_forbidden_import(tmp_path, monkeypatch):
+    """The checker itself: a scoring module importing the plugin machinery is reported with its line."""
+    fake = tmp_path / "grpo_host"
+    (fake / "scoring").mkdir(parents=True)
+    (fake / "discovery").mkdir()
+    (fake / "scoring" / "bad.py").write_text("def f():\n    from ..discovery import plugins\n")
+    monkeypatch.setattr(sys.modules[__name__], "SCORING", fake / "scoring")
+    assert [(h, t) for h, t, _ in imports_by_part()] == [("scoring", "discovery"), ("scoring", "discovery")]
 
 
 RUN = """
@@ -107,8 +179,8 @@ def test_a_foundation_module_imports_nothing_of_grpo_host(module):
 
 
 TOP_LEVEL = {"__init__.py", "__main__.py", "audit", "cli.py", "data.py", "deprecation.py", "discovery",
-             "environments.py", "errors.py", "integrations", "monitoring.py", "offline.py", "runs", "scaffold.py",
-             "scoring", "serving", "testing.py", "training"}
+             "distributed.py", "errors.py", "integrations", "kinds", "offline.py", "runs", "scaffold.py", "scoring",
+             "serving", "testing.py", "training"}
 """The names at the top of ``grpo_host/``: one per idea, no module that only points at another."""
 
 

@@ -32,11 +32,6 @@ import reward_plugins
 ROOT = Path(reward_plugins.__file__).parent
 SHARED = "reward_plugins.sandbox"
 PENDING = {
-    # helpers that are host concepts, moving into grpo_host's public API (STRUCTURE.md P3)
-    ("reward_plugins.ifeval", "reward_plugins.reasoning"),
-    ("reward_plugins.ifeval", "reward_plugins.uninterrupted"),
-    ("reward_plugins.language", "reward_plugins.reasoning"),
-    ("reward_plugins.shaping", "reward_plugins.uninterrupted"),
     # a pack's own module beside it, until the pack is a package (P8: json_schema/probes.py)
     ("reward_plugins.json_schema", "reward_plugins.json_probes"),
     # packs built on another pack's public names, until they share a package or the host's API (P3, P8)

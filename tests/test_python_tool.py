@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from grpo_host.environments import Session, ToolError
+from grpo_host.kinds.environment import Session, ToolError
 from grpo_host.discovery.plugins import load_plugins
 from reward_plugins.code.sandbox import isolation
 

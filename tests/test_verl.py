@@ -188,7 +188,7 @@ def test_reward_loop_32_threads_micro_batched(tokenizer):
 
 def test_code_rows_take_their_tests_from_ground_truth(tokenizer):
     """verl's code datasets: ground_truth is prime_code JSON; stdin/stdout cases and call-based (fn_name) ones."""
-    from grpo_host.integrations.code_tests import prime_code_tests
+    from grpo_host.data import prime_code_tests
 
     stdin = json.dumps({"inputs": ["1 2\n", "5 5\n"], "outputs": ["3\n", "10\n"]})
     calls = json.dumps({"fn_name": "add", "inputs": [[1, 2], [0, 5]], "outputs": [3, 5]})

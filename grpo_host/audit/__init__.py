@@ -6,13 +6,12 @@ the way the format rewards ask, earn full marks (a reward that cannot read
 the data's answers pushes the policy away from them), and does any attack a
 policy could find without knowing the answer earn more than an empty
 completion (:mod:`~grpo_host.audit.library` and the packs' own probes,
-:mod:`~grpo_host.audit.probes`)?  The rules that turn scores into findings
+:mod:`~grpo_host.kinds.probe`)?  The rules that turn scores into findings
 are in :mod:`~grpo_host.audit.verdict`.  A passing audit is not a proof of
 safety: it shows only that these attacks fail on these rows.
 
-Names are imported on first use (PEP 562): a pack declaring its probes at
-import time, which every listing of plugins does, pays for the probe record
-alone, not for the runner.
+Names are imported on first use (PEP 562): importing the package costs nothing until a name is used.
+A pack declares its probes with :func:`grpo_host.probe` (:mod:`grpo_host.kinds.probe`), not from here.
 """
 
 from __future__ import annotations
@@ -21,12 +20,10 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .probes import Probe, Target, probe
     from .run import DEFAULT_SAMPLE, TRAIN_SAMPLE, audit_file, audit_rows, installed_probes
     from .verdict import AuditReport, Finding, ProbeResult, RewardAudit, Scale, Thresholds
 
 _LAZY = {
-    "Probe": "probes", "Target": "probes", "probe": "probes",
     "DEFAULT_SAMPLE": "run", "TRAIN_SAMPLE": "run", "audit_file": "run", "audit_rows": "run",
     "installed_probes": "run",
     "AuditReport": "verdict", "Finding": "verdict", "ProbeResult": "verdict", "RewardAudit": "verdict",
@@ -34,8 +31,8 @@ _LAZY = {
 }
 
 __all__ = [
-    "DEFAULT_SAMPLE", "TRAIN_SAMPLE", "AuditReport", "Finding", "Probe", "ProbeResult", "RewardAudit", "Scale",
-    "Target", "Thresholds", "audit_file", "audit_rows", "installed_probes", "probe",
+    "DEFAULT_SAMPLE", "TRAIN_SAMPLE", "AuditReport", "Finding", "ProbeResult", "RewardAudit", "Scale", "Thresholds",
+    "audit_file", "audit_rows", "installed_probes",
 ]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .probes import Probe, Target, probe
+from ..kinds.probe import Probe, Target, probe
 
 __all__ = ["GENERIC", "REFERENCE_COLUMNS", "candidates", "options"]
 

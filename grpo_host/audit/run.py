@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..kinds.probe import Probe, Target
 from .library import GENERIC, REFERENCE_COLUMNS
-from .probes import Probe, Target
 from .verdict import AuditReport, Scale, Thresholds, judge
 
 __all__ = ["DEFAULT_SAMPLE", "TRAIN_SAMPLE", "audit_file", "audit_rows", "installed_probes"]

@@ -34,10 +34,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .settings import PLUGIN_SELECTION, cache_root, strict_plugins
+from .settings import PLUGIN_SELECTION, cache_dir, strict_plugins
 
 if TYPE_CHECKING:
-    from ..environments import Environment
+    from ..kinds.environment import Environment
     from ..scoring.contract import Reward
     from .plugins import Plugins
 
@@ -98,7 +98,7 @@ def _listing() -> dict[str, Any]:
     """The stored listing while it is current, else a fresh one (stored when it can be trusted)."""
     strict = strict_plugins()
     key = _key()
-    path = cache_root() / "catalog" / f"{zlib.crc32(key.encode()):08x}.json"
+    path = cache_dir() / "catalog" / f"{zlib.crc32(key.encode()):08x}.json"
     if not strict and (stored := _read(path, key)) is not None:
         return stored
 

@@ -67,9 +67,9 @@ def register_monitors(register):
 
     A monitor is a class declared with :func:`grpo_host.monitor` whose
     ``observe(batch)`` gets each scored batch (a
-    :class:`grpo_host.monitoring.Batch`: prompts, completions, token counts,
+    :class:`grpo_host.kinds.monitor.Batch`: prompts, completions, token counts,
     per-reward values, weights, totals, group ids) and returns a
-    :class:`grpo_host.monitoring.Report` of metrics and alerts.  The host
+    :class:`grpo_host.kinds.monitor.Report` of metrics and alerts.  The host
     makes one instance per run, so a monitor may keep a window of batches;
     it must stay cheap (no model calls).  A monitor that raises is reported
     and switched off, never taking the run down.
@@ -106,12 +106,12 @@ def register_environments(register):
     """Register environments: the multi-turn, tool-calling worlds an agent is trained in.
 
     An environment is a class declared with
-    :func:`grpo_host.environments.environment`: ``reset(row)`` starts a
+    :func:`grpo_host.kinds.environment.environment`: ``reset(row)`` starts a
     rollout for a dataset row, its public methods are the tools the model
     may call (typed, with docstrings), and an optional ``reward()`` scores
     the rollout.  A run names one in its config (``environment``), or each
     row names its own (an ``environment`` column); the host drives it
-    through a guarded :class:`grpo_host.environments.Session` per rollout
+    through a guarded :class:`grpo_host.kinds.environment.Session` per rollout
     (argument checks, per-call timeouts, output caps).  See
     ``docs/writing-an-environment-pack.md``.
 
@@ -121,7 +121,7 @@ def register_environments(register):
         ``grpo-host environments list`` and run configs.  A name another
         plugin also registers is an error naming both packs.
         ``register.add_rollout(fn)`` records a function declared with
-        :func:`grpo_host.environments.rollout` (TRL's ``rollout_func``, for
+        :func:`grpo_host.kinds.environment.rollout` (TRL's ``rollout_func``, for
         an external agent framework that generates the rollouts itself), which
         a run names with ``rollout: NAME``.
     """

@@ -11,21 +11,25 @@ the CLI and the module-level API share one lazily built default.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from pathlib import Path
 from types import ModuleType
 from typing import Literal
 
 import pluggy
 
+from ..errors import ConfigError
 from ..scoring.contract import Reward
 from . import hookspecs
 from .registry import Registrar, Registry
 from .settings import plugin_names, strict_plugins
 
-__all__ = ["PluginRecord", "Plugins", "default_plugins", "get_reward", "list_rewards", "load_plugins"]
+__all__ = ["PluginRecord", "Plugins", "default_plugins", "get_reward", "import_plugin", "list_rewards", "load_plugins"]
 
 GROUP = "grpo_host"
 DIST = "grpo-host"
@@ -168,3 +172,23 @@ def list_rewards(plugins: Plugins | None = None) -> list[Reward]:
 def get_reward(name: str, plugins: Plugins | None = None) -> Reward:
     """The reward registered as ``name``; raises with the available names when there is none."""
     return (plugins or default_plugins()).registry.reward(name)
+
+
+def import_plugin(spec: str) -> ModuleType:
+    """A plugin module a run config names under ``plugins``: a ``.py`` file (its folder joins ``sys.path``, so worker
+    processes can import it too) or a dotted module name."""
+    try:
+        if spec.endswith(".py") or os.sep in spec:
+            path = Path(spec).resolve()
+            if not path.is_file():
+                raise ConfigError(f"config key 'plugins': no such file {spec!r}")
+            if str(path.parent) not in sys.path:
+                sys.path.insert(0, str(path.parent))
+            return importlib.import_module(path.stem)
+        return importlib.import_module(spec)
+    except ImportError as exc:
+        raise ConfigError(f"config key 'plugins': cannot import {spec!r}: {exc}") from None
+    except SyntaxError as exc:
+        raise ConfigError(f"config key 'plugins': {exc.filename or spec} line {exc.lineno}: {exc.msg}") from None
+    except Exception as exc:  # the module raised while it was imported: the user's code, reported, not a traceback
+        raise ConfigError(f"config key 'plugins': importing {spec!r} raised {type(exc).__name__}: {exc}") from None

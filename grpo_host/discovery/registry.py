@@ -25,9 +25,9 @@ from ..errors import DuplicateNameError, UnknownNameError
 from ..scoring.contract import Reward
 
 if TYPE_CHECKING:
-    from ..audit.probes import Probe
-    from ..environments import Environment, Rollout
-    from ..monitoring import Monitor
+    from ..kinds.environment import Environment, Rollout
+    from ..kinds.monitor import Monitor
+    from ..kinds.probe import Probe
 
 __all__ = ["Backend", "Registrar", "Registry"]
 
@@ -153,8 +153,8 @@ class Registrar:
         self._add("backend", name, Backend(name, run, self.pack, self.version, validate))
 
     def add_monitor(self, monitor: Monitor) -> None:
-        """Register a :class:`grpo_host.monitoring.Monitor` (a class declared with :func:`grpo_host.monitor`)."""
-        from ..monitoring import Monitor
+        """Register a :class:`grpo_host.kinds.monitor.Monitor` (a class declared with :func:`grpo_host.monitor`)."""
+        from ..kinds.monitor import Monitor
 
         if not isinstance(monitor, Monitor):
             raise TypeError(f"add_monitor() takes a monitor made with @monitor, got {type(monitor).__name__}")
@@ -162,16 +162,16 @@ class Registrar:
 
     def add_probe(self, probe: Probe) -> None:
         """Register a :class:`grpo_host.audit.Probe` (made with :func:`grpo_host.audit.probe`) for ``grpo-host audit``."""
-        from ..audit.probes import Probe
+        from ..kinds.probe import Probe
 
         if not isinstance(probe, Probe):
             raise TypeError(f"add_probe() takes a probe made with @probe, got {type(probe).__name__}")
         self._add("probe", probe.name, replace(probe, pack=self.pack, version=self.version))
 
     def add_environment(self, environment: Environment) -> None:
-        """Register a :class:`grpo_host.environments.Environment` (a class declared with
-        :func:`grpo_host.environments.environment`) under its name."""
-        from ..environments import Environment
+        """Register a :class:`grpo_host.kinds.environment.Environment` (a class declared with
+        :func:`grpo_host.kinds.environment.environment`) under its name."""
+        from ..kinds.environment import Environment
 
         if not isinstance(environment, Environment):
             raise TypeError(f"add_environment() takes an environment made with @environment, "
@@ -179,9 +179,9 @@ class Registrar:
         self._add("environment", environment.name, replace(environment, pack=self.pack, version=self.version))
 
     def add_rollout(self, rollout: Rollout) -> None:
-        """Register a :class:`grpo_host.environments.Rollout` (a function declared with
-        :func:`grpo_host.environments.rollout`: TRL's ``rollout_func`` from an external agent framework)."""
-        from ..environments import Rollout
+        """Register a :class:`grpo_host.kinds.environment.Rollout` (a function declared with
+        :func:`grpo_host.kinds.environment.rollout`: TRL's ``rollout_func`` from an external agent framework)."""
+        from ..kinds.environment import Rollout
 
         if not isinstance(rollout, Rollout):
             raise TypeError(f"add_rollout() takes a function made with @rollout, got {type(rollout).__name__}")

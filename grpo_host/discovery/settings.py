@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["PLUGIN_SELECTION", "cache_root", "plugin_names", "strict_plugins"]
+__all__ = ["PLUGIN_SELECTION", "cache_dir", "plugin_names", "strict_plugins"]
 
 PLUGIN_SELECTION = ("GRPO_HOST_LOAD_PLUGINS", "GRPO_HOST_DISABLE_PLUGINS")
 """The variables that choose which plugins load (part of the reward catalog's key)."""
@@ -33,11 +33,9 @@ def plugin_names(value: str | None) -> set[str] | None:
     return {part.strip() for part in value.split(",") if part.strip()}
 
 
-def cache_root(cache_dir: str | Path | None = None) -> Path:
-    """``cache_dir`` if given, else ``$GRPO_HOST_CACHE``, else ``$XDG_CACHE_HOME/grpo-host``, else
-    ``~/.cache/grpo-host``."""
-    if cache_dir is not None:
-        return Path(cache_dir)
+def cache_dir() -> Path:
+    """Where grpo-host and packs keep what they build or fetch once (a pack uses a folder of its own name in it):
+    ``$GRPO_HOST_CACHE``, else ``$XDG_CACHE_HOME/grpo-host``, else ``~/.cache/grpo-host``."""
     if os.environ.get("GRPO_HOST_CACHE"):
         return Path(os.environ["GRPO_HOST_CACHE"])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "grpo-host"

@@ -2,8 +2,6 @@
 
 * :mod:`grpo_host.integrations.verl`: ``compute_score`` for verl's
   ``custom_reward_function``.
-* :mod:`grpo_host.integrations.code_tests`: code-task ground truths
-  (prime_code JSON) read as the ``code`` reward's tests, for both.
 * OpenRLHF needs no module here: it posts to a URL, and ``grpo-host serve``
-  answers at ``/get_reward`` (see :mod:`grpo_host.serving.server`).
+  answers at ``/get_reward`` (see :mod:`grpo_host.serving.endpoints`).
 """

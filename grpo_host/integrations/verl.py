@@ -42,7 +42,7 @@ checked like ``grpo-host score`` checks a row.  verl's code datasets carry
 their tests in ``ground_truth`` as prime_code JSON (``{"inputs": [...],
 "outputs": [...]}``, with ``"fn_name"`` for call-based problems); when a
 reward needs ``tests`` and the row has none, those become its ``tests``
-(:func:`grpo_host.integrations.code_tests.prime_code_tests`).  Trailing EOS/pad strings are stripped from the
+(:func:`grpo_host.data.prime_code_tests`).  Trailing EOS/pad strings are stripped from the
 response first (``reward_kwargs`` ``tokenizer=`` a path or hub id, or
 ``end_tokens=`` a list; by default the common ones, see
 :mod:`grpo_host.scoring.special_tokens`).
@@ -200,7 +200,7 @@ def _row(solution_str: Any, ground_truth: Any, extra_info: Any, tokens: tuple[st
     if ground_truth is not None:
         row["answer"] = ground_truth if isinstance(ground_truth, str) else json.dumps(ground_truth, default=_plain)
         if needs_tests and row.get("tests") is None:
-            from grpo_host.integrations.code_tests import prime_code_tests
+            from grpo_host.data import prime_code_tests
 
             tests = prime_code_tests(ground_truth)
             if tests is not None:

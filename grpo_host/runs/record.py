@@ -124,7 +124,7 @@ class RolloutRecord:
 
         A fresh run starts an empty record; a resumed one keeps the parts up to its checkpoint's step, so no
         step is recorded twice."""
-        from ..training.train import is_main_process
+        from ..distributed import is_main_process
 
         config = job.config
         mode = getattr(config, "record", "all")

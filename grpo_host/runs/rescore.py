@@ -67,10 +67,9 @@ def run_plugins(path: str | Path) -> Any:
         return None
     if not specs:
         return None
-    from ..discovery.plugins import load_plugins
-    from ..training.train import _import_plugin  # the run's own rule for a plugin spec (a .py file or a module name)
+    from ..discovery.plugins import import_plugin, load_plugins
 
-    return load_plugins(plugins=[_import_plugin(str(spec)) for spec in specs])
+    return load_plugins(plugins=[import_plugin(str(spec)) for spec in specs])
 
 
 def _sign(value: float | None) -> int:

@@ -25,6 +25,7 @@ from typing import Any, Literal, NamedTuple
 
 from ..errors import RewardUnusable
 from .contract import BadValue
+from .worker import item_deadline
 
 __all__ = ["CallTimeout", "Failure", "Outcome", "RewardCallError", "acall", "call", "failed", "install_alarm"]
 
@@ -93,19 +94,22 @@ def failed(exc: BaseException) -> Outcome:
 
 
 def call(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None, *,
-         alarm: float | None = None) -> Outcome:
+         alarm: float | None = None, timeout: float | None = None) -> Outcome:
     """Run ``fn(*args, **kwargs)``; its value, or its failure, as an :class:`Outcome`.  Never raises.
 
     :param alarm: seconds after which SIGALRM interrupts the call (see :func:`install_alarm`).
+    :param timeout: the item's bound when the caller enforces it from outside (the inline thread); the call
+        reads either as :func:`grpo_host.time_left`.
     """
     try:
-        if alarm:
-            signal.setitimer(signal.ITIMER_REAL, alarm)
-        try:
-            return Outcome("ok", fn(*args, **(kwargs or {})))
-        finally:
+        with item_deadline(alarm or timeout):
             if alarm:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(signal.ITIMER_REAL, alarm)
+            try:
+                return Outcome("ok", fn(*args, **(kwargs or {})))
+            finally:
+                if alarm:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
     except CallTimeout:
         return Outcome("timeout")
     except Exception as exc:
@@ -117,7 +121,8 @@ async def acall(make: Callable[[], Awaitable[Any]], timeout: float | None) -> Ou
     import asyncio
 
     try:
-        return Outcome("ok", await asyncio.wait_for(make(), timeout))
+        with item_deadline(timeout):
+            return Outcome("ok", await asyncio.wait_for(make(), timeout))
     except TimeoutError:
         return Outcome("timeout")
     except Exception as exc:

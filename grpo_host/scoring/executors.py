@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 from ..errors import WorkerError
 from .calls import Failure, Outcome, call, install_alarm
+from .worker import mark_worker
 
 __all__ = ["AsyncRunner", "Executor", "InlineRunner", "Task", "WorkerPool"]
 
@@ -80,7 +81,8 @@ class InlineRunner:
     @staticmethod
     def _loop(jobs: queue.SimpleQueue, done: queue.SimpleQueue) -> None:
         while (job := jobs.get()) is not None:
-            done.put(call(*job))
+            task, timeout = job
+            done.put(call(*task, timeout=timeout))
 
     def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
         return [self._one(task, timeout) for task in tasks]
@@ -88,7 +90,7 @@ class InlineRunner:
     def _one(self, task: Task, timeout: float | None) -> Outcome:
         if timeout is None:
             return call(*task)
-        (self._jobs or self._start()).put(task)
+        (self._jobs or self._start()).put((task, timeout))
         try:
             return self._done.get(timeout=timeout)
         except queue.Empty:
@@ -177,6 +179,7 @@ def _worker_main(conn) -> None:
     """Serve calls from the parent until it closes the pipe or sends None."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     install_alarm()
+    mark_worker()
     conn.send("ready")
     while True:
         try:

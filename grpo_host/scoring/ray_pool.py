@@ -51,6 +51,7 @@ import ray
 from ..errors import WorkerError
 from .calls import Failure, Outcome, call, install_alarm
 from .executors import STARTUP_TIMEOUT, Task
+from .worker import mark_worker
 
 __all__ = ["RayPool"]
 
@@ -60,6 +61,7 @@ class _Slot:
 
     def __init__(self) -> None:
         install_alarm()
+        mark_worker()
 
     def ready(self) -> bool:
         return True

@@ -34,9 +34,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["REASONING_KEYS", "ToolCall", "Trajectory", "completion_text"]
+__all__ = ["REASONING_KEYS", "Parts", "ToolCall", "Trajectory", "completion_text", "split_reasoning"]
 
 REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
 """Where engines and servers put an assistant turn's reasoning (TRL and vLLM; OpenAI-style servers; LFM2)."""
@@ -162,3 +162,35 @@ def _calls(raw: Any) -> list[ToolCall]:
         calls.append(ToolCall(name if isinstance(name, str) else "", arguments,
                               call.get("id") if isinstance(call.get("id"), str) else None))
     return calls
+
+
+class Parts(NamedTuple):
+    """A completion's reasoning and its answer (:func:`split_reasoning`)."""
+
+    reasoning: str
+    answer: str
+
+
+def split_reasoning(text: str, tag: str = "think") -> Parts:
+    """``(reasoning, answer)``: the text before the last ``</tag>`` (without a leading ``<tag>``) and after it.
+
+    R1-style completions put the chain of thought in ``<think>...</think>``
+    and the answer after it; chat templates that pre-fill ``<think>`` leave
+    only the closing tag, and :attr:`Trajectory.text` restores reasoning an
+    engine moved into ``reasoning_content`` in the same form.  An
+    instruction such as "no commas" is about the answer, a
+    language-consistency reward may look at the reasoning: both split here.
+
+    Without a closing tag, a text that opens with ``<tag>`` is reasoning that
+    never finished (its answer is empty: nothing was answered), and any other
+    text is all answer.
+    """
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    head, sep, tail = text.rpartition(closing)
+    if sep:
+        stripped = head.lstrip()
+        return Parts(stripped[len(opening):] if stripped.startswith(opening) else head, tail)
+    stripped = text.lstrip()
+    if stripped.startswith(opening):
+        return Parts(stripped[len(opening):], "")
+    return Parts("", text)

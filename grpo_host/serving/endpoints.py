@@ -39,10 +39,10 @@ def openrlhf_rows(body: Mapping[str, Any], end_tokens: Sequence[str] = (), *, te
     sends no ``prompts``) and the trailing ``end_tokens`` off the back;
     ``labels`` become the ``answer`` column, and with ``tests`` (a served
     reward reads that column) a label holding prime_code JSON becomes the
-    ``tests`` column too (:func:`~grpo_host.integrations.code_tests.prime_code_tests`).
+    ``tests`` column too (:func:`~grpo_host.data.prime_code_tests`).
     Other keys OpenRLHF may add (``metas``) are ignored.
     """
-    from ..integrations.code_tests import prime_code_tests
+    from ..data import prime_code_tests
 
     queries = body.get("query")
     if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):

@@ -28,7 +28,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..discovery.settings import cache_root
+from ..discovery import settings
 from ..errors import UserError
 
 __all__ = ["TINY", "TINY_CONFIG", "TINY_TOOLS", "build_tiny", "is_builtin", "resolve_model", "tiny_model_dir",
@@ -88,9 +88,10 @@ def tiny_model_dir(cache_dir: str | Path | None = None, *, tools: bool = False) 
     """The cached ``builtin:tiny`` (or, with ``tools``, ``builtin:tiny-tools``) folder, built the first time
     (atomically: concurrent runs are safe).
 
-    The folder lies under :func:`grpo_host.discovery.settings.cache_root`.
+    The folder lies under :func:`grpo_host.discovery.settings.cache_dir`.
     """
-    target = cache_root(cache_dir) / f"tiny-llama{'-tools' if tools else ''}-v{VERSION}"
+    root = Path(cache_dir) if cache_dir is not None else settings.cache_dir()
+    target = root / f"tiny-llama{'-tools' if tools else ''}-v{VERSION}"
     if (target / "config.json").exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

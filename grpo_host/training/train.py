@@ -20,7 +20,6 @@ depend on the engine, in an order that fails early and cheaply:
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
@@ -29,12 +28,12 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..data import check_rows, read_rows
+from ..distributed import is_main_process
 from ..errors import ConfigError, DataCheckFailed, DataRefused, MonitorStopped
-from ..monitoring import Alert, MonitorSet, choose
+from ..kinds.monitor import Alert, MonitorSet, choose
 from ..scoring.stats import reward_key
 from .builtin_model import is_builtin, resolve_model
 from .config import RunConfig
@@ -44,12 +43,7 @@ if TYPE_CHECKING:
     from ..discovery.build import Ensemble
     from ..discovery.plugins import Plugins
 
-__all__ = ["Job", "MetricsLog", "Row", "Summary", "is_main_process", "prepare", "train"]
-
-
-def is_main_process() -> bool:
-    """Rank 0 of ``accelerate launch``/torchrun (``RANK``) or ``mlx.launch`` (``MLX_RANK``), or a plain run."""
-    return all(os.environ.get(var, "0") == "0" for var in ("RANK", "MLX_RANK"))
+__all__ = ["Job", "MetricsLog", "Row", "Summary", "prepare", "train"]
 
 
 @dataclass
@@ -173,32 +167,12 @@ class Job:
                        monitor_seconds=round(self.monitors.seconds, 4) if self.monitors else 0.0)
 
 
-def _import_plugin(spec: str) -> ModuleType:
-    """A reward module named in the config: a ``.py`` file (its folder joins ``sys.path``, so worker
-    processes can import it too) or a dotted module name."""
-    try:
-        if spec.endswith(".py") or os.sep in spec:
-            path = Path(spec).resolve()
-            if not path.is_file():
-                raise ConfigError(f"config key 'plugins': no such file {spec!r}")
-            if str(path.parent) not in sys.path:
-                sys.path.insert(0, str(path.parent))
-            return importlib.import_module(path.stem)
-        return importlib.import_module(spec)
-    except ImportError as exc:
-        raise ConfigError(f"config key 'plugins': cannot import {spec!r}: {exc}") from None
-    except SyntaxError as exc:
-        raise ConfigError(f"config key 'plugins': {exc.filename or spec} line {exc.lineno}: {exc.msg}") from None
-    except Exception as exc:  # the module raised while it was imported: the user's code, reported, not a traceback
-        raise ConfigError(f"config key 'plugins': importing {spec!r} raised {type(exc).__name__}: {exc}") from None
-
-
 def _load_plugins(config: RunConfig) -> Plugins:
-    from ..discovery.plugins import default_plugins, load_plugins
+    from ..discovery.plugins import default_plugins, import_plugin, load_plugins
 
     if not config.plugins:
         return default_plugins()
-    return load_plugins(plugins=[_import_plugin(spec) for spec in config.plugins])
+    return load_plugins(plugins=[import_plugin(spec) for spec in config.plugins])
 
 
 def _read(path: str, ensemble: Ensemble, what: str, environment: Any = None) -> list[Row]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from grpo_host.audit import Target, probe
+from grpo_host import Target, probe
 
 DEF = re.compile(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", re.M)
 CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")

@@ -32,15 +32,13 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import signal
-import sys
 import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from grpo_host import Scored, hookimpl, reward
+from grpo_host import Scored, hookimpl, in_worker, reward, time_left
 from reward_plugins.sandbox.output import same_output
 
 from . import shapes
@@ -204,22 +202,20 @@ def shared_sandbox() -> Sandbox:
 
 
 def _scoring_process() -> int | None:
-    """In a grpo-host worker process, the scoring process that started it: its end ends the programs at once.
+    """In a grpo-host worker process, the process that started it: its end ends the programs at once.
 
     A worker notices its parent's end only when it next reads a task, after
     the current one (a program may have up to its row's whole timeout);
     the sandbox watches the parent itself.
     """
-    from grpo_host.scoring import executors
-
-    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    return os.getppid() if spec is not None and spec.name == executors.__name__ else None
+    return os.getppid() if in_worker() else None
 
 
 def _budget() -> float:
-    """Seconds this completion may take: inside the worker's own item alarm when one is set, else the default."""
-    left = signal.getitimer(signal.ITIMER_REAL)[0]
-    return (left if left > 0 else ITEM_TIMEOUT) - BUDGET_MARGIN
+    """Seconds this completion may take: what the host left of the item's timeout when it times the item, else
+    the default."""
+    left = time_left()
+    return (ITEM_TIMEOUT if left is None else left) - BUDGET_MARGIN
 
 
 @reward(

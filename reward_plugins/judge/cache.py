@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from grpo_host.discovery.settings import cache_root
+from grpo_host import cache_dir
 
 __all__ = ["ResponseCache", "request_key"]
 
@@ -37,7 +37,7 @@ class ResponseCache:
     """Replies by request key in ``<grpo-host cache>/judge/``."""
 
     def __init__(self, root: Path | None = None) -> None:
-        self.root = (root or cache_root()) / "judge"
+        self.root = (root or cache_dir()) / "judge"
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"

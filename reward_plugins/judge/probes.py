@@ -9,7 +9,7 @@ the judge model behind it does not obey them anyway.
 
 from __future__ import annotations
 
-from grpo_host.audit import Target, probe
+from grpo_host import Target, probe
 
 JUDGES = ("judge", "judge_reference", "judge_criteria")
 

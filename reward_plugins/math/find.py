@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from grpo_host.scoring.special_tokens import COMMON_END_TOKENS, strip_end_tokens
+from grpo_host import COMMON_END_TOKENS, strip_end_tokens
 from reward_plugins.math.read import (
     GOLD_CACHE_SIZE,
     SPAN,

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from grpo_host import Scored, hookimpl, reward
-from grpo_host.scoring.trajectory import ToolCall, Trajectory
+from grpo_host import ToolCall, Trajectory
 
 from . import bfcl
 from .tools import Tool, ToolsProblem, read_tools

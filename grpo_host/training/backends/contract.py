@@ -23,9 +23,9 @@ runs, the backend feeds every log record to :meth:`log` (reward means under
 TRL's names, ``rewards/<name>/mean``, which :mod:`grpo_host.scoring.stats`
 names) and asks :meth:`stop_requested` between steps: when a monitor with
 action ``stop`` fired, it saves a checkpoint and ends.  The monitor's
-:class:`~grpo_host.monitoring.Alert` is the one object that travels from
+:class:`~grpo_host.kinds.monitor.Alert` is the one object that travels from
 the monitor to ``summary.json`` (``stopped_by``) and to the exit code (3,
-through :class:`~grpo_host.monitoring.MonitorStopped`).
+through :class:`~grpo_host.kinds.monitor.MonitorStopped`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ..preflight import checkpoint_step
 from .steps import last_checkpoint, refuse_unasked_overwrite
 
 if TYPE_CHECKING:
-    from ...monitoring import Alert
+    from ...kinds.monitor import Alert
     from ..train import Job, Summary
 
 __all__ = ["TrainingBackend"]
@@ -99,7 +99,7 @@ class TrainingBackend(ABC):
 
     def run(self) -> Summary:
         """The whole run: resume point, the backend's duties in order, the summary."""
-        from ..train import is_main_process
+        from ...distributed import is_main_process
 
         job = self.job
         refuse_unasked_overwrite(job)

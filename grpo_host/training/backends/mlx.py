@@ -606,7 +606,7 @@ class MlxBackend(TrainingBackend):
         import mlx.core as mx
         import numpy as np
 
-        from ..train import is_main_process
+        from ...distributed import is_main_process
 
         job, config = self.job, self.job.config
         self.extra, world_size, self.main = _extra(config), _world_size(), is_main_process()

@@ -57,7 +57,7 @@ class EnsembleRewardFuncs:
         ``data``); row ids index it, and ``where`` names a row in errors.
     :param log_metric: where our metrics go when the engine passes no
         ``log_metric`` of its own.
-    :param monitors: the run's :class:`grpo_host.monitoring.MonitorSet`; it
+    :param monitors: the run's :class:`grpo_host.kinds.monitor.MonitorSet`; it
         sees every scored batch (groups: completions of one row), and its
         metrics are logged beside the rewards'.
     :param max_length: ``max_completion_length``, for the length monitor.
@@ -118,7 +118,7 @@ class EnsembleRewardFuncs:
             if log_metric is not None:
                 log_metric("record/seconds", seconds)
         if self.monitors is not None:
-            from ...monitoring import Batch
+            from ...kinds.monitor import Batch
 
             batch = Batch.of(self.passes, result, self.ensemble, [self.rows[i].data["prompt"] for i in ids],
                              completions, ids, row_ids=[self.rows[i].where for i in ids], lengths=lengths,

@@ -14,7 +14,7 @@ import os
 import time
 
 from grpo_host import hookimpl, reward
-from grpo_host.environments import ToolLimits, environment, rollout
+from grpo_host import ToolLimits, environment, rollout
 
 
 @environment("notes", requires={"answer": str}, limits=ToolLimits(timeout=1.0, max_output_chars=64))

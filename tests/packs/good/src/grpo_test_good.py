@@ -4,7 +4,7 @@ a reward that (like many real ones) raises on a completion it cannot read, and a
 from pydantic import BaseModel, ConfigDict, Field
 
 from grpo_host import hookimpl, monitor, reward
-from grpo_host.monitoring import Report
+from grpo_host import Report
 
 
 class LengthParams(BaseModel):

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from grpo_host import hookimpl, reward
-from grpo_host.audit import probe
+from grpo_host import probe
 
 FENCE = re.compile(r"```(?:python|py)?\n(.*?)```", re.S)
 

@@ -53,8 +53,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import RolloutError
-from .scoring.contract import Column, construct, required_columns
+from ..errors import RolloutError
+from ..scoring.contract import Column, construct, required_columns
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -142,7 +142,7 @@ class Session:
     ROW_KEY = "_grpo_host_row"
 
     def __init__(self, params: Mapping[str, Any] | None = None, rows: Sequence[Any] | None = None) -> None:
-        from .scoring.executors import InlineRunner
+        from ..scoring.executors import InlineRunner
 
         self.instance = self.environment.create(params)
         self.rows = rows

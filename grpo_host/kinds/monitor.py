@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import UserError
+from ..errors import UserError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -74,7 +74,7 @@ class Batch:
            groups: Sequence[Any], row_ids: Sequence[Any] = (), lengths: Sequence[int | None] = (),
            max_length: int | None = None) -> Batch:
         """The batch an :meth:`grpo_host.Ensemble.score` result describes, with what the caller knows besides."""
-        from .scoring.trajectory import Trajectory
+        from ..scoring.trajectory import Trajectory
 
         rollouts = [Trajectory.of(c) for c in completions]
         tools = [r.counts for r in rollouts] if any(not isinstance(c, str) for c in completions) else ()
@@ -85,9 +85,15 @@ class Batch:
 
     @functools.cached_property
     def words(self) -> list[list[str]]:
-        """Each completion's lowercase words (``\\w+``), read once per batch for every monitor that counts words
-        (echo, repetition, length): scanning the text once instead of once per monitor."""
-        return [WORD.findall(text.lower()) for text in self.completions]
+        """Each completion's :meth:`words_of`, read once per batch for every monitor that counts words (echo,
+        repetition, length): scanning the text once instead of once per monitor."""
+        return [self.words_of(text) for text in self.completions]
+
+    @staticmethod
+    def words_of(text: str) -> list[str]:
+        """``text``'s lowercase words (``\\w+``), as :attr:`words` reads completions: for a monitor comparing a
+        prompt's words with its completions'."""
+        return WORD.findall(text.lower())
 
     def group_totals(self) -> dict[Any, list[float]]:
         """The scored totals of each group, by group id."""
@@ -139,7 +145,7 @@ class Monitor:
 
     def create(self, params: Mapping[str, Any] | None = None) -> Any:
         """A fresh instance for one run, with validated parameters; :class:`ValueError` names the monitor."""
-        from .scoring.contract import construct
+        from ..scoring.contract import construct
 
         who = f"monitor {self.name!r} (pack {self.pack} {self.version})"
         return construct(self.factory, self.params, params, who)
