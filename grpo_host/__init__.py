@@ -11,12 +11,10 @@ on first use (PEP 562), so a cached ``grpo-host rewards list`` runs without plug
 pydantic, and a pack that imports ``reward`` does not pay for the ensemble's worker machinery.
 """
 
-from __future__ import annotations
+import importlib as _importlib
+import typing as _typing
 
-import importlib
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from .data import check_rows, read_rows
     from .discovery.build import Ensemble
     from .discovery.hookspecs import hookimpl
@@ -62,6 +60,8 @@ if TYPE_CHECKING:
     from .scoring.stats import Moments, RewardMetrics
     from .scoring.trajectory import Parts, ToolCall, Trajectory, completion_text, split_reasoning
     from .scoring.worker import in_worker, time_left, uninterrupted
+    from .training.backends.contract import TrainingBackend
+    from .training.train import Job, Summary
 
 _LAZY = {
     # declaring what a pack adds
@@ -71,6 +71,8 @@ _LAZY = {
     **dict.fromkeys(["Environment", "Rollout", "Session", "ToolError", "ToolLimits", "environment", "rollout"],
                     "kinds.environment"),
     **dict.fromkeys(["Probe", "Target", "probe"], "kinds.probe"),
+    "TrainingBackend": "training.backends.contract",
+    **dict.fromkeys(["Job", "Summary"], "training.train"),
     # reading a completion
     **dict.fromkeys(["Parts", "ToolCall", "Trajectory", "completion_text", "split_reasoning"], "scoring.trajectory"),
     **dict.fromkeys(["COMMON_END_TOKENS", "end_tokens", "strip_end_tokens"], "scoring.special_tokens"),
@@ -92,14 +94,15 @@ _LAZY = {
 
 __all__ = [
     "Alert", "AuditFailed", "Batch", "COMMON_END_TOKENS", "ConfigError", "DataCheckFailed", "DataError",
-    "DataRefused", "DuplicateNameError", "Ensemble", "Environment", "GrpoHostError", "Member", "Moments", "Monitor",
-    "MonitorStopped", "OutputError", "Parts", "Plugins", "Probe", "RecordError", "Refused", "Report", "Reward",
-    "RewardError", "RewardMetrics", "RewardUnusable", "Rollout", "RolloutError", "ScaffoldError", "ScoreResult",
-    "Scored", "Session", "SpecError", "Stopped", "Target", "ToolCall", "ToolError", "ToolLimits", "Trajectory",
-    "UnknownNameError", "UnscoredRowsError", "UserError", "WorkerError", "__version__", "cache_dir", "check_rows",
-    "completion_text", "default_plugins", "end_tokens", "environment", "get_reward", "hookimpl", "in_worker",
-    "list_rewards", "load_plugins", "monitor", "probe", "read_rows", "reward", "rollout", "score_row",
-    "split_reasoning", "strip_end_tokens", "time_left", "uninterrupted",
+    "DataRefused", "DuplicateNameError", "Ensemble", "Environment", "GrpoHostError", "Job", "Member", "Moments",
+    "Monitor", "MonitorStopped", "OutputError", "Parts", "Plugins", "Probe", "RecordError", "Refused", "Report",
+    "Reward", "RewardError", "RewardMetrics", "RewardUnusable", "Rollout", "RolloutError", "ScaffoldError",
+    "ScoreResult", "Scored", "Session", "SpecError", "Stopped", "Summary", "Target", "ToolCall", "ToolError",
+    "ToolLimits", "TrainingBackend", "Trajectory", "UnknownNameError", "UnscoredRowsError", "UserError",
+    "WorkerError", "__version__", "cache_dir", "check_rows", "completion_text", "default_plugins", "end_tokens",
+    "environment", "get_reward", "hookimpl", "in_worker", "list_rewards", "load_plugins", "monitor", "probe",
+    "read_rows", "reward", "rollout", "score_row", "split_reasoning", "strip_end_tokens", "time_left",
+    "uninterrupted",
 ]
 """The public API; every name is one of :data:`_LAZY`'s, imported on first use."""
 
@@ -113,7 +116,7 @@ def __getattr__(name: str) -> object:
         except PackageNotFoundError:  # running from a source tree that was never installed
             value = "0+unknown"
     elif name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(_importlib.import_module(f".{_LAZY[name]}", __name__), name)
     else:
         raise AttributeError(f"module 'grpo_host' has no attribute {name!r}")
     globals()[name] = value
@@ -121,4 +124,5 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    """The public names only (and the module's own dunders): what ``dir()`` shows is what may be used."""
+    return sorted({*(name for name in globals() if name.startswith("__")), *__all__})

@@ -47,7 +47,8 @@ def _explain(exc: BaseException) -> None:
 USAGE = """Reward functions for GRPO as installable packs: list them, check a dataset against them, score
 completions offline, and train on TRL or MLX with a weighted ensemble such as "math:2, r1_strict_format:0.5".
 
-Exit codes: 0 success, 1 the data has problems, 2 the command could not run, 3 a monitor stopped training."""
+Exit codes: 0 success, 1 the data has problems, 2 the command could not run, 3 a monitor stopped training,
+130 interrupted (README, "Exit codes")."""
 
 app = typer.Typer(cls=_Commands, no_args_is_help=True, add_completion=False, help=USAGE)
 rewards_app = typer.Typer(no_args_is_help=True, help="List and describe the installed rewards.")

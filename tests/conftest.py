@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-PACKS = ("good", "broken", "dup", "typo", "raising", "asyncpack", "agentpack", "weak", "parity", "parity_broken")
+PACKS = ("good", "broken", "dup", "typo", "raising", "asyncpack", "agentpack", "weak", "parity", "parity_broken",
+         "workerpack")
 BIN = Path(sys.executable).parent
 GRPO_HOST = str(BIN / "grpo-host")
 CLI_ENV: dict[str, str] = {}  # what every CLI run gets: the session's cache folder, never the user's

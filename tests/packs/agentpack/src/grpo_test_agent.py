@@ -13,8 +13,7 @@ import json
 import os
 import time
 
-from grpo_host import hookimpl, reward
-from grpo_host import ToolLimits, environment, rollout
+from grpo_host import ToolLimits, environment, hookimpl, reward, rollout
 
 
 @environment("notes", requires={"answer": str}, limits=ToolLimits(timeout=1.0, max_output_chars=64))

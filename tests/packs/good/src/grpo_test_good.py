@@ -3,8 +3,7 @@ a reward that (like many real ones) raises on a completion it cannot read, and a
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grpo_host import hookimpl, monitor, reward
-from grpo_host import Report
+from grpo_host import Report, hookimpl, monitor, reward
 
 
 class LengthParams(BaseModel):

@@ -10,8 +10,7 @@ import re
 import subprocess
 import sys
 
-from grpo_host import hookimpl, reward
-from grpo_host import probe
+from grpo_host import hookimpl, probe, reward
 
 FENCE = re.compile(r"```(?:python|py)?\n(.*?)```", re.S)
 
