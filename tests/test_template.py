@@ -123,6 +123,23 @@ def test_the_installed_pack_scores_rows_through_grpo_host_score(site, tmp_path):
     assert [json.loads(line)["rewards"][REWARD] for line in cased.stdout.splitlines()] == [0.0, 0.0, 1.0]
 
 
+def test_the_installed_pack_trains(site, tmp_path, env):
+    """One TRL step on the built-in tiny model with the rendered pack's reward, found through its entry point:
+    the pack is written against the public API only, and a run uses it as it uses a built-in one."""
+    write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "Capital of France?", "answer": "Paris"},
+                                          {"prompt": "Largest planet?", "answer": "Jupiter"}])
+    (tmp_path / "run.yaml").write_text(f"model: builtin:tiny\ndata: rows.jsonl\nrewards: {REWARD}\ngroup_size: 2\n"
+                                       "batch_size: 2\nmax_steps: 1\nmax_completion_length: 4\noutput_dir: out\n"
+                                       "audit: 'off'\n")
+    proc = subprocess.run([sys.executable, "-m", "grpo_host", "train", "run.yaml"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600, env={**env, "PYTHONPATH": str(site)})
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["steps"] == 1 and REWARD in summary["rewards"]
+    packs = {p["distribution"]: p for p in json.loads((tmp_path / "out" / "packs.json").read_text())}
+    assert (packs[DIST]["version"], packs[DIST]["source"], packs[DIST]["rewards"]) == ("0.1.0", "entry point", [REWARD])
+
+
 def test_the_sample_rows_pass_the_cli_data_check_and_bad_rows_fail_it(pack, site, tmp_path):
     ok = run_cli("data", "check", str(pack / "examples/rows.jsonl"), "--rewards", REWARD, pythonpath=[site])
     assert ok.returncode == 0, ok.stdout + ok.stderr
