@@ -99,7 +99,6 @@ def main() -> None:
     args = parser.parse_args()
 
     from grpo_host.discovery.plugins import load_plugins
-    from reward_plugins import python_tool
     from reward_plugins.code.sandbox import Sandbox, isolation
 
     if not isolation().isolated:

@@ -44,7 +44,8 @@ def measure(commands: dict[str, tuple[list[str], bool]], runs: int) -> dict[str,
     with tempfile.TemporaryDirectory() as root:
         for i in range(runs):
             for name, (cmd, cold) in commands.items():
-                env = {**os.environ, "GRPO_HOST_CACHE": os.path.join(root, f"{i}-{len(results[name])}")} if cold else None
+                cache = os.path.join(root, f"{i}-{len(results[name])}")
+                env = {**os.environ, "GRPO_HOST_CACHE": cache} if cold else None
                 results[name].append(run_once(cmd, env))
     return results
 

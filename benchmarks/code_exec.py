@@ -40,6 +40,7 @@ Usage: ``python benchmarks/code_exec.py [--n 1000] [--repeat 3] [--json]``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -91,10 +92,8 @@ class CpuMeter:
         if self.path is not None:
             parent = self.path.parent
             (parent / "cgroup.procs").write_text(str(os.getpid()))
-            try:
+            with contextlib.suppress(OSError):
                 self.path.rmdir()
-            except OSError:
-                pass
 
 
 # ---------------------------------------------------------------- runners
@@ -149,10 +148,10 @@ def run_sandbox(work: str, n: int, clock: Clock) -> list[bool]:
     with Sandbox() as sandbox:
         sandbox.start()
         clock.started = clock.stop()  # the one-time start of a worker's sandbox, reported on its own
-        for source, plan in list(zip([p for p, _ in programs], plans))[:WARM_UP]:
+        for source, plan in list(zip([p for p, _ in programs], plans, strict=False))[:WARM_UP]:
             run(source, plan)
         clock.start()
-        results = [run(source, plan) for (source, _), plan in zip(programs, plans)]
+        results = [run(source, plan) for (source, _), plan in zip(programs, plans, strict=False)]
         sandbox.close(graceful=True)  # the server exits and its CPU time is counted
     return results
 
@@ -162,10 +161,10 @@ def run_humaneval(work: str, n: int, clock: Clock) -> list[bool]:
 
     problems = [TRIVIAL] * n if work == "trivial" else humaneval_problems()
     completions = [SOURCE] * n if work == "trivial" else [p["canonical_solution"] for p in problems]
-    for problem, completion in list(zip(problems, completions))[:WARM_UP]:
+    for problem, completion in list(zip(problems, completions, strict=False))[:WARM_UP]:
         check_correctness(problem, completion, TIMEOUT)
     clock.start()
-    return [check_correctness(p, c, TIMEOUT)["passed"] for p, c in zip(problems, completions)]
+    return [check_correctness(p, c, TIMEOUT)["passed"] for p, c in zip(problems, completions, strict=False)]
 
 
 def run_bwrap_per_program(work: str, n: int, clock: Clock) -> list[bool]:

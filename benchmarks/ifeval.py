@@ -65,7 +65,7 @@ def reference_pass(root: Path, rows: list[dict]) -> Callable[[], dict[int, dict[
         strict = [evaluation_main.test_instruction_following_strict(i, prompt_to_response) for i in inputs]
         loose = [evaluation_main.test_instruction_following_loose(i, prompt_to_response) for i in inputs]
         return {i.key: {"strict": s.follow_instruction_list, "loose": lo.follow_instruction_list}
-                for i, s, lo in zip(inputs, strict, loose)}
+                for i, s, lo in zip(inputs, strict, loose, strict=False)}
 
     return run
 
@@ -126,10 +126,10 @@ def compare(ref: dict, ours: dict, refused: dict[int, str], rows: list[dict]) ->
         for row in rows:
             a = ref[row["key"]][mode]
             b = ours[row["key"]][mode] if row["key"] in ours else ["refused"] * len(a)
-            same_instr += sum(x == y for x, y in zip(a, b))
+            same_instr += sum(x == y for x, y in zip(a, b, strict=False))
             same_prompt += row["key"] in ours and all(a) == all(b)
             diffs += [{"key": row["key"], "instruction": row["instruction_id_list"][i], "reference": x, "ours": y}
-                      for i, (x, y) in enumerate(zip(a, b)) if x != y]
+                      for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y]
         report[mode] = {"instruction_agreement": same_instr / report["instructions"],
                         "prompt_agreement": same_prompt / len(rows),
                         "reference_instruction_accuracy": sum(map(sum, (ref[r["key"]][mode] for r in rows)))

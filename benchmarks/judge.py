@@ -36,10 +36,6 @@ import sys
 import tempfile
 import time
 from importlib.metadata import version
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from grpo_host import hookimpl, reward
 

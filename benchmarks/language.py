@@ -30,9 +30,9 @@ DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "language" / 
 
 
 def detectors() -> dict:
+    import langdetect
     from lingua import LanguageDetectorBuilder
 
-    import langdetect
     from reward_plugins.language import detect
 
     lingua = LanguageDetectorBuilder.from_all_languages().with_preloaded_language_models().build()
@@ -57,7 +57,8 @@ def main() -> None:
     args = parser.parse_args()
     rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()]
     report: dict = {"items": len(rows), "languages": len({r["language"] for r in rows}),
-                    "machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, Python {sys.version.split()[0]}"}
+                    "machine": f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, "
+                               f"Python {sys.version.split()[0]}"}
     start = time.perf_counter()
     found = detectors()
     report["load_seconds"] = time.perf_counter() - start
@@ -72,7 +73,7 @@ def main() -> None:
                     detect(r["text"])
                 best = min(best, time.perf_counter() - start)
             report[f"{name} {kind}"] = {
-                "accuracy": sum(label == r["language"] for label, r in zip(labels, texts)) / len(texts),
+                "accuracy": sum(label == r["language"] for label, r in zip(labels, texts, strict=False)) / len(texts),
                 "items_per_second": len(texts) / best,
             }
     report["max_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -72,7 +72,8 @@ def _kinds(rng: random.Random):
         n = rng.randrange(1, 400)
         value = n / 4 + 0.5 * (n % 2 == 0)
         text = f"{value:.2f}"
-        return text, [text, f"{value:.3f}", f"\\frac{{{round(value * 4)}}}{{4}}"], [f"{value + 0.1:.2f}", f"{value:.1f}9"]
+        right = [text, f"{value:.3f}", f"\\frac{{{round(value * 4)}}}{{4}}"]
+        return text, right, [f"{value + 0.1:.2f}", f"{value:.1f}9"]
     if pick < 0.65:
         a, b = rng.randrange(1, 30), rng.randrange(31, 60)
         return (f"\\frac{{{a}}}{{{b}}}", [f"\\frac{{{2 * a}}}{{{2 * b}}}", f"{a}/{b}", f"\\dfrac{{{a}}}{{{b}}}"],
@@ -152,7 +153,7 @@ def open_r1_accuracy_reward(completions, solution, **kwargs):
 
     contents = [completion[0]["content"] for completion in completions]
     rewards = []
-    for content, sol in zip(contents, solution):
+    for content, sol in zip(contents, solution, strict=False):
         gold_parsed = parse(sol, extraction_mode="first_match")
         if len(gold_parsed) != 0:
             answer_parsed = parse(
@@ -199,7 +200,7 @@ def _worker_cpu(ensemble) -> float:
     total = 0.0
     for pid in ensemble.worker_pids:
         try:
-            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
         total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -250,7 +251,7 @@ def measure(scorers, name: str, pairs: list[tuple], warmup: list[tuple], batch: 
         "scorers": {},
     }
     for scorer in scorers:
-        differ = [i for i, (a, b) in enumerate(zip(values[scorer], values[ours])) if a != b]
+        differ = [i for i, (a, b) in enumerate(zip(values[scorer], values[ours], strict=False)) if a != b]
         row = {
             "seconds": round(seconds[scorer], 2),
             "items_per_s": round(len(pairs) / seconds[scorer], 1),
@@ -264,8 +265,8 @@ def measure(scorers, name: str, pairs: list[tuple], warmup: list[tuple], batch: 
             **{k: round(v, 2) for k, v in counts[scorer].items()},
         }
         if truth is not None:  # 1.0 is "right", anything else (0.0, None) is "not right"
-            row["agrees_with_truth"] = sum((v == 1.0) == bool(t) for v, t in zip(values[scorer], truth))
-            row["false_positives"] = sum(v == 1.0 and not t for v, t in zip(values[scorer], truth))
+            row["agrees_with_truth"] = sum((v == 1.0) == bool(t) for v, t in zip(values[scorer], truth, strict=False))
+            row["false_positives"] = sum(v == 1.0 and not t for v, t in zip(values[scorer], truth, strict=False))
         report["scorers"][scorer] = row
     return report
 
@@ -275,7 +276,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=10_000, help="pairs per set")
     parser.add_argument("--batch", type=int, default=256, help="items per reward call (a GRPO step's completions)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: one per core)")
-    parser.add_argument("--sets", nargs="+", default=["generated", "reasoning-gym"], choices=["generated", "reasoning-gym"])
+    parser.add_argument("--sets", nargs="+", default=["generated", "reasoning-gym"],
+                        choices=["generated", "reasoning-gym"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -307,7 +309,8 @@ def main() -> None:
         print(f"{'scorer':36} {'items/s':>9} {'seconds':>8} {'ours is':>8} {'items/cpu-s':>12} {'ours is':>8} "
               f"{'same verdicts':>14} {'truth':>12} {'false +':>8}")
         for name, row in report["scorers"].items():
-            truth = f"{row['agrees_with_truth']:>7}/{n} {row['false_positives']:>8}" if "agrees_with_truth" in row else ""
+            truth = (f"{row['agrees_with_truth']:>7}/{n} {row['false_positives']:>8}"
+                     if "agrees_with_truth" in row else "")
             print(f"{name:36} {row['items_per_s']:9.1f} {row['seconds']:8.2f} {row['speedup_of_ours']:7.2f}x "
                   f"{row['items_per_cpu_s']:12.1f} {row['cpu_efficiency_of_ours']:7.2f}x "
                   f"{row['same_verdicts']:>8}/{n} {truth}")

@@ -51,7 +51,7 @@ def plain(steps: int, out: Path) -> None:
     model_dir = os.environ["TINY_MODEL_DIR"]
 
     def letter_share(prompts, completions, answer, types=None):
-        return [c.count(a) / len(c) if c else 0.0 for c, a in zip(completions, answer)]
+        return [c.count(a) / len(c) if c else 0.0 for c, a in zip(completions, answer, strict=False)]
 
     def lowercase_share(prompts, completions, answer, types=None):
         return [sum("a" <= ch <= "z" for ch in c) / len(c) if c else 0.0 for c in completions]
@@ -155,7 +155,7 @@ def main() -> None:
             host_s, host_r = run_host(args.steps, Path(tmp) / f"host{i}", env)
             if not i % 2:
                 plain_s, plain_r = run_plain(args.steps, Path(tmp) / f"plain{i}.json", env)
-            same = len(host_r) == len(plain_r) and all(abs(a - b) < 1e-5 for a, b in zip(host_r, plain_r))
+            same = len(host_r) == len(plain_r) and all(abs(a - b) < 1e-5 for a, b in zip(host_r, plain_r, strict=False))
             print(f"repeat {i + 1}: host {host_s / args.steps:.4f} s/it, plain {plain_s / args.steps:.4f} s/it, "
                   f"same completions (per-step rewards equal): {same}", flush=True)
             times["grpo-host train --backend mlx"].append(host_s / args.steps)

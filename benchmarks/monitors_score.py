@@ -43,9 +43,9 @@ def rows(n: int) -> list[tuple[str, dict]]:
 
 def score(data: list[tuple[str, dict]], monitors: str) -> tuple[float, float]:
     from grpo_host import Ensemble
+    from grpo_host.discovery.plugins import default_plugins
     from grpo_host.kinds.monitor import MonitorSet, choose
     from grpo_host.offline import Tally, score_file_batches
-    from grpo_host.discovery.plugins import default_plugins
 
     with Ensemble.from_spec("math") as ensemble:
         watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)

@@ -28,7 +28,8 @@ from pathlib import Path
 
 KINDS = ("token_classification", "math_shepherd", "sequence_classification")
 BATCH_SIZES = (1, 8, 32)
-WORDS = "we add the two numbers then multiply by three so the total is and carry the remainder".split()
+WORDS = ["we", "add", "the", "two", "numbers", "then", "multiply", "by", "three", "so", "the", "total", "is", "and",
+         "carry", "the", "remainder"]
 
 
 def completions(n: int, seed: int = 0) -> tuple[list[str], list[str], int]:

@@ -25,8 +25,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     args = parser.parse_args()
     os.chdir(ROOT)
-    from grpo_host.training.config import load_config
     from grpo_host.runs.record import read_record
+    from grpo_host.training.config import load_config
     from grpo_host.training.train import train
 
     with tempfile.TemporaryDirectory() as out:

@@ -1,4 +1,5 @@
-"""The trainers' own per-sample calls against grpo-host: OpenRLHF's client on ``serve``, verl's reward loop on the adapter.
+"""The trainers' own per-sample calls against grpo-host: OpenRLHF's client on ``serve``, verl's reward loop on the
+adapter.
 
 **OpenRLHF.** A real ``grpo-host serve -r SPEC`` on 127.0.0.1 with its default
 options.  OpenRLHF's current client (``SingleTurnAgentExecutor`` from
@@ -27,8 +28,8 @@ own ``get_custom_reward_fn`` from the config keys docs/scaling.md gives.
 Against it: the batch API, ``Ensemble.score_rows`` on the same rows with the
 same spec, in the same run, alternating, ``--repeats`` times each; and, for
 what verl's loop costs by itself (its ceiling), the same loop around a
-``compute_score`` that does nothing; the same three ratios per repeat.  For OpenRLHF the CPU seconds per rollout of the client
-(this process) and of the server (with its worker processes) say where a
+``compute_score`` that does nothing; the same three ratios per repeat.  For OpenRLHF the CPU seconds per rollout
+of the client (this process) and of the server (with its worker processes) say where a
 step's time goes.
 
 The tokenizer is the built-in tiny one (EOS ``</s>``): no download.  Every
@@ -238,8 +239,10 @@ def openrlhf(spec: str, task: str, n: int, repeats: int, tokenizer) -> dict:
 
     want = cli_totals(spec, batch)  # as OpenRLHF holds them: float32 tensors, a row no reward scored 0.0
     same = all(s["rewards"] == [float(np.float32(w if w is not None else 0.0)) for w in want] for s in steps)
-    ratios = [{"ceiling_vs_score": a["rows_per_s"] / c["rows_per_s"], "serve_vs_score": b["rows_per_s"] / c["rows_per_s"],
-               "serve_vs_ceiling": b["rows_per_s"] / a["rows_per_s"]} for a, b, c in zip(ceilings, steps, singles)]
+    ratios = [{"ceiling_vs_score": a["rows_per_s"] / c["rows_per_s"],
+               "serve_vs_score": b["rows_per_s"] / c["rows_per_s"],
+               "serve_vs_ceiling": b["rows_per_s"] / a["rows_per_s"]}
+              for a, b, c in zip(ceilings, steps, singles, strict=True)]
 
     def median(key: str, runs: list[dict]) -> float:
         return statistics.median(r[key] for r in runs)
@@ -279,9 +282,9 @@ def verl(spec: str, task: str, n: int, repeats: int, tokenizer) -> dict:
     import numpy as np
     import omegaconf
     import torch
+    from vendored import verl_managers, verl_reward
 
     from grpo_host import Ensemble
-    from vendored import verl_managers, verl_reward
 
     config = omegaconf.OmegaConf.load(ROOT / "tests" / "vendored" / "verl_ppo_trainer.yaml")
     omegaconf.OmegaConf.set_struct(config, True)
@@ -347,7 +350,7 @@ def verl(spec: str, task: str, n: int, repeats: int, tokenizer) -> dict:
             floor_rates.append(n / (time.perf_counter() - t0))
     same = got == [w if w is not None else 0.0 for w in want]
     ratios = [{"ceiling_vs_batch_api": f / b, "adapter_vs_batch_api": a / b, "adapter_vs_ceiling": a / f}
-              for a, b, f in zip(loop_rates, batch_rates, floor_rates)]
+              for a, b, f in zip(loop_rates, batch_rates, floor_rates, strict=False)]
     return {"rows": n, "repeats": repeats, "load": [round(x, 1) for x in loads], "same_as_batch_api": same,
             "loop_rows_per_s": [round(r) for r in loop_rates], "batch_api_rows_per_s": [round(r) for r in batch_rates],
             "loop_with_no_op_reward_rows_per_s": [round(r) for r in floor_rates],
@@ -372,7 +375,8 @@ def main() -> None:
     tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir())
     args.spec = args.spec or {"math": "math, r1_strict_format:0.5", "code": "code"}[args.task]
     report = {"machine": f"{platform.system()} {platform.release()}, {os.cpu_count()} cores, Python "
-                         f"{platform.python_version()}", "task": args.task, "spec": args.spec, "load_before": os.getloadavg()[0]}
+                         f"{platform.python_version()}", "task": args.task, "spec": args.spec,
+              "load_before": os.getloadavg()[0]}
     report["openrlhf"] = openrlhf(args.spec, args.task, args.rollouts, args.repeats, tokenizer)
     report["verl"] = verl(args.spec, args.task, args.verl_rows, args.repeats, tokenizer)
     report["load_after"] = os.getloadavg()[0]

@@ -100,7 +100,8 @@ def reward_loop(config):
 
     worker = RewardLoopWorker(config)
     worker.loop.set_default_executor(ThreadPoolExecutor(32))
-    return lambda data: [out["reward_score"] for out in worker.loop.run_until_complete(worker.compute_score_batch(data))]
+    return lambda data: [out["reward_score"]
+                         for out in worker.loop.run_until_complete(worker.compute_score_batch(data))]
 
 
 def managers(config, tokenizer) -> dict:
@@ -113,7 +114,8 @@ def managers(config, tokenizer) -> dict:
     def scores(manager):
         return lambda data: manager(data, return_dict=True)["reward_tensor"].sum(-1).tolist()
 
-    return {"naive": scores(NaiveRewardManager(tokenizer, 0, fn)), "batch": scores(BatchRewardManager(tokenizer, 0, fn)),
+    return {"naive": scores(NaiveRewardManager(tokenizer, 0, fn)),
+            "batch": scores(BatchRewardManager(tokenizer, 0, fn)),
             "prime": scores(PrimeRewardManager(tokenizer, 0, fn))}
 
 
@@ -149,7 +151,7 @@ def main() -> None:
         want = [t if t is not None else 0.0 for t in ensemble.score_rows(rows[:checked]).total]
         part = data[:checked]
         got = {"reward_loop": loop(part), **{k: f(part) for k, f in managers(adapter, tokenizer).items()}}
-        differ = {k: [i for i, (v, w) in enumerate(zip(values, want)) if round(v, 6) != round(w, 6)]
+        differ = {k: [i for i, (v, w) in enumerate(zip(values, want, strict=False)) if round(v, 6) != round(w, 6)]
                   for k, values in got.items()}
         report["same_as_batch_api"] = {k: not rows_ for k, rows_ in differ.items()}
         report["differing_rows"] = {k: [(i, got[k][i], want[i]) for i in rows_[:5]] for k, rows_ in differ.items()
@@ -164,7 +166,7 @@ def main() -> None:
                 rates[key].append(args.rows / (time.perf_counter() - start))
     if args.repeats:
         ratios = [{"ceiling_vs_batch_api": f / b, "adapter_vs_batch_api": a / b, "adapter_vs_ceiling": a / f}
-                  for f, a, b in zip(rates["ceiling"], rates["adapter"], rates["batch_api"])]
+                  for f, a, b in zip(rates["ceiling"], rates["adapter"], rates["batch_api"], strict=False)]
         report.update({f"{k}_rows_per_s": [round(r) for r in v] for k, v in rates.items()})
         report["ratios"] = [{k: round(v, 3) for k, v in r.items()} for r in ratios]
         report.update({k: round(statistics.median(r[k] for r in ratios), 3) for k in ratios[0]})

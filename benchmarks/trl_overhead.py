@@ -71,7 +71,7 @@ def plain_rewards():
 
     def letter_share(completions, answer, **kwargs):
         out = []
-        for completion, gold in zip(completions, answer):
+        for completion, gold in zip(completions, answer, strict=False):
             text = completion[-1]["content"]
             out.append(text.count(gold) / len(text) if text else 0.0)
         return out
@@ -117,8 +117,8 @@ def plain_run(steps: int, out: Path, env: dict[str, str]) -> tuple[float, list[f
 
 def reward_path(rounds: int) -> dict[str, float]:
     """Seconds per batch through the host's reward functions and through the plain ones (best of ``rounds``)."""
-    from grpo_host.training.config import load_config
     from grpo_host.training.backends.reward_funcs import ROW_ID, EnsembleRewardFuncs
+    from grpo_host.training.config import load_config
     from grpo_host.training.train import prepare
 
     config = load_config(EXAMPLE)
