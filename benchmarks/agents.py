@@ -1,7 +1,7 @@
 """The cost of one tool round trip through the ``python`` environment, beside a plain subprocess with rlimits.
 
 What an agent run pays per tool call of the ``python`` tool
-(:mod:`reward_plugins.python_tool`), timed one call after another (a single
+(:mod:`reward_plugins.python_tool.environments`), timed one call after another (a single
 stream, as TRL calls synchronous tools), N calls per program, in one run:
 
 * ``python tool (Session)``: the environment exactly as the host drives it,
@@ -99,7 +99,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from grpo_host.discovery.plugins import load_plugins
-    from reward_plugins import python_tool
+    from reward_plugins.python_tool import environments as python_tool
     from reward_plugins.code.sandbox import Sandbox, isolation
 
     if not isolation().isolated:

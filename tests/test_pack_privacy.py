@@ -32,13 +32,11 @@ import reward_plugins
 ROOT = Path(reward_plugins.__file__).parent
 SHARED = "reward_plugins.sandbox"
 PENDING = {
-    # a pack's own module beside it, until the pack is a package (P8: json_schema/probes.py)
-    ("reward_plugins.json_schema", "reward_plugins.json_probes"),
     # packs built on another pack's public names, until they share a package or the host's API (P3, P8)
-    ("reward_plugins.math.find", "reward_plugins.r1"),
-    ("reward_plugins.python_tool", "reward_plugins.code.rewards"),
-    ("reward_plugins.python_tool", "reward_plugins.code.sandbox"),
-    ("reward_plugins.tool_calls.tools", "reward_plugins.json_schema"),
+    ("reward_plugins.math.find", "reward_plugins.r1.rewards"),
+    ("reward_plugins.python_tool.environments", "reward_plugins.code.rewards"),
+    ("reward_plugins.python_tool.environments", "reward_plugins.code.sandbox"),
+    ("reward_plugins.tool_calls.tools", "reward_plugins.json_schema.rewards"),
 }
 """(importer, imported) pairs of cross-pack imports that stand for now; none may be added."""
 

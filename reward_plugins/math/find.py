@@ -37,7 +37,7 @@ from reward_plugins.math.read import (
     read_answer,
     read_number,
 )
-from reward_plugins.r1 import ANSWER
+from reward_plugins.r1.rewards import ANSWER
 
 MAX_FINAL_TAIL = 40
 """Characters that may follow the last math span for it to count as the final answer without an answer phrase."""

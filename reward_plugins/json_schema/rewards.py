@@ -585,8 +585,8 @@ def register_rewards(register):
 @hookimpl
 def register_probes(register):
     """The attacks ``grpo-host audit`` tries on JSON rewards, and the schema's example as the reference."""
-    from . import json_probes
+    from . import probes
 
-    for item in (json_probes.json_minimal, json_probes.json_keys_only, json_probes.json_empty_values,
-                 json_probes.json_schema_echo, json_probes.json_example):
+    for item in (probes.json_minimal, probes.json_keys_only, probes.json_empty_values, probes.json_schema_echo,
+                 probes.json_example):
         register.add_probe(item)
