@@ -41,6 +41,7 @@ temporary folder, and says so on stderr.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -58,8 +59,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from reward_plugins.sandbox.bwrap import (ENV, KEEPER, START_TIMEOUT, Isolation, Mode, Namespace, bwrap_argv, host_uid,
-                                          isolation, needed_paths, tail)
+from reward_plugins.sandbox.bwrap import (
+    ENV,
+    KEEPER,
+    START_TIMEOUT,
+    Isolation,
+    Mode,
+    Namespace,
+    bwrap_argv,
+    host_uid,
+    isolation,
+    needed_paths,
+    tail,
+)
 from reward_plugins.sandbox.cgroup import Cgroup
 from reward_plugins.sandbox.seccomp import SeccompUnavailable, bpf
 
@@ -427,20 +439,14 @@ class Sandbox:
                     process.wait(1.0)
                 except (OSError, subprocess.TimeoutExpired):
                     pass
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 process.kill()
-            except OSError:
-                pass
             process.wait()
             for stream in (process.stdin, process.stdout):
-                try:
+                with contextlib.suppress(OSError, ValueError):
                     stream.close()
-                except (OSError, ValueError):
-                    pass
         if self.cgroup is not None:
             self.cgroup.kill()  # an unisolated program may have left the server's session
             self.cgroup.close()

@@ -241,7 +241,8 @@ def _calls(tree: ast.Module, program: frozenset[str]) -> Calls | None:
                 asserts.append(stmt)
             elif isinstance(stmt, ast.Import | ast.ImportFrom):
                 setup.append(stmt)
-            elif not (isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))):
+            elif not (isinstance(stmt, ast.Pass)
+                      or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))):
                 return None
         case = _rewrite(asserts, program, {check.args.args[0].arg: target}, calls) if asserts else None
         if case is None:
@@ -269,7 +270,8 @@ def _check_call(body: list[ast.stmt], program: frozenset[str]) -> tuple[ast.Func
     if len(defs) != 1:
         return None, ""
     args = defs[0].args
-    if len(args.args) != 1 or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg or defs[0].decorator_list:
+    if (len(args.args) != 1 or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg
+            or defs[0].decorator_list):
         return None, ""
     return defs[0], arg.id
 

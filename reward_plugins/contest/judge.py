@@ -26,6 +26,7 @@ the host remembers what it holds.  A rebuilt sandbox starts empty.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -300,18 +301,14 @@ class Jail:
             self._watch = None
         tail = ""
         if process is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
-            except OSError:
-                pass
             process.kill()
             process.wait()
             tail = bwrap.tail(process)
             for stream in (process.stdin, process.stdout):
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except OSError:
-                    pass
         if self.cgroup is not None:
             self.cgroup.kill()
             self.cgroup.close()
@@ -320,10 +317,8 @@ class Jail:
         return tail
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
 
 _jails: dict[frozenset[str], Jail] = {}
@@ -360,7 +355,7 @@ def token_match(output: str, answer: str, problem: Problem) -> bool:
         got, want = [t.lower() for t in got], [t.lower() for t in want]
     if problem.compare == "token":
         return got == want
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=False):
         expected = _number(w)
         if expected is None:
             if g != w:

@@ -33,7 +33,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
-from .judge import MIB, Checker, Problem, Case
+from .judge import MIB, Case, Checker, Problem
 
 __all__ = ["TEST_COLUMNS", "problem_from_row"]
 
@@ -76,7 +76,7 @@ def _text(value: Any, column: str) -> str:
 def _pairs(inputs: Any, outputs: Any, column: str) -> list[Case]:
     if not (isinstance(inputs, list) and isinstance(outputs, list)) or len(inputs) != len(outputs):
         raise RowProblem(f"column {column!r}: expected equally long lists of inputs and outputs")
-    return [Case(_text(i, column), _text(o, column)) for i, o in zip(inputs, outputs)]
+    return [Case(_text(i, column), _text(o, column)) for i, o in zip(inputs, outputs, strict=False)]
 
 
 def tests_of(row: Mapping[str, Any]) -> list[Case]:

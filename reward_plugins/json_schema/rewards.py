@@ -168,12 +168,12 @@ def _candidates(text: str) -> Iterator[tuple[int, int | None]]:
     """
     yield 0, len(text)
     fences = list(_FENCE.finditer(text))
-    blocks = [(opening, closing) for opening, closing in zip(fences[::2], fences[1::2])
+    blocks = [(opening, closing) for opening, closing in zip(fences[::2], fences[1::2], strict=False)
               if (opening.group(1) or "json").lower().startswith("json")]
     for opening, closing in reversed(blocks[-MAX_CANDIDATES:]):
         yield opening.end(), closing.start()
     starts = (m.start() for m in re.finditer(r"[\[{]", text))
-    for _, start in zip(range(MAX_CANDIDATES), starts):
+    for _, start in zip(range(MAX_CANDIDATES), starts, strict=False):
         yield start, None
 
 

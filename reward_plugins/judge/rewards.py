@@ -235,7 +235,7 @@ async def judge_criteria(completion: str, *, prompt: Any = None, params: Criteri
     if any(m is None for m in met):
         return Scored(None, tally.counts())
     total = sum(c.weight for c in params.criteria)
-    return Scored(sum(c.weight * m for c, m in zip(params.criteria, met)) / total, tally.counts())
+    return Scored(sum(c.weight * m for c, m in zip(params.criteria, met, strict=False)) / total, tally.counts())
 
 
 @hookimpl

@@ -31,9 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from grpo_host import RewardUnusable, hookimpl, reward
-
-from grpo_host import split_reasoning
+from grpo_host import RewardUnusable, hookimpl, reward, split_reasoning
 
 SENTENCE = re.compile(r"[^\n.!?;。！？；]+[.!?;。！？；]*")
 """A sentence: text up to its closing punctuation or the end of its line."""

@@ -96,7 +96,8 @@ def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bo
     if isinstance(a, MatrixBase | MatrixExpr) or isinstance(b, MatrixBase | MatrixExpr):
         a, b = _doit(a), _doit(b)
         if isinstance(a, MatrixBase) and isinstance(b, MatrixBase) and a.shape == b.shape:
-            return all(_sympy_close(x, y, tolerance, numeric_precision) for x, y in zip(a.flat(), b.flat()))
+            return all(_sympy_close(x, y, tolerance, numeric_precision)
+                       for x, y in zip(a.flat(), b.flat(), strict=False))
         return False
 
     def readings(e: Any) -> list:
@@ -178,7 +179,7 @@ def _within_rounding(x: Any, y: Any) -> bool:
     reals, imaginaries = [], []
     for corner in product((-1, 1), repeat=len(floats)):
         at = {f: Rational(v.numerator, v.denominator) + s * Rational(u.numerator, 2 * u.denominator)
-              for f, (v, u), s in zip(floats, written, corner)}
+              for f, (v, u), s in zip(floats, written, corner, strict=False)}
         value = complex((x.xreplace(at) - y.xreplace(at)).evalf(30))  # x - y would merge the decimals first
         reals.append(value.real)
         imaginaries.append(value.imag)

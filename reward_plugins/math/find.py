@@ -199,9 +199,10 @@ def _reads_as_value(text: str) -> bool:
 
 
 _COUNTED = re.compile(r"(?P<number>[-+]?\$?[\d.,]*\d%?)\s+(?P<noun>[a-z]{3,})")
-_NOT_NOUNS = frozenset("more less fewer greater larger smaller bigger higher lower over under above below plus minus "
-                       "than times and or percent per each squared cubed factorial hundred thousand million billion "
-                       "trillion dozen".split())
+_NOT_NOUNS = frozenset(["more", "less", "fewer", "greater", "larger", "smaller", "bigger", "higher", "lower", "over",
+                       "under", "above", "below", "plus", "minus", "than", "times", "and", "or", "percent", "per",
+                       "each", "squared", "cubed", "factorial", "hundred", "thousand", "million", "billion",
+                       "trillion", "dozen"])
 """Words after a number that change its value or compare it (3 squared, 2 million, 5 more): never a counted noun."""
 
 
@@ -400,7 +401,7 @@ def _withdraw(text: str, stated: list[Answer]) -> Found:
     """
     rows = [a for k, a in enumerate(stated) if k + 1 == len(stated) or stated[k + 1].text.strip() != a.text.strip()]
     counted, withdrawn = [], 0
-    for answer, later in zip(rows, [*rows[1:], None]):
+    for answer, later in zip(rows, [*rows[1:], None], strict=False):
         if later is not None:
             gap = text[answer.end : later.start]
             sentence = re.split(r"[.!?\n]", gap)[-1]

@@ -188,7 +188,7 @@ class Divergence:
 # -- echo, repetition, length ------------------------------------------------------------------------------------
 
 def _ngrams(words: list[str], n: int) -> list[tuple[str, ...]]:
-    return list(zip(*(words[i:] for i in range(n))))
+    return list(zip(*(words[i:] for i in range(n)), strict=False))
 
 
 def _prompt_text(prompt: Any) -> str:
@@ -217,7 +217,7 @@ class _Flagged:
 
     def observe(self, batch: Batch) -> Report:
         flagged, counted, rows = 0, 0, []
-        for i, (prompt, words) in enumerate(zip(batch.prompts, batch.words)):
+        for i, (prompt, words) in enumerate(zip(batch.prompts, batch.words, strict=False)):
             verdict = self.flag(prompt, words)
             if verdict is None:
                 continue
@@ -281,7 +281,7 @@ class Repetition(_Flagged):
         count = len(words) - n + 1
         if count < self.params.min_ngrams:
             return None
-        return len(set(zip(*(words[i:] for i in range(n))))) / count < self.params.distinct
+        return len(set(zip(*(words[i:] for i in range(n)), strict=False))) / count < self.params.distinct
 
     def message(self, mean: float) -> str:
         return f"degenerate repetition: {mean:.0%} of completions over the last {self.params.window} batches"
@@ -309,7 +309,7 @@ class Length:
 
     def observe(self, batch: Batch) -> Report:
         lengths = [n if n is not None else len(words)
-                   for n, words in zip(batch.lengths or [None] * len(batch.completions), batch.words)]
+                   for n, words in zip(batch.lengths or [None] * len(batch.completions), batch.words, strict=False)]
         report = Report({"mean": _mean(lengths)})
         mean = self.means.add(_mean(lengths))
         if mean is not None and mean <= self.params.shortest:

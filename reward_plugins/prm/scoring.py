@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .rewards import PRMParams, aggregate, prompt_text, split_steps
 from .loading import Loaded, PRMModelError, load
+from .rewards import PRMParams, aggregate, prompt_text, split_steps
 
 __all__ = ["Input", "encode", "score_completions", "step_probabilities"]
 
@@ -141,7 +141,7 @@ def encode(completions: list[str], prompts: list[Any], loaded: Loaded, params: P
     limit = min(params.max_length, loaded.max_positions or params.max_length)
     return [
         _truncate_left(item, limit, bos)
-        for i, (completion, prompt) in enumerate(zip(completions, prompts))
+        for i, (completion, prompt) in enumerate(zip(completions, prompts, strict=False))
         for item in encoder(i, completion, prompt, loaded, params)
     ]
 
@@ -163,7 +163,7 @@ def step_probabilities(inputs: list[Input], loaded: Loaded, params: PRMParams) -
                 ids[r, : len(inputs[i].ids)] = torch.tensor(inputs[i].ids)
                 mask[r, : len(inputs[i].ids)] = 1
             chunk = [inputs[i] for i in rows]
-            for i, probs in zip(rows, pick(ids.to(loaded.device), mask.to(loaded.device), chunk)):
+            for i, probs in zip(rows, pick(ids.to(loaded.device), mask.to(loaded.device), chunk), strict=False):
                 out[i] = probs
     return out
 
@@ -219,6 +219,6 @@ def score_completions(completions: list[str], prompts: list[Any], params: PRMPar
         shepherd_tokens(loaded, params)  # a missing tag or good/bad token is a load-time error, even with no steps
     inputs = encode(completions, prompts, loaded, params)
     per_completion: list[list[float]] = [[] for _ in completions]
-    for item, probs in zip(inputs, step_probabilities(inputs, loaded, params)):
+    for item, probs in zip(inputs, step_probabilities(inputs, loaded, params), strict=False):
         per_completion[item.owner].extend(probs)
     return [aggregate(probs, params.aggregation) for probs in per_completion]

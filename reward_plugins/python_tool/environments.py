@@ -44,8 +44,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from grpo_host import hookimpl
-from grpo_host import ToolError, ToolLimits, environment
+from grpo_host import ToolError, ToolLimits, environment, hookimpl
 from reward_plugins.code.rewards import CodeParams
 from reward_plugins.code.sandbox import Execution, Limits, Sandbox
 

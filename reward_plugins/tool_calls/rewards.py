@@ -18,8 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grpo_host import Scored, hookimpl, reward
-from grpo_host import ToolCall, Trajectory
+from grpo_host import Scored, ToolCall, Trajectory, hookimpl, reward
 
 from . import bfcl
 from .tools import Tool, ToolsProblem, read_tools
