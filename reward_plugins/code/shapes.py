@@ -80,7 +80,8 @@ def test_names(tests: str) -> tuple[ast.Module, frozenset[str], frozenset[str]]:
     Raises SyntaxError when the tests do not compile.
     """
     tree = ast.parse(tests)
-    used, bound = set(), set()
+    used: set[str] = set()
+    bound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
@@ -201,15 +202,15 @@ def problem(tests: str) -> str | None:
         return None
     defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
                                                                | ast.ClassDef)}
-    pending = [node for node in tree.body if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
-                                                             | ast.ClassDef)]
+    pending: list[ast.AST] = [node for node in tree.body if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
+                                                                          | ast.ClassDef)]
     while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Assert | ast.Raise) or (
-                isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defined):
+        walked = pending.pop()
+        if isinstance(walked, ast.Assert | ast.Raise) or (
+                isinstance(walked, ast.Name) and isinstance(walked.ctx, ast.Load) and walked.id in defined):
             return None
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            pending.extend(ast.iter_child_nodes(node))
+        if not isinstance(walked, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            pending.extend(ast.iter_child_nodes(walked))
     return ("tests define checks but run none (no top-level assert, no call of a check they define, no pytest "
             "test_* function or unittest.TestCase class): any program would pass them")
 

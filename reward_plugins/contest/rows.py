@@ -138,7 +138,7 @@ def _mib(value: Any) -> float:
 
 def _judge_program(value: Any, column: str, protocol: str) -> Checker:
     if isinstance(value, str):
-        files = (("main.cpp", value),)
+        files: tuple[tuple[str, str], ...] = (("main.cpp", value),)
     elif isinstance(value, Mapping) and value and all(isinstance(k, str) and isinstance(v, str)
                                                        for k, v in value.items()):
         if any("/" in k or k.startswith(".") for k in value):

@@ -54,6 +54,7 @@ on a training box, and without the reference no agreement could be shown.
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 import os
 from collections.abc import Mapping, Sequence
@@ -152,7 +153,7 @@ def provide_punkt() -> Path:
 def _argument_problem(name: str, value: Any) -> str | None:
     expected = ARGUMENT_TYPES.get(name)
     if expected is int:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != int(value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != math.trunc(value):
             return f"argument {name!r} must be a whole number, not {value!r:.60}"
     elif expected is str and not isinstance(value, str):
         return f"argument {name!r} must be a string, not {type(value).__name__}"

@@ -255,7 +255,7 @@ def partial_credit(schema: Any, value: Any, errors: Iterable[Any]) -> float:
     if isinstance(value, dict):
         required = [r for r in schema.get("required", ()) if isinstance(r, str)] \
             if isinstance(schema.get("required"), list) else []
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        properties = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
         fields: list[Any] = sorted(set(properties) | set(required))
     else:
         fields = list(range(len(value)))

@@ -248,7 +248,7 @@ def phrase_answers(text: str) -> list[Answer]:
     for m in list(_PHRASE.finditer(text))[-MAX_READ_PHRASES:]:
         window = text[m.end() : m.end() + MAX_PHRASE]
         end = _PHRASE_END.search(window)
-        value = (window[: end.start()] if end else window).strip().strip("*_").strip()
+        value: str | None = (window[: end.start()] if end else window).strip().strip("*_").strip()
         if not value or "\\boxed" in value or "\\fbox" in value:
             continue
         if end is not None and window[end.start()] == "?":  # Answer: 4? 5?: a question, never paid
@@ -322,7 +322,7 @@ def final_line(text: str) -> Answer | None:
     tail = body[-MAX_PHRASE:]
     sentence = _CONCLUSION.search(tail)
     numbers = list(_SENTENCE_NUMBER.finditer(sentence[0])) if sentence and not SPAN.search(sentence[0]) else []
-    if len(numbers) != 1 or read_number(numbers[0][0].replace(",", "")) is None:
+    if sentence is None or len(numbers) != 1 or read_number(numbers[0][0].replace(",", "")) is None:
         return None
     after = re.match(r"\s+([a-z]+)", sentence[0][numbers[0].end() :])
     if after and after[1] in _NOT_NOUNS:

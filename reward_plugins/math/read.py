@@ -151,6 +151,7 @@ def read_unit(text: str) -> Unit | None:
     text = _TEXT_GROUP.sub(r" \1 ", text).replace("\\mu", " μ").replace("\\Omega", "Ω")
     powers: dict[str, int] = {}
     sign, pending, prefix, last, found = 1, 1, "", None, False
+    name: str | None
     for piece in _UNIT_PIECE.findall(text):
         if piece == "/":
             sign = -1
@@ -322,10 +323,10 @@ def read_number(text: str) -> Number | None:
         value = int(m["ell_int"] or "0") + Fraction(int(digits), 10 ** len(digits)) + ulp / 2
         return Number(sign * value, ulp, percent, unit)
     if m["pwhole"] is not None:  # 3 1/4, as GSM8K-style text writes a mixed number
-        num, den = int(m["pnum"]), int(m["pden"])
-        if not 0 < num < den:
+        part, whole_of = int(m["pnum"]), int(m["pden"])
+        if not 0 < part < whole_of:
             return None
-        return Number(sign * (int(m["pwhole"]) + Fraction(num, den)), None, percent, unit)
+        return Number(sign * (int(m["pwhole"]) + Fraction(part, whole_of)), None, percent, unit)
     if m["whole"] is not None:
         num, den = (m["mnum"], m["mden"]) if m["mnum"] is not None else (m["mnum1"], m["mden1"])
         if int(den) == 0:
@@ -338,11 +339,10 @@ def read_number(text: str) -> Number | None:
         if abs(exponent) > MAX_EXPONENT:
             return None
         whole, _, frac = mant.partition(".")
-        value = (Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac))
-                 * Fraction(10) ** exponent)
+        scaled = (Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac))
+                  * Fraction(10) ** exponent)
         decimal = "." in mant or m["exp"] is not None
-        ulp = Fraction(10) ** (exponent - len(frac)) if decimal else None
-        return Number(sign * value, ulp, percent, unit)
+        return Number(sign * scaled, Fraction(10) ** (exponent - len(frac)) if decimal else None, percent, unit)
     num, den = (m["num"], m["den"]) if m["num"] is not None else (
         (m["num1"], m["den1"]) if m["num1"] is not None else (m["snum"], m["sden"]))
     if int(den) == 0:

@@ -81,9 +81,11 @@ def shepherd_tokens(loaded: Loaded, params: PRMParams) -> tuple[int, int, int]:
             "expected a Math-Shepherd-style causal LM whose vocabulary holds the step tag and the good/bad tokens "
             "(set step_tag, good_token, bad_token to the ones it was trained with)"
         )
-    if found["good_token"] == found["bad_token"]:
+    good, wrong = found["good_token"], found["bad_token"]
+    assert tag is not None and good is not None and wrong is not None  # a None is in `bad`, raised above
+    if good == wrong:
         raise PRMModelError(f"PRM {params.model!r}: good_token and bad_token encode to the same token")
-    return tag, found["good_token"], found["bad_token"]
+    return tag, good, wrong
 
 
 def _math_shepherd(owner: int, completion: str, prompt: Any, loaded: Loaded, params: PRMParams) -> list[Input]:

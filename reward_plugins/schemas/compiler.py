@@ -211,6 +211,7 @@ def _pointers(schema: Any) -> dict[int, str]:
     stack = [(schema, "#")]
     while stack:
         node, pointer = stack.pop()
+        items: Iterable[tuple[Any, Any]]
         if isinstance(node, dict):
             out[id(node)] = pointer
             items = node.items()

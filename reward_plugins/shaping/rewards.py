@@ -254,8 +254,9 @@ def length(completions: list[str], *, params: LengthParams, prompts: list[Any], 
     correctness is None, or every completion when unit=tokens and there are no completion_ids, gets None."""
     n = len(completions)
     ids = completion_ids if completion_ids is not None else [None] * n
-    lengths = [_length(c, i, params.unit) for c, i in zip(completions, ids, strict=False)]
-    if any(length is None for length in lengths):
+    measured = [_length(c, i, params.unit) for c, i in zip(completions, ids, strict=False)]
+    lengths = [length for length in measured if length is not None]
+    if len(lengths) < n:
         return [None] * n
     rows = [{"completion": c, "prompt": p, **{k: v[i] for k, v in columns.items()}}
             for i, (c, p) in enumerate(zip(completions, prompts, strict=False))]
