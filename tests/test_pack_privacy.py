@@ -37,7 +37,9 @@ PENDING = {
     # the <answer> block of an R1-shaped completion, which r1 and math both read and the host's audit probes write,
     # is the host's, beside split_reasoning (P3): math reads r1's pattern until grpo_host exports it
     ("reward_plugins.math.find", "reward_plugins.r1.rewards"),
-    # packs built on another pack's public names, until they share a package (P3, P8)
+    # python_tool runs its programs in the code pack's Python sandbox (code.sandbox's Sandbox, Limits and Execution,
+    # with the runner.py and plain.py it starts) and takes the code reward's limit parameters and fail-closed rule
+    # (code.rewards.CodeParams): both are for reward_plugins.sandbox to hold, not yet moved (P3, P8)
     ("reward_plugins.python_tool.environments", "reward_plugins.code.rewards"),
     ("reward_plugins.python_tool.environments", "reward_plugins.code.sandbox"),
 }
