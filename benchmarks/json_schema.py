@@ -49,7 +49,7 @@ DIALECTS = {"draft2020-12": "https://json-schema.org/draft/2020-12/schema",
 def rs_factory(remotes: list[tuple[str, object]] | None, draft: str):
     import jsonschema_rs
 
-    from reward_plugins.json_schema import REGEX_BACKTRACK_LIMIT
+    from reward_plugins.schemas.compiler import REGEX_BACKTRACK_LIMIT
 
     kind = jsonschema_rs.Draft7 if draft == "draft7" else jsonschema_rs.Draft202012
     registry = jsonschema_rs.Registry(remotes, draft=kind) if remotes else None

@@ -33,7 +33,7 @@ def detectors() -> dict:
     import langdetect
     from lingua import LanguageDetectorBuilder
 
-    from reward_plugins.language import detect
+    from reward_plugins.language.rewards import detect
 
     lingua = LanguageDetectorBuilder.from_all_languages().with_preloaded_language_models().build()
     langdetect.DetectorFactory.seed = 0

@@ -602,7 +602,7 @@ def test_the_tamper_monitor_sees_rebound_builtins_forged_equality_and_descriptor
     """The programs that tried to move a row (``set = set``, ``def sorted``, ``def abs``), an object equal to
     everything and a read of the harness's descriptor count in code_tamper's share; fast stdin idioms do not."""
     from grpo_host.kinds.monitor import Batch
-    from reward_plugins.monitors import CodeTamper
+    from reward_plugins.monitors.monitors import CodeTamper
 
     tampering = [fenced(program) for program, _ in REBINDINGS.values()] + [
         fenced("import os\ntests = os.read(5, 1 << 20)\ndef f(x):\n    return x")]

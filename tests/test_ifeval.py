@@ -28,7 +28,7 @@ def published_rows() -> list[dict]:
 
 @pytest.mark.slow
 def test_every_verdict_agrees_with_the_reference_on_the_published_responses():
-    from reward_plugins.ifeval import build_checkers, follows
+    from reward_plugins.ifeval.rewards import build_checkers, follows
 
     reference = {v["key"]: v for v in map(json.loads, (DATA / "reference_verdicts.jsonl").read_text().splitlines())}
     rows = [row for row in published_rows() if row["key"] in reference]
@@ -164,7 +164,7 @@ def test_every_instruction_type_is_covered_and_hostile_text_scores_in_range():
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from reward_plugins.ifeval import _library
+    from reward_plugins.ifeval.rewards import _library
 
     assert set(EVERY_INSTRUCTION) == set(_library()[0])
     ids, kwargs = list(EVERY_INSTRUCTION), list(EVERY_INSTRUCTION.values())

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grpo_host.testing import load_pack
-from reward_plugins.json_schema import MAX_DEPTH, extract_json
+from reward_plugins.json_schema.rewards import MAX_DEPTH, extract_json
 
 TIMEOUT = 5.0  # the reward's own per-item timeout
 PROPERTY_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

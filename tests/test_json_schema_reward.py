@@ -18,7 +18,7 @@ import pytest
 
 from grpo_host import Ensemble
 from grpo_host.testing import assert_discovered, assert_listing_is_light, data_check, load_pack
-from reward_plugins import json_schema as pack
+from reward_plugins.json_schema import rewards as pack
 from conftest import run_cli, write_jsonl
 
 PERSON = {

@@ -22,7 +22,8 @@ import jsonschema_rs
 import pytest
 
 from grpo_host.testing import load_pack
-from reward_plugins.json_schema import JsonSchemaParams, SchemaProblem, compile_schema, score_completion
+from reward_plugins.json_schema.rewards import JsonSchemaParams, score_completion
+from reward_plugins.schemas.compiler import SchemaProblem, compile_schema
 
 SUITE = Path(__file__).parent / "data" / "JSON-Schema-Test-Suite"
 REMOTE = "http://localhost:1234/"

@@ -287,7 +287,7 @@ def test_tool_use_alerts_when_the_policy_stops_calling_tools():
 def test_every_code_tamper_guard_was_read_off_the_expression_it_guards():
     """A signature's substring guard skips the expression on completions that cannot match it; one read off an
     older version of the expression is dropped (the expression then runs on everything), and named here."""
-    from reward_plugins.monitors import _GUARDS, _NEEDS, TAMPER, _digest
+    from reward_plugins.monitors.monitors import _GUARDS, _NEEDS, TAMPER, _digest
 
     stale = {name: _digest(TAMPER[name]) for name, (digest, _) in _GUARDS.items() if _digest(TAMPER[name]) != digest}
     assert not stale, f"re-read these guards off their expressions, then set their digests: {stale}"

@@ -9,7 +9,7 @@ import pytest
 from grpo_host import Ensemble, completion_text, reward
 from grpo_host.scoring.ensemble import Member
 from grpo_host.scoring.trajectory import Trajectory
-from reward_plugins.r1 import r1_strict_format, think_format
+from reward_plugins.r1.rewards import r1_strict_format, think_format
 
 TOOL_ROLLOUT = [
     {"role": "assistant", "reasoning_content": "I should compute", "content": "",

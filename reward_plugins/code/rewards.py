@@ -33,6 +33,7 @@ import functools
 import logging
 import os
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
@@ -127,7 +128,9 @@ def extract_code(text: str) -> str | None:
     A line-by-line scan (linear in the completion's length): a fence opens on
     a line starting with three backticks and closes on a line of only them.
     """
-    found, block, tag = None, None, ""
+    found: str | None = None
+    block: list[str] | None = None
+    tag = ""
     for line in text.splitlines():
         stripped = line.strip()
         if block is None:
@@ -181,7 +184,7 @@ def _tests_problem(tests: str) -> str | None:
     return f"{problem} (such rows score None)" if problem else None
 
 
-def check_row(row: dict[str, Any]) -> str | None:
+def check_row(row: Mapping[str, Any]) -> str | None:
     """``grpo-host data check``: the language is Python and assert tests compile (and fit)."""
     problem = _language_problem(row.get("language"))
     if problem:

@@ -76,6 +76,7 @@ folder and exits.
 
 import builtins
 import collections
+import contextlib
 import json
 import os
 import resource
@@ -86,9 +87,23 @@ import time
 import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sandbox"))
-from primitives import (NOBODY, PR_SET_DUMPABLE, PR_SET_PDEATHSIG, libc, load_filter, mount_tmpfs,  # noqa: E402
-                        nest_user_namespace, place, read_exact, reap, receive, remove_tree, send, set_caps,
-                        take_channel)
+from primitives import (  # noqa: E402
+    NOBODY,
+    PR_SET_DUMPABLE,
+    PR_SET_PDEATHSIG,
+    libc,
+    load_filter,
+    mount_tmpfs,
+    nest_user_namespace,
+    place,
+    read_exact,
+    reap,
+    receive,
+    remove_tree,
+    send,
+    set_caps,
+    take_channel,
+)
 
 del sys.path[0]
 
@@ -135,7 +150,7 @@ def forward(src, dst, n):
                 while n > 0:
                     moved = os.splice(src, sink.fileno(), n)
                     if not moved:
-                        raise EOFError
+                        raise EOFError from None
                     n -= moved
             break
         if not moved:
@@ -190,9 +205,10 @@ def child(req, drop_uid, workdir, fds, extra_processes=0):
             calls = [[(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in steps]
                      for steps in json.loads(read_all(5))]
             os.close(5)
-        sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
-        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
-        sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
+        # the program's stdio, open for as long as its process lives
+        sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
         sys.argv = ["solution.py"]
         os.environ["TMPDIR"] = workdir  # tempfile's choice: /tmp is not the programs' to write
         sys.path[:0] = [workdir]
@@ -291,7 +307,7 @@ def serve(namespace, names):
 
     def flush():  # the server ends this process without a word once the judge is done: nothing may stay buffered
         for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-            try:
+            try:  # noqa: SIM105 - the program's own process: syntax it cannot patch, not contextlib's suppress
                 stream.flush()
             except BaseException:
                 pass
@@ -329,7 +345,7 @@ def serve(namespace, names):
                 try:
                     answer["v"] = plain.tag(target(*args, **kwargs), ref)
                 finally:  # what it changed before it raised comes back too
-                    changed = [[n, after] for n, (value, node) in enumerate(zip(args, request["a"]))
+                    changed = [[n, after] for n, (value, node) in enumerate(zip(args, request["a"], strict=False))
                                if type(value) in MUTABLE and (after := plain.tag(value, ref)) != node]
                     changed += [[key, after] for key, value in kwargs.items()
                                 if type(value) in MUTABLE and (after := plain.tag(value, ref)) != request["k"][key]]
@@ -855,7 +871,7 @@ def guessable(value):
 def suspects(plan, results, values, ok, verdicts, groups):
     """The calls of passed cases whose result equals, as the tests' ``==`` would have it (:func:`plain.key`: ``5``
     and ``5.0``, a set and a frozenset), another same-program call's argument, unless it is :func:`guessable`."""
-    relevant = {i for (_, used), passed in zip(plan["cases"], verdicts) if passed for i in used}
+    relevant = {i for (_, used), passed in zip(plan["cases"], verdicts, strict=False) if passed for i in used}
     found = []
     for group in groups:
         if len(group) < 2:
@@ -1007,10 +1023,10 @@ def collect(info, pipes, plan_r, control, ticks, alerts):
         answers = ["!"] * len(plan["args"])
         for index, line in plan.get("known", {}).items():  # a rerun: the first run's answers of the calls not rerun
             answers[int(index)] = line
-        for (data, checked), group in zip(done, info["members"]):
+        for (data, checked), group in zip(done, info["members"], strict=False):
             found = data.decode("utf-8", "replace").split("\n")[:-1][: len(group) + 1]  # whole lines
             if found and found[0] == "=" and not checked.bad:
-                for index, line in zip(group, found[1:]):
+                for index, line in zip(group, found[1:], strict=False):
                     answers[index] = line
         reply["cases"], reply["suspects"] = judge(plan, answers, info["members"])
         if reply["suspects"]:
@@ -1082,14 +1098,10 @@ class Collector:
     def close(self):
         for fd in (self.out_w, self.err_w, self.res_w, self.plan_w, self.control, self.ticks, self.alerts):
             os.close(fd)
-        try:
+        with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
+        with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            pass
 
     def give_plan(self, inbox, size):
         """Splice the tests (a JSON plan from the host, ``size`` bytes) from the request pipe to the collector."""
@@ -1118,10 +1130,8 @@ class Collector:
             left = deadline - time.monotonic()
             if left <= 0 or not poller.poll(left * 1000):
                 return False
-            try:
+            with contextlib.suppress(BlockingIOError):
                 seen += os.read(self.alerts, CHUNK)
-            except BlockingIOError:
-                pass
         return True
 
     def finish(self, outcome):
@@ -1131,10 +1141,8 @@ class Collector:
         kill it) or hangs sends no reply, and the host, seeing none in time,
         scores the program as failed and rebuilds the sandbox.
         """
-        try:
+        with contextlib.suppress(OSError):
             send(self.control, outcome)
-        except OSError:
-            pass
 
     def last_tick(self):
         """When the collector last saw a call answered (monotonic seconds), or None since the last look."""
@@ -1239,10 +1247,8 @@ def kill_all(mode):
     deadline = time.monotonic() + 1.0
     while True:
         for pid in others(mode):
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
         reap()
         if not others(mode):
             return True
@@ -1407,10 +1413,8 @@ def run(req, inbox, collector, mode, drop_uid, workdir, baseline):
     kind = req["kind"]
     members = req.get("members") or [[]]
     collector.stale_events()
-    try:
+    with contextlib.suppress(OSError):  # a dead collector sends no reply: the host rebuilds the sandbox
         send(collector.control, {"kind": kind, "cap": req["max_output"], "members": members})
-    except OSError:
-        pass  # a dead collector sends no reply: the host rebuilds the sandbox
     if kind == "calls":
         collector.give_plan(inbox, req["tests_len"])
     segments = req.get("calls_lens") or [req.get("tests_len", 0)]
@@ -1527,7 +1531,7 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, group, budg
         if left <= 0:
             status = "timeout"
             break
-        for fd, event in poller.poll(left * 1000):
+        for fd, _ in poller.poll(left * 1000):
             if fd == pidfd:
                 exited = True
             elif fd == inbox:
@@ -1574,9 +1578,11 @@ def warm_up():
     ``gc.freeze()`` so the children's garbage collections do not touch, and
     copy, the whole inherited heap.
     """
-    import bisect, collections, functools, heapq, io, itertools, math, re, string, traceback, typing  # noqa: E401,F401
     import gc
 
+    for name in ("bisect", "collections", "functools", "heapq", "io", "itertools", "math", "re", "string", "traceback",
+                 "typing"):
+        __import__(name)
     warm = compile("import sys\nx = [i for i in range(3)]\nassert x\n", "warm.py", "exec")
     exec(warm, {"__builtins__": __builtins__})
     open(os.devnull, "w", encoding="utf-8", errors="replace").close()
@@ -1644,10 +1650,8 @@ def main():
         kill_all(mode)
         collector.close()
         if mode == "none":
-            try:
+            with contextlib.suppress(OSError):
                 remove_tree(config["work_root"])
-            except OSError:
-                pass
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ temporary folder, and says so on stderr.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -56,10 +57,21 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from reward_plugins.sandbox.bwrap import (ENV, KEEPER, START_TIMEOUT, Isolation, Mode, Namespace, bwrap_argv, host_uid,
-                                          isolation, needed_paths, tail)
+from reward_plugins.sandbox.bwrap import (
+    ENV,
+    KEEPER,
+    START_TIMEOUT,
+    Isolation,
+    Mode,
+    Namespace,
+    bwrap_argv,
+    host_uid,
+    isolation,
+    needed_paths,
+    tail,
+)
 from reward_plugins.sandbox.cgroup import Cgroup
 from reward_plugins.sandbox.seccomp import SeccompUnavailable, bpf
 
@@ -217,7 +229,8 @@ class Sandbox:
             announce_unisolated(self.reason)
             _remove_orphaned_work_roots()
             self._work_root = tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-")
-            argv, fds = _server_command("none", work_root=self._work_root), ()
+            argv = _server_command("none", work_root=self._work_root)
+            fds: tuple[int, ...] = ()
             env = {**ENV, "HOME": self._work_root}
             self.cgroup = Cgroup.create()  # as root: whatever a program starts, even in a new session, is found
             if self.cgroup is not None:
@@ -226,6 +239,7 @@ class Sandbox:
                         *argv]
                 fds = (watch,)
         else:
+            assert self._bwrap is not None  # isolation() names bwrap for every mode but none
             self.host_uid = host_uid()
             userns = Namespace.create(self.mode, self.host_uid)
             argv = bwrap_argv(self._bwrap, self.mode, userns, _server_command(self.mode), (str(RUNNER.parent),))
@@ -272,9 +286,10 @@ class Sandbox:
             kind, payload, longest = "io", b"", limits.timeout
         total = budget
         budget = longest if budget is None else min(budget, longest)
-        header = {"kind": kind, "stdin": stdin, "timeout": limits.timeout, "budget": max(budget, 0.01),
-                  "memory": limits.memory, "processes": limits.processes, "file_size": limits.file_size,
-                  "max_output": limits.max_output}
+        header: dict[str, Any] = {
+            "kind": kind, "stdin": stdin, "timeout": limits.timeout, "budget": max(budget, 0.01),
+            "memory": limits.memory, "processes": limits.processes, "file_size": limits.file_size,
+            "max_output": limits.max_output}
         source = code.encode("utf-8", "surrogatepass")
         if tests is not None and calls is None:
             header["names"] = list(names)
@@ -340,7 +355,7 @@ class Sandbox:
             result = _execution(reply, limits, header.get("cases", 0))
             if result is None:  # the server died, lied or hung
                 result, reply = Execution("crashed", stderr=self.close(), cases=(False,) * header.get("cases", 0)), None
-            elif result.status == "timeout" or not reply.get("clean", False):
+            elif result.status == "timeout" or not (reply or {}).get("clean", False):
                 self.close()  # start afresh: nothing of this program survives into the next
             return (result, reply) if reply_too else result
         except SandboxUnavailable:
@@ -351,6 +366,7 @@ class Sandbox:
 
     def _send(self, header: dict, payload: bytes) -> None:
         data = json.dumps(header).encode()
+        assert self.process is not None and self.process.stdin is not None  # started, with a pipe for its input
         try:
             self.process.stdin.write(struct.pack(">I", len(data)) + data + payload)
             self.process.stdin.flush()
@@ -371,6 +387,7 @@ class Sandbox:
             return None
 
     def _read(self, n: int, deadline: float) -> bytes | None:
+        assert self.process is not None and self.process.stdout is not None  # started, with a pipe for its output
         fd, buf = self.process.stdout.fileno(), b""
         watched = [fd] if self._owner_fd is None else [fd, self._owner_fd]
         while len(buf) < n:
@@ -423,24 +440,20 @@ class Sandbox:
         if process is not None:
             if graceful:
                 try:
-                    process.stdin.close()
+                    if process.stdin is not None:
+                        process.stdin.close()
                     process.wait(1.0)
                 except (OSError, subprocess.TimeoutExpired):
                     pass
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 process.kill()
-            except OSError:
-                pass
             process.wait()
             for stream in (process.stdin, process.stdout):
-                try:
-                    stream.close()
-                except (OSError, ValueError):
-                    pass
+                with contextlib.suppress(OSError, ValueError):
+                    if stream is not None:
+                        stream.close()
         if self.cgroup is not None:
             self.cgroup.kill()  # an unisolated program may have left the server's session
             self.cgroup.close()

@@ -80,7 +80,8 @@ def test_names(tests: str) -> tuple[ast.Module, frozenset[str], frozenset[str]]:
     Raises SyntaxError when the tests do not compile.
     """
     tree = ast.parse(tests)
-    used, bound = set(), set()
+    used: set[str] = set()
+    bound: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
@@ -201,15 +202,15 @@ def problem(tests: str) -> str | None:
         return None
     defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
                                                                | ast.ClassDef)}
-    pending = [node for node in tree.body if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
-                                                             | ast.ClassDef)]
+    pending: list[ast.AST] = [node for node in tree.body if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef
+                                                                          | ast.ClassDef)]
     while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Assert | ast.Raise) or (
-                isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in defined):
+        walked = pending.pop()
+        if isinstance(walked, ast.Assert | ast.Raise) or (
+                isinstance(walked, ast.Name) and isinstance(walked.ctx, ast.Load) and walked.id in defined):
             return None
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            pending.extend(ast.iter_child_nodes(node))
+        if not isinstance(walked, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            pending.extend(ast.iter_child_nodes(walked))
     return ("tests define checks but run none (no top-level assert, no call of a check they define, no pytest "
             "test_* function or unittest.TestCase class): any program would pass them")
 
@@ -241,7 +242,8 @@ def _calls(tree: ast.Module, program: frozenset[str]) -> Calls | None:
                 asserts.append(stmt)
             elif isinstance(stmt, ast.Import | ast.ImportFrom):
                 setup.append(stmt)
-            elif not (isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))):
+            elif not (isinstance(stmt, ast.Pass)
+                      or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))):
                 return None
         case = _rewrite(asserts, program, {check.args.args[0].arg: target}, calls) if asserts else None
         if case is None:
@@ -269,7 +271,8 @@ def _check_call(body: list[ast.stmt], program: frozenset[str]) -> tuple[ast.Func
     if len(defs) != 1:
         return None, ""
     args = defs[0].args
-    if len(args.args) != 1 or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg or defs[0].decorator_list:
+    if (len(args.args) != 1 or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg
+            or defs[0].decorator_list):
         return None, ""
     return defs[0], arg.id
 

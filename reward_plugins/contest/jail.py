@@ -30,6 +30,7 @@ header then blobs.  Operations: ``compile``, ``run``, ``check``,
 process or file could not be removed, and the host then rebuilds the sandbox.
 """
 
+import contextlib
 import json
 import math
 import os
@@ -41,8 +42,21 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sandbox"))
-from primitives import (PR_SET_DUMPABLE, PR_SET_PDEATHSIG, libc, load_filter, mount_tmpfs, place,  # noqa: E402
-                        read_exact, reap, receive, remove_tree, send, set_caps, take_channel)
+from primitives import (  # noqa: E402
+    PR_SET_DUMPABLE,
+    PR_SET_PDEATHSIG,
+    libc,
+    load_filter,
+    mount_tmpfs,
+    place,
+    read_exact,
+    reap,
+    receive,
+    remove_tree,
+    send,
+    set_caps,
+    take_channel,
+)
 
 del sys.path[0]
 
@@ -189,10 +203,8 @@ def kill_ours():
                 except OSError:
                     pass
         for pid in found:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
         reap()
         if not found:
             return True
@@ -216,7 +228,7 @@ def do_compile(req, data):
         return {"status": "ok", "cached": True}, b""
     build = f"{WORK}/build"
     fresh_dir(build, uid, 0o700)
-    for name, content in zip(req["files"], data):
+    for name, content in zip(req["files"], data, strict=False):
         write_file(os.path.join(build, name), content)
         os.chown(os.path.join(build, name), uid, uid)
     log = f"{WORK}/compile.log"
@@ -273,7 +285,7 @@ def judge_files(data, names):
     judge's, mode 0700: an interactive program running beside it cannot read the input's secret or the answer)."""
     judge = f"{WORK}/judge"
     fresh_dir(judge, JUDGE, 0o700)
-    for name, content in zip(names, data):
+    for name, content in zip(names, data, strict=False):
         write_file(f"{judge}/{name}", content)
     os.mkdir(f"{judge}/feedback", 0o700)
     os.chown(f"{judge}/feedback", JUDGE, JUDGE)

@@ -26,6 +26,7 @@ the host remembers what it holds.  A rebuilt sandbox starts empty.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -39,7 +40,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from reward_plugins.sandbox import bwrap
 from reward_plugins.sandbox.cgroup import Cgroup
@@ -66,6 +67,13 @@ OOM_SIGNS = ("std::bad_alloc", "memory allocation of", "MemoryError", "java.lang
 Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP"]
 
 
+def _tools(lang: Language) -> dict[str, str]:
+    """The language's tool paths, which the reward checked are there before any program of it is built."""
+    paths = tool_paths(lang)
+    assert paths is not None, f"{lang.name}: a tool is missing"
+    return paths
+
+
 class JailUnavailable(RuntimeError):
     """No contest sandbox can be had here (or the one started stopped answering)."""
 
@@ -90,7 +98,7 @@ class Program:
 
     def compile_argv(self) -> list[str]:
         source = self.language.source_name(self.source)
-        return [part.format(**tool_paths(self.language), source=source) for part in self.language.compile]
+        return [part.format(**_tools(self.language), source=source) for part in self.language.compile]
 
 
 @dataclass(frozen=True)
@@ -103,7 +111,7 @@ class Checker:
     def compile_argv(self) -> list[str]:
         """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path."""
         sources = [name for name, _ in self.files if name.endswith((".cpp", ".cc", ".cxx", ".c++"))]
-        return [tool_paths(LANGUAGES["cpp"])["g++"], "-std=gnu++17", "-O2", "-pipe", "-I", str(TESTLIB), "-o",
+        return [_tools(LANGUAGES["cpp"])["g++"], "-std=gnu++17", "-O2", "-pipe", "-I", str(TESTLIB), "-o",
                 "main", *sources]
 
 
@@ -176,7 +184,9 @@ class Jail:
         config = {"seccomp": bpf().hex(), "work_bytes": WORK_BYTES, "work_inodes": WORK_INODES}
         toolchains = {p for lang in self.languages for p in binds(LANGUAGES[lang])}
         command = [sys.executable, "-I", "-B", str(JAIL), json.dumps(config)]
-        argv = bwrap.bwrap_argv(bwrap.isolation().bwrap, "root", userns, command, (str(JAIL.parent),),
+        found = bwrap.isolation().bwrap
+        assert found is not None  # the contest reward refuses to bind without a sandbox
+        argv = bwrap.bwrap_argv(found, "root", userns, command, (str(JAIL.parent),),
                                 tuple(sorted(toolchains)), ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER"))
         fds = userns.fds
         self.cgroup = Cgroup.create()
@@ -209,6 +219,7 @@ class Jail:
                 except OSError as exc:  # v1 refuses a bound below what the sandbox holds now: start afresh
                     return {"status": "jail_error", "error": f"cgroup: {exc}; {self.close()}"}, b""
             body = json.dumps({**header, "blobs": [len(d) for d in data]}).encode()
+            assert self.process is not None and self.process.stdin is not None  # started, with a pipe for its input
             try:
                 self.process.stdin.write(struct.pack(">I", len(body)) + body + b"".join(data))
                 self.process.stdin.flush()
@@ -248,6 +259,7 @@ class Jail:
         return reply, payload
 
     def _read(self, n: int, deadline: float) -> bytes | None:
+        assert self.process is not None and self.process.stdout is not None  # started, with a pipe for its output
         fd, parts, got = self.process.stdout.fileno(), [], 0
         while got < n:
             left = deadline - time.monotonic()
@@ -276,7 +288,7 @@ class Jail:
                              "fsize": limits.output, "processes": limits.processes, "files": 256}}
         reply, log = self.request(header, blobs, limits.seconds * 2, limits.memory, limits.processes)
         self.compiles += not reply.get("cached", False)
-        status = {"ok": "ok", "error": "CE", "timeout": "CE"}.get(reply.get("status"), "JE")
+        status = {"ok": "ok", "error": "CE", "timeout": "CE"}.get(reply.get("status") or "", "JE")
         record = {"status": status, "log": log.decode("utf-8", "replace") or reply.get("error", ""), "key": key,
                   "cached": bool(reply.get("cached"))}
         if reply.get("status") in ("ok", "error"):  # a compile error is as cacheable as a binary; a compiler
@@ -300,18 +312,15 @@ class Jail:
             self._watch = None
         tail = ""
         if process is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
-            except OSError:
-                pass
             process.kill()
             process.wait()
             tail = bwrap.tail(process)
             for stream in (process.stdin, process.stdout):
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+                with contextlib.suppress(OSError):
+                    if stream is not None:
+                        stream.close()
         if self.cgroup is not None:
             self.cgroup.kill()
             self.cgroup.close()
@@ -320,10 +329,8 @@ class Jail:
         return tail
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
 
 _jails: dict[frozenset[str], Jail] = {}
@@ -360,7 +367,7 @@ def token_match(output: str, answer: str, problem: Problem) -> bool:
         got, want = [t.lower() for t in got], [t.lower() for t in want]
     if problem.compare == "token":
         return got == want
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=False):
         expected = _number(w)
         if expected is None:
             if g != w:
@@ -400,8 +407,8 @@ def _checker_verdict(result: dict, protocol: str) -> Verdict:
     if result.get("status") == "jail_error" or result.get("wall_killed") or result.get("signal"):
         return "JE"
     code = result.get("exit")
-    table = {42: "AC", 43: "WA"} if protocol == "kattis" else {0: "AC", 1: "WA", 2: "WA"}
-    return table.get(code, "JE")
+    table: dict[int, Verdict] = {42: "AC", 43: "WA"} if protocol == "kattis" else {0: "AC", 1: "WA", 2: "WA"}
+    return table.get(code, "JE") if isinstance(code, int) else "JE"
 
 
 def _program_limits(language: Language, problem: Problem) -> dict:
@@ -411,7 +418,7 @@ def _program_limits(language: Language, problem: Problem) -> dict:
             "stack": min(problem.memory, 1 << 30)}
 
 
-JUDGE_LIMITS = {"cpu": JUDGE_SECONDS, "wall": JUDGE_SECONDS * 2, "fsize": 64 * MIB, "processes": 4,
+JUDGE_LIMITS: dict[str, Any] = {"cpu": JUDGE_SECONDS, "wall": JUDGE_SECONDS * 2, "fsize": 64 * MIB, "processes": 4,
                 "memory": JUDGE_MEMORY, "stack": 256 * MIB}
 
 
@@ -450,7 +457,7 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
                 return Report(["JE"] * n, 0.0, f"{role}: {made['log']}", built["cached"])
             keys[role] = made["key"]
     lang = program.language
-    argv = [part.format(**tool_paths(lang), memory_mb=problem.memory // MIB, main=lang.main(program.source),
+    argv = [part.format(**_tools(lang), memory_mb=problem.memory // MIB, main=lang.main(program.source),
                         source="") for part in lang.run]
     run = _Run(jail, built["key"], argv, lang, problem, _program_limits(lang, problem), **keys)
     groups = problem.groups or tuple((1.0, (i,)) for i in range(n))
@@ -480,12 +487,14 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
     problem, lang, limits = run.problem, run.language, run.limits
     memory = max(limits["memory"] or problem.memory + lang.memory_slack, JUDGE_MEMORY)
     if problem.interactor is not None:
-        header = {"op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.interactor,
-                  "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS, "protocol": problem.interactor.protocol,
-                  "env": dict(lang.env)}
+        header: dict[str, Any] = {
+            "op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.interactor,
+            "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS, "protocol": problem.interactor.protocol,
+            "env": dict(lang.env)}
         outcome, _ = run.jail.request(header, data, limits["wall"] + JUDGE_LIMITS["wall"], memory * 2,
                                       limits["processes"] + JUDGE_LIMITS["processes"])
-        judged = outcome.get("judge") if isinstance(outcome.get("judge"), dict) else {"status": "jail_error"}
+        judged: dict[str, Any] = (outcome["judge"] if isinstance(outcome.get("judge"), dict)
+                                  else {"status": "jail_error"})
         said = _checker_verdict(judged, problem.interactor.protocol)
         message = str(judged.get("message", ""))[-500:]
         failed = classify(outcome, lang, problem)
@@ -498,9 +507,9 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
     header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits,
               "return_output": problem.checker is None, "env": dict(lang.env)}
     outcome, output = run.jail.request(header, data[:1], limits["wall"], memory, limits["processes"])
-    verdict = classify(outcome, lang, problem)
-    if verdict is not None:
-        return verdict, str(outcome.get("stderr", ""))[-500:]
+    failed = classify(outcome, lang, problem)
+    if failed is not None:
+        return failed, str(outcome.get("stderr", ""))[-500:]
     if problem.checker is None:
         return ("AC" if token_match(output.decode("utf-8", "replace"), test.answer, problem) else "WA"), ""
     return _check(run, data, "run")
@@ -525,6 +534,7 @@ def _failed_first(failed: Verdict | None, program: dict, judged: dict, seconds: 
 
 
 def _check(run: _Run, data: list[bytes], output: str) -> tuple[Verdict, str]:
+    assert run.problem.checker is not None  # only a problem with a checker is checked
     protocol = run.problem.checker.protocol
     header = {"op": "check", "judge_key": run.checker, "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS,
               "protocol": protocol, "output": output}

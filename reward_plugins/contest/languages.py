@@ -160,7 +160,7 @@ def _links_out(root: str) -> set[str]:
     for folder, dirs, files in os.walk(root):
         for name in dirs + files:
             path = os.path.join(folder, name)
-            if os.path.islink(path) and not (target := os.path.realpath(path)).startswith(root + "/"):
-                if os.path.exists(target):
-                    found.add(target)
+            if (os.path.islink(path) and not (target := os.path.realpath(path)).startswith(root + "/")
+                    and os.path.exists(target)):
+                found.add(target)
     return found

@@ -28,6 +28,7 @@ import functools
 import logging
 import signal
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -84,7 +85,8 @@ class ContestParams(BaseModel):
 def extract_program(text: str, fallback: str | None) -> tuple[str | None, str | None]:
     """(language tag, source) of the last closed fenced block; the tag is ``fallback`` for an untagged fence."""
     found: tuple[str | None, str | None] = (None, None)
-    block, tag = None, ""
+    block: list[str] | None = None
+    tag = ""
     for line in text.splitlines():
         stripped = line.strip()
         if block is None:
@@ -99,13 +101,13 @@ def extract_program(text: str, fallback: str | None) -> tuple[str | None, str | 
     return found
 
 
-def _problem(row: dict[str, Any], params: ContestParams):
+def _problem(row: Mapping[str, Any], params: ContestParams):
     return problem_from_row(row, time_limit=params.time_limit, memory_mb=params.memory_mb,
                             output_mb=params.output_mb, compare=params.compare,
                             float_tolerance=params.float_tolerance)
 
 
-def check_row(row: dict[str, Any]) -> str | None:
+def check_row(row: Mapping[str, Any]) -> str | None:
     """``grpo-host data check``: the tests, limits, checker and subtasks columns can be used, the row's language
     is known and its toolchain installed."""
     language = row.get("language")

@@ -33,7 +33,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
-from .judge import MIB, Checker, Problem, Case
+from .judge import MIB, Case, Checker, Problem
 
 __all__ = ["TEST_COLUMNS", "problem_from_row"]
 
@@ -76,7 +76,7 @@ def _text(value: Any, column: str) -> str:
 def _pairs(inputs: Any, outputs: Any, column: str) -> list[Case]:
     if not (isinstance(inputs, list) and isinstance(outputs, list)) or len(inputs) != len(outputs):
         raise RowProblem(f"column {column!r}: expected equally long lists of inputs and outputs")
-    return [Case(_text(i, column), _text(o, column)) for i, o in zip(inputs, outputs)]
+    return [Case(_text(i, column), _text(o, column)) for i, o in zip(inputs, outputs, strict=False)]
 
 
 def tests_of(row: Mapping[str, Any]) -> list[Case]:
@@ -138,7 +138,7 @@ def _mib(value: Any) -> float:
 
 def _judge_program(value: Any, column: str, protocol: str) -> Checker:
     if isinstance(value, str):
-        files = (("main.cpp", value),)
+        files: tuple[tuple[str, str], ...] = (("main.cpp", value),)
     elif isinstance(value, Mapping) and value and all(isinstance(k, str) and isinstance(v, str)
                                                        for k, v in value.items()):
         if any("/" in k or k.startswith(".") for k in value):

@@ -231,11 +231,12 @@ async def judge_criteria(completion: str, *, prompt: Any = None, params: Criteri
         instructions = f"Criterion '{c.name}': {c.description}\nDecide whether the response meets this criterion."
         return await _verdict(params, tally, "met", instructions, prompt, completion)
 
-    met = await asyncio.gather(*(one(c) for c in params.criteria))
-    if any(m is None for m in met):
+    verdicts = await asyncio.gather(*(one(c) for c in params.criteria))
+    met = [m for m in verdicts if m is not None]
+    if len(met) < len(verdicts):
         return Scored(None, tally.counts())
     total = sum(c.weight for c in params.criteria)
-    return Scored(sum(c.weight * m for c, m in zip(params.criteria, met)) / total, tally.counts())
+    return Scored(sum(c.weight * m for c, m in zip(params.criteria, met, strict=False)) / total, tally.counts())
 
 
 @hookimpl

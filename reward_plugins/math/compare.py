@@ -96,7 +96,8 @@ def _sympy_close(a: Any, b: Any, tolerance: float, numeric_precision: int) -> bo
     if isinstance(a, MatrixBase | MatrixExpr) or isinstance(b, MatrixBase | MatrixExpr):
         a, b = _doit(a), _doit(b)
         if isinstance(a, MatrixBase) and isinstance(b, MatrixBase) and a.shape == b.shape:
-            return all(_sympy_close(x, y, tolerance, numeric_precision) for x, y in zip(a.flat(), b.flat()))
+            return all(_sympy_close(x, y, tolerance, numeric_precision)
+                       for x, y in zip(a.flat(), b.flat(), strict=False))
         return False
 
     def readings(e: Any) -> list:
@@ -151,7 +152,10 @@ def _written(x: Any) -> tuple[Fraction, Fraction]:
 
     text = to_str(x._mpf_, prec_to_dps(x._prec), strip_zeros=True).replace(".0e", "e")
     text = text[:-2] if text.endswith(".0") else text
-    return Fraction(Decimal(text)), Fraction(10) ** Decimal(text).as_tuple().exponent
+    exact = Fraction(Decimal(text))
+    exponent = Decimal(text).as_tuple().exponent
+    assert isinstance(exponent, int)  # "n", "N", "F" are a NaN's or an infinity's, which Fraction refused above
+    return exact, Fraction(10) ** exponent
 
 
 MAX_ROUNDED = 4
@@ -178,7 +182,7 @@ def _within_rounding(x: Any, y: Any) -> bool:
     reals, imaginaries = [], []
     for corner in product((-1, 1), repeat=len(floats)):
         at = {f: Rational(v.numerator, v.denominator) + s * Rational(u.numerator, 2 * u.denominator)
-              for f, (v, u), s in zip(floats, written, corner)}
+              for f, (v, u), s in zip(floats, written, corner, strict=False)}
         value = complex((x.xreplace(at) - y.xreplace(at)).evalf(30))  # x - y would merge the decimals first
         reals.append(value.real)
         imaginaries.append(value.imag)
@@ -221,16 +225,17 @@ def equal(gold: Parsed, pred: Parsed, tolerance: float, set_relations: bool = Fa
     gold, pred = sides
     if gold.number is not None and pred.number is not None:
         return numbers_equal(gold.number, pred.number, tolerance)
-    if (gold.number or pred.number) and (gold.number or pred.number).ulp is not None:  # a decimal and \pi
+    known = gold.number or pred.number
+    if known and known.ulp is not None:  # a decimal and \pi
         exact = as_number(pred if gold.number else gold)
         if exact is not None:
             return numbers_equal(gold.number or exact, pred.number or exact, tolerance)
     from sympy import srepr
 
-    golds, preds = gold.expressions(), pred.expressions()
-    preds = _false_equations(preds, tolerance)
-    if preds is None:
+    golds, stated = gold.expressions(), _false_equations(pred.expressions(), tolerance)
+    if stated is None:
         return False
+    preds = stated
     key = (tuple(map(srepr, golds)), tuple(map(srepr, preds)), tolerance, set_relations)
     verdict = _VERDICTS.get(key)
     if verdict is None and _clearly_unequal(golds, preds, tolerance):
@@ -392,9 +397,10 @@ def _temperature(gold: Parsed, pred: Parsed) -> tuple[Parsed, Parsed] | None:
     scale; None when either is not a plain number on a scale (a temperature is not a ratio of another unit)."""
     scales = [TEMPERATURE_SCALES.get(u[0][0]) if u and len(u) == 1 and u[0][1] == 1 else None
               for u in (gold.unit, pred.unit)]
-    if None in scales or gold.number is None or pred.number is None:
+    gold_scale, pred_scale = scales
+    if gold_scale is None or pred_scale is None or gold.number is None or pred.number is None:
         return None
-    (gs, go), (ps, po) = scales
+    (gs, go), (ps, po) = gold_scale, pred_scale
     n = gold.number
     value = ((gs * n.value + go) - po) / ps
     ulp = n.ulp * gs / ps if n.ulp is not None else None

@@ -37,7 +37,7 @@ from reward_plugins.math.read import (
     read_answer,
     read_number,
 )
-from reward_plugins.r1 import ANSWER
+from reward_plugins.r1.rewards import ANSWER
 
 MAX_FINAL_TAIL = 40
 """Characters that may follow the last math span for it to count as the final answer without an answer phrase."""
@@ -199,9 +199,10 @@ def _reads_as_value(text: str) -> bool:
 
 
 _COUNTED = re.compile(r"(?P<number>[-+]?\$?[\d.,]*\d%?)\s+(?P<noun>[a-z]{3,})")
-_NOT_NOUNS = frozenset("more less fewer greater larger smaller bigger higher lower over under above below plus minus "
-                       "than times and or percent per each squared cubed factorial hundred thousand million billion "
-                       "trillion dozen".split())
+_NOT_NOUNS = frozenset(["more", "less", "fewer", "greater", "larger", "smaller", "bigger", "higher", "lower", "over",
+                       "under", "above", "below", "plus", "minus", "than", "times", "and", "or", "percent", "per",
+                       "each", "squared", "cubed", "factorial", "hundred", "thousand", "million", "billion",
+                       "trillion", "dozen"])
 """Words after a number that change its value or compare it (3 squared, 2 million, 5 more): never a counted noun."""
 
 
@@ -247,7 +248,7 @@ def phrase_answers(text: str) -> list[Answer]:
     for m in list(_PHRASE.finditer(text))[-MAX_READ_PHRASES:]:
         window = text[m.end() : m.end() + MAX_PHRASE]
         end = _PHRASE_END.search(window)
-        value = (window[: end.start()] if end else window).strip().strip("*_").strip()
+        value: str | None = (window[: end.start()] if end else window).strip().strip("*_").strip()
         if not value or "\\boxed" in value or "\\fbox" in value:
             continue
         if end is not None and window[end.start()] == "?":  # Answer: 4? 5?: a question, never paid
@@ -321,7 +322,7 @@ def final_line(text: str) -> Answer | None:
     tail = body[-MAX_PHRASE:]
     sentence = _CONCLUSION.search(tail)
     numbers = list(_SENTENCE_NUMBER.finditer(sentence[0])) if sentence and not SPAN.search(sentence[0]) else []
-    if len(numbers) != 1 or read_number(numbers[0][0].replace(",", "")) is None:
+    if sentence is None or len(numbers) != 1 or read_number(numbers[0][0].replace(",", "")) is None:
         return None
     after = re.match(r"\s+([a-z]+)", sentence[0][numbers[0].end() :])
     if after and after[1] in _NOT_NOUNS:
@@ -400,7 +401,7 @@ def _withdraw(text: str, stated: list[Answer]) -> Found:
     """
     rows = [a for k, a in enumerate(stated) if k + 1 == len(stated) or stated[k + 1].text.strip() != a.text.strip()]
     counted, withdrawn = [], 0
-    for answer, later in zip(rows, [*rows[1:], None]):
+    for answer, later in zip(rows, [*rows[1:], None], strict=False):
         if later is not None:
             gap = text[answer.end : later.start]
             sentence = re.split(r"[.!?\n]", gap)[-1]

@@ -85,8 +85,9 @@ SI_SYMBOLS = {"m": "meter", "g": "gram", "s": "second", "Hz": "hertz", "W": "wat
               "cal": "calorie", "B": "byte", "bit": "bit", "Wh": "watthour"}
 """Unit symbols an SI prefix may precede (``nm``, ``GHz``, ``kPa``, ``μF``, ``MB``): :func:`unit_name` reads the
 prefixed ones.  Alone, the one-letter C, F, T and B are not read as units (25 C is more often Celsius, B a choice)."""
-SI_WORDS = {**{w: w for w in "meter gram second watt joule hertz volt ampere newton pascal liter mole electronvolt "
-                             "coulomb farad tesla ohm kelvin calorie byte bit".split()},
+SI_WORDS = {**{w: w for w in ["meter", "gram", "second", "watt", "joule", "hertz", "volt", "ampere", "newton",
+                             "pascal", "liter", "mole", "electronvolt", "coulomb", "farad", "tesla", "ohm", "kelvin",
+                             "calorie", "byte", "bit"]},
             "metre": "meter", "litre": "liter", "amp": "ampere"}
 PREFIXES = {"Y": 24, "Z": 21, "E": 18, "P": 15, "T": 12, "G": 9, "M": 6, "k": 3, "h": 2, "da": 1, "d": -1, "c": -2,
             "m": -3, "μ": -6, "µ": -6, "u": -6, "n": -9, "p": -12, "f": -15}
@@ -97,8 +98,8 @@ PREFIX_WORDS = {"yotta": 24, "zetta": 21, "exa": 18, "peta": 15, "tera": 12, "gi
 TEMPERATURES = {"C": "celsius", "F": "fahrenheit", "celsius": "celsius", "fahrenheit": "fahrenheit",
                 "Celsius": "celsius", "Fahrenheit": "fahrenheit", "℃": "celsius", "℉": "fahrenheit"}
 """Temperature scales: C and F only after a degree sign (``25^\\circ C``, ``25 °F``); the rest anywhere."""
-COUNT_WORDS = frozenset(
-    "units unit people persons students apples items ways times points square-units sq-units".split())
+COUNT_WORDS = frozenset(["units", "unit", "people", "persons", "students", "apples", "items", "ways", "times",
+                        "points", "square-units", "sq-units"])
 """Words after a number that name what is counted, not a unit: ignored (5 apples is 5)."""
 _POWER_WORDS = {"sq": 2, "square": 2, "cubic": 3}
 Unit = tuple[tuple[str, int], ...]
@@ -150,6 +151,7 @@ def read_unit(text: str) -> Unit | None:
     text = _TEXT_GROUP.sub(r" \1 ", text).replace("\\mu", " μ").replace("\\Omega", "Ω")
     powers: dict[str, int] = {}
     sign, pending, prefix, last, found = 1, 1, "", None, False
+    name: str | None
     for piece in _UNIT_PIECE.findall(text):
         if piece == "/":
             sign = -1
@@ -231,9 +233,8 @@ def split_unit(text: str) -> tuple[str, Unit | None]:
 
 
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
-_MATH_WORDS = frozenset(
-    "and sqrt cbrt exp log sin cos tan cot sec csc asin acos atan sinh cosh tanh Abs abs factorial Rational Integral"
-    .split())
+_MATH_WORDS = frozenset(["and", "sqrt", "cbrt", "exp", "log", "sin", "cos", "tan", "cot", "sec", "csc", "asin",
+                        "acos", "atan", "sinh", "cosh", "tanh", "Abs", "abs", "factorial", "Rational", "Integral"])
 _TEXT = re.compile(r"\\(?:text|mathrm|textrm|mbox|operatorname|begin|end)\s*\{[^{}]*\}")
 
 
@@ -322,10 +323,10 @@ def read_number(text: str) -> Number | None:
         value = int(m["ell_int"] or "0") + Fraction(int(digits), 10 ** len(digits)) + ulp / 2
         return Number(sign * value, ulp, percent, unit)
     if m["pwhole"] is not None:  # 3 1/4, as GSM8K-style text writes a mixed number
-        num, den = int(m["pnum"]), int(m["pden"])
-        if not 0 < num < den:
+        part, whole_of = int(m["pnum"]), int(m["pden"])
+        if not 0 < part < whole_of:
             return None
-        return Number(sign * (int(m["pwhole"]) + Fraction(num, den)), None, percent, unit)
+        return Number(sign * (int(m["pwhole"]) + Fraction(part, whole_of)), None, percent, unit)
     if m["whole"] is not None:
         num, den = (m["mnum"], m["mden"]) if m["mnum"] is not None else (m["mnum1"], m["mden1"])
         if int(den) == 0:
@@ -338,10 +339,10 @@ def read_number(text: str) -> Number | None:
         if abs(exponent) > MAX_EXPONENT:
             return None
         whole, _, frac = mant.partition(".")
-        value = Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac)) * Fraction(10) ** exponent
+        scaled = (Fraction(int(whole or "0") * 10 ** len(frac) + int(frac or "0"), 10 ** len(frac))
+                  * Fraction(10) ** exponent)
         decimal = "." in mant or m["exp"] is not None
-        ulp = Fraction(10) ** (exponent - len(frac)) if decimal else None
-        return Number(sign * value, ulp, percent, unit)
+        return Number(sign * scaled, Fraction(10) ** (exponent - len(frac)) if decimal else None, percent, unit)
     num, den = (m["num"], m["den"]) if m["num"] is not None else (
         (m["num1"], m["den1"]) if m["num1"] is not None else (m["snum"], m["sden"]))
     if int(den) == 0:
@@ -593,8 +594,8 @@ def read_simple_latex(text: str) -> Any | None:
             out.append("**")
             if index < len(tokens) and tokens[index] == "{":
                 return group()
-            if index < len(tokens) and (tokens[index].isdigit() and len(tokens[index]) == 1 or
-                                        len(tokens[index]) == 1 and tokens[index].isalpha() and tokens[index] not in "EI"):
+            one = index < len(tokens) and len(tokens[index]) == 1
+            if one and (tokens[index].isdigit() or tokens[index].isalpha() and tokens[index] not in "EI"):
                 out.append("E" if tokens[index] == "e" else tokens[index])
                 index += 1
                 return True
@@ -674,7 +675,8 @@ def _adapt_latex2sympy() -> None:
 
     converter = getattr(latex2sympy2, "_Latex2Sympy", None)
     needed = ("parse_number", "create_parser", "parse")
-    if converter is None or not all(hasattr(converter, n) for n in needed) or not hasattr(latex2sympy2, "convert_number"):
+    if (converter is None or not all(hasattr(converter, n) for n in needed)
+            or not hasattr(latex2sympy2, "convert_number")):
         raise RuntimeError("math: unsupported latex2sympy2_extended (its parser layout changed)")
     if getattr(converter, "_grpo_host_adapted", False):
         return

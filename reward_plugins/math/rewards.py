@@ -16,6 +16,7 @@ finding is linear in the completion, so the timeout is a backstop only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -128,7 +129,7 @@ class MathParams(BaseModel):
     )
 
 
-def check_gold(row: dict) -> str | None:
+def check_gold(row: Mapping[str, Any]) -> str | None:
     """Row check for ``data check``: the gold answer must parse (with the default parameters)."""
     answer = row.get("answer")
     if isinstance(answer, bool) or not isinstance(answer, str | int | float) or not str(answer).strip():

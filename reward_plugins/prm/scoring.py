@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .rewards import PRMParams, aggregate, prompt_text, split_steps
 from .loading import Loaded, PRMModelError, load
+from .rewards import PRMParams, aggregate, prompt_text, split_steps
 
 __all__ = ["Input", "encode", "score_completions", "step_probabilities"]
 
@@ -81,9 +81,11 @@ def shepherd_tokens(loaded: Loaded, params: PRMParams) -> tuple[int, int, int]:
             "expected a Math-Shepherd-style causal LM whose vocabulary holds the step tag and the good/bad tokens "
             "(set step_tag, good_token, bad_token to the ones it was trained with)"
         )
-    if found["good_token"] == found["bad_token"]:
+    good, wrong = found["good_token"], found["bad_token"]
+    assert tag is not None and good is not None and wrong is not None  # a None is in `bad`, raised above
+    if good == wrong:
         raise PRMModelError(f"PRM {params.model!r}: good_token and bad_token encode to the same token")
-    return tag, found["good_token"], found["bad_token"]
+    return tag, good, wrong
 
 
 def _math_shepherd(owner: int, completion: str, prompt: Any, loaded: Loaded, params: PRMParams) -> list[Input]:
@@ -141,7 +143,7 @@ def encode(completions: list[str], prompts: list[Any], loaded: Loaded, params: P
     limit = min(params.max_length, loaded.max_positions or params.max_length)
     return [
         _truncate_left(item, limit, bos)
-        for i, (completion, prompt) in enumerate(zip(completions, prompts))
+        for i, (completion, prompt) in enumerate(zip(completions, prompts, strict=False))
         for item in encoder(i, completion, prompt, loaded, params)
     ]
 
@@ -163,7 +165,7 @@ def step_probabilities(inputs: list[Input], loaded: Loaded, params: PRMParams) -
                 ids[r, : len(inputs[i].ids)] = torch.tensor(inputs[i].ids)
                 mask[r, : len(inputs[i].ids)] = 1
             chunk = [inputs[i] for i in rows]
-            for i, probs in zip(rows, pick(ids.to(loaded.device), mask.to(loaded.device), chunk)):
+            for i, probs in zip(rows, pick(ids.to(loaded.device), mask.to(loaded.device), chunk), strict=False):
                 out[i] = probs
     return out
 
@@ -219,6 +221,6 @@ def score_completions(completions: list[str], prompts: list[Any], params: PRMPar
         shepherd_tokens(loaded, params)  # a missing tag or good/bad token is a load-time error, even with no steps
     inputs = encode(completions, prompts, loaded, params)
     per_completion: list[list[float]] = [[] for _ in completions]
-    for item, probs in zip(inputs, step_probabilities(inputs, loaded, params)):
+    for item, probs in zip(inputs, step_probabilities(inputs, loaded, params), strict=False):
         per_completion[item.owner].extend(probs)
     return [aggregate(probs, params.aggregation) for probs in per_completion]

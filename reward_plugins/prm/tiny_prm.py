@@ -59,7 +59,7 @@ def build_tiny_prm(
 
     architecture, labels = HEADS[kind]
     tokenizer = _tokenizer(step_tag)
-    config = transformers.LlamaConfig(
+    config = transformers.LlamaConfig(  # type: ignore[call-arg]  # num_labels: a PretrainedConfig kwarg the stubs omit
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
         intermediate_size=2 * hidden_size,

@@ -186,6 +186,7 @@ class Namespace:
              "print(flush=True); sys.stdin.read()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={},
         ) as helper:  # leaving the block closes its input, so it exits, and waits for it
+            assert helper.stdout is not None and helper.stderr is not None  # both are pipes: asked for above
             if not helper.stdout.readline():
                 raise OSError(f"cannot create a user namespace: {helper.stderr.read().decode().strip()}")
             for kind in ("uid", "gid"):
@@ -270,7 +271,7 @@ def bwrap_argv(bwrap: str, mode: Mode, userns: Namespace, command: list[str], se
     if mode == "root":
         argv = [bwrap, "--userns", str(userns.fds[0]), "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]
-        caps = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_SYS_ADMIN")
+        caps: tuple[str, ...] = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_SYS_ADMIN")
     else:
         argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0", "--cap-drop", "ALL"]
         caps = ("CAP_SYS_ADMIN", "CAP_SETFCAP")  # to mount the tmpfs, and to map uid 0 into the nested namespace

@@ -22,6 +22,7 @@ sandbox made on the machine.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
@@ -135,17 +136,13 @@ class Cgroup:
         while time.monotonic() < deadline:
             pids = []
             for path in self.dirs:
-                try:
+                with contextlib.suppress(OSError):
                     pids += (path / "cgroup.procs").read_text().split()
-                except OSError:
-                    pass
             if not pids:
                 return
             for pid in pids:
-                try:
+                with contextlib.suppress(OSError, ValueError):
                     os.kill(int(pid), signal.SIGKILL)
-                except (OSError, ValueError):
-                    pass
             time.sleep(0.005)
 
     def close(self) -> None:
@@ -171,7 +168,5 @@ def _remove_orphans(parent: Path) -> None:
     for child in parent.glob(f"{PREFIX}*"):
         match = re.fullmatch(rf"{PREFIX}(\d+)-\d+", child.name)
         if match and not Path(f"/proc/{match[1]}").exists():
-            try:
+            with contextlib.suppress(OSError):
                 child.rmdir()
-            except OSError:
-                pass

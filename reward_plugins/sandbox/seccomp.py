@@ -44,6 +44,7 @@ server and inherits the filter.  Nothing here assembles BPF by hand.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import tempfile
@@ -89,15 +90,12 @@ def bpf() -> bytes:
         ) from None
     deny = seccomp.ERRNO(errno.EPERM)
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
-    try:
+    with contextlib.suppress(OSError):  # libseccomp before 2.5: the same rules, checked one after another
         rules.set_attr(seccomp.Attr.CTL_OPTIMIZE, 2)  # a binary tree of syscall numbers: every syscall pays log(n)
-    except OSError:
-        pass  # libseccomp before 2.5: the same rules, checked one after another
     for name in BLOCKED:
-        try:
+        # a syscall this architecture does not have (nfsservctl on x86-64): nothing to block
+        with contextlib.suppress(OSError, ValueError, RuntimeError):
             rules.add_rule(deny, name)
-        except (OSError, ValueError, RuntimeError):
-            pass  # a syscall this architecture does not have (nfsservctl on x86-64): nothing to block
     for flag in CLONE_NAMESPACES:
         rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")

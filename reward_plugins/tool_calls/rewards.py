@@ -14,12 +14,12 @@ so the row's error names the column.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grpo_host import Scored, hookimpl, reward
-from grpo_host import ToolCall, Trajectory
+from grpo_host import Scored, ToolCall, Trajectory, hookimpl, reward
 
 from . import bfcl
 from .tools import Tool, ToolsProblem, read_tools
@@ -51,7 +51,7 @@ def _answered(*turns: dict) -> list[dict]:
     return messages + [{"role": "assistant", "content": "It is 12 degrees."}]
 
 
-def check_tools(row: dict[str, Any]) -> str | None:
+def check_tools(row: Mapping[str, Any]) -> str | None:
     """``data check``: the row's ``tools`` are a list of functions whose parameters are usable JSON Schemas."""
     try:
         read_tools(row.get("tools"))
@@ -60,7 +60,7 @@ def check_tools(row: dict[str, Any]) -> str | None:
     return None
 
 
-def check_expected(row: dict[str, Any]) -> str | None:
+def check_expected(row: Mapping[str, Any]) -> str | None:
     """``data check``: the tools are usable and the expected calls name them with arguments their schemas define."""
     try:
         tools = read_tools(row.get("tools"))

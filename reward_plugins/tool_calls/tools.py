@@ -20,8 +20,8 @@ use, as JSON values or as JSON text (xLAM and others store JSON strings):
 Both are dataset values, so anything may be wrong with them: every
 problem is a :class:`ToolsProblem` whose message names the column and the
 tool, which ``data check`` reports per row and scoring raises as the row's
-error.  The schemas are compiled by the ``json_schema`` pack's
-:func:`~reward_plugins.json_schema.compile_schema` (jsonschema-rs, offline:
+error.  The schemas are compiled as the ``json_schema`` pack compiles its rows'
+(:func:`~reward_plugins.schemas.compiler.compile_schema`: jsonschema-rs, offline:
 a remote ``$ref`` is never fetched; hostile schemas refused).
 """
 
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from reward_plugins.json_schema import Compiled, SchemaProblem, compile_schema
+from reward_plugins.schemas.compiler import Compiled, SchemaProblem, compile_schema
 
 __all__ = ["MAX_COLUMN_CHARS", "Tool", "ToolsProblem", "expected_calls", "read_tools"]
 

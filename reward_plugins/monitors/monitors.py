@@ -13,7 +13,8 @@ import functools
 import math
 import re
 from collections import deque
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,14 +27,14 @@ class Window(BaseModel):
     window: int = Field(8, ge=1, le=10_000, description="batches the rule is judged over")
 
 
-def _moments(values: list[float | None]) -> Any:
+def _moments(values: Sequence[float | None]) -> Any:
     """The ensemble's moments of ``values`` (imported here: listing the pack must not load the ensemble)."""
     from grpo_host import Moments
 
     return Moments().add(values)
 
 
-def _mean(values: list[float]) -> float:
+def _mean(values: Sequence[float]) -> float:
     """The mean, 0.0 for no values (a share of nothing is none)."""
     return _moments(values).mean or 0.0
 
@@ -74,7 +75,7 @@ class ZeroAdvantage:
         report = Report({"share": share})
         mean = self.window.add(share)
         if mean is not None and mean >= self.params.warn:
-            severity = "critical" if mean >= self.params.critical else "warning"
+            severity: Literal["warning", "critical"] = "critical" if mean >= self.params.critical else "warning"
             report.alerts.append(Alert("zero_advantage", severity,
                                        f"no learning signal: {mean:.0%} of groups had equal rewards over the last "
                                        f"{self.params.window} batches"))
@@ -118,7 +119,8 @@ class RewardCollapse:
             best = self.best[name] = max(self.best.get(name, -math.inf), *(v for v in values if v is not None))
             if std > self.params.min_std:
                 self.varied.add(name)
-            if len(seen) == seen.maxlen and None not in seen and max(seen) - min(seen) <= self.params.min_std:
+            means = [m for m in seen if m is not None]
+            if len(means) == seen.maxlen and max(means) - min(means) <= self.params.min_std:
                 if name in self.varied and mean >= best - self.params.min_std:
                     report.alerts.append(Alert("reward_collapse", "info",
                                                f"reward {name} saturated: every completion scored {mean:.4g}, its "
@@ -160,7 +162,7 @@ class Divergence:
         self.means.append({n: _mean([v for v in vals if v is not None]) for n, vals in batch.values.items()
                            if any(v is not None for v in vals)})
         report = Report()
-        if len(self.means) < self.means.maxlen or correct is None:
+        if len(self.means) < self.params.window or correct is None:
             return report
         half = self.params.window // 2
         first, second = list(self.means)[:half], list(self.means)[half:]
@@ -188,7 +190,7 @@ class Divergence:
 # -- echo, repetition, length ------------------------------------------------------------------------------------
 
 def _ngrams(words: list[str], n: int) -> list[tuple[str, ...]]:
-    return list(zip(*(words[i:] for i in range(n))))
+    return list(zip(*(words[i:] for i in range(n)), strict=False))
 
 
 def _prompt_text(prompt: Any) -> str:
@@ -217,7 +219,7 @@ class _Flagged:
 
     def observe(self, batch: Batch) -> Report:
         flagged, counted, rows = 0, 0, []
-        for i, (prompt, words) in enumerate(zip(batch.prompts, batch.words)):
+        for i, (prompt, words) in enumerate(zip(batch.prompts, batch.words, strict=False)):
             verdict = self.flag(prompt, words)
             if verdict is None:
                 continue
@@ -281,7 +283,7 @@ class Repetition(_Flagged):
         count = len(words) - n + 1
         if count < self.params.min_ngrams:
             return None
-        return len(set(zip(*(words[i:] for i in range(n))))) / count < self.params.distinct
+        return len(set(zip(*(words[i:] for i in range(n)), strict=False))) / count < self.params.distinct
 
     def message(self, mean: float) -> str:
         return f"degenerate repetition: {mean:.0%} of completions over the last {self.params.window} batches"
@@ -309,7 +311,7 @@ class Length:
 
     def observe(self, batch: Batch) -> Report:
         lengths = [n if n is not None else len(words)
-                   for n, words in zip(batch.lengths or [None] * len(batch.completions), batch.words)]
+                   for n, words in zip(batch.lengths or [None] * len(batch.completions), batch.words, strict=False)]
         report = Report({"mean": _mean(lengths)})
         mean = self.means.add(_mean(lengths))
         if mean is not None and mean <= self.params.shortest:

@@ -50,7 +50,8 @@ class RemoteParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     url: str = Field(description="the grpo-host serve instance, e.g. http://rewards:8000 (its /score is called)")
-    reward: str | None = Field(None, description="which of the server's rewards to use; None: the server's weighted total")
+    reward: str | None = Field(
+        None, description="which of the server's rewards to use; None: the server's weighted total")
     timeout: float = Field(120.0, gt=0, description="seconds each HTTP attempt may take (also sent as X-Deadline)")
     retries: int = Field(2, ge=0, description="further attempts after a connection error, a timeout, 429 or 502-504")
     token_env: str = Field("GRPO_HOST_SERVE_TOKEN", description="environment variable holding the bearer token, if any")
@@ -136,7 +137,7 @@ def remote(completions: list[str], *, prompts: list[Any], params: RemoteParams, 
 
     tokens = _end_tokens(params.tokenizer, None if params.end_tokens is None else tuple(params.end_tokens))
     rows = [{"completion": strip_end_tokens(c, tokens), "prompt": p, **{k: v[i] for k, v in columns.items()}}
-            for i, (c, p) in enumerate(zip(completions, prompts))]
+            for i, (c, p) in enumerate(zip(completions, prompts, strict=False))]
     reply = _post(params, rows)
     if isinstance(reply, str):
         return [Scored(None, {"unreachable": 1})] * len(rows)

@@ -43,9 +43,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from grpo_host import hookimpl, reward
-
-from grpo_host import uninterrupted
+from grpo_host import hookimpl, reward, uninterrupted
 
 
 class OverlongParams(BaseModel):
@@ -234,7 +232,7 @@ def kimi_lengths(lengths: Sequence[int], correct: Sequence[bool]) -> list[float]
     if short == long:
         return [0.0] * len(lengths)
     out = []
-    for length, right in zip(lengths, correct):
+    for length, right in zip(lengths, correct, strict=False):
         lam = 0.5 - (length - short) / (long - short)
         out.append(lam if right else min(0.0, lam))
     return out
@@ -256,11 +254,12 @@ def length(completions: list[str], *, params: LengthParams, prompts: list[Any], 
     correctness is None, or every completion when unit=tokens and there are no completion_ids, gets None."""
     n = len(completions)
     ids = completion_ids if completion_ids is not None else [None] * n
-    lengths = [_length(c, i, params.unit) for c, i in zip(completions, ids)]
-    if any(length is None for length in lengths):
+    measured = [_length(c, i, params.unit) for c, i in zip(completions, ids, strict=False)]
+    lengths = [length for length in measured if length is not None]
+    if len(lengths) < n:
         return [None] * n
     rows = [{"completion": c, "prompt": p, **{k: v[i] for k, v in columns.items()}}
-            for i, (c, p) in enumerate(zip(completions, prompts))]
+            for i, (c, p) in enumerate(zip(completions, prompts, strict=False))]
     judge = _judging(params.correctness, _key(params.correctness_params), params.timeout)
     verdicts = judge.score_rows(rows, completion_ids=completion_ids).values[params.correctness]
     groups: dict[str, list[int]] = {}
@@ -271,7 +270,7 @@ def length(completions: list[str], *, params: LengthParams, prompts: list[Any], 
         judged = [i for i in members if verdicts[i] is not None]
         if judged:
             values = kimi_lengths([lengths[i] for i in judged], [verdicts[i] >= params.correct_at for i in judged])
-            for i, value in zip(judged, values):
+            for i, value in zip(judged, values, strict=False):
                 out[i] = value
     return out
 

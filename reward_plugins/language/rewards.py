@@ -31,9 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from grpo_host import RewardUnusable, hookimpl, reward
-
-from grpo_host import split_reasoning
+from grpo_host import RewardUnusable, hookimpl, reward, split_reasoning
 
 SENTENCE = re.compile(r"[^\n.!?;。！？；]+[.!?;。！？；]*")
 """A sentence: text up to its closing punctuation or the end of its line."""
@@ -140,6 +138,7 @@ def language(completion: str, *, params: LanguageParams, prompt: Any = None, lan
     that fastText's lid.176 detects as the expected language: the language parameter, else the row's language
     column, else the prompt's detected language.  Sentences with fewer than min_letters letters weigh nothing;
     None when there is no expected language or the text has no letters."""
+    expected: str | None
     if params.language is not None:
         expected = params.language
     elif language is not None:

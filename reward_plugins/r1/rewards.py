@@ -25,8 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grpo_host import hookimpl, reward
-from grpo_host import COMMON_END_TOKENS, strip_end_tokens
+from grpo_host import COMMON_END_TOKENS, hookimpl, reward, strip_end_tokens
 
 ANSWER = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.S)
 INTEGER = re.compile(r"[+-]?\d+")
@@ -65,7 +64,8 @@ def accuracy(completion: str, *, answer: str, **_) -> float | None:
 
 @reward(
     name="r1_int",
-    examples=[{"completion": "<answer>-12</answer>", "score": 1.0}, {"completion": "<answer>12.5</answer>", "score": 0.0}],
+    examples=[{"completion": "<answer>-12</answer>", "score": 1.0},
+              {"completion": "<answer>12.5</answer>", "score": 0.0}],
 )
 def r1_int(completion: str, **_) -> float:
     """1.0 when the last <answer> block holds an integer (optional sign, digits only), else 0.0."""

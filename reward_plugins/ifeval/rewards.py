@@ -54,6 +54,7 @@ on a training box, and without the reference no agreement could be shown.
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 import os
 from collections.abc import Mapping, Sequence
@@ -62,10 +63,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grpo_host import RewardUnusable, Scored, hookimpl, reward
-
-from grpo_host import split_reasoning
-from grpo_host import uninterrupted
+from grpo_host import RewardUnusable, Scored, hookimpl, reward, split_reasoning, uninterrupted
 
 ARGUMENT_TYPES: dict[str, type] = {
     "capital_frequency": int, "capital_relation": str, "prompt_to_repeat": str, "num_placeholders": int,
@@ -155,7 +153,7 @@ def provide_punkt() -> Path:
 def _argument_problem(name: str, value: Any) -> str | None:
     expected = ARGUMENT_TYPES.get(name)
     if expected is int:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != int(value):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != math.trunc(value):
             return f"argument {name!r} must be a whole number, not {value!r:.60}"
     elif expected is str and not isinstance(value, str):
         return f"argument {name!r} must be a string, not {type(value).__name__}"
@@ -165,7 +163,8 @@ def _argument_problem(name: str, value: Any) -> str | None:
     if name in REGEX_ARGUMENTS:
         for text in [value] if isinstance(value, str) else value:
             if _REGEX_SPECIAL & set(text):
-                return f"argument {name!r} must be plain text (the checker reads it as a regular expression): {text!r:.60}"
+                return (f"argument {name!r} must be plain text (the checker reads it as a regular expression): "
+                        f"{text!r:.60}")
     return None
 
 
@@ -190,7 +189,7 @@ def build_checkers(instruction_ids: Any, kwargs: Any) -> list[Any]:
     if not instruction_ids:
         raise InstructionProblem("instruction_id_list is empty: there is nothing to follow")
     checkers = []
-    for index, (instruction_id, arguments) in enumerate(zip(instruction_ids, kwargs)):
+    for index, (instruction_id, arguments) in enumerate(zip(instruction_ids, kwargs, strict=False)):
         where = f"instruction {index} ({instruction_id!r:.80})"
         cls = registry.get(instruction_id) if isinstance(instruction_id, str) else None
         if cls is None:
@@ -215,7 +214,8 @@ def build_checkers(instruction_ids: Any, kwargs: Any) -> list[Any]:
         try:
             checker.build_description(**given)
         except Exception as exc:  # the reference refuses bad values with ValueError, an unknown language with KeyError
-            raise InstructionProblem(f"{where}: the checker refuses its arguments: {type(exc).__name__}: {exc}") from None
+            raise InstructionProblem(
+                f"{where}: the checker refuses its arguments: {type(exc).__name__}: {exc}") from None
         built = checker.get_instruction_args() or {}
         for name, value in given.items():
             if _normal(built.get(name)) != _normal(value):

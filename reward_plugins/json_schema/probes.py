@@ -52,8 +52,8 @@ def json_empty_values(target: Target) -> str | None:
     props = schema.get("properties") if schema else None
     if not isinstance(props, dict) or not props:
         return None
-    return _fence({key: NONSENSE.get(sub.get("type") if isinstance(sub, dict) and isinstance(sub.get("type"), str)
-                                     else "null") for key, sub in props.items()})
+    kinds = {key: sub.get("type") if isinstance(sub, dict) else None for key, sub in props.items()}
+    return _fence({key: NONSENSE.get(kind if isinstance(kind, str) else "null") for key, kind in kinds.items()})
 
 
 @probe(columns=("schema",), fix="the schema itself validates: require the properties it describes")

@@ -44,8 +44,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from grpo_host import hookimpl
-from grpo_host import ToolError, ToolLimits, environment
+from grpo_host import ToolError, ToolLimits, environment, hookimpl
 from reward_plugins.code.rewards import CodeParams
 from reward_plugins.code.sandbox import Execution, Limits, Sandbox
 
@@ -63,11 +62,12 @@ class PythonToolParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     timeout: float = Field(5.0, gt=0, le=MAX_TIMEOUT, description="wall-clock seconds one call's program may run")
-    memory_mb: int = _SHARED["memory_mb"]
-    max_processes: int = _SHARED["max_processes"]
-    max_file_mb: int = _SHARED["max_file_mb"]
-    max_output_kb: int = _SHARED["max_output_kb"]
-    unsafe_unisolated: bool = _SHARED["unsafe_unisolated"]
+    # pydantic takes a FieldInfo as the default (its bounds, default and description), which mypy reads as a value
+    memory_mb: int = _SHARED["memory_mb"]  # type: ignore[assignment]
+    max_processes: int = _SHARED["max_processes"]  # type: ignore[assignment]
+    max_file_mb: int = _SHARED["max_file_mb"]  # type: ignore[assignment]
+    max_output_kb: int = _SHARED["max_output_kb"]  # type: ignore[assignment]
+    unsafe_unisolated: bool = _SHARED["unsafe_unisolated"]  # type: ignore[assignment]
     _limits: Limits = PrivateAttr()
 
     @model_validator(mode="after")
