@@ -1,7 +1,7 @@
 """The cost of one tool round trip through the ``python`` environment, beside a plain subprocess with rlimits.
 
 What an agent run pays per tool call of the ``python`` tool
-(:mod:`reward_plugins.python_tool.environments`), timed one call after another (a single
+(:mod:`reward_plugins.code.environments`), timed one call after another (a single
 stream, as TRL calls synchronous tools), N calls per program, in one run:
 
 * ``python tool (Session)``: the environment exactly as the host drives it,

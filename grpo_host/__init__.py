@@ -58,7 +58,7 @@ if _typing.TYPE_CHECKING:
     from .scoring.ensemble import Member, ScoreResult
     from .scoring.special_tokens import COMMON_END_TOKENS, end_tokens, strip_end_tokens
     from .scoring.stats import Moments, RewardMetrics
-    from .scoring.trajectory import Parts, ToolCall, Trajectory, completion_text, split_reasoning
+    from .scoring.trajectory import Parts, ToolCall, Trajectory, answer_blocks, completion_text, split_reasoning
     from .scoring.worker import in_worker, time_left, uninterrupted
     from .training.backends.contract import TrainingBackend
     from .training.train import Job, Summary
@@ -74,7 +74,8 @@ _LAZY = {
     "TrainingBackend": "training.backends.contract",
     **dict.fromkeys(["Job", "Summary"], "training.train"),
     # reading a completion
-    **dict.fromkeys(["Parts", "ToolCall", "Trajectory", "completion_text", "split_reasoning"], "scoring.trajectory"),
+    **dict.fromkeys(["Parts", "ToolCall", "Trajectory", "answer_blocks", "completion_text", "split_reasoning"],
+                    "scoring.trajectory"),
     **dict.fromkeys(["COMMON_END_TOKENS", "end_tokens", "strip_end_tokens"], "scoring.special_tokens"),
     # inside the host's executors
     **dict.fromkeys(["in_worker", "time_left", "uninterrupted"], "scoring.worker"),
@@ -99,9 +100,9 @@ __all__ = [
     "Reward", "RewardError", "RewardMetrics", "RewardUnusable", "Rollout", "RolloutError", "ScaffoldError",
     "ScoreResult", "Scored", "Session", "SpecError", "Stopped", "Summary", "Target", "ToolCall", "ToolError",
     "ToolLimits", "TrainingBackend", "Trajectory", "UnknownNameError", "UnscoredRowsError", "UserError",
-    "WorkerError", "__version__", "cache_dir", "check_rows", "completion_text", "default_plugins", "end_tokens",
-    "environment", "get_reward", "hookimpl", "in_worker", "list_rewards", "load_plugins", "monitor", "probe",
-    "read_rows", "reward", "rollout", "score_row", "split_reasoning", "strip_end_tokens", "time_left",
+    "WorkerError", "__version__", "answer_blocks", "cache_dir", "check_rows", "completion_text", "default_plugins",
+    "end_tokens", "environment", "get_reward", "hookimpl", "in_worker", "list_rewards", "load_plugins", "monitor",
+    "probe", "read_rows", "reward", "rollout", "score_row", "split_reasoning", "strip_end_tokens", "time_left",
     "uninterrupted",
 ]
 """The public API; every name is one of :data:`_LAZY`'s, imported on first use."""

@@ -14,6 +14,8 @@ The packs (entry point: module):
 * ``shaping``: ``shaping.rewards``, overlong, repetition, cosine and length;
 * ``math``: ``math.rewards``, answer equivalence (``find``, ``read``, ``compare``);
 * ``code``: ``code.rewards``, the completion's Python against the row's tests, sandboxed;
+* ``python_tool``: ``code.environments``, the ``python`` environment: a Python tool run in the code pack's sandbox
+  with the code reward's limits, a second entry point of the same pack (so it can be blocked on its own);
 * ``contest``: ``contest.rewards``, competitive-programming judging, sandboxed;
 * ``json_schema``: ``json_schema.rewards``, JSON against the row's schema, with its ``probes``;
 * ``tool_calls``: ``tool_calls.rewards``, a rollout's tool calls against the row's tools;
@@ -22,13 +24,11 @@ The packs (entry point: module):
 * ``prm``: ``prm.rewards``, a process reward model over the reasoning steps;
 * ``judge``: ``judge.rewards``, an LLM judge over an OpenAI-compatible server;
 * ``remote``: ``remote.rewards``, a member scored by a ``grpo-host serve`` elsewhere;
-* ``monitors``: ``monitors.monitors``, the built-in run monitors;
-* ``python_tool``: ``python_tool.environments``, the ``python`` environment.
+* ``monitors``: ``monitors.monitors``, the built-in run monitors.
 
 Packs import only ``grpo_host`` and, for what they share, the shared
 packages, which have public names only and no pack of their own:
 ``sandbox`` (the sandbox machinery of ``code`` and ``contest``) and
 ``schemas`` (the JSON Schema compiler of ``json_schema`` and ``tool_calls``).
-``tests/test_pack_privacy.py`` holds every pack to that, but for the few
-crossings its ``PENDING`` still lists.
+``tests/test_pack_privacy.py`` holds every pack to that.
 """

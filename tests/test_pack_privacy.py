@@ -11,8 +11,7 @@ under ``reward_plugins/``:
 * imports no module of another pack, except the shared packages
   :data:`SHARED` (``reward_plugins.sandbox``, the sandbox machinery of
   ``code`` and ``contest``; ``reward_plugins.schemas``, the JSON Schema
-  compiler of ``json_schema`` and ``tool_calls``), and the few imports
-  :data:`PENDING` lists until the pack API's other steps remove them.
+  compiler of ``json_schema`` and ``tool_calls``).
 
 A sandbox server runs as a script and imports its neighbours by bare name
 (``from primitives import ...``, ``import plain``) from a folder it puts on
@@ -33,17 +32,6 @@ import reward_plugins
 ROOT = Path(reward_plugins.__file__).parent
 SHARED = {"reward_plugins.sandbox", "reward_plugins.schemas"}
 """The packages packs share, with public names only; no pack of their own."""
-PENDING = {
-    # the <answer> block of an R1-shaped completion, which r1 and math both read and the host's audit probes write,
-    # is the host's, beside split_reasoning (P3): math reads r1's pattern until grpo_host exports it
-    ("reward_plugins.math.find", "reward_plugins.r1.rewards"),
-    # python_tool runs its programs in the code pack's Python sandbox (code.sandbox's Sandbox, Limits and Execution,
-    # with the runner.py and plain.py it starts) and takes the code reward's limit parameters and fail-closed rule
-    # (code.rewards.CodeParams): both are for reward_plugins.sandbox to hold, not yet moved (P3, P8)
-    ("reward_plugins.python_tool.environments", "reward_plugins.code.rewards"),
-    ("reward_plugins.python_tool.environments", "reward_plugins.code.sandbox"),
-}
-"""(importer, imported) pairs of cross-pack imports that stand for now; none may be added."""
 
 
 def module_name(path: Path) -> str:
@@ -133,11 +121,5 @@ def test_no_pack_uses_another_packs_private_names(module):
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_packs_share_only_through_reward_plugins_sandbox(module):
     crossing = sorted({other for _, other, name in uses(module) if name is None and outside(module, other)
-                       and pack(other) not in SHARED and (module, other) not in PENDING})
+                       and pack(other) not in SHARED})
     assert not crossing, f"{module} imports another pack's modules {crossing}: share through {sorted(SHARED)}"
-
-
-def test_every_pending_crossing_is_still_there():
-    """An entry of :data:`PENDING` whose import is gone goes too: the list only shrinks."""
-    gone = {(m, o) for m, o in PENDING if m not in MODULES or o not in {other for _, other, _ in uses(m)}}
-    assert not gone, f"remove from PENDING: {sorted(gone)}"

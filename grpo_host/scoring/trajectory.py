@@ -32,11 +32,12 @@ message list is refused (``TypeError``), which callers count as a bad row.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-__all__ = ["REASONING_KEYS", "Parts", "ToolCall", "Trajectory", "completion_text", "split_reasoning"]
+__all__ = ["REASONING_KEYS", "Parts", "ToolCall", "Trajectory", "answer_blocks", "completion_text", "split_reasoning"]
 
 REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
 """Where engines and servers put an assistant turn's reasoning (TRL and vLLM; OpenAI-style servers; LFM2)."""
@@ -194,3 +195,18 @@ def split_reasoning(text: str, tag: str = "think") -> Parts:
     if stripped.startswith(opening):
         return Parts(stripped[len(opening):], "")
     return Parts("", text)
+
+
+_ANSWER = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.S)
+
+
+def answer_blocks(text: str) -> list[re.Match[str]]:
+    """Every ``<answer>`` block of an R1-shaped completion, in order, each to its ``</answer>`` or the text's end.
+
+    Group 1 of each match is the block's content, and its span is where the
+    block stands (a reward that weighs withdrawn or repeated answers needs
+    both).  The R1 answer shape is the host's, as :func:`split_reasoning`'s
+    ``<think>`` is: the answer rewards read it here, and the audit's probes
+    write it, so they agree.
+    """
+    return list(_ANSWER.finditer(text))

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from grpo_host import COMMON_END_TOKENS, strip_end_tokens
+from grpo_host import COMMON_END_TOKENS, answer_blocks, strip_end_tokens
 from reward_plugins.math.read import (
     GOLD_CACHE_SIZE,
     SPAN,
@@ -37,7 +37,6 @@ from reward_plugins.math.read import (
     read_answer,
     read_number,
 )
-from reward_plugins.r1.rewards import ANSWER
 
 MAX_FINAL_TAIL = 40
 """Characters that may follow the last math span for it to count as the final answer without an answer phrase."""
@@ -222,7 +221,7 @@ def _offers_alternatives(value: str) -> bool:
 
 def tag_answers(text: str) -> list[Answer]:
     """``<answer>`` blocks (to their close, or the end): their content is prose when it has math delimiters."""
-    return [Answer(m[1].strip(), m.start(), m.end(), prose=has_delimiters(m[1])) for m in ANSWER.finditer(text)]
+    return [Answer(m[1].strip(), m.start(), m.end(), prose=has_delimiters(m[1])) for m in answer_blocks(text)]
 
 
 def hash_answers(text: str) -> list[Answer]:

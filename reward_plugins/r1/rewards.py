@@ -25,9 +25,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grpo_host import COMMON_END_TOKENS, hookimpl, reward, strip_end_tokens
+from grpo_host import COMMON_END_TOKENS, answer_blocks, hookimpl, reward, strip_end_tokens
 
-ANSWER = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.S)
 INTEGER = re.compile(r"[+-]?\d+")
 
 
@@ -39,8 +38,8 @@ class FormatParams(BaseModel):
 
 def extract_answer(text: str) -> str | None:
     """The content of the last ``<answer>`` block (to its close or the end), stripped; None without one."""
-    found = ANSWER.findall(text)
-    return found[-1].strip() if found else None
+    found = answer_blocks(text)
+    return found[-1][1].strip() if found else None
 
 
 @reward(

@@ -45,8 +45,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from grpo_host import ToolError, ToolLimits, environment, hookimpl
-from reward_plugins.code.rewards import CodeParams
-from reward_plugins.code.sandbox import Execution, Limits, Sandbox
+
+from .rewards import CodeParams
+from .sandbox import Execution, Limits, Sandbox
 
 __all__ = ["PythonTool", "PythonToolParams", "describe", "run_program"]
 
