@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
 import queue
 import signal
@@ -74,7 +75,8 @@ class InlineRunner:
         self._jobs: queue.SimpleQueue | None = None
 
     def _start(self) -> queue.SimpleQueue:
-        self._jobs, self._done = queue.SimpleQueue(), queue.SimpleQueue()
+        self._jobs = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[Outcome] = queue.SimpleQueue()
         threading.Thread(target=self._loop, args=(self._jobs, self._done), daemon=True, name="grpo-host-inline").start()
         return self._jobs
 
@@ -240,7 +242,7 @@ def _stderr_fd() -> int:
 
 
 class _Duplex:
-    """Two one-way connections used as one; ``fileno`` is the readable end, for ``wait``."""
+    """Two one-way connections used as one; ``fileno`` is the readable end."""
 
     def __init__(self, reader: Connection, writer: Connection) -> None:
         self.reader, self.writer = reader, writer
@@ -317,30 +319,33 @@ class WorkerPool:
             if not busy and not starting:
                 continue
             wait_for = min([d for _, d in busy.values()] + list(starting.values())) - time.monotonic()
-            ready = wait([w.conn for w in (*busy, *starting)],
+            ready = wait([w.conn.reader for w in (*busy, *starting)],
                          timeout=None if wait_for == float("inf") else max(wait_for, 0))
-            for worker in [w for w in starting if w.conn in ready]:
+            for worker in [w for w in starting if w.conn.reader in ready]:
                 del starting[worker]
                 try:
                     worker.conn.recv()  # the worker's "ready"
                 except (EOFError, OSError):
                     raise WorkerError(
                         f"a grpo-host worker process failed to start (exit code {worker.process.wait(5)}); "
-                        f"its error, if any, is on stderr above; it runs `{sys.executable} -m grpo_host.scoring.executors` "
+                        f"its error, if any, is on stderr above; it runs "
+                        f"`{sys.executable} -m grpo_host.scoring.executors` "
                         "with this process's environment and sys.path"
                     ) from None
                 worker.ready = True
                 idle.append(worker)
-            for worker in [w for w in busy if w.conn in ready]:
+            for worker in [w for w in busy if w.conn.reader in ready]:
                 index, _ = busy.pop(worker)
                 try:
-                    _, results[index] = worker.conn.recv()
+                    out: Outcome
+                    _, out = worker.conn.recv()
                 except (EOFError, OSError):
                     code = worker.process.poll()
                     results[index] = Outcome("error", error=Failure.note(f"worker process died (exit code {code})"))
                     starting[self._replace(worker)] = time.monotonic() + STARTUP_TIMEOUT
                     continue
-                if results[index].status == "timeout":  # interrupted mid-call: its state is not to be trusted
+                results[index] = out
+                if out.status == "timeout":  # interrupted mid-call: its state is not to be trusted
                     starting[self._replace(worker, recycled=True)] = time.monotonic() + STARTUP_TIMEOUT
                     continue
                 idle.append(worker)
@@ -353,19 +358,19 @@ class WorkerPool:
             if any(now > deadline for deadline in starting.values()):
                 raise WorkerError(f"a grpo-host worker process did not start within {STARTUP_TIMEOUT:.0f} s "
                                   "(is the machine out of memory or processes?)")
-        return results  # type: ignore[return-value]
+        # The loop ends only when no task is pending or busy, so every index holds its outcome by now.
+        return results  # type: ignore[return-value]  # list[Outcome | None] with no None left
 
     def close(self) -> None:
         for worker in self._workers:
-            try:
+            with contextlib.suppress(OSError):
                 worker.conn.send(None)
-            except OSError:
-                pass
             worker.kill()
         self._workers.clear()
 
     def __del__(self) -> None:
-        try:
+        # A plain try rather than contextlib.suppress: at interpreter exit the module's globals may be gone.
+        try:  # noqa: SIM105
             self.close()
         except Exception:
             pass
