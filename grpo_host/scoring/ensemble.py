@@ -22,7 +22,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeGuard
+from typing import Any, Protocol, Self, TypeGuard
 
 from ..errors import UnscoredRowsError, UserError
 from .calls import Outcome, acall
@@ -130,7 +130,7 @@ class Ensemble:
         strict: bool = False,
         workers: int | None = None,
         pool: str = "local",
-    ) -> Ensemble:
+    ) -> Self:
         """Build an ensemble from a spec string or YAML-style list, looking names up in ``plugins``.
 
         :param plugins: where names are looked up: anything with a ``registry``
