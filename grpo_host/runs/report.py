@@ -215,7 +215,7 @@ def _rollouts_table(rows: list[dict[str, Any]], names: Sequence[str]) -> str:
 def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
     """The report of the run folder or ``score --out`` file ``path``, as one HTML document."""
     try:
-        import plotly  # noqa: F401
+        import plotly  # noqa: F401  # imported only to learn whether it is installed
     except ImportError:
         raise RecordError("grpo-host report draws with plotly: pip install 'grpo-host[report]' (or plotly)") from None
     path = Path(path)

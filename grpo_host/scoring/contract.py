@@ -421,6 +421,7 @@ class AsyncReward(Reward):
 
         return asyncio.run(self.ascore_items(completions, prompts, columns))
 
+    # An async override of a sync method, on purpose: TRL awaits reward functions that are async callables.
     async def __call__(  # type: ignore[override]
             self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (),
             completion_ids: Sequence[Any] | None = None, **kwargs: Any) -> list[float | None]:

@@ -296,7 +296,7 @@ class WorkerPool:
         """
         while len(self._workers) < min(self.size, len(tasks)):
             self._workers.append(_Worker())
-        results: list[Outcome | None] = [None] * len(tasks)
+        results: dict[int, Outcome] = {}  # task index -> its outcome
         pending = deque(range(len(tasks)))
         idle = [w for w in self._workers if w.ready]
         starting = {w: time.monotonic() + STARTUP_TIMEOUT for w in self._workers if not w.ready}
@@ -358,8 +358,8 @@ class WorkerPool:
             if any(now > deadline for deadline in starting.values()):
                 raise WorkerError(f"a grpo-host worker process did not start within {STARTUP_TIMEOUT:.0f} s "
                                   "(is the machine out of memory or processes?)")
-        # The loop ends only when no task is pending or busy, so every index holds its outcome by now.
-        return results  # type: ignore[return-value]  # list[Outcome | None] with no None left
+        # The loop ends only when no task is pending or busy: every task has its outcome.
+        return [results[i] for i in range(len(tasks))]
 
     def close(self) -> None:
         for worker in self._workers:

@@ -129,7 +129,7 @@ class RayPool:
         want = min(self.size, len(tasks))
         if len(self._actors) < want:
             self._actors += self._start(want - len(self._actors))
-        results: list[Outcome | None] = [None] * len(tasks)
+        results: dict[int, Outcome] = {}  # task index -> its outcome
         pending = deque(range(len(tasks)))
         singles: deque[int] = deque()  # items of a call whose actor had to be killed: each runs again on its own
         idle = list(range(want))
@@ -181,11 +181,11 @@ class RayPool:
                     self._fail(indices, results, singles, None)
                     self._replace(slot)
                     idle.append(slot)
-        # The loop ends only when no item is pending, waiting to run again or busy: every index holds its outcome.
-        return results  # type: ignore[return-value]  # list[Outcome | None] with no None left
+        # The loop ends only when no item is pending, waiting to run again or busy: every item has its outcome.
+        return [results[i] for i in range(len(tasks))]
 
     @staticmethod
-    def _fail(indices: list[int], results: list[Outcome | None], singles: deque[int], error: str | None) -> None:
+    def _fail(indices: list[int], results: dict[int, Outcome], singles: deque[int], error: str | None) -> None:
         """A call that failed as a whole: its one item is counted (a timeout when ``error`` is None); a chunk's
         items run again one per call, so that only the item that hangs or kills its actor is counted."""
         if len(indices) > 1:
