@@ -376,8 +376,10 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str], sources: dict
             raise ConfigError(f"--set {shown!r}: expected key=value, e.g. --set learning_rate=1e-5")
         try:
             value = _yaml(text) if text.strip() else ""
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"--set {shown!r}: the value is not valid YAML ({exc.problem})") from None
+        except yaml.YAMLError as exc:  # a marked error says what is wrong in .problem; a ReaderError (a control
+            # character) has none, and its message's first line says it
+            problem = exc.problem if isinstance(exc, yaml.MarkedYAMLError) else str(exc).splitlines()[0]
+            raise ConfigError(f"--set {shown!r}: the value is not valid YAML ({problem})") from None
         except ValueError as exc:  # a number too long to convert (Python's 4300-digit bound)
             raise ConfigError(f"--set {key}: the value ({len(text)} characters) cannot be read: {exc}") from None
         *parents, last = key.split(".")
