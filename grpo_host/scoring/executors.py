@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import os
 import queue
 import signal
@@ -362,15 +361,18 @@ class WorkerPool:
         return [results[i] for i in range(len(tasks))]
 
     def close(self) -> None:
+        # Plain try/except rather than contextlib.suppress, here and in __del__ (which calls this): at interpreter
+        # exit this module's globals may already be cleared, and every worker must still be killed.
         for worker in self._workers:
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105
                 worker.conn.send(None)
+            except OSError:
+                pass
             worker.kill()
         self._workers.clear()
 
     def __del__(self) -> None:
-        # A plain try rather than contextlib.suppress: at interpreter exit the module's globals may be gone.
-        try:  # noqa: SIM105
+        try:  # noqa: SIM105  # see close
             self.close()
         except Exception:
             pass
