@@ -24,7 +24,8 @@ from typing import Any
 from .errors import DataError
 from .scoring.contract import Reward
 
-__all__ = ["CheckReport", "Problem", "check_rows", "completion_problem", "missing_column", "normalize", "prime_code_tests", "read_rows"]
+__all__ = ["CheckReport", "Problem", "check_rows", "completion_problem", "missing_column", "normalize",
+           "prime_code_tests", "read_rows"]
 
 PROMPT_KEYS = ("messages", "prompt", "instruction", "question")
 MAX_EXAMPLE_ROWS = 5
@@ -35,8 +36,11 @@ MAX_CSV_FIELD = 64 << 20
 """The largest CSV cell, in characters: the stdlib's 128 KiB default refused legal long completions and
 documents, so it is raised to the size of a row the other formats read without complaint (64 MiB)."""
 
+_fast_loads: Callable[[bytes | str], Any]
 try:
-    from orjson import loads as _fast_loads
+    from orjson import loads as _orjson_loads
+
+    _fast_loads = _orjson_loads
 except ImportError:  # orjson is a dependency, but a stdlib fallback keeps vendored installs working
     _fast_loads = json.loads
 
@@ -289,7 +293,8 @@ def read_rows(path: str | Path, *, split: str | None = None) -> Iterator[tuple[s
         raise FileNotFoundError(f"no such dataset: {path}")
     reader = READERS.get(path.suffix.lower())
     if reader is None:
-        raise DataError(str(path), f"unknown format {path.suffix!r}; use one of {', '.join(READERS)} or a datasets folder")
+        raise DataError(str(path),
+                        f"unknown format {path.suffix!r}; use one of {', '.join(READERS)} or a datasets folder")
     return _os_errors_named(path, reader(path))
 
 
@@ -445,7 +450,7 @@ def prime_code_tests(ground_truth: Any) -> Any:
     fn = truth.get("fn_name")
     if isinstance(fn, str) and fn.isidentifier():
         lines = []
-        for args, want in zip(truth["inputs"], truth["outputs"]):
+        for args, want in zip(truth["inputs"], truth["outputs"], strict=True):  # lengths checked above
             args = args if isinstance(args, list) else [args]
             lines.append(f"assert {fn}({', '.join(repr(a) for a in args)}) == {want!r}")
         return "\n".join(lines)
@@ -453,4 +458,4 @@ def prime_code_tests(ground_truth: Any) -> Any:
     def text(value: Any) -> str:
         return "\n".join(map(str, value)) if isinstance(value, list) else str(value)
 
-    return [{"input": text(i), "output": text(o)} for i, o in zip(truth["inputs"], truth["outputs"])]
+    return [{"input": text(i), "output": text(o)} for i, o in zip(truth["inputs"], truth["outputs"], strict=True)]

@@ -142,7 +142,7 @@ def render_pack(
         "environment_name": environment or "",
         # its class: `word_guess` -> `WordGuessEnvironment` (the suffix keeps it clear of the module's imports)
         "environment_class": "".join(p[:1].upper() + p[1:] for p in (environment or "").split("_")) + "Environment",
-        "grpo_host_version": __version__.split("+")[0],  # the lower bound the new pack depends on
+        "grpo_host_version": str(__version__).split("+")[0],  # the lower bound the new pack depends on
     }
     with tempfile.TemporaryDirectory(prefix="grpo-host-new-plugin-") as scratch:
         rendered = Path(scratch) / "pack"

@@ -190,7 +190,7 @@ def scored_batch(rewards: str | Ensemble, rows: Iterable[Mapping[str, Any]], *, 
 
     rows = list(rows)
     owned = isinstance(rewards, str)
-    ensemble = Ensemble.from_spec(rewards, plugins=plugins) if owned else rewards
+    ensemble = Ensemble.from_spec(rewards, plugins=plugins) if isinstance(rewards, str) else rewards
     try:
         result = ensemble.score_rows(rows, row_ids=[f"row {i}" for i in range(len(rows))])
     finally:

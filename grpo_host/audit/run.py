@@ -311,7 +311,8 @@ def _gold(scorer: _Scorer, ensemble: Any, probes: list[Probe], formats: list[Pro
         scorer.run(f"layout {layout.name}", texts)
         totals = ensemble.weighted_total({m.name: [scorer.scores.values[t][m.name] for t in texts]
                                           for m in ensemble.members}, len(texts))[0]
-        merit[layout.name] = (sum(full(p, t) for p, t in zip(ranking, texts)), sum(v or 0.0 for v in totals))
+        merit[layout.name] = (sum(full(p, t) for p, t in zip(ranking, texts, strict=True)),
+                              sum(v or 0.0 for v in totals))
     gold.layouts = sorted(formats, key=lambda p: merit[p.name], reverse=True)
     best: dict[tuple[int, str], tuple[int, tuple[int, str]]] = {}
     todo = pairs
@@ -319,7 +320,7 @@ def _gold(scorer: _Scorer, ensemble: Any, probes: list[Probe], formats: list[Pro
         texts = [dressed(layout, pair) for pair in todo]
         scorer.run("reference", texts)
         left = []
-        for pair, text in zip(todo, texts):
+        for pair, text in zip(todo, texts, strict=True):
             got = full(pair, text)
             if pair not in best or got > best[pair][0]:
                 best[pair] = (got, text)

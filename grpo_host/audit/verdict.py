@@ -136,7 +136,8 @@ class RewardAudit:
     def best(self) -> ProbeResult | None:
         """The probe with the highest mean above the empty completion (the one to worry about first)."""
         scored = [p for p in self.probes if p.mean is not None and p.probe != "empty" and p.paid]
-        return max(scored, key=lambda p: (p.flagged, p.mean - (p.empty or 0.0), p.paid), default=None)
+        # p.mean is a number here (filtered above); "or 0.0" says so to the type checker
+        return max(scored, key=lambda p: (p.flagged, (p.mean or 0.0) - (p.empty or 0.0), p.paid), default=None)
 
 
 @dataclass
@@ -382,8 +383,9 @@ def _totals(report: AuditReport, ensemble: Any, gold: Any, exploits: Mapping[str
     over: list[tuple[float, str]] = []
     for probe_name, texts in exploits.items():
         got = report.totals[probe_name] = mean_total(texts.values())
-        if not formats or probe_name in (*BLANK, "common_gold") or probe_name in flagged or None in (got, reference,
-                                                                                                    empty):
+        if not formats or probe_name in (*BLANK, "common_gold") or probe_name in flagged:
+            continue
+        if got is None or reference is None or empty is None:
             continue
         room = reference - empty
         if room > EPS and got - empty > t.total_share * room + EPS:

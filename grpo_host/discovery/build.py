@@ -45,4 +45,4 @@ class Ensemble(core.Ensemble):
         :meth:`~grpo_host.scoring.ensemble.Ensemble.from_spec`.
         """
         return super().from_spec(spec, plugins=default_plugins() if plugins is None else plugins,
-                                 strict=strict, workers=workers, pool=pool)  # type: ignore[return-value]
+                                 strict=strict, workers=workers, pool=pool)

@@ -129,7 +129,9 @@ def load_plugins(
             pm.check_pending()
             break
         except pluggy.PluginValidationError as exc:
-            record = records[pm.get_name(exc.plugin)]
+            name = pm.get_name(exc.plugin)
+            assert name is not None  # the plugin it reports is registered, under its record's name
+            record = records[name]
             pm.unregister(exc.plugin)
             failed(record, exc)
 

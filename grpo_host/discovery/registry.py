@@ -71,22 +71,22 @@ class Registry:
                     del table[name]
 
     def reward(self, name: str) -> Reward:
-        return self._get("reward", name)  # type: ignore[return-value]
+        return self._get("reward", name)
 
     def backend(self, name: str) -> Backend:
-        return self._get("backend", name)  # type: ignore[return-value]
+        return self._get("backend", name)
 
     def monitor(self, name: str) -> Monitor:
-        return self._get("monitor", name)  # type: ignore[return-value]
+        return self._get("monitor", name)
 
     def environment(self, name: str) -> Environment:
-        return self._get("environment", name)  # type: ignore[return-value]
+        return self._get("environment", name)
 
     def rollout(self, name: str) -> Rollout:
-        return self._get("rollout", name)  # type: ignore[return-value]
+        return self._get("rollout", name)
 
     def probe(self, name: str) -> Probe:
-        return self._get("probe", name)  # type: ignore[return-value]
+        return self._get("probe", name)
 
     def _get(self, kind: str, name: str) -> Any:
         claims = self._claims[kind].get(name)
@@ -161,7 +161,8 @@ class Registrar:
         self._add("monitor", monitor.name, replace(monitor, pack=self.pack, version=self.version))
 
     def add_probe(self, probe: Probe) -> None:
-        """Register a :class:`grpo_host.audit.Probe` (made with :func:`grpo_host.audit.probe`) for ``grpo-host audit``."""
+        """Register a :class:`grpo_host.audit.Probe` (made with :func:`grpo_host.audit.probe`) for
+        ``grpo-host audit``."""
         from ..kinds.probe import Probe
 
         if not isinstance(probe, Probe):

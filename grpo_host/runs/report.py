@@ -107,7 +107,8 @@ def _per_step(table: Any, names: Sequence[str]) -> dict[str, Any]:
     count = grouped["step_count"]
     out: dict[str, Any] = {"steps": steps, "total": grouped["total_mean"], "failed": grouped["_failed_sum"],
                            "mean": {n: grouped[f"reward/{n}_mean"] for n in names},
-                           "coverage": {n: [c / t if t else None for c, t in zip(grouped[f"reward/{n}_count"], count)]
+                           "coverage": {n: [c / t if t else None
+                                            for c, t in zip(grouped[f"reward/{n}_count"], count, strict=True)]
                                         for n in names}}
     out["lengths"] = (grouped["length_mean"], "tokens") if lengths else (grouped["_chars_mean"], "characters")
     return out
@@ -131,7 +132,7 @@ def _figure(title: str, series: Mapping[str, tuple[Sequence[Any], Sequence[Any]]
 
 
 def _monitor_figure(records: list[dict[str, Any]], alerts: list[dict[str, Any]],
-                    batch_steps: Mapping[int, int]) -> Any | None:
+                    batch_steps: Mapping[Any, Any]) -> Any | None:
     """The monitors' metrics over steps, each alert an ✕ at its step on its monitor's first metric."""
     keys = sorted({k for r in records for k in r if k.startswith("monitors/") and _finite(r[k]) is not None})
     if not keys and not alerts:
@@ -214,7 +215,7 @@ def _rollouts_table(rows: list[dict[str, Any]], names: Sequence[str]) -> str:
 def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
     """The report of the run folder or ``score --out`` file ``path``, as one HTML document."""
     try:
-        import plotly  # noqa: F401
+        import plotly  # noqa: F401  # imported only to learn whether it is installed
     except ImportError:
         raise RecordError("grpo-host report draws with plotly: pip install 'grpo-host[report]' (or plotly)") from None
     path = Path(path)
@@ -225,7 +226,7 @@ def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
     records = _records(path) if path.is_dir() else []  # a run folder's; a score --out file has the record only
     alerts = _alerts(path) if path.is_dir() else []
     pairs = table.select(["batch", "step"]).group_by(["batch", "step"]).aggregate([]).to_pydict()
-    batch_steps = dict(zip(pairs["batch"], pairs["step"]))
+    batch_steps = dict(zip(pairs["batch"], pairs["step"], strict=True))
     steps = per_step["steps"]
 
     figures = [

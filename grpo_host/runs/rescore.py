@@ -110,7 +110,7 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
         for (step, _), rollouts in sorted(batches.items()):
             result = _score(ensemble, rollouts)
             new_adv = advantages(result.total, [r["group"] for r in rollouts])
-            flips = sum(_sign(r["advantage"]) != _sign(a) for r, a in zip(rollouts, new_adv))
+            flips = sum(_sign(r["advantage"]) != _sign(a) for r, a in zip(rollouts, new_adv, strict=True))
             entry = steps.setdefault(step, {"step": step, "rollouts": 0, "changed": dict.fromkeys(compared, 0),
                                             "advantage_sign_changed": 0})
             entry["rollouts"] += len(rollouts)
@@ -119,7 +119,8 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
             for name in ensemble.names:
                 per_reward[name]["errors"] += result.metrics[name].errors
             for name in compared:
-                changed = sum(not _same(r[reward_column(name)], v) for r, v in zip(rollouts, result.values[name]))
+                changed = sum(not _same(r[reward_column(name)], v)
+                              for r, v in zip(rollouts, result.values[name], strict=True))
                 per_reward[name]["compared"] += len(rollouts)
                 per_reward[name]["changed"] += changed
                 entry["changed"][name] += changed

@@ -74,6 +74,13 @@ class Outcome(NamedTuple):
     value: Any = None
     error: Failure | None = None
 
+    @property
+    def failure(self) -> Failure:
+        """The :class:`Failure` of an ``error`` or ``unusable`` outcome, which every such outcome carries."""
+        if self.error is None:
+            raise ValueError(f"a {self.status!r} outcome carries no failure")
+        return self.error
+
 
 class CallTimeout(BaseException):
     """Raised by SIGALRM inside a call; a BaseException so reward code's ``except Exception`` cannot eat it."""

@@ -18,7 +18,7 @@ import numbers
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..errors import RewardError, UserError
 from .trajectory import Trajectory, completion_text
@@ -373,7 +373,7 @@ async def gather_bounded(limit: int, calls: Sequence[Callable[[], Awaitable[Any]
 
 def _trl_columns(n: int, completion_ids: Sequence[Any] | None, kwargs: Mapping[str, Any]) -> dict[str, Sequence[Any]]:
     """The columns among what TRL passes a reward function: lists with one entry per completion, and token ids."""
-    columns = {k: v for k, v in kwargs.items() if isinstance(v, list | tuple) and len(v) == n}
+    columns: dict[str, Sequence[Any]] = {k: v for k, v in kwargs.items() if isinstance(v, list | tuple) and len(v) == n}
     if completion_ids is not None and len(completion_ids) == n:  # token counts, for length-based rewards
         columns["completion_ids"] = completion_ids
     return columns
@@ -421,6 +421,7 @@ class AsyncReward(Reward):
 
         return asyncio.run(self.ascore_items(completions, prompts, columns))
 
+    # An async override of a sync method, on purpose: TRL awaits reward functions that are async callables.
     async def __call__(  # type: ignore[override]
             self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] = (),
             completion_ids: Sequence[Any] | None = None, **kwargs: Any) -> list[float | None]:
@@ -438,6 +439,28 @@ def _rebuild(module: str, qualname: str, pack: str, version: str, params: dict |
     return out.bind(params) if params is not None else out
 
 
+@overload
+def reward(name: Callable[..., Any]) -> Reward: ...
+
+
+@overload
+def reward(
+    name: str | None = None,
+    *,
+    requires: Mapping[str | tuple[str, ...], Any] | None = None,
+    params: type[BaseModel] | None = None,
+    description: str | None = None,
+    batch: bool = False,
+    executor: Executor = "inline",
+    timeout: float | None = None,
+    check_row: Callable[[Mapping[str, Any]], str | None] | None = None,
+    examples: Sequence[Mapping[str, Any]] = (),
+    concurrency: int = 16,
+    empty_ok: Sequence[str] = (),
+    trajectory: bool = False,
+) -> Callable[[Callable[..., Any]], Reward]: ...
+
+
 def reward(
     name: str | Callable[..., Any] | None = None,
     *,
@@ -452,7 +475,7 @@ def reward(
     concurrency: int = 16,
     empty_ok: Sequence[str] = (),
     trajectory: bool = False,
-) -> Callable[[Callable[..., Any]], Reward]:
+) -> Reward | Callable[[Callable[..., Any]], Reward]:
     """Declare a function as a reward.
 
     :param name: the name used in specs; defaults to the function's name.
@@ -487,18 +510,20 @@ def reward(
         for a batch reward).
     """
 
+    given = None if callable(name) else name  # a bare @reward passes the function as ``name``
+
     def wrap(fn: Callable[..., Any]) -> Reward:
         if params is not None and not (isinstance(params, type) and hasattr(params, "model_json_schema")):
-            raise TypeError(f"@reward {name or fn.__name__!r}: params must be a pydantic BaseModel subclass")
+            raise TypeError(f"@reward {given or fn.__name__!r}: params must be a pydantic BaseModel subclass")
         if batch and executor == "process":
-            raise TypeError(f"@reward {name or fn.__name__!r}: batch rewards run inline")
+            raise TypeError(f"@reward {given or fn.__name__!r}: batch rewards run inline")
         is_async = inspect.iscoroutinefunction(fn)
         if is_async and executor == "process":
-            raise TypeError(f"@reward {name or fn.__name__!r}: async rewards run in this process's event loop")
+            raise TypeError(f"@reward {given or fn.__name__!r}: async rewards run in this process's event loop")
         if not isinstance(concurrency, int) or concurrency < 1:
-            raise TypeError(f"@reward {name or fn.__name__!r}: concurrency must be a positive integer")
+            raise TypeError(f"@reward {given or fn.__name__!r}: concurrency must be a positive integer")
         return (AsyncReward if is_async else Reward)(
-            name=name or fn.__name__,
+            name=given or fn.__name__,
             fn=fn,
             requires=required_columns(requires or {}, empty_ok),
             params=params,
@@ -513,7 +538,6 @@ def reward(
         )
 
     if callable(name):  # bare @reward
-        fn, name = name, None
-        return wrap(fn)  # type: ignore[return-value]
+        return wrap(name)
     return wrap
 

@@ -16,16 +16,17 @@ made an error with ``strict``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, Self, TypeGuard
 
 from ..errors import UnscoredRowsError, UserError
 from .calls import Outcome, acall
-from .contract import Reward, ascore_row, gather_bounded, score_row
+from .contract import AsyncReward, Reward, ascore_row, gather_bounded, score_row
 from .executors import AsyncRunner, Executor, InlineRunner, WorkerPool
 from .policy import BUG_STREAK, OnError, Policy, check_on_error
 from .spec import SpecItem
@@ -36,12 +37,19 @@ __all__ = ["BUG_STREAK", "DEFAULT_TIMEOUT", "Ensemble", "Member", "Moments", "Re
 DEFAULT_TIMEOUT = 30.0
 """Per-item seconds when neither the spec nor the reward sets a timeout."""
 
-POOLS: dict[str, Callable[[int | None], Executor]] = {
+
+class Pool(Executor, Protocol):
+    """An executor for ``executor="process"`` items: one that counts the workers it killed and replaced."""
+
+    killed: int
+
+
+POOLS: dict[str, Callable[[int | None], Pool]] = {
     "local": WorkerPool,
     "ray": lambda size: _ray_pool(size),
 }
-"""Where ``executor="process"`` items run: a factory taking the worker count and returning an
-:class:`~grpo_host.scoring.executors.Executor` with ``killed`` (workers replaced).  ``ray`` sends them to warm actors
+"""Where ``executor="process"`` items run: a factory taking the worker count and returning a :class:`Pool` (an
+:class:`~grpo_host.scoring.executors.Executor` with ``killed``: workers replaced).  ``ray`` sends them to warm actors
 on a Ray cluster (:class:`grpo_host.scoring.ray_pool.RayPool`, imported on first use); ``local`` is this machine's
 :class:`~grpo_host.scoring.executors.WorkerPool`."""
 
@@ -106,7 +114,7 @@ class Ensemble:
         self.strict = strict
         self._workers = workers
         self._pool_kind = pool
-        self._pool: Executor | None = None
+        self._pool: Pool | None = None
         self._inline = InlineRunner()
         self._async = AsyncRunner()
         self._policy = Policy()
@@ -122,7 +130,7 @@ class Ensemble:
         strict: bool = False,
         workers: int | None = None,
         pool: str = "local",
-    ) -> Ensemble:
+    ) -> Self:
         """Build an ensemble from a spec string or YAML-style list, looking names up in ``plugins``.
 
         :param plugins: where names are looked up: anything with a ``registry``
@@ -140,7 +148,7 @@ class Ensemble:
         if plugins is None:
             raise TypeError("grpo_host.scoring's Ensemble.from_spec needs plugins= (the scoring core does not find "
                             "plugins); grpo_host.Ensemble.from_spec looks names up in the installed ones")
-        items = spec if spec and all(isinstance(s, SpecItem) for s in spec) else parse_spec(spec)  # type: ignore[arg-type]
+        items = spec if _spec_items(spec) else parse_spec(spec)
         members = [Member.of(plugins.registry.reward(item.name), item) for item in items]
         return cls(members, strict=strict, workers=workers, pool=pool)
 
@@ -193,18 +201,16 @@ class Ensemble:
     def _start(self, member: Member, items: _Items) -> Callable[[], tuple[list[Outcome], float]]:
         """Run ``member``'s items (async ones: start them); returns what collects its outcomes and seconds."""
         reward, n, start = member.reward, len(items.completions), time.perf_counter()
-        if reward.is_async:
-            done: list[Outcome | None] = [None] * n  # filled as items finish: a blocked loop loses only the rest
-            future = self._async.submit(_run_async(member, items, done))
+        if isinstance(reward, AsyncReward):  # the rewards whose is_async is true
+            filled: list[Outcome | None] = [None] * n  # filled as items finish: a blocked loop loses only the rest
+            future = self._async.submit(_run_async(member, reward, items, filled))
             rounds = 1 if reward.batch else -(-n // reward.concurrency)
             backstop = None if member.timeout is None else member.timeout * rounds + 1.0
 
             def collect() -> tuple[list[Outcome], float]:
-                try:
+                with contextlib.suppress(TimeoutError):  # its coroutines blocked the event loop
                     self._async.wait(future, backstop)
-                except TimeoutError:  # its coroutines blocked the event loop
-                    pass
-                return [out or Outcome("timeout") for out in done], time.perf_counter() - start
+                return [out or Outcome("timeout") for out in filled], time.perf_counter() - start
 
             return collect
         if reward.batch:
@@ -243,13 +249,13 @@ class Ensemble:
                 continue
             vals.append(None)
             if out.status == "unusable":
-                raise self._policy.unusable(member, out.error)
+                raise self._policy.unusable(member, out.failure)
             if out.status == "timeout":
                 timeouts += 1
                 continue
             failed += 1
             where = f"rows {row_ids[0]}..{row_ids[-1]}" if member.reward.batch else f"row {row_ids[i]}"
-            message = self._policy.failed(member, out.error, where)
+            message = self._policy.failed(member, out.failure, where)
             result.errors.append(message)
             result.row_errors.setdefault(i, []).append(message)
         result.values[member.name] = vals
@@ -302,7 +308,7 @@ class Ensemble:
     @property
     def replaced_workers(self) -> int:
         """How many worker processes were killed and replaced (timeouts the worker's own alarm could not stop)."""
-        return self._pool.killed if self._pool is not None else 0  # type: ignore[attr-defined]
+        return self._pool.killed if self._pool is not None else 0
 
     @property
     def recycled_workers(self) -> int:
@@ -352,22 +358,27 @@ class _Items:
         return [(fn, (inputs[i], self.prompts[i]), self.row(i)) for i in range(len(inputs))]
 
 
+def _spec_items(spec: str | Sequence[Any]) -> TypeGuard[Sequence[SpecItem]]:
+    """Whether ``spec`` is already parsed: a non-empty sequence of :class:`SpecItem`."""
+    return bool(spec) and all(isinstance(s, SpecItem) for s in spec)
+
+
 def _spread(out: Outcome, n: int) -> list[Outcome]:
     """A batch call's outcome as one per row: its values when it succeeded, else its failure for every row."""
     return [Outcome("ok", v) for v in out.value] if out.status == "ok" else [out] * n
 
 
-def _ray_pool(size: int | None) -> Executor:
+def _ray_pool(size: int | None) -> Pool:
     from .ray_pool import RayPool  # Ray is imported only by a run that asks for it
 
     return RayPool(size)
 
 
-async def _run_async(member: Member, items: _Items, done: list[Outcome | None]) -> None:
-    """An async member's items into ``done``, ``concurrency`` at a time, each under the member's timeout (waiting
-    for a slot is not part of it), each outcome as soon as it is known; a batch reward is one call under the
-    timeout."""
-    reward, inputs = member.reward, items.inputs(member.reward)
+async def _run_async(member: Member, reward: AsyncReward, items: _Items, done: list[Outcome | None]) -> None:
+    """An async member's items (``reward`` is ``member.reward``) into ``done``, ``concurrency`` at a time, each under
+    the member's timeout (waiting for a slot is not part of it), each outcome as soon as it is known; a batch reward
+    is one call under the timeout."""
+    inputs = items.inputs(reward)
     if reward.batch:
         done[:] = _spread(await acall(functools.partial(reward.ascore_items, *items.batch_args(reward)),
                                       member.timeout), len(inputs))

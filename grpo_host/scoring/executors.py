@@ -74,7 +74,8 @@ class InlineRunner:
         self._jobs: queue.SimpleQueue | None = None
 
     def _start(self) -> queue.SimpleQueue:
-        self._jobs, self._done = queue.SimpleQueue(), queue.SimpleQueue()
+        self._jobs = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[Outcome] = queue.SimpleQueue()
         threading.Thread(target=self._loop, args=(self._jobs, self._done), daemon=True, name="grpo-host-inline").start()
         return self._jobs
 
@@ -240,7 +241,7 @@ def _stderr_fd() -> int:
 
 
 class _Duplex:
-    """Two one-way connections used as one; ``fileno`` is the readable end, for ``wait``."""
+    """Two one-way connections used as one; ``fileno`` is the readable end."""
 
     def __init__(self, reader: Connection, writer: Connection) -> None:
         self.reader, self.writer = reader, writer
@@ -294,7 +295,7 @@ class WorkerPool:
         """
         while len(self._workers) < min(self.size, len(tasks)):
             self._workers.append(_Worker())
-        results: list[Outcome | None] = [None] * len(tasks)
+        results: dict[int, Outcome] = {}  # task index -> its outcome
         pending = deque(range(len(tasks)))
         idle = [w for w in self._workers if w.ready]
         starting = {w: time.monotonic() + STARTUP_TIMEOUT for w in self._workers if not w.ready}
@@ -317,30 +318,33 @@ class WorkerPool:
             if not busy and not starting:
                 continue
             wait_for = min([d for _, d in busy.values()] + list(starting.values())) - time.monotonic()
-            ready = wait([w.conn for w in (*busy, *starting)],
+            ready = wait([w.conn.reader for w in (*busy, *starting)],
                          timeout=None if wait_for == float("inf") else max(wait_for, 0))
-            for worker in [w for w in starting if w.conn in ready]:
+            for worker in [w for w in starting if w.conn.reader in ready]:
                 del starting[worker]
                 try:
                     worker.conn.recv()  # the worker's "ready"
                 except (EOFError, OSError):
                     raise WorkerError(
                         f"a grpo-host worker process failed to start (exit code {worker.process.wait(5)}); "
-                        f"its error, if any, is on stderr above; it runs `{sys.executable} -m grpo_host.scoring.executors` "
+                        f"its error, if any, is on stderr above; it runs "
+                        f"`{sys.executable} -m grpo_host.scoring.executors` "
                         "with this process's environment and sys.path"
                     ) from None
                 worker.ready = True
                 idle.append(worker)
-            for worker in [w for w in busy if w.conn in ready]:
+            for worker in [w for w in busy if w.conn.reader in ready]:
                 index, _ = busy.pop(worker)
                 try:
-                    _, results[index] = worker.conn.recv()
+                    out: Outcome
+                    _, out = worker.conn.recv()
                 except (EOFError, OSError):
                     code = worker.process.poll()
                     results[index] = Outcome("error", error=Failure.note(f"worker process died (exit code {code})"))
                     starting[self._replace(worker)] = time.monotonic() + STARTUP_TIMEOUT
                     continue
-                if results[index].status == "timeout":  # interrupted mid-call: its state is not to be trusted
+                results[index] = out
+                if out.status == "timeout":  # interrupted mid-call: its state is not to be trusted
                     starting[self._replace(worker, recycled=True)] = time.monotonic() + STARTUP_TIMEOUT
                     continue
                 idle.append(worker)
@@ -353,11 +357,14 @@ class WorkerPool:
             if any(now > deadline for deadline in starting.values()):
                 raise WorkerError(f"a grpo-host worker process did not start within {STARTUP_TIMEOUT:.0f} s "
                                   "(is the machine out of memory or processes?)")
-        return results  # type: ignore[return-value]
+        # The loop ends only when no task is pending or busy: every task has its outcome.
+        return [results[i] for i in range(len(tasks))]
 
     def close(self) -> None:
+        # Plain try/except rather than contextlib.suppress, here and in __del__ (which calls this): at interpreter
+        # exit this module's globals may already be cleared, and every worker must still be killed.
         for worker in self._workers:
-            try:
+            try:  # noqa: SIM105
                 worker.conn.send(None)
             except OSError:
                 pass
@@ -365,7 +372,7 @@ class WorkerPool:
         self._workers.clear()
 
     def __del__(self) -> None:
-        try:
+        try:  # noqa: SIM105  # see close
             self.close()
         except Exception:
             pass

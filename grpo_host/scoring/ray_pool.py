@@ -41,6 +41,7 @@ imported here only, and this module only when the ``ray`` pool is chosen.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -87,7 +88,7 @@ class RayPool:
 
     def __init__(self, size: int | None = None, *, grace: float = 1.0, chunk: int = 4) -> None:
         if not ray.is_initialized():
-            ray.init(include_dashboard=False, logging_level="warning")
+            ray.init(include_dashboard=False, logging_level=logging.WARNING)
         self.size = size or max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.grace = grace
         self.chunk = max(1, chunk)
@@ -98,7 +99,9 @@ class RayPool:
         self._actors: list[Any] = []
 
     def _start(self, count: int) -> list[Any]:
-        actors = [self._remote.remote() for _ in range(count)]
+        # Any: Ray types a handle as "ActorHandle or the class itself", whose methods have no .remote() unless
+        # each is decorated with @ray.method.
+        actors: list[Any] = [self._remote.remote() for _ in range(count)]
         try:
             ray.get([a.ready.remote() for a in actors], timeout=STARTUP_TIMEOUT)
         except ray.exceptions.GetTimeoutError:
@@ -126,7 +129,7 @@ class RayPool:
         want = min(self.size, len(tasks))
         if len(self._actors) < want:
             self._actors += self._start(want - len(self._actors))
-        results: list[Outcome | None] = [None] * len(tasks)
+        results: dict[int, Outcome] = {}  # task index -> its outcome
         pending = deque(range(len(tasks)))
         singles: deque[int] = deque()  # items of a call whose actor had to be killed: each runs again on its own
         idle = list(range(want))
@@ -151,7 +154,8 @@ class RayPool:
             if not busy:
                 continue
             wait_for = min(d for _, _, d in busy.values()) - time.monotonic()
-            done, _ = ray.wait(list(busy), num_returns=1, timeout=None if wait_for == float("inf") else max(wait_for, 0))
+            done, _ = ray.wait(list(busy), num_returns=1,
+                               timeout=None if wait_for == float("inf") else max(wait_for, 0))
             if done:
                 done, _ = ray.wait(list(busy), num_returns=len(busy), timeout=0)
             for ref in done:
@@ -164,7 +168,7 @@ class RayPool:
                 except ray.exceptions.RayError as exc:  # a value could not come back (it did not pickle)
                     self._fail(indices, results, singles, f"the result could not be sent back: {_first_line(exc)}")
                 else:
-                    for i, outcome in zip(indices, replies):
+                    for i, outcome in zip(indices, replies, strict=True):  # _Slot.call: one outcome per task
                         results[i] = outcome
                     if any(outcome.status == "timeout" for outcome in replies):  # interrupted mid-call: not reused
                         self._replace(slot, recycled=True)
@@ -177,10 +181,11 @@ class RayPool:
                     self._fail(indices, results, singles, None)
                     self._replace(slot)
                     idle.append(slot)
-        return results  # type: ignore[return-value]
+        # The loop ends only when no item is pending, waiting to run again or busy: every item has its outcome.
+        return [results[i] for i in range(len(tasks))]
 
     @staticmethod
-    def _fail(indices: list[int], results: list[Outcome | None], singles: deque[int], error: str | None) -> None:
+    def _fail(indices: list[int], results: dict[int, Outcome], singles: deque[int], error: str | None) -> None:
         """A call that failed as a whole: its one item is counted (a timeout when ``error`` is None); a chunk's
         items run again one per call, so that only the item that hangs or kills its actor is counted."""
         if len(indices) > 1:

@@ -31,6 +31,7 @@ message list is refused (``TypeError``), which callers count as a bad row.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -152,14 +153,13 @@ def _calls(raw: Any) -> list[ToolCall]:
     for call in raw:
         if not isinstance(call, Mapping):
             continue
-        function = call.get("function") if isinstance(call.get("function"), Mapping) else call
+        inner = call.get("function")
+        function = inner if isinstance(inner, Mapping) else call
         name = function.get("name")
         arguments = function.get("arguments")
         if isinstance(arguments, str):  # OpenAI sends arguments as JSON text
-            try:
+            with contextlib.suppress(ValueError, RecursionError):  # not JSON, or nested too deep to read: kept as text
                 arguments = json.loads(arguments)
-            except (ValueError, RecursionError):  # not JSON, or nested too deep to read: kept as text
-                pass
         calls.append(ToolCall(name if isinstance(name, str) else "", arguments,
                               call.get("id") if isinstance(call.get("id"), str) else None))
     return calls

@@ -43,6 +43,8 @@ VERSION = 1  # bump when the files change, so old caches are not reused
 
 SPECIAL = ["<pad>", "<s>", "</s>", "<unk>", "<|system|>", "<|user|>", "<|assistant|>"]
 TOOLS_SPECIAL = ["<pad>", "<s>", "<|im_end|>", "<unk>", "<|im_start|>"]
+TINY_CONTEXT = 512
+"""Positions of the plain tiny model."""
 TOOLS_CONTEXT = 4096
 """Positions of the tools variant: the template's tool descriptions alone run to hundreds of characters."""
 CHAT_TEMPLATE = (
@@ -59,7 +61,7 @@ TINY_CONFIG = {
     "num_hidden_layers": 2,
     "num_attention_heads": 4,
     "num_key_value_heads": 4,
-    "max_position_embeddings": 512,
+    "max_position_embeddings": TINY_CONTEXT,
     "rope_theta": 10000.0,
     "rms_norm_eps": 1e-5,
 }
@@ -116,7 +118,7 @@ def build_tiny(path: str | Path, *, seed: int = 0, tools: bool = False) -> Path:
     vocab = tiny_vocab(special)
     eos = special[2]
     _write_tokenizer(path, vocab, special, eos, _qwen3_template() if tools else CHAT_TEMPLATE,
-                     TOOLS_CONTEXT if tools else TINY_CONFIG["max_position_embeddings"])
+                     TOOLS_CONTEXT if tools else TINY_CONTEXT)
     config = {
         "architectures": ["LlamaForCausalLM"],
         "model_type": "llama",

@@ -79,13 +79,15 @@ class BitsAndBytesSettings(_Strict):
     constants are quantized too.
     """
 
-    quant_type: Literal["nf4", "fp4"] = Field("nf4", description="4-bit data type (bnb_4bit_quant_type): nf4 or fp4")
+    quant_type: Literal["nf4", "fp4"] = Field(
+        default="nf4", description="4-bit data type (bnb_4bit_quant_type): nf4 or fp4"
+    )
     double_quant: bool = Field(
-        True, description="4-bit: quantize the quantization constants too (bnb_4bit_use_double_quant)"
+        default=True, description="4-bit: quantize the quantization constants too (bnb_4bit_use_double_quant)"
     )
     compute_dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
-        "auto", description="4-bit: dtype of the matmuls (bnb_4bit_compute_dtype); auto: bfloat16 where the GPU "
-                            "has it, else float16 (float32 without CUDA)"
+        default="auto", description="4-bit: dtype of the matmuls (bnb_4bit_compute_dtype); auto: bfloat16 where the "
+                                    "GPU has it, else float16 (float32 without CUDA)"
     )
 
 
@@ -93,8 +95,8 @@ class MlxQuantSettings(_Strict):
     """What the MLX backend passes to mlx-lm's affine quantization (``mlx_lm.utils.quantize_model``)."""
 
     group_size: Literal[32, 64, 128] | None = Field(
-        None, description="weights sharing one scale and bias; None: 64 (mlx-lm's default) when quantizing at load, "
-                          "an already quantized model keeps its own"
+        default=None, description="weights sharing one scale and bias; None: 64 (mlx-lm's default) when quantizing at "
+                                  "load, an already quantized model keeps its own"
     )
 
 
@@ -361,7 +363,8 @@ _SHORTHANDS = {"data": "train"}
 
 
 def apply_overrides(raw: dict[str, Any], overrides: Sequence[str], sources: dict[str, str]) -> dict[str, Any]:
-    """Apply ``key=value`` overrides (dotted keys reach into sections; values are YAML: ``1e-5``, ``true``, ``[a, b]``)."""
+    """Apply ``key=value`` overrides (dotted keys reach into sections; values are YAML: ``1e-5``, ``true``,
+    ``[a, b]``)."""
     import yaml
 
     out = dict(raw)
@@ -373,8 +376,10 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str], sources: dict
             raise ConfigError(f"--set {shown!r}: expected key=value, e.g. --set learning_rate=1e-5")
         try:
             value = _yaml(text) if text.strip() else ""
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"--set {shown!r}: the value is not valid YAML ({exc.problem})") from None
+        except yaml.YAMLError as exc:  # a marked error says what is wrong in .problem; a ReaderError (a control
+            # character) has none, and its message's first line says it
+            problem = exc.problem if isinstance(exc, yaml.MarkedYAMLError) else str(exc).splitlines()[0]
+            raise ConfigError(f"--set {shown!r}: the value is not valid YAML ({problem})") from None
         except ValueError as exc:  # a number too long to convert (Python's 4300-digit bound)
             raise ConfigError(f"--set {key}: the value ({len(text)} characters) cannot be read: {exc}") from None
         *parents, last = key.split(".")

@@ -143,9 +143,10 @@ def _hub_reachable() -> str | None:
 def _go_offline() -> None:
     for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
         os.environ[var] = "1"
-    constants = sys.modules.get("huggingface_hub.constants")
-    if constants is not None:  # read once at import: a hub already imported must hear it too
-        constants.HF_HUB_OFFLINE = True
+    if "huggingface_hub.constants" in sys.modules:  # read once at import: a hub already imported must hear it too
+        import huggingface_hub.constants
+
+        huggingface_hub.constants.HF_HUB_OFFLINE = True
 
 
 def check_model(model: str) -> None:

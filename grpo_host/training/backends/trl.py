@@ -199,6 +199,8 @@ def bitsandbytes_config(config: RunConfig) -> Any:
     from transformers import BitsAndBytesConfig
 
     q = config.quantization
+    if q is None:
+        raise ValueError("bitsandbytes_config: the run config has no quantization section")
     if q.bits == 8:
         return BitsAndBytesConfig(load_in_8bit=True)
     return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=q.trl.quant_type,
@@ -254,8 +256,9 @@ def _peft_config(config: RunConfig) -> Any:
     from peft import LoraConfig
 
     lora = config.lora
-    return LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=list(lora.targets),
-                      task_type="CAUSAL_LM")
+    # peft annotates lora_alpha as int but only divides by it (scaling = lora_alpha / r): a float alpha is right.
+    return LoraConfig(r=lora.r, lora_alpha=lora.alpha,  # type: ignore[arg-type]
+                      lora_dropout=lora.dropout, target_modules=list(lora.targets), task_type="CAUSAL_LM")
 
 
 def _metrics_callback(backend: TrlBackend) -> Any:
@@ -324,7 +327,7 @@ class TrlBackend(TrainingBackend):
             environments["environment_factory"] = (
                 {k: v for k, v in factories.items() if k is not None} if per_row else factories[None])
         if config.rollout is not None:
-            environments["rollout_func"] = _rollout(job).checked()
+            environments["rollout_func"] = _rollout(job, config.rollout).checked()
         try:
             self.trainer = GRPOTrainer(
                 model=job.model_path if self.bnb is None else _quantized_model(job, args, self.bnb),
@@ -378,12 +381,13 @@ def _library_noise_filtered() -> Iterator[None]:
         yield
 
 
-def _rollout(job: Job) -> Any:
-    """The run's rollout function from the registry; an unknown name is a :class:`ConfigError` naming the key."""
+def _rollout(job: Job, name: str) -> Any:
+    """The run's rollout function ``name`` (its ``rollout`` key) from the registry; an unknown name is a
+    :class:`ConfigError` naming the key."""
     from ...errors import DuplicateNameError, UnknownNameError
 
     try:
-        return job.plugins.registry.rollout(job.config.rollout)
+        return job.plugins.registry.rollout(name)
     except (UnknownNameError, DuplicateNameError) as exc:
         raise ConfigError(f"config key 'rollout': {exc}") from None
 
