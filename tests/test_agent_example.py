@@ -15,10 +15,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import GRPO_HOST
-from reward_plugins.code.sandbox import isolation
 from train_helpers import read_metrics
+
+from reward_plugins.code.sandbox import isolation
 
 ROOT = Path(__file__).parent.parent
 CONFIG = "examples/agent_python.yaml"

@@ -20,10 +20,10 @@ import pytest
 from conftest import run_cli, write_jsonl
 
 from grpo_host.audit import Thresholds, audit_file, audit_rows
-from grpo_host.errors import AuditFailed
-from grpo_host.training.config import load_config
 from grpo_host.discovery.plugins import load_plugins
+from grpo_host.errors import AuditFailed
 from grpo_host.testing import assert_audit_passes
+from grpo_host.training.config import load_config
 from grpo_host.training.train import prepare
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -42,7 +42,7 @@ PROGRAMS = [
 
 LARGER = [{"prompt": f"Which is larger, {a} or {b}?", "answer": str(max(a, b))}
           for a, b in [(17, 25), (3, 4), (120, 33), (8, 9), (41, 19), (250, 251), (7, 70), (66, 1)]]
-CHOICES = [{"prompt": f"Which one is a {kind}?\n" + "\n".join(f"{letter}) {o}" for letter, o in zip("ABCD", options)),
+CHOICES = [{"prompt": f"Which one is a {kind}?\n" + "\n".join(f"{letter}) {o}" for letter, o in zip("ABCD", options, strict=False)),
             "answer": "ABCD"[options.index(right)]}
            for kind, options, right in [("planet", ["Moon", "Mars", "Sun", "Comet"], "Mars"),
                                         ("fruit", ["Apple", "Stone", "Chair", "Cloud"], "Apple"),
@@ -253,8 +253,7 @@ def test_rows_a_reward_cannot_read_are_left_out_and_named(weak):
 
 
 def test_a_probe_that_raises_is_skipped_and_named_not_a_crash(weak):
-    from grpo_host import hookimpl
-    from grpo_host import probe
+    from grpo_host import hookimpl, probe
 
     @probe(rewards=("weak_magic",))
     def clumsy(target):

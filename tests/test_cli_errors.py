@@ -10,7 +10,6 @@ and no traceback, as if the user had typed something wrong.
 from __future__ import annotations
 
 import pytest
-
 from conftest import lay_out_module_pack, run_cli, write_jsonl
 
 PACK = '''

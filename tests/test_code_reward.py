@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli, write_jsonl
+
 from grpo_host import Ensemble, get_reward
 from grpo_host.data import check_rows
 from grpo_host.scoring.contract import score_row
@@ -345,7 +345,7 @@ def test_mbpp_canonical_solutions_pass_their_asserts(code):
     tests = [(r["test_setup_code"] + "\n" if r["test_setup_code"] else "") + "\n".join(r["test_list"]) for r in rows]
     with Ensemble.from_spec("code", workers=2) as ensemble:
         values = ensemble.score([fenced(r["code"]) for r in rows], tests=tests).values["code"]
-    got = {r["task_id"]: v for r, v in zip(rows, values) if v != 1.0 or r["task_id"] in MBPP_DIFFER}
+    got = {r["task_id"]: v for r, v in zip(rows, values, strict=False) if v != 1.0 or r["task_id"] in MBPP_DIFFER}
     assert len(rows) == 974
     assert got == pytest.approx({task: value for task, (value, _) in MBPP_DIFFER.items()})
 

@@ -1004,7 +1004,7 @@ def test_honest_scripts_pass_through_the_proxies(runner, outside):
     encode's argument (run again alone, it passes again)."""
     steps = [{"code": program, "tests": tests} for _, (program, tests) in sorted(HONEST_SCRIPTS.items())]
     results = runner.run(steps)
-    for name, r in zip(sorted(HONEST_SCRIPTS), results):
+    for name, r in zip(sorted(HONEST_SCRIPTS), results, strict=False):
         assert r["passed_asserts"] and r["cases"] and all(r["cases"]), (name, r["stderr"][-1500:])
 
 

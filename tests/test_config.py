@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import clean_env, write_jsonl
-from grpo_host.training.config import RunConfig, load_config
+
 from grpo_host.errors import ConfigError
+from grpo_host.training.config import RunConfig, load_config
 
 BASE = {"model": "builtin:tiny", "data": "rows.jsonl", "rewards": "accuracy:2, r1_soft_format:0.5"}
 

@@ -10,15 +10,15 @@ import time
 import zlib
 
 import pytest
-
 from conftest import run_cli, write_jsonl
+
 from grpo_host import get_reward
 from grpo_host.testing import HEAVY_MODULES, assert_discovered, assert_listing_is_light
-from reward_plugins.sandbox.bwrap import isolation
 from reward_plugins.contest.judge import Case, Problem, Program, jail_for, judge, token_match
 from reward_plugins.contest.languages import LANGUAGES, Language, by_tag, missing
 from reward_plugins.contest.rewards import check_row, extract_program
 from reward_plugins.contest.rows import RowProblem, problem_from_row
+from reward_plugins.sandbox.bwrap import isolation
 
 needs_root_sandbox = pytest.mark.skipif(isolation().mode != "root", reason="the contest judge needs the code "
                                         f"sandbox in root mode: {isolation().mode} ({isolation().reason})")

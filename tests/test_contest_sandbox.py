@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from reward_plugins.sandbox.bwrap import isolation
 from reward_plugins.contest.judge import Case, Checker, Compile, Problem, Program, jail_for, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
+from reward_plugins.sandbox.bwrap import isolation
 
 pytestmark = [
     pytest.mark.skipif(isolation().mode != "root", reason="the contest judge needs the code sandbox in root mode: "

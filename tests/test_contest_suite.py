@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from reward_plugins.sandbox.bwrap import isolation
-from reward_plugins.contest.judge import Checker, Problem, Program, Case, judge
+from reward_plugins.contest.judge import Case, Checker, Problem, Program, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
+from reward_plugins.sandbox.bwrap import isolation
 
 SUITE = Path(__file__).parent / "data" / "contest"
 MANIFEST = json.loads((SUITE / "suite.json").read_text())["problems"]

@@ -11,12 +11,10 @@ import pytest
 import sample_rewards
 
 from grpo_host import Ensemble, RewardError
-from grpo_host.scoring.ensemble import Member
-from grpo_host.errors import UnscoredRowsError
-from grpo_host.scoring.calls import RewardCallError
 from grpo_host.discovery.plugins import load_plugins
-from grpo_host.errors import UnknownNameError
-from grpo_host.errors import SpecError
+from grpo_host.errors import SpecError, UnknownNameError, UnscoredRowsError
+from grpo_host.scoring.calls import RewardCallError
+from grpo_host.scoring.ensemble import Member
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +52,8 @@ def test_params_from_the_spec_reach_the_reward(plugins):
 
 
 def test_strict_makes_unscored_rows_an_error(plugins):
-    with ensemble("echo", plugins, strict=True) as e:
-        with pytest.raises(UnscoredRowsError, match=r"rows \['r2'\]"):
-            e.score(["1", "nope"], answer=["a", "b"], row_ids=["r1", "r2"])
+    with ensemble("echo", plugins, strict=True) as e, pytest.raises(UnscoredRowsError, match=r"rows \['r2'\]"):
+        e.score(["1", "nope"], answer=["a", "b"], row_ids=["r1", "r2"])
 
 
 @pytest.mark.parametrize("text", ["raise", "inf", "text"])

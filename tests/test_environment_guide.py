@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grpo_host.training.config import RunConfig
 from grpo_host.kinds.environment import ToolLimits
 from grpo_host.scoring.trajectory import Trajectory
+from grpo_host.training.config import RunConfig
 
 GUIDE = Path(__file__).parent.parent / "docs" / "writing-an-environment-pack.md"
 

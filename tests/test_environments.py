@@ -6,10 +6,10 @@ import inspect
 import time
 
 import pytest
-
 from conftest import cli_json, run_cli
-from grpo_host.kinds.environment import Session, ToolError, ToolLimits, environment
+
 from grpo_host.discovery.plugins import load_plugins
+from grpo_host.kinds.environment import Session, ToolError, ToolLimits, environment
 
 
 @pytest.fixture
@@ -128,10 +128,9 @@ def test_environments_list_and_show_from_an_installed_pack(packs):
 def test_each_row_gets_its_environment_checked_before_any_model_is_loaded(notes, packs, monkeypatch):
     from types import SimpleNamespace
 
-    from grpo_host.training.config import load_config
-    from grpo_host.errors import ConfigError
-    from grpo_host.errors import DataError
+    from grpo_host.errors import ConfigError, DataError
     from grpo_host.training.backends.steps import rollout_environments
+    from grpo_host.training.config import load_config
     from grpo_host.training.train import Row
 
     monkeypatch.syspath_prepend(str(packs["agentpack"]))

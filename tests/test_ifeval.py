@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli, write_jsonl
+
 from grpo_host import Ensemble, get_reward
 
 DATA = Path(__file__).parent / "data" / "ifeval"

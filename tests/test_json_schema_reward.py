@@ -15,11 +15,11 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from conftest import run_cli, write_jsonl
 
 from grpo_host import Ensemble
 from grpo_host.testing import assert_discovered, assert_listing_is_light, data_check, load_pack
 from reward_plugins.json_schema import rewards as pack
-from conftest import run_cli, write_jsonl
 
 PERSON = {
     "type": "object",

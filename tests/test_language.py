@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli, write_jsonl
+
 from grpo_host import get_reward
 
 LABELLED = Path(__file__).parent / "data" / "language" / "lingua_testdata_20x100.jsonl"

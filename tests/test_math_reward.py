@@ -13,11 +13,11 @@ import time
 from fractions import Fraction
 
 import pytest
+from conftest import run_cli
 
 from grpo_host import Ensemble, get_reward
 from grpo_host.testing import assert_discovered, assert_listing_is_light, check_examples, data_check, load_pack
 from reward_plugins.math import compare, find, read, rewards
-from conftest import run_cli
 
 TOWER = r"The answer is \boxed{9^{9^{9^{9}}}}"
 

@@ -16,8 +16,8 @@ import pytest
 from conftest import cli_json, run_cli, write_jsonl
 
 from grpo_host import Ensemble
-from grpo_host.kinds.monitor import Alert, Batch, MonitorSet, Report, choose, monitor
 from grpo_host.discovery.plugins import default_plugins
+from grpo_host.kinds.monitor import Alert, Batch, MonitorSet, Report, choose, monitor
 from grpo_host.testing import observe, scored_batch
 
 GROUP = 4

@@ -22,8 +22,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from grpo_host import Ensemble, get_reward  # noqa: E402
-from reward_plugins.prm.rewards import aggregate, split_steps  # noqa: E402
 from reward_plugins.prm.loading import PRMModelError, load  # noqa: E402
+from reward_plugins.prm.rewards import aggregate, split_steps  # noqa: E402
 from reward_plugins.prm.tiny_prm import build_tiny_prm  # noqa: E402
 
 KINDS = ("token_classification", "math_shepherd", "sequence_classification")
@@ -137,7 +137,7 @@ def test_batching_equals_one_by_one_scoring(models, kind):
     prompts = [PROMPT, "Short?", None, "A much longer prompt, about many things, that pads the batch."] * 3
     together = prm(models[kind], kind, batch_size=5)(prompts=prompts, completions=completions)
     single = prm(models[kind], kind, batch_size=1)
-    alone = [single(prompts=[p], completions=[c])[0] for p, c in zip(prompts, completions)]
+    alone = [single(prompts=[p], completions=[c])[0] for p, c in zip(prompts, completions, strict=False)]
     assert [v is None for v in together] == [v is None for v in alone]
     assert [v for v in together if v is not None] == pytest.approx([v for v in alone if v is not None], abs=1e-5)
 

@@ -23,9 +23,8 @@ from hypothesis import strategies as st
 
 from grpo_host import Ensemble, get_reward
 from grpo_host.data import normalize, read_rows
-from grpo_host.errors import DataError
+from grpo_host.errors import DataError, SpecError
 from grpo_host.scoring.spec import parse_spec
-from grpo_host.errors import SpecError
 
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -14,12 +14,11 @@ import textwrap
 import threading
 
 import pytest
-
-from grpo_host.kinds.environment import Session, ToolError
-from grpo_host.discovery.plugins import load_plugins
-from reward_plugins.code.sandbox import isolation
-
 from conftest import clean_env
+
+from grpo_host.discovery.plugins import load_plugins
+from grpo_host.kinds.environment import Session, ToolError
+from reward_plugins.code.sandbox import isolation
 
 sandboxed = pytest.mark.skipif(not isolation().isolated,
                                reason=f"no bubblewrap sandbox here ({isolation().reason}): model code is not run")

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from grpo_host.training.config import RunConfig, load_config
-from grpo_host.errors import ConfigError
 from train_helpers import GRPO_HOST, QUICK, kill_and_resume, read_metrics
+
+from grpo_host.errors import ConfigError
+from grpo_host.training.config import RunConfig, load_config
 
 pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): quantized training runs
 

@@ -10,8 +10,8 @@ import pytest
 from conftest import GRPO_HOST, run_cli, write_jsonl
 from train_helpers import QUICK, ROOT, kill_after_checkpoint
 
-from grpo_host.runs.record import FOLDER, advantages, read_record
 from grpo_host.errors import RecordError
+from grpo_host.runs.record import FOLDER, advantages, read_record
 
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 
@@ -34,7 +34,7 @@ def test_advantages_match_trl_group_scaling():
     expected = ((t - torch.nanmean(t, dim=1, keepdim=True)) / (nanstd(t, dim=1).unsqueeze(1) + 1e-4)).flatten()
     got = advantages(totals, groups)
     assert got[9] is None  # an unscored rollout has no advantage (TRL forces it to 0)
-    for g, e in zip(got, expected.tolist()):
+    for g, e in zip(got, expected.tolist(), strict=False):
         if g is not None:
             assert g == pytest.approx(e, abs=1e-5)
     assert advantages([1.0], ["solo"]) == [0.0]  # a group of one: no spread, no signal

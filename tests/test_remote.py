@@ -11,9 +11,9 @@ import socket
 import threading
 
 import pytest
+from test_serve import GOOD, TOKEN, Server, free_port, probe_site, until  # noqa: F401  (probe_site is a fixture)
 
 from grpo_host import Ensemble, RewardError
-from test_serve import GOOD, TOKEN, Server, free_port, probe_site, until  # noqa: F401  (probe_site is a fixture)
 
 pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): real reward servers
 

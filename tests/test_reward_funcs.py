@@ -3,8 +3,8 @@
 import sample_rewards
 
 from grpo_host import Ensemble
-from grpo_host.training.backends.reward_funcs import ROW_ID, EnsembleRewardFuncs
 from grpo_host.discovery.plugins import load_plugins
+from grpo_host.training.backends.reward_funcs import ROW_ID, EnsembleRewardFuncs
 from grpo_host.training.train import Row
 from reward_plugins.shaping import rewards as shaping
 

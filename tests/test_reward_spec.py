@@ -2,8 +2,8 @@
 
 import pytest
 
-from grpo_host.scoring.spec import parse_spec
 from grpo_host.errors import SpecError
+from grpo_host.scoring.spec import parse_spec
 
 
 def test_string_form_with_weights_and_params():

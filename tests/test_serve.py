@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import CLI_ENV, GRPO_HOST, run_cli, write_jsonl
+import contextlib
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
@@ -493,10 +493,8 @@ def test_hostile_bodies_and_slow_clients(probe_site, tmp_path):
                 except OSError:
                     break
                 sock.setblocking(False)
-                try:
+                with contextlib.suppress(BlockingIOError):
                     answer += sock.recv(65536)
-                except BlockingIOError:
-                    pass
                 sock.setblocking(True)
                 if answer:
                     break

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grpo_host import Ensemble
-from grpo_host.scoring.contract import score_row
 from grpo_host.data import check_rows
 from grpo_host.discovery.plugins import load_plugins
+from grpo_host.scoring.contract import score_row
 from reward_plugins.tool_calls.tools import _as_json_schema
 
 BFCL = [json.loads(line) for line in (Path(__file__).parent / "data" / "bfcl" / "sample.jsonl").open()]

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import GRPO_HOST, write_jsonl
 from train_helpers import read_metrics
 
@@ -35,8 +34,8 @@ def warm_up(out: Path, pack: Path) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl.chat_template_utils import get_training_chat_template
 
-    from grpo_host.training.builtin_model import tiny_model_dir
     from grpo_host.discovery.plugins import load_plugins
+    from grpo_host.training.builtin_model import tiny_model_dir
 
     sys.path.insert(0, str(pack))
     try:

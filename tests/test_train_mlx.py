@@ -15,7 +15,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import BIN, GRPO_HOST, write_jsonl
 from train_helpers import EXPECTED_SEEN, QUICK, kill_and_resume, meta_config, read_metrics, tenths
 
@@ -153,8 +152,8 @@ def test_an_unscored_completion_gets_no_advantage_and_leaves_the_baseline_alone(
     """The fill-in reward, through mlx-lm-lora's own advantage computation."""
     from mlx_lm_lora.trainer.grpo_trainer import calculate_rewards_and_advantages
 
-    from grpo_host.training.config import load_config
     from grpo_host.training.backends.mlx import MlxRewardFuncs, RewardStats
+    from grpo_host.training.config import load_config
     from grpo_host.training.train import prepare
 
     monkeypatch.chdir(tmp_path)
@@ -223,8 +222,8 @@ def test_learning_rate_schedules_match_trl(ours, theirs):
     import torch
     from transformers import get_scheduler
 
-    from grpo_host.training.config import load_config
     from grpo_host.training.backends.mlx import _schedule
+    from grpo_host.training.config import load_config
 
     config = load_config(data={"model": "builtin:tiny", "data": "x.jsonl", "rewards": "accuracy", "max_steps": 10,
                                "warmup_steps": 3, "learning_rate": 1e-3, "lr_scheduler": ours})
@@ -240,8 +239,8 @@ def test_learning_rate_schedules_match_trl(ours, theirs):
 
 
 def test_grpo_args_get_every_value_explicitly():
-    from grpo_host.training.config import load_config
     from grpo_host.training.backends.mlx import grpo_args
+    from grpo_host.training.config import load_config
 
     config = load_config(data={"model": "builtin:tiny", "data": "x.jsonl", "rewards": "accuracy:2, r1_int:0.5",
                                "min_p": 0.05, "top_k": 7, "beta": 0.04, "epsilon_high": 0.28, "save_every": 5,

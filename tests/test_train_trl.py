@@ -17,7 +17,6 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
-
 from conftest import GRPO_HOST, write_jsonl
 from train_helpers import EXPECTED_SEEN, QUICK, ROWS, kill_and_resume, meta_config, read_metrics, tenths
 
@@ -137,9 +136,9 @@ def test_reward_rises_on_the_example(env, tmp_path):
 
 
 def test_grpo_config_gets_every_value_explicitly():
-    from grpo_host.training.config import load_config
     from grpo_host.errors import ConfigError
     from grpo_host.training.backends.trl import grpo_config_kwargs
+    from grpo_host.training.config import load_config
 
     config = load_config(data={"model": "builtin:tiny", "data": "x.jsonl", "rewards": "accuracy:2, r1_int:0.5",
                                "trl": {"use_vllm": True, "vllm_mode": "colocate"}, "min_p": 0.05})
