@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataError
-from .scoring.contract import Reward
+from .scoring.contract import Column, Reward
 
 __all__ = ["CheckReport", "Problem", "check_rows", "completion_problem", "missing_column", "normalize",
            "prime_code_tests", "read_rows"]
@@ -377,8 +377,6 @@ def check_rows(
     ``keep``, when given, receives every normalised row as ``(where, row)``
     (a run that trains on the rows need not normalise them twice).
     """
-    from .scoring.contract import Column
-
     start = time.perf_counter()
     rewards = list(rewards)
     checks = [(r.name, col) for r in rewards for col in r.requires]

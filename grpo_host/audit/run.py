@@ -27,10 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
+from ..data import missing_column, normalize, read_rows
+from ..discovery.build import Ensemble
+from ..discovery.plugins import default_plugins
+from ..errors import DataError, RewardError, RewardUnusable, UserError
 from ..kinds.probe import Probe, Target
 from .library import GENERIC, REFERENCE_COLUMNS
-from .verdict import AuditReport, Scale, Thresholds, judge
+from .verdict import AuditReport, Scale, Thresholds, checked_rewards, judge
 
 __all__ = ["DEFAULT_SAMPLE", "TRAIN_SAMPLE", "audit_file", "audit_rows", "installed_probes"]
 
@@ -52,8 +55,6 @@ RANK_ROWS = 8
 def installed_probes(plugins: Any = None) -> list[Probe]:
     """The generic probes followed by every installed pack's (``register_probes``); a pack's probe named like a
     generic one is an error naming the pack."""
-    from ..discovery.plugins import default_plugins
-
     registry = (plugins or default_plugins()).registry
     generic = {p.name for p in GENERIC}
     found = []
@@ -121,9 +122,6 @@ def _sample(rows: Iterable[tuple[str, Any]], size: int, seed: int,
     """A uniform sample of ``size`` normalised rows (reservoir sampling: one pass, memory for the sample only),
     in file order; with how many rows were read, how many could not be normalised, and the rows lacking a column
     a chosen reward needs (left out, as training refuses them: ``grpo-host data check`` reports them)."""
-    from ..data import missing_column, normalize
-    from ..errors import DataError
-
     rng = random.Random(seed)
     kept: list[tuple[int, _Row]] = []
     seen = bad = 0
@@ -159,8 +157,6 @@ class _Scorer:
         self.ensemble, self.rows, self.scores = ensemble, rows, _Scores()
 
     def run(self, label: str, pairs: list[tuple[int, str]]) -> None:
-        from ..errors import RewardError, RewardUnusable
-
         todo = list(dict.fromkeys(p for p in pairs if p not in self.scores.values))
         for start in range(0, len(todo), BATCH):
             chunk = todo[start:start + BATCH]
@@ -205,8 +201,6 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
     :class:`grpo_host.RewardError` when a reward stops scoring (it cannot run,
     or failed on many rows in a row): the audit could not finish.
     """
-    from ..discovery.build import Ensemble
-
     if sample < 1 or probe_rows < 1:
         raise UserError(f"the sample and the probe rows must be at least 1 row, not {min(sample, probe_rows)}")
     start = time.perf_counter()
@@ -246,8 +240,6 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
 
 def audit_file(path: str | Path, rewards: Any, *, split: str | None = None, **kwargs: Any) -> AuditReport:
     """:func:`audit_rows` over a dataset file or ``datasets`` folder (any format ``grpo-host data check`` reads)."""
-    from ..data import read_rows
-
     return audit_rows(read_rows(path, split=split), rewards, data=str(path), **kwargs)
 
 
@@ -274,12 +266,6 @@ def _references(probes: list[Probe], member: Any) -> list[Probe]:
     return aimed + generic
 
 
-def _checked(ensemble: Any, bodies: Mapping[str, str], body: str) -> list[str]:
-    """The rewards the dressed ``body`` must earn full marks on: those it is the reference of, and the format
-    rewards (which read no column)."""
-    return [m.name for m in ensemble.members if bodies.get(m.name) == body or not m.reward.requires]
-
-
 def _gold(scorer: _Scorer, ensemble: Any, probes: list[Probe], formats: list[Probe], scales: Mapping[str, Scale],
           params: Mapping[str, Any]) -> Gold:
     gold = Gold()
@@ -301,8 +287,8 @@ def _gold(scorer: _Scorer, ensemble: Any, probes: list[Probe], formats: list[Pro
 
     def full(pair: tuple[int, str], text_pair: tuple[int, str]) -> int:
         values = scorer.scores.values[text_pair]
-        return sum(scales[name].full_marks(values.get(name)) for name in _checked(ensemble, gold.bodies[pair[0]],
-                                                                                  pair[1]))
+        checked = checked_rewards(ensemble, gold.bodies[pair[0]], pair[1])
+        return sum(scales[name].full_marks(values.get(name)) for name in checked)
 
     ranking = pairs[:RANK_ROWS]
     merit = {}
@@ -324,7 +310,7 @@ def _gold(scorer: _Scorer, ensemble: Any, probes: list[Probe], formats: list[Pro
             got = full(pair, text)
             if pair not in best or got > best[pair][0]:
                 best[pair] = (got, text)
-            if got < len(_checked(ensemble, gold.bodies[pair[0]], pair[1])):
+            if got < len(checked_rewards(ensemble, gold.bodies[pair[0]], pair[1])):
                 left.append(pair)
         todo = left
         if not todo:

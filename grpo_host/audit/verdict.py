@@ -225,89 +225,111 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def checked_rewards(ensemble: Any, bodies: Mapping[str, str], body: str) -> list[str]:
+    """The rewards the dressed ``body`` must earn full marks on: those it is the reference of, and the format
+    rewards (which read no column)."""
+    return [m.name for m in ensemble.members if bodies.get(m.name) == body or not m.reward.requires]
+
+
 def judge(ensemble: Any, scales: Mapping[str, Scale], gold: Any, exploits: Mapping[str, Mapping[int, tuple[int, str]]],
           scores: Any, thresholds: Thresholds, rows: list[Any], probes: Mapping[str, Any]) -> AuditReport:
     """Turn the scored probes into per-reward results and findings (the rules are in the module docstring)."""
-    from .run import _checked
-
     findings: list[Finding] = []
     audits: list[RewardAudit] = []
-    common = exploits.get("common_gold", {})
-    empty = exploits.get("empty", {})
     for member in ensemble.members:
-        name, scale = member.name, scales[member.name]
-        checked, failed = 0, []
-        for i, bodies in gold.bodies.items():
-            for body in dict.fromkeys(bodies.values()):
-                if name in _checked(ensemble, bodies, body):
-                    checked += 1
-                    if not scale.full_marks(scores.values[gold.chosen[(i, body)]].get(name)):
-                        failed.append(rows[i].where)
-        seen = [v for pair in scores.values for v in [scores.values[pair].get(name)] if v is not None]
-        audit = RewardAudit(name, f"{member.reward.pack} {member.reward.version}", scale.full, scale.floor,
-                            scale.pass_fail(seen), bool(member.reward.requires), checked, len(failed),
-                            failed[:MAX_ROWS_NAMED])
-        empty_vals = [v for pair in empty.values() for v in [scores.values[pair].get(name)] if v is not None]
-        audit.empty = _mean(empty_vals)
-        if checked and len(failed) > thresholds.gold_share * checked:
-            findings.append(Finding("gold", name, "reference",
-                                    f"reference short of full marks ({scale.full:g}) on {len(failed)}/{checked} "
-                                    f"rows: {', '.join(failed[:MAX_ROWS_NAMED])}",
-                                    "make the reward read these references, or fix them in the data",
-                                    failed[:MAX_FINDING_ROWS]))
-        paying: list[tuple[float, ProbeResult, str]] = []
-        raising: list[ProbeResult] = []
-        blank: list[tuple[str, str]] = []
-        for probe_name, texts in exploits.items():
-            item = probes[probe_name]
-            generic = not (item.rewards or item.columns)
-            if probe_name != "empty" and not (item.aims_at(member.reward) or (generic and not member.reward.requires)):
-                continue  # a format reward is shown what the generic probes earn, without a verdict on them
-            result = _probe_result(probe_name, texts, empty, name, scale, scores, gold, rows, common)
-            result.timeouts = scores.timeouts[(probe_name, name)]
-            audit.probes.append(result)
-            if not (audit.reads_columns and scale.span > EPS):
-                continue
-            if result.errors:
-                raising.append(result)
-            if probe_name in BLANK:  # measured against the floor: they are the baseline the others are measured by
-                values = [v for pair in texts.values() for v in [scores.values[pair].get(name)] if v is not None]
-                over = _over(scale, audit.pass_fail, thresholds, values, [scale.floor] * len(values))
-                if over:
-                    blank.append((probe_name, over.replace("vs empty", f"vs its floor {scale.floor:g}")))
-                continue
-            pairs = _paired(texts, empty, name, scores, gold, common if probe_name == "common_gold" else None)
-            over = _over(scale, audit.pass_fail, thresholds, [v for v, _ in pairs], [e for _, e in pairs])
-            if over:
-                result.flagged = True
-                paying.append(((result.mean or 0.0) - (result.empty or 0.0), result, over))
-        if blank:
-            first, over = blank[0]
-            findings.append(Finding("empty", name, first, f"{' and '.join(p for p, _ in blank)} pays ({over})",
-                                    probes[first].fix, probes=[p for p, _ in blank]))
-        if paying:
-            paying.sort(key=lambda entry: (-round(entry[0], 9), -entry[1].paid, entry[1].chars))
-            _, worst, over = paying[0]
-            others = [r.probe for _, r, _ in paying[1:]]
-            more = f" +{len(others) - 3}" if len(others) > 3 else ""
-            also = f"; also {', '.join(others[:3])}{more}" if others else ""
-            findings.append(Finding("exploit", name, worst.probe, f"{worst.probe} pays {worst.paid}/{worst.rows} rows "
-                                    f"({over}){also}; e.g. {', '.join(worst.paid_rows[:2])}",
-                                    probes[worst.probe].fix, worst.paid_rows, [worst.probe, *others]))
-        if raising:
-            raising.sort(key=lambda r: -r.errors)
-            findings.append(Finding("errors", name, raising[0].probe,
-                                    f"{', '.join(r.probe for r in raising[:3])}{' ...' if len(raising) > 3 else ''} "
-                                    f"made it raise ({raising[0].errors} rows for {raising[0].probe})",
-                                    "score hostile text as 0; raising on enough rows in a row stops a run",
-                                    probes=[r.probe for r in raising]))
+        audit, found = _judge_reward(member, ensemble, scales[member.name], gold, exploits, scores, thresholds, rows,
+                                     probes)
         audits.append(audit)
+        findings += found
     for label, message in scores.stopped.items():
         findings.append(Finding("stops", "-", label, f"{label} stopped the scoring: {message}",
                                 "score hostile text, do not raise: under these policies this stops a run"))
     report = AuditReport(audits, findings, thresholds)
     _totals(report, ensemble, gold, exploits, scores, thresholds, probes)
     return report
+
+
+def _judge_reward(member: Any, ensemble: Any, scale: Scale, gold: Any,
+                  exploits: Mapping[str, Mapping[int, tuple[int, str]]], scores: Any, thresholds: Thresholds,
+                  rows: list[Any], probes: Mapping[str, Any]) -> tuple[RewardAudit, list[Finding]]:
+    """One reward's audit: the references it must pay in full, then every probe aimed at it."""
+    name = member.name
+    common = exploits.get("common_gold", {})
+    empty = exploits.get("empty", {})
+    checked, failed = 0, []
+    for i, bodies in gold.bodies.items():
+        for body in dict.fromkeys(bodies.values()):
+            if name in checked_rewards(ensemble, bodies, body):
+                checked += 1
+                if not scale.full_marks(scores.values[gold.chosen[(i, body)]].get(name)):
+                    failed.append(rows[i].where)
+    seen = [v for pair in scores.values for v in [scores.values[pair].get(name)] if v is not None]
+    audit = RewardAudit(name, f"{member.reward.pack} {member.reward.version}", scale.full, scale.floor,
+                        scale.pass_fail(seen), bool(member.reward.requires), checked, len(failed),
+                        failed[:MAX_ROWS_NAMED])
+    empty_vals = [v for pair in empty.values() for v in [scores.values[pair].get(name)] if v is not None]
+    audit.empty = _mean(empty_vals)
+    findings: list[Finding] = []
+    if checked and len(failed) > thresholds.gold_share * checked:
+        findings.append(Finding("gold", name, "reference",
+                                f"reference short of full marks ({scale.full:g}) on {len(failed)}/{checked} "
+                                f"rows: {', '.join(failed[:MAX_ROWS_NAMED])}",
+                                "make the reward read these references, or fix them in the data",
+                                failed[:MAX_FINDING_ROWS]))
+    paying: list[tuple[float, ProbeResult, str]] = []
+    raising: list[ProbeResult] = []
+    blank: list[tuple[str, str]] = []
+    for probe_name, texts in exploits.items():
+        item = probes[probe_name]
+        generic = not (item.rewards or item.columns)
+        if probe_name != "empty" and not (item.aims_at(member.reward) or (generic and not member.reward.requires)):
+            continue  # a format reward is shown what the generic probes earn, without a verdict on them
+        result = _probe_result(probe_name, texts, empty, name, scale, scores, gold, rows, common)
+        result.timeouts = scores.timeouts[(probe_name, name)]
+        audit.probes.append(result)
+        if not (audit.reads_columns and scale.span > EPS):
+            continue
+        if result.errors:
+            raising.append(result)
+        if probe_name in BLANK:  # measured against the floor: they are the baseline the others are measured by
+            values = [v for pair in texts.values() for v in [scores.values[pair].get(name)] if v is not None]
+            over = _over(scale, audit.pass_fail, thresholds, values, [scale.floor] * len(values))
+            if over:
+                blank.append((probe_name, over.replace("vs empty", f"vs its floor {scale.floor:g}")))
+            continue
+        pairs = _paired(texts, empty, name, scores, gold, common if probe_name == "common_gold" else None)
+        over = _over(scale, audit.pass_fail, thresholds, [v for v, _ in pairs], [e for _, e in pairs])
+        if over:
+            result.flagged = True
+            paying.append(((result.mean or 0.0) - (result.empty or 0.0), result, over))
+    return audit, findings + _probe_findings(name, blank, paying, raising, probes)
+
+
+def _probe_findings(name: str, blank: list[tuple[str, str]], paying: list[tuple[float, ProbeResult, str]],
+                    raising: list[ProbeResult], probes: Mapping[str, Any]) -> list[Finding]:
+    """What the probes that paid, or made the reward raise, say about one reward: one finding per kind."""
+    findings: list[Finding] = []
+    if blank:
+        first, over = blank[0]
+        findings.append(Finding("empty", name, first, f"{' and '.join(p for p, _ in blank)} pays ({over})",
+                                probes[first].fix, probes=[p for p, _ in blank]))
+    if paying:
+        paying.sort(key=lambda entry: (-round(entry[0], 9), -entry[1].paid, entry[1].chars))
+        _, worst, over = paying[0]
+        others = [r.probe for _, r, _ in paying[1:]]
+        more = f" +{len(others) - 3}" if len(others) > 3 else ""
+        also = f"; also {', '.join(others[:3])}{more}" if others else ""
+        findings.append(Finding("exploit", name, worst.probe, f"{worst.probe} pays {worst.paid}/{worst.rows} rows "
+                                f"({over}){also}; e.g. {', '.join(worst.paid_rows[:2])}",
+                                probes[worst.probe].fix, worst.paid_rows, [worst.probe, *others]))
+    if raising:
+        raising.sort(key=lambda r: -r.errors)
+        findings.append(Finding("errors", name, raising[0].probe,
+                                f"{', '.join(r.probe for r in raising[:3])}{' ...' if len(raising) > 3 else ''} "
+                                f"made it raise ({raising[0].errors} rows for {raising[0].probe})",
+                                "score hostile text as 0; raising on enough rows in a row stops a run",
+                                probes=[r.probe for r in raising]))
+    return findings
 
 
 def _paired(texts: Mapping[int, tuple[int, str]], empty: Mapping[int, tuple[int, str]], name: str, scores: Any,

@@ -19,15 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import DuplicateNameError, UnknownNameError
+from ..kinds.environment import Environment, Rollout
+from ..kinds.monitor import Monitor
+from ..kinds.probe import Probe
 from ..scoring.contract import Reward
-
-if TYPE_CHECKING:
-    from ..kinds.environment import Environment, Rollout
-    from ..kinds.monitor import Monitor
-    from ..kinds.probe import Probe
 
 __all__ = ["Backend", "Registrar", "Registry"]
 
@@ -154,8 +152,6 @@ class Registrar:
 
     def add_monitor(self, monitor: Monitor) -> None:
         """Register a :class:`grpo_host.kinds.monitor.Monitor` (a class declared with :func:`grpo_host.monitor`)."""
-        from ..kinds.monitor import Monitor
-
         if not isinstance(monitor, Monitor):
             raise TypeError(f"add_monitor() takes a monitor made with @monitor, got {type(monitor).__name__}")
         self._add("monitor", monitor.name, replace(monitor, pack=self.pack, version=self.version))
@@ -163,8 +159,6 @@ class Registrar:
     def add_probe(self, probe: Probe) -> None:
         """Register a :class:`grpo_host.audit.Probe` (made with :func:`grpo_host.audit.probe`) for
         ``grpo-host audit``."""
-        from ..kinds.probe import Probe
-
         if not isinstance(probe, Probe):
             raise TypeError(f"add_probe() takes a probe made with @probe, got {type(probe).__name__}")
         self._add("probe", probe.name, replace(probe, pack=self.pack, version=self.version))
@@ -172,8 +166,6 @@ class Registrar:
     def add_environment(self, environment: Environment) -> None:
         """Register a :class:`grpo_host.kinds.environment.Environment` (a class declared with
         :func:`grpo_host.kinds.environment.environment`) under its name."""
-        from ..kinds.environment import Environment
-
         if not isinstance(environment, Environment):
             raise TypeError(f"add_environment() takes an environment made with @environment, "
                             f"got {type(environment).__name__}")
@@ -182,8 +174,6 @@ class Registrar:
     def add_rollout(self, rollout: Rollout) -> None:
         """Register a :class:`grpo_host.kinds.environment.Rollout` (a function declared with
         :func:`grpo_host.kinds.environment.rollout`: TRL's ``rollout_func`` from an external agent framework)."""
-        from ..kinds.environment import Rollout
-
         if not isinstance(rollout, Rollout):
             raise TypeError(f"add_rollout() takes a function made with @rollout, got {type(rollout).__name__}")
         self._add("rollout", rollout.name, replace(rollout, pack=self.pack, version=self.version))

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..discovery.build import Ensemble
+from ..discovery.plugins import import_plugin, load_plugins
 from ..errors import RecordError
 from .record import advantages, read_record, reward_column
 
@@ -67,7 +69,6 @@ def run_plugins(path: str | Path) -> Any:
         return None
     if not specs:
         return None
-    from ..discovery.plugins import import_plugin, load_plugins
 
     return load_plugins(plugins=[import_plugin(str(spec)) for spec in specs])
 
@@ -95,8 +96,6 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
     The result: ``rollouts``, ``rewards`` (per compared reward: ``compared``, ``changed``, ``errors``),
     ``new_rewards``, ``not_rescored``, ``advantage_sign_changed`` and ``steps`` (per step: ``step``,
     ``rollouts``, ``changed`` per reward, ``advantage_sign_changed``)."""
-    from ..discovery.build import Ensemble
-
     table = read_record(path)
     recorded = {c.removeprefix("reward/") for c in table.column_names if c.startswith("reward/")}
     batches: dict[tuple[int, int], list[dict[str, Any]]] = {}

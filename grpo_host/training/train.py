@@ -30,9 +30,20 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..audit import TRAIN_SAMPLE, audit_rows
 from ..data import check_rows, read_rows
+from ..discovery.build import Ensemble
+from ..discovery.plugins import default_plugins, import_plugin, load_plugins
 from ..distributed import is_main_process
-from ..errors import ConfigError, DataCheckFailed, DataRefused, MonitorStopped
+from ..errors import (
+    AuditFailed,
+    ConfigError,
+    DataCheckFailed,
+    DataRefused,
+    DuplicateNameError,
+    MonitorStopped,
+    UnknownNameError,
+)
 from ..kinds.monitor import Alert, MonitorSet, choose
 from ..scoring.stats import reward_key
 from .builtin_model import is_builtin, resolve_model
@@ -40,7 +51,6 @@ from .config import RunConfig
 from .preflight import check_model, check_output_dir, finished_summary, read_jsonl_records
 
 if TYPE_CHECKING:
-    from ..discovery.build import Ensemble
     from ..discovery.plugins import Plugins
 
 __all__ = ["Job", "MetricsLog", "Row", "Summary", "prepare", "train"]
@@ -168,8 +178,6 @@ class Job:
 
 
 def _load_plugins(config: RunConfig) -> Plugins:
-    from ..discovery.plugins import default_plugins, import_plugin, load_plugins
-
     if not config.plugins:
         return default_plugins()
     return load_plugins(plugins=[import_plugin(spec) for spec in config.plugins])
@@ -201,8 +209,6 @@ def _audit(config: RunConfig, plugins: Plugins, ensemble: Ensemble, rows: list[R
     :class:`grpo_host.audit.AuditFailed` with the report."""
     if config.audit == "off":
         return
-    from ..audit import TRAIN_SAMPLE, audit_rows
-    from ..errors import AuditFailed
 
     report = audit_rows([(row.where, row.data) for row in rows], config.rewards, sample=TRAIN_SAMPLE,
                         plugins=plugins, ensemble=ensemble, data=config.data.train, seed=config.seed)
@@ -221,7 +227,6 @@ def _environment(config: RunConfig, plugins: Plugins) -> Any:
     """The run's environment (None without one); an unknown name is a :class:`ConfigError` naming the key."""
     if config.environment is None:
         return None
-    from ..errors import DuplicateNameError, UnknownNameError
 
     try:
         return plugins.registry.environment(config.environment.name)
@@ -239,8 +244,6 @@ def _offline_for_local_models(model: str) -> None:
 
 def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     """Steps 1 to 3 of the run flow: everything up to (not including) loading a model."""
-    from ..discovery.build import Ensemble
-
     if is_main_process():  # (other ranks would race rank 0's records and take its folder for a stranger's)
         check_output_dir(config)  # before anything is read or written: a refused run changes nothing
     _offline_for_local_models(config.model)

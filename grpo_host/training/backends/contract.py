@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ...distributed import is_main_process
 from ..preflight import checkpoint_step
 from .steps import last_checkpoint, refuse_unasked_overwrite
 
@@ -99,8 +100,6 @@ class TrainingBackend(ABC):
 
     def run(self) -> Summary:
         """The whole run: resume point, the backend's duties in order, the summary."""
-        from ...distributed import is_main_process
-
         job = self.job
         refuse_unasked_overwrite(job)
         self.checkpoint = last_checkpoint(job.output_dir) if job.config.resume else None

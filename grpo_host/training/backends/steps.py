@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...errors import ConfigError, DataRefused
+from ...errors import ConfigError, DataRefused, DuplicateNameError, UnknownNameError
 from ..preflight import CHECKPOINT, checkpoint_step
 
 if TYPE_CHECKING:
@@ -70,8 +70,6 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
     data, before this).
     Empty when the run has no environment.
     """
-    from ...errors import DuplicateNameError, UnknownNameError
-
     default = job.config.environment
     choices: list[str | None] = []
     for row in job.rows:

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...errors import ConfigError
+
 __all__ = ["Trackers", "TrackioReports"]
 
 
@@ -25,8 +27,6 @@ class TrackioReports:
         try:
             import trackio
         except ImportError:
-            from ...errors import ConfigError
-
             raise ConfigError("config key 'report_to': trackio is not installed (pip install trackio)") from None
         self._trackio = trackio
         trackio.init(project=project, name=name, config=dict(config), embed=False, auto_log_cpu=False,

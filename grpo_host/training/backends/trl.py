@@ -29,7 +29,7 @@ import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ...errors import ConfigError
+from ...errors import ConfigError, DuplicateNameError, UnknownNameError
 from ...runs.record import RolloutRecord
 from ..config import RunConfig
 from .contract import TrainingBackend
@@ -384,8 +384,6 @@ def _library_noise_filtered() -> Iterator[None]:
 def _rollout(job: Job, name: str) -> Any:
     """The run's rollout function ``name`` (its ``rollout`` key) from the registry; an unknown name is a
     :class:`ConfigError` naming the key."""
-    from ...errors import DuplicateNameError, UnknownNameError
-
     try:
         return job.plugins.registry.rollout(name)
     except (UnknownNameError, DuplicateNameError) as exc:
