@@ -83,81 +83,100 @@ def load_plugins(
         list); both match entry-point or distribution names.
     """
     env = os.environ if env is None else env
-    if strict is None:
-        strict = strict_plugins(env)
-    allow = plugin_names(env.get("GRPO_HOST_LOAD_PLUGINS"))
-    block = plugin_names(env.get("GRPO_HOST_DISABLE_PLUGINS")) or set()
+    loading = _Loading(strict_plugins(env) if strict is None else strict)
+    if entry_points_group:
+        loading.discover(entry_points_group, allow=plugin_names(env.get("GRPO_HOST_LOAD_PLUGINS")),
+                         block=plugin_names(env.get("GRPO_HOST_DISABLE_PLUGINS")) or set())
+    loading.add(plugins)
+    loading.register()
+    return loading.collect()
 
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
-    records: dict[str, PluginRecord] = {}
 
-    def failed(record: PluginRecord, exc: BaseException) -> None:
+class _Loading:
+    """One load of the plugins: the pluggy manager, a record per plugin, and the one place a plugin's failure is
+    recorded on its record (or, when strict, raised)."""
+
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.records: dict[str, PluginRecord] = {}
+        self.candidates: list[tuple[PluginRecord, object]] = []
+
+    def failed(self, record: PluginRecord, exc: BaseException) -> None:
         record.fail(exc)
-        if strict:
+        if self.strict:
             exc.add_note(f"while loading grpo_host plugin {record.name!r} ({record.dist} {record.version})")
             raise exc
 
-    candidates: list[tuple[PluginRecord, object]] = []
-    for ep in entry_points(group=entry_points_group) if entry_points_group else ():
-        dist, version = (ep.dist.name, ep.dist.version) if ep.dist else ("?", "?")
-        record = PluginRecord(ep.name, dist, version, "built-in" if dist == DIST else "entry point")
-        if allow is not None and not {ep.name, dist} & allow:
-            continue
-        records[ep.name] = record
-        if {ep.name, dist} & block:
-            record.status = "disabled"
-            pm.set_blocked(ep.name)
-            continue
-        try:
-            candidates.append((record, ep.load()))
-        except Exception as exc:  # an ImportError, or anything the pack's import raises
-            failed(record, exc)
-    for obj in plugins:
-        name = getattr(obj, "__name__", type(obj).__name__)
-        version = str(getattr(obj, "__version__", "0"))
-        records[name] = record = PluginRecord(name, name, version, "direct")
-        candidates.append((record, obj))
-
-    for record, obj in candidates:
-        try:
-            pm.register(obj, name=record.name)
-        except Exception as exc:  # PluginValidationError: hookimpl arguments not in the spec
-            failed(record, exc)
-    while True:  # check_pending raises for the first bad plugin; drop it and look again
-        try:
-            pm.check_pending()
-            break
-        except pluggy.PluginValidationError as exc:
-            name = pm.get_name(exc.plugin)
-            assert name is not None  # the plugin it reports is registered, under its record's name
-            record = records[name]
-            pm.unregister(exc.plugin)
-            failed(record, exc)
-
-    registry = Registry()
-    registrars: dict[str, Registrar] = {}
-    for hook in HOOKS:
-        for impl in getattr(pm.hook, hook).get_hookimpls():
-            record = records[impl.plugin_name]
-            if record.status != "loaded":
+    def discover(self, group: str, *, allow: set[str] | None, block: set[str]) -> None:
+        """Import every entry point of ``group`` that the selection lets through, each on its own."""
+        for ep in entry_points(group=group):
+            dist, version = (ep.dist.name, ep.dist.version) if ep.dist else ("?", "?")
+            record = PluginRecord(ep.name, dist, version, "built-in" if dist == DIST else "entry point")
+            if allow is not None and not {ep.name, dist} & allow:
                 continue
-            record.hooks.append(hook)
-            register = registrars.setdefault(
-                record.name, Registrar(registry, record.dist, record.version, owner=record.name))
+            self.records[ep.name] = record
+            if {ep.name, dist} & block:
+                record.status = "disabled"
+                self.pm.set_blocked(ep.name)
+                continue
             try:
-                impl.function(register=register)
-            except Exception as exc:
-                registry.discard(record.name)  # a half-registered pack is not used, and claims no name
-                failed(record, exc)
-    conflicts, usable, watching = registry.conflicts, set(registry.names("reward")), set(registry.names("monitor"))
-    for name, register in registrars.items():
-        record = records[name]
-        if record.status == "loaded":
-            record.rewards = sorted(n for n in set(register.names) if n in usable)
-            record.monitors = sorted(n for n in set(register.names) if n in watching)
-            record.warnings = [conflicts[n] for n in dict.fromkeys(register.names) if n in conflicts]
-    return Plugins(registry, list(records.values()))
+                self.candidates.append((record, ep.load()))
+            except Exception as exc:  # an ImportError, or anything the pack's import raises
+                self.failed(record, exc)
+
+    def add(self, plugins: Iterable[ModuleType | object]) -> None:
+        """Plugin objects handed over directly (tests, embedding applications)."""
+        for obj in plugins:
+            name = getattr(obj, "__name__", type(obj).__name__)
+            version = str(getattr(obj, "__version__", "0"))
+            self.records[name] = record = PluginRecord(name, name, version, "direct")
+            self.candidates.append((record, obj))
+
+    def register(self) -> None:
+        """Register every candidate with pluggy; one whose hooks do not match the specs fails alone."""
+        for record, obj in self.candidates:
+            try:
+                self.pm.register(obj, name=record.name)
+            except Exception as exc:  # PluginValidationError: hookimpl arguments not in the spec
+                self.failed(record, exc)
+        while True:  # check_pending raises for the first bad plugin; drop it and look again
+            try:
+                self.pm.check_pending()
+                break
+            except pluggy.PluginValidationError as exc:
+                name = self.pm.get_name(exc.plugin)
+                assert name is not None  # the plugin it reports is registered, under its record's name
+                self.pm.unregister(exc.plugin)
+                self.failed(self.records[name], exc)
+
+    def collect(self) -> Plugins:
+        """Call every hook of every loaded plugin with its own registrar, then note on each record what it
+        provides: a hook that raises discards everything its pack registered."""
+        registry = Registry()
+        registrars: dict[str, Registrar] = {}
+        for hook in HOOKS:
+            for impl in getattr(self.pm.hook, hook).get_hookimpls():
+                record = self.records[impl.plugin_name]
+                if record.status != "loaded":
+                    continue
+                record.hooks.append(hook)
+                register = registrars.setdefault(
+                    record.name, Registrar(registry, record.dist, record.version, owner=record.name))
+                try:
+                    impl.function(register=register)
+                except Exception as exc:
+                    registry.discard(record.name)  # a half-registered pack is not used, and claims no name
+                    self.failed(record, exc)
+        conflicts, usable, watching = registry.conflicts, set(registry.names("reward")), set(registry.names("monitor"))
+        for name, register in registrars.items():
+            record = self.records[name]
+            if record.status == "loaded":
+                record.rewards = sorted(n for n in set(register.names) if n in usable)
+                record.monitors = sorted(n for n in set(register.names) if n in watching)
+                record.warnings = [conflicts[n] for n in dict.fromkeys(register.names) if n in conflicts]
+        return Plugins(registry, list(self.records.values()))
 
 
 @functools.cache
