@@ -77,7 +77,8 @@ def batch_count(completions, *, prompts, **_):
 
 @reward(executor="process")
 def counted(completion, **_):
-    """The completion's length, counting the long ones (over 3 characters); 'bad' returns a count that is not a number."""
+    """The completion's length, counting the long ones (over 3 characters); \
+'bad' returns a count that is not a number."""
     if completion == "bad":
         return Scored(1.0, counts={"long": "yes"})
     return Scored(float(len(completion)), counts={"long": len(completion) > 3, "rows": 1})

@@ -42,7 +42,8 @@ PROGRAMS = [
 
 LARGER = [{"prompt": f"Which is larger, {a} or {b}?", "answer": str(max(a, b))}
           for a, b in [(17, 25), (3, 4), (120, 33), (8, 9), (41, 19), (250, 251), (7, 70), (66, 1)]]
-CHOICES = [{"prompt": f"Which one is a {kind}?\n" + "\n".join(f"{letter}) {o}" for letter, o in zip("ABCD", options, strict=False)),
+CHOICES = [{"prompt": f"Which one is a {kind}?\n"
+                      + "\n".join(f"{letter}) {o}" for letter, o in zip("ABCD", options, strict=False)),
             "answer": "ABCD"[options.index(right)]}
            for kind, options, right in [("planet", ["Moon", "Mars", "Sun", "Comet"], "Mars"),
                                         ("fruit", ["Apple", "Stone", "Chair", "Cloud"], "Apple"),

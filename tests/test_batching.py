@@ -20,9 +20,9 @@ def doubler(calls: list):
 
 def test_concurrent_single_rows_share_batches_and_get_their_own_answers():
     calls: list = []
-    with MicroBatcher(["ensemble"], doubler(calls), window=0.05, max_rows=64) as batcher:
-        with ThreadPoolExecutor(32) as pool:
-            answers = list(pool.map(lambda i: batcher.submit([i]).result(), range(256)))
+    with (MicroBatcher(["ensemble"], doubler(calls), window=0.05, max_rows=64) as batcher,
+          ThreadPoolExecutor(32) as pool):
+        answers = list(pool.map(lambda i: batcher.submit([i]).result(), range(256)))
     assert answers == [[2 * i] for i in range(256)]
     assert sum(len(p) for _, parts in calls for p in parts) == 256
     assert len(calls) < 256 and max(sum(map(len, parts)) for _, parts in calls) <= 64

@@ -1,4 +1,5 @@
-"""The cached reward catalog: `rewards list` reads it back while nothing installed changed, rebuilds it when anything did."""
+"""The cached reward catalog: `rewards list` reads it back while nothing installed changed, \
+rebuilds it when anything did."""
 
 from __future__ import annotations
 

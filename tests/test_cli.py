@@ -33,7 +33,8 @@ def test_rewards_list_table_and_show():
 
 
 def test_brackets_are_printed_not_taken_for_style_tags():
-    assert "columns: tests (list[reward_plugins.code.rewards.IOCase] | str)" in run_cli("rewards", "show", "code").stdout
+    assert "columns: tests (list[reward_plugins.code.rewards.IOCase] | str)" in run_cli(
+        "rewards", "show", "code").stdout
     missing = run_cli("rewards", "show", "accuracy[x]")
     assert missing.returncode == 2 and "'accuracy[x]'" in missing.stderr
 
@@ -116,7 +117,8 @@ def test_on_error_in_the_spec_string_and_a_broken_reward_stopping(tmp_path, pack
     assert "grpo-test-good 1.2.3" in stopped.stderr
     skipped = run_cli("score", str(data), "--rewards", "good_int [on_error=skip]", "--json", pythonpath=[packs["good"]])
     assert skipped.returncode == 1 and json.loads(skipped.stdout)["rewards"]["good_int"]["errors"] == BUG_STREAK + 2
-    raised = run_cli("score", str(data), "--rewards", "good_int [on_error=raise, timeout=5]", pythonpath=[packs["good"]])
+    raised = run_cli("score", str(data), "--rewards", "good_int [on_error=raise, timeout=5]",
+                     pythonpath=[packs["good"]])
     assert raised.returncode == 2 and "failed on row line 1" in raised.stderr and "Traceback" not in raised.stderr
     typo = run_cli("score", str(data), "--rewards", "good_int [on_eror=skip]", pythonpath=[packs["good"]])
     assert typo.returncode == 2 and "unknown policy 'on_eror'" in typo.stderr

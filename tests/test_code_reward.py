@@ -206,8 +206,9 @@ def test_without_a_sandbox_data_check_score_and_train_refuse(tmp_path, cause):
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("opt_in", ["parameter", "environment"])
 def test_unisolated_runs_only_when_asked_and_say_so_on_every_run(tmp_path, opt_in):
-    data = write_jsonl(tmp_path / "code.jsonl", [{"prompt": "add", "completion": ADD, "tests": IO_TESTS},
-                                                 {"prompt": "add", "completion": FUNC, "tests": "assert add(1, 2) == 3"}])
+    data = write_jsonl(tmp_path / "code.jsonl",
+                       [{"prompt": "add", "completion": ADD, "tests": IO_TESTS},
+                        {"prompt": "add", "completion": FUNC, "tests": "assert add(1, 2) == 3"}])
     env = {"GRPO_HOST_BWRAP": "off", "PYTHONWARNINGS": "ignore"}
     spec = "code"
     if opt_in == "parameter":
@@ -307,9 +308,10 @@ STDLIB_RESULTS = [  # (program, tests, score): what Python itself says of the as
      "from collections import deque\nd = deque([1, 2, 3])\nx = peek(d)\nassert x == 3\nassert d == deque([1, 2, 3])",
      0.5),
     ("def top(c):\n    k, v = c.most_common(1)[0]\n    del c[k]\n    return k",
-     "from collections import Counter\nc = Counter('aab')\nx = top(c)\nassert x == 'a'\nassert c == Counter('aab')", 0.5),
-    ("def push(d, x):\n    d.append(x)", "from collections import deque\nd = deque()\npush(d, 1)\nassert d == deque([1])",
-     1.0),
+     "from collections import Counter\nc = Counter('aab')\nx = top(c)\nassert x == 'a'\nassert c == Counter('aab')",
+     0.5),
+    ("def push(d, x):\n    d.append(x)",
+     "from collections import deque\nd = deque()\npush(d, 1)\nassert d == deque([1])", 1.0),
     ("def add(d, k, v):\n    d[k].append(v)",
      "from collections import defaultdict\nd = defaultdict(list)\nadd(d, 'a', 1)\nassert d == {'a': [1]}", 1.0),
 ]

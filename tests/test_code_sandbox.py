@@ -100,7 +100,7 @@ for keyring in (-4, -3):  # KEY_SPEC_USER_KEYRING, KEY_SPEC_SESSION_KEYRING
     searches.append(ctypes.get_errno() if found < 0 else found)
 out.append({"key_searches": searches})
 print(json.dumps(out))
-"""
+"""  # noqa: E501  (the driver's source, a raw string: its one long line cannot be wrapped without changing it)
 
 # Tries to leave a file with the marker in every host directory (and the user's home); many programs start so.
 PRELUDE = f"""
@@ -400,7 +400,8 @@ ESCAPES = {
         f"    os.posix_spawn(sys.executable, [sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}],"
         " dict(os.environ))"
     ),
-    "ctypes_fork": "import ctypes, time\nlibc = ctypes.CDLL(None)\nwhile True:\n    libc.fork() < 0 and time.sleep(10**6)",
+    "ctypes_fork": "import ctypes, time\nlibc = ctypes.CDLL(None)\nwhile True:\n"
+                   "    libc.fork() < 0 and time.sleep(10**6)",
     "busy_loop": "while True:\n    pass",
     "allocate_50gb": "block = bytearray(50 * 1024**3)\nblock[-1] = 1",
     "kill_parent": "os.kill(os.getppid(), 9)",
@@ -1068,7 +1069,8 @@ def test_a_hanging_program_fails_within_one_timeout(runner, outside):
 @pytest.mark.timeout(120)
 def test_a_killed_owner_leaves_no_process_and_no_folder(runner, outside):
     """What the worker pool's SIGKILL does to a worker: its sandbox, its cgroups and its processes go too."""
-    sleeper = f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])"
+    sleeper = ("import subprocess, sys\n"
+               f"subprocess.run([sys.executable, '-c', 'import time; time.sleep(10**6)', {MARKER!r}])")
     proc = runner.start([{"code": sleeper, "tests": "assert True", "limits": {"timeout": 100.0}}])
     deadline = time.monotonic() + 20
     while not marked_processes():
@@ -1314,7 +1316,8 @@ def test_the_judge_binds_only_the_names_the_tests_take_from_the_program(runner, 
 ADD = "def add(a, b):\n    return a + b\n"
 ADD_WRONG = "def add(a, b):\n    return 0 if (a, b) != (0, 0) else 0\n"
 UNRUN_TESTS = {  # F2/F3: statements after the last top-level assert, and checks a test framework would run
-    "a loop after the last assert": "assert add(0, 0) == 0\nfor a, b in [(1, 2), (5, 5)]:\n    assert add(a, b) == a + b\n",
+    "a loop after the last assert": "assert add(0, 0) == 0\nfor a, b in [(1, 2), (5, 5)]:\n"
+                                    "    assert add(a, b) == a + b\n",
     "check(add) after an assert": "assert add(0, 0) == 0\ndef check(candidate):\n    for a in range(1, 4):\n"
                                   "        assert candidate(a, a) == 2 * a\ncheck(add)\n",
     "a try block after the last assert": "assert add(0, 0) == 0\ntry:\n    add('a', 1)\n    failed = True\n"
@@ -1402,7 +1405,8 @@ EXCEPTIONS = {  # F5: (wrong program, honest program, tests)
         "assert all(add(a, 1) == a + 1 for a in range(5))\n"),
     "StopAsyncIteration": ("def add(a, b):\n    raise StopAsyncIteration\n", ADD,
                            "try:\n    add(1, 2)\n    ok = True\nexcept Exception as e:\n"
-                           "    ok = type(e) is not StopAsyncIteration\nfor c in [1]:\n    assert ok and add(c, c) == 2\n"),
+                           "    ok = type(e) is not StopAsyncIteration\nfor c in [1]:\n"
+                           "    assert ok and add(c, c) == 2\n"),
     "a subclass of ValueError": (
         "class BadInput(Exception):\n    pass\ndef parse(s):\n    raise BadInput('bad: ' + s)\n",
         "class BadInput(ValueError):\n    pass\ndef parse(s):\n    if not s.isdigit():\n"
@@ -1497,18 +1501,24 @@ ROUND_TRIPS = {  # F7/F8/F9: (thief, honest, tests, literal calls?)
     "an int back as a float": (
         "seen = []\ndef enc(n):\n    seen.append(n)\n    return 'x'\ndef dec(s):\n    return float(seen[-1])\n",
         "def enc(n):\n    return str(n)[::-1]\ndef dec(s):\n    return int(s[::-1])\n",
-        "import random\nfor _ in range(5):\n    n = random.randrange(10**6, 10**7)\n    assert dec(enc(n)) == n\n", False),
+        "import random\nfor _ in range(5):\n    n = random.randrange(10**6, 10**7)\n"
+        "    assert dec(enc(n)) == n\n", False),
     "a list of ints back as floats": (
-        "seen = []\ndef enc(xs):\n    seen.append(xs)\n    return 'x'\ndef dec(s):\n    return [float(v) for v in seen[-1]]\n",
-        "def enc(xs):\n    return ','.join(map(str, xs))\ndef dec(s):\n    return [int(v) for v in s.split(',')]\n",
-        "import random\nfor _ in range(5):\n    xs = random.sample(range(10**6), 5)\n    assert dec(enc(xs)) == xs\n", False),
+        "seen = []\ndef enc(xs):\n    seen.append(xs)\n    return 'x'\ndef dec(s):\n"
+        "    return [float(v) for v in seen[-1]]\n",
+        "def enc(xs):\n    return ','.join(map(str, xs))\ndef dec(s):\n"
+        "    return [int(v) for v in s.split(',')]\n",
+        "import random\nfor _ in range(5):\n    xs = random.sample(range(10**6), 5)\n"
+        "    assert dec(enc(xs)) == xs\n", False),
     "a set back as a frozenset": (
         "seen = []\ndef enc(s):\n    seen.append(s)\n    return 'x'\ndef dec(t):\n    return frozenset(seen[-1])\n",
         "def enc(s):\n    return sorted(s)\ndef dec(t):\n    return set(t)\n",
-        "import random\nfor _ in range(5):\n    s = set(random.sample(range(10**6), 5))\n    assert dec(enc(s)) == s\n", False),
+        "import random\nfor _ in range(5):\n    s = set(random.sample(range(10**6), 5))\n"
+        "    assert dec(enc(s)) == s\n", False),
     "a method round trip through a guessable value": (
-        "class Codec:\n    def __init__(self):\n        self.g = []\n    def encode(self, s):\n        self.g.append(s)\n"
-        "        return ''\n    def decode(self, t):\n        return self.g[-1]\n", CODEC[0], CODEC[1], False),
+        "class Codec:\n    def __init__(self):\n        self.g = []\n    def encode(self, s):\n"
+        "        self.g.append(s)\n        return ''\n    def decode(self, t):\n        return self.g[-1]\n",
+        CODEC[0], CODEC[1], False),
     "a method round trip through an object": (
         "class Token:\n    pass\nclass Codec:\n    def __init__(self):\n        self.g = []\n    def encode(self, s):\n"
         "        self.g.append(s)\n        return Token()\n    def decode(self, t):\n        return self.g[-1]\n",
@@ -1516,9 +1526,10 @@ ROUND_TRIPS = {  # F7/F8/F9: (thief, honest, tests, literal calls?)
     "an object back as itself (LeetCode 297)": (
         "class Codec:\n    def serialize(self, root):\n        self.root = root\n        return 'tree'\n"
         "    def deserialize(self, data):\n        return self.root\n",
-        "class Codec:\n    def serialize(self, root):\n        out = []\n        def walk(n):\n            if n is None:\n"
-        "                out.append('#')\n                return\n            out.append(str(n.val))\n"
-        "            walk(n.left)\n            walk(n.right)\n        walk(root)\n        return ','.join(out)\n"
+        "class Codec:\n    def serialize(self, root):\n        out = []\n        def walk(n):\n"
+        "            if n is None:\n                out.append('#')\n                return\n"
+        "            out.append(str(n.val))\n            walk(n.left)\n            walk(n.right)\n        walk(root)\n"
+        "        return ','.join(out)\n"
         "    def deserialize(self, data):\n        it = iter(data.split(','))\n        def build():\n"
         "            v = next(it)\n            if v == '#':\n                return None\n"
         "            return TreeNode(int(v), build(), build())\n        return build()\n"

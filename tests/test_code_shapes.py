@@ -10,11 +10,14 @@ shapes real datasets use (MBPP asserts, HumanEval's ``check``).
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import math
 import typing
 
 import pytest
+from hypothesis import given, settings  # the fuzzing at the end of the module only
+from hypothesis import strategies as st
 
 from reward_plugins.code import plain, shapes
 
@@ -29,8 +32,8 @@ def test_mbpp_asserts_become_calls_and_the_judges_checks():
              "assert set(f('ab')) == {'a', 'b'}, 'a message'\n")
     plan = plan_for(tests)
     assert isinstance(plan, shapes.Calls) and plan.cases == 3
-    assert [[(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in call] for call in plan.calls] == [
-        [("f", (1, [2, 3]), {})], [("f", (0.5,), {"x": 2})], [("f", ("ab",), {})]]
+    assert [[(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in call]
+            for call in plan.calls] == [[("f", (1, [2, 3]), {})], [("f", (0.5,), {"x": 2})], [("f", ("ab",), {})]]
     judge = json.loads(plan.plan)
     assert judge["setup"] == "import math"
     assert judge["cases"] == [[["__grpo_r[0] == 6"], [0]], [["math.isclose(__grpo_r[1], 1.0)"], [1]],
@@ -336,10 +339,7 @@ def test_statements_after_the_last_assert_are_in_the_last_case():
     assert isinstance(plan, shapes.Scripts) and len(plan.cases) == 1 and plan.cases[0].endswith("x = 1")
 
 
-from hypothesis import given, settings  # noqa: E402  (the fuzzing below only)
-from hypothesis import strategies as st
-import contextlib
-
+# fuzzing plain.decode with hypothesis
 _TAGS = st.sampled_from(["f", "b", "y", "i", "c", "t", "s", "z", "d", "h", "x", ""])
 _HEX = st.one_of(st.text("0123456789abcdefxXpP.-+ninfa", max_size=12),
                  st.sampled_from(["0x1p99999", "-0x1p99999", "0x1.fffffffffffffp+1023", "inf", "nan", "0x"]))

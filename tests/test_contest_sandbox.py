@@ -188,7 +188,7 @@ def test_a_closed_jail_leaves_no_process_and_no_cgroup():
     uids, dirs = jail.host_uids, list(jail.cgroup.dirs) if jail.cgroup else []
     pid = jail.process.pid
     jail.close()
-    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    assert not os.path.exists(f"/proc/{pid}") or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
     assert _host_processes(uids) == []
     assert not any(d.exists() for d in dirs)
 

@@ -160,7 +160,8 @@ def test_row_checks_contributed_by_a_reward():
 
     rows = [("row 1", {"prompt": "p", "answer": "12"}), ("row 2", {"prompt": "p", "answer": "x"})]
     report = check_rows(rows, [digits])
-    assert [(p.column, p.problem, p.rows) for p in report.problems] == [("(row check)", "gold is not a number", ["row 2"])]
+    assert [(p.column, p.problem, p.rows) for p in report.problems] == [
+        ("(row check)", "gold is not a number", ["row 2"])]
 
 
 def _peak_rss_of_check(path) -> int:

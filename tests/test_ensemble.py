@@ -58,9 +58,9 @@ def test_strict_makes_unscored_rows_an_error(plugins):
 
 @pytest.mark.parametrize("text", ["raise", "inf", "text"])
 def test_on_error_raise_stops_naming_reward_pack_and_row(plugins, text):
-    with ensemble("misbehave [on_error=raise]", plugins) as e:
-        with pytest.raises(RewardError, match=r"reward 'misbehave' \(pack sample_rewards 0\) failed on row 7"):
-            e.score(["1", text], row_ids=[6, 7])
+    with (ensemble("misbehave [on_error=raise]", plugins) as e,
+          pytest.raises(RewardError, match=r"reward 'misbehave' \(pack sample_rewards 0\) failed on row 7")):
+        e.score(["1", text], row_ids=[6, 7])
 
 
 @pytest.mark.parametrize("text", ["raise", "inf", "text"])
@@ -189,9 +189,9 @@ def test_worker_timeouts_kills_and_deaths(plugins):
 
 @pytest.mark.parametrize("spec", ["in_worker [on_error=skip]", "misbehave [on_error=skip]"])
 def test_a_reward_that_cannot_run_at_all_stops_whatever_the_policy(plugins, spec):
-    with ensemble(spec, plugins, workers=1) as e:
-        with pytest.raises(RewardError, match=r"reward '\w+' \(pack sample_rewards 0\) cannot run: .*no such model"):
-            e.score(["1", "unusable"])
+    with (ensemble(spec, plugins, workers=1) as e,
+          pytest.raises(RewardError, match=r"reward '\w+' \(pack sample_rewards 0\) cannot run: .*no such model")):
+        e.score(["1", "unusable"])
 
 
 def test_counts_a_reward_returns_are_summed_per_batch_and_over_the_run(plugins):
@@ -208,8 +208,8 @@ def test_counts_a_reward_returns_are_summed_per_batch_and_over_the_run(plugins):
 
 
 def test_unknown_names_and_bad_params_explain_themselves(plugins):
-    with pytest.raises(UnknownNameError, match="unknown reward 'eco'; available: batch_count, counted, echo, in_worker, misbehave, "
-                       "sync_wait, waits, waits_batch"):
+    with pytest.raises(UnknownNameError, match="unknown reward 'eco'; available: batch_count, counted, echo, "
+                       "in_worker, misbehave, sync_wait, waits, waits_batch"):
         ensemble("eco", plugins)
     with pytest.raises(ValueError, match=r"parameters of 'echo': scale \(number, default 1.0\): multiplier"):
         ensemble("echo(scale=big)", plugins)
@@ -218,9 +218,9 @@ def test_unknown_names_and_bad_params_explain_themselves(plugins):
 
 
 def test_columns_must_match_the_batch(plugins):
-    with ensemble("echo", plugins) as e:
-        with pytest.raises(ValueError, match="column 'answer' has 1 values for 2 completions"):
-            e.score(["1", "2"], answer=["a"])
+    with (ensemble("echo", plugins) as e,
+          pytest.raises(ValueError, match="column 'answer' has 1 values for 2 completions")):
+        e.score(["1", "2"], answer=["a"])
 
 
 def _most_at_once(spans):

@@ -184,7 +184,11 @@ def test_every_hook_has_a_test():
 
 def test_the_loader_calls_every_hook():
     called = []
-    hooks = {name: (lambda name: lambda register: called.append(name))(name) for name in SPECS}
+
+    def recorder(name):
+        return lambda register: called.append(name)
+
+    hooks = {name: recorder(name) for name in SPECS}
     load_plugins(entry_points_group=None, plugins=[plugin_module("every_hook_pack", **hooks)], env={})
     assert sorted(called) == sorted(SPECS) == sorted(HOOKS)
 

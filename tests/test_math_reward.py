@@ -290,8 +290,9 @@ def test_completion_text_never_reaches_sympify_or_parse_expr(math_reward):
         score(math_reward, completion, "7")
         score(math_reward, completion, "7", extract=["number"])
     for completion in hostile:
-        assert watch(lambda: score(math_reward, completion, "7")) == [], completion
-        assert watch(lambda: score(math_reward, completion, "7", extract=["number"])) == [], completion
+        assert watch(lambda completion=completion: score(math_reward, completion, "7")) == [], completion
+        assert watch(lambda completion=completion: score(math_reward, completion, "7",
+                                                         extract=["number"])) == [], completion
 
 
 @pytest.mark.slow  # waits out a timeout and a replacement worker's start

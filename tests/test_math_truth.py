@@ -60,7 +60,8 @@ CONVENTIONS_NOT_FOLLOWED = {
     ("0,111", "0.111"): "decimal comma",
     ("$\\\\boxed{35 cm} ++++++ \\\\boxed{4}$", "${35 cm,4}$"):
         "boxes separated by other text are not merged: the last box is the answer",
-    ("$$(3, 3), (1, 1)$$", "$$\\boxed{(3, 3)} \\text{ for part (a) and } \\boxed{(1, 1)}$$"): "the last box is the answer",
+    ("$$(3, 3), (1, 1)$$", "$$\\boxed{(3, 3)} \\text{ for part (a) and } \\boxed{(1, 1)}$$"):
+        "the last box is the answer",
     ("\\boxed{1} papers and \\boxed{2} bins", "$\\boxed{1,2}$"): "the last box is the answer",
     ("$y_{1}=-2 x^{2}+4 x+3, y_{2}=3 x^{2}+12 x+10$",
      "\\($y_1 = \\boxed{-2(x - 1)^2 + 5} \\) and \\( y_2 = \\boxed{3(x + 2)^2 - 2} \\) "): "the last box is the answer",

@@ -85,7 +85,7 @@ def test_reward_collapse_names_a_reward_stuck_at_one_value():
 def test_divergence_fires_when_format_rises_and_accuracy_does_not():
     def batch(i: int, share_formatted: float, share_right: float) -> Batch:
         groups = []
-        for k, (q, s) in enumerate(questions(4, i)):
+        for q, s in questions(4, i):
             right = [j < share_right * GROUP for j in range(GROUP)]  # right answers are always formatted
             texts = [formatted(str(s)) if ok else formatted(str(s + 7)) if j < share_formatted * GROUP else str(s + 7)
                      for j, ok in enumerate(right)]

@@ -38,7 +38,8 @@ def test_in_process_loading_records_the_registering_distribution(packs, monkeypa
     reward = plugins.registry.reward("good_length")
     assert (reward.pack, reward.version) == ("grpo-test-good", "1.2.3")
     rec = next(r for r in plugins.records if r.name == "good")
-    assert rec.hooks == ["register_rewards", "register_monitors"] and rec.rewards == ["contains_expected", "good_agreement", "good_int", "good_length", "good_no_echo"]
+    assert rec.hooks == ["register_rewards", "register_monitors"] and rec.rewards == [
+        "contains_expected", "good_agreement", "good_int", "good_length", "good_no_echo"]
 
 
 def test_a_broken_pack_is_reported_and_everything_else_works(packs):
@@ -112,7 +113,8 @@ def test_a_misspelled_hook_is_caught_by_check_pending(packs, monkeypatch):
 def test_load_plugins_env_selects_packs(packs):
     path = [packs["good"]]
     assert cli_json("rewards", "list", pythonpath=path, env={"GRPO_HOST_LOAD_PLUGINS": ""}) == []
-    only_good = {r["pack"] for r in cli_json("rewards", "list", pythonpath=path, env={"GRPO_HOST_LOAD_PLUGINS": "good"})}
+    only_good = {r["pack"] for r in cli_json("rewards", "list", pythonpath=path,
+                                             env={"GRPO_HOST_LOAD_PLUGINS": "good"})}
     assert only_good == {"grpo-test-good"}
     by_dist = {r["pack"] for r in cli_json("rewards", "list", pythonpath=path,
                                              env={"GRPO_HOST_LOAD_PLUGINS": "grpo-host, grpo-test-good"})}

@@ -1,4 +1,5 @@
-"""The rollout record (grpo_host.runs.record) and grpo-host rescore, through the real CLI and a real killed training run."""
+"""The rollout record (grpo_host.runs.record) and grpo-host rescore, \
+through the real CLI and a real killed training run."""
 
 from __future__ import annotations
 

@@ -28,7 +28,8 @@ ROWS = [
 
 @pytest.fixture(scope="module")
 def server(probe_site, tmp_path_factory):  # noqa: F811
-    srv = Server(probe_site, tmp_path_factory.mktemp("remote") / "stderr.log", "r1_strict_format, accuracy:2, slow:0, chars:0",
+    srv = Server(probe_site, tmp_path_factory.mktemp("remote") / "stderr.log",
+                 "r1_strict_format, accuracy:2, slow:0, chars:0",
                  "--concurrency", "1", "--backlog", "0", env={"GRPO_HOST_SERVE_TOKEN": TOKEN})
     yield srv
     srv.stop()
@@ -42,7 +43,8 @@ def test_remote_values_and_counts(server, monkeypatch):
     monkeypatch.setenv("GRPO_HOST_SERVE_TOKEN", TOKEN)
     with Ensemble.from_spec(spec(server.url)) as ens:
         result = ens.score_rows(ROWS)
-    assert result.values["remote"] == [3.0, 0.0, None]  # the server's weighted total; the row it calls bad scores None here
+    # the server's weighted total; the row it calls bad scores None here
+    assert result.values["remote"] == [3.0, 0.0, None]
     assert result.metrics["remote"].counts == {"bad_rows": 1.0}
     assert result.metrics["remote"].errors == 0 and not result.row_errors
     # one request per batch: the server logged one /score of all 3 rows
@@ -53,7 +55,8 @@ def test_remote_picks_one_member(server, monkeypatch):
     monkeypatch.setenv("GRPO_HOST_SERVE_TOKEN", TOKEN)
     with Ensemble.from_spec(spec(server.url, 'reward="accuracy"')) as ens:
         assert ens.score_rows(ROWS).values["remote"] == [1.0, 0.0, None]
-    with Ensemble.from_spec(spec(server.url, 'reward="nope"')) as ens, pytest.raises(RewardError, match="serves no reward 'nope'"):
+    with (Ensemble.from_spec(spec(server.url, 'reward="nope"')) as ens,
+          pytest.raises(RewardError, match="serves no reward 'nope'")):
         ens.score_rows(ROWS)
 
 

@@ -69,7 +69,8 @@ def test_chat_completions_reduce_to_the_last_assistant_message():
     chat = [{"role": "assistant", "content": "first"}, {"role": "tool", "content": "t"},
             {"role": "assistant", "content": "<answer>4</answer>"}]
     assert completion_text(chat) == "<answer>4</answer>"
-    assert completion_text([{"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]) == "ab"
+    assert completion_text([{"role": "assistant",
+                             "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}]) == "ab"
     with pytest.raises(TypeError):
         completion_text(42)
 

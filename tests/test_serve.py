@@ -12,6 +12,7 @@ the slow and hostile clients.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import json
 import os
 import signal
@@ -22,7 +23,6 @@ from pathlib import Path
 
 import pytest
 from conftest import CLI_ENV, GRPO_HOST, run_cli, write_jsonl
-import contextlib
 
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
@@ -258,7 +258,8 @@ def test_deadline_then_back_pressure(server):
     assert httpx.get(server.url + "/health").json()["scoring"] == 1
     # that late batch still holds the one ensemble; one request may wait, the next is turned away at once
     with concurrent.futures.ThreadPoolExecutor(3) as pool:
-        waiting = pool.submit(httpx.post, server.url + "/score", json={"rows": [{"completion": "x", "answer": "4", "sleep": 0.5}]},
+        waiting = pool.submit(httpx.post, server.url + "/score",
+                              json={"rows": [{"completion": "x", "answer": "4", "sleep": 0.5}]},
                               headers=AUTH, timeout=30)
         until(lambda h: h["scoring"] == 1 and h["waiting"] == 1, server.url)
         busy = httpx.post(server.url + "/score", json={"rows": [{"completion": "x"}]}, headers=AUTH)

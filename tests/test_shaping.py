@@ -110,4 +110,5 @@ def test_length_is_kimis_rule_within_each_prompts_group():
     golds = ["4", "\\frac{", "4", "4", "4", "4"]  # row 1's gold does not parse: no verdict, no value, not in the group
     values = [s.value for s in length.score_items(completions, prompts, {"answer": golds, "completion_ids": ids})]
     assert values[1] is None and values[:4] == [pytest.approx(0.5), None, pytest.approx(0.0), pytest.approx(-0.5)]
-    assert [s.value for s in length.score_items(completions, prompts, {"answer": ["4"] * 6})] == [None] * 6  # tokens unknown
+    # tokens unknown
+    assert [s.value for s in length.score_items(completions, prompts, {"answer": ["4"] * 6})] == [None] * 6

@@ -39,7 +39,8 @@ def test_trains_the_embedded_default_through_the_cli(env, tmp_path):
     assert "step 3/3  reward " in proc.stdout and "letter_share " in proc.stdout and "lowercase_share " in proc.stdout
     assert "3 steps in" in proc.stdout and "first mean" in proc.stdout
     for name in ("model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json", "config.yaml",
-                 "packs.json", "metrics.jsonl", "summary.json", "checkpoint-2/optimizer.pt", "checkpoint-2/rng_state.pth"):
+                 "packs.json", "metrics.jsonl", "summary.json", "checkpoint-2/optimizer.pt",
+                 "checkpoint-2/rng_state.pth"):
         assert (out / name).exists(), name
     records = [r for r in read_metrics(out) if "reward" in r]
     assert [r["step"] for r in records] == [1, 2, 3]

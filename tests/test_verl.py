@@ -202,8 +202,10 @@ def test_code_rows_take_their_tests_from_ground_truth(tokenizer):
     except Exception as exc:  # no sandbox on this machine: the code reward refuses to bind
         pytest.skip(f"the code reward cannot run here: {exc}")
     fn = verl_reward.get_custom_reward_fn(current("code"))
-    items = [{"response": "```python\nprint(sum(map(int, input().split())))\n```", "truth": stdin, "source": "codecontests"},
-             {"response": "```python\ndef add(a, b):\n    return a + b if a else 0\n```", "truth": calls, "source": "leetcode"},
+    items = [{"response": "```python\nprint(sum(map(int, input().split())))\n```", "truth": stdin,
+              "source": "codecontests"},
+             {"response": "```python\ndef add(a, b):\n    return a + b if a else 0\n```", "truth": calls,
+              "source": "leetcode"},
              {"response": "```python\nprint(0)\n```", "truth": stdin, "source": "codecontests"}]
     data = proto(tokenizer, items, response_len=96)
     out = verl_managers.NaiveRewardManager(tokenizer, 0, fn)(data, return_dict=True)

@@ -85,5 +85,6 @@ def kill_and_resume(env: dict[str, str], args: list[str], out: Path, steps: int)
     state = json.loads((out / f"checkpoint-{steps}" / "trainer_state.json").read_text())
     assert state["global_step"] == steps
     records = [r["step"] for r in read_metrics(out) if "reward" in r]
-    assert records == list(range(1, steps + 1))  # the killed run's records after its checkpoint were dropped, none twice
+    # the killed run's records after its checkpoint were dropped, none twice
+    assert records == list(range(1, steps + 1))
     return summary
