@@ -131,7 +131,8 @@ def _names(specs: tuple[str, ...]) -> tuple[str, ...]:
 
 def _score_parts(ensemble: Any, parts: list[Sequence[tuple[str, dict]]]) -> list[list[dict[str, Any]]]:
     """One micro-batch of the callers' rows through ``grpo-host score``'s row checks and scoring."""
-    from grpo_host.offline import Tally, score_file_rows
+    from grpo_host.batches import score_file_rows
+    from grpo_host.scoring.stats import Tally
 
     rows = [row for part in parts for row in part]
     lines = list(score_file_rows(rows, ensemble, Tally(ensemble.names), batch_size=max(len(rows), 1)))
@@ -228,7 +229,7 @@ def _score(items: list[tuple[Any, Any, Any, Any]], rewards: str | None, tokenize
     by_spec: dict[str, list[int]] = {}
     for i, (data_source, *_) in enumerate(items):
         by_spec.setdefault(_spec_for(data_source, rewards), []).append(i)
-    replies: list[dict[str, float] | None] = [None] * len(items)
+    replies: dict[int, dict[str, float]] = {}
     waits = []
     for spec, indices in by_spec.items():
         batcher = _batcher(spec)
@@ -237,9 +238,9 @@ def _score(items: list[tuple[Any, Any, Any, Any]], rewards: str | None, tokenize
                 for i in indices]
         waits.append((indices, batcher.submit(part)))
     for indices, future in waits:
-        for i, line in zip(indices, future.result()):
+        for i, line in zip(indices, future.result(), strict=True):  # score_file_rows: one line per row
             replies[i] = _reply(line, items[i][0], names)
-    return replies  # type: ignore[return-value]
+    return [replies[i] for i in range(len(items))]  # every index is in one spec's part
 
 
 def compute_score(*args: Any, data_source: Any = None, solution_str: Any = None, ground_truth: Any = None,
@@ -258,11 +259,11 @@ def compute_score(*args: Any, data_source: Any = None, solution_str: Any = None,
         n = len(solution_strs)
         columns = [c if c is not None else [None] * n for c in (data_sources, ground_truths, extra_infos)]
         lengths = {"solution_strs": n, **{k: len(c) for k, c in zip(("data_sources", "ground_truths", "extra_infos"),
-                                                                     columns)}}
+                                                                     columns, strict=True)}}
         if len(set(lengths.values())) > 1:
             raise ValueError(f"grpo-host verl adapter: a batch call needs one entry per response in each list, got "
                              f"{lengths}")
-        items = list(zip(columns[0], solution_strs, columns[1], columns[2]))
+        items = list(zip(columns[0], solution_strs, columns[1], columns[2], strict=True))  # lengths checked above
         return _score(items, rewards, tokenizer, end_tokens)
     if args:  # PrimeRewardManager: evaluation_func(task, completion, reference, task_extra_info); reads a number
         positional = (list(args) + [None] * 4)[:4]
