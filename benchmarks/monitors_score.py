@@ -2,7 +2,7 @@
 
 The rows are generated here (seeded): a GSM8K-style prompt, its gold and an R1-format completion of 2-8
 reasoning sentences, 60 % right.  Each round scores the whole file through the code ``grpo-host score``
-runs (:func:`grpo_host.offline.score_file_batches`, batches of 256, reward ``math``) once with every
+runs (:func:`grpo_host.batches.score_file_batches`, batches of 256, reward ``math``) once with every
 installed monitor and once with none, in alternating order; the figures are each setting's best round, so
 a busy machine's noise does not land on one side only.  The monitors' own time (``MonitorSet.seconds``)
 is printed too.  ``--cli`` times the command itself instead (``grpo-host score FILE --rewards math --out
@@ -43,15 +43,16 @@ def rows(n: int) -> list[tuple[str, dict]]:
 
 def score(data: list[tuple[str, dict]], monitors: str) -> tuple[float, float]:
     from grpo_host import Ensemble
+    from grpo_host.batches import score_file_batches
     from grpo_host.discovery.plugins import default_plugins
     from grpo_host.kinds.monitor import MonitorSet, choose
-    from grpo_host.offline import Tally, score_file_batches
+    from grpo_host.scoring.stats import Tally
 
     with Ensemble.from_spec("math") as ensemble:
         watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)
         tally = Tally(ensemble.names)
         start = time.perf_counter()
-        for _ in score_file_batches(iter(data), ensemble, tally, monitors=watch):
+        for _ in score_file_batches(iter(data), ensemble, tally, sinks=[watch]):
             pass
         return time.perf_counter() - start, watch.seconds
 

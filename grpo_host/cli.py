@@ -6,22 +6,30 @@ audit found).  Any other exception is a bug and keeps its traceback (exit 1).  T
 """
 
 # No `from __future__ import annotations`: typer would eval every annotation string of every command at each start.
+import contextlib
 import json
 import re
+import signal
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+if TYPE_CHECKING:  # annotations only, as strings: the command imports what it runs when it runs
+    from .kinds.monitor import Alert
+    from .scoring.ensemble import Ensemble
+    from .scoring.stats import Tally
+
 
 class _Commands(typer.core.TyperGroup):
     """The command group: the one place a deliberate error becomes its line and its exit code."""
 
-    def invoke(self, ctx):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: Any) -> Any:  # typer.Context; typer types it as its vendored click module's Context
         from .errors import GrpoHostError
 
         try:
@@ -138,10 +146,10 @@ def rewards_show(name: str) -> None:
         for ex in r.examples:
             cols = {k: v for k, v in ex.items() if k not in ("completion", "prompt", "score")}
             try:
-                score = r.score_one(ex["completion"], ex.get("prompt"), **cols)
+                score = str(r.score_one(ex["completion"], ex.get("prompt"), **cols))
             except Exception as exc:  # show, do not crash: this is documentation
                 score = f"error: {exc}"
-            table.add_row(_clip(repr(ex["completion"])), _clip(json.dumps(cols)) if cols else "", str(score))
+            table.add_row(_clip(repr(ex["completion"])), _clip(json.dumps(cols)) if cols else "", score)
         out.print(table)
 
 
@@ -183,7 +191,8 @@ def data_check(
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     elif report.ok:
-        out.print(Text.assemble(("ok", "green"), f": {report.rows} rows carry what {', '.join(r.name for r in chosen)} need"))
+        names = ", ".join(r.name for r in chosen)
+        out.print(Text.assemble(("ok", "green"), f": {report.rows} rows carry what {names} need"))
     else:
         out.print(_problems_table(report, f"{data}: {report.rows} rows"))
     raise typer.Exit(0 if report.ok else 1)
@@ -257,7 +266,7 @@ def environments_show(name: str) -> None:
     _print_params(row["params"])
 
 
-def _one_line_each(rows: list[tuple[str, ...]], *, shrink: int | None = None, room: int = 30) -> list[str]:
+def _one_line_each(rows: Sequence[tuple[str, ...]], *, shrink: int | None = None, room: int = 30) -> list[str]:
     """Rows as aligned lines that never wrap: every column but the last padded to its widest cell, the last cut
     with an ellipsis at the terminal's width.  ``shrink``: a middle column whose cells are cut (down to 8
     characters) so that the last keeps ``room`` characters."""
@@ -268,7 +277,8 @@ def _one_line_each(rows: list[tuple[str, ...]], *, shrink: int | None = None, ro
         rows = [(*row[:shrink], _clip(row[shrink], widths[shrink]), *row[shrink + 1:]) for row in rows]
     lines = []
     for row in rows:
-        line = "  ".join([cell.ljust(w) for cell, w in zip(row, widths)] + [row[-1]]).rstrip()
+        # every cell but the last is padded (widths has one entry fewer than a row)
+        line = "  ".join([cell.ljust(w) for cell, w in zip(row, widths, strict=False)] + [row[-1]]).rstrip()
         lines.append(line if len(line) <= width else line[: width - 1] + "…")
     return lines
 
@@ -318,7 +328,8 @@ def _count_lines(path: Path) -> int | None:
 def score(
     data: Annotated[Path, typer.Argument(help="rows with a `completion` (text or chat messages) and their columns")],
     rewards: SpecOpt,
-    out_path: Annotated[Path | None, typer.Option("--out", "-o", help="write one JSON line per row ('-': stdout)")] = None,
+    out_path: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="write one JSON line per row ('-': stdout)")] = None,
     as_json: JsonOpt = False,
     batch_size: Annotated[int, typer.Option(min=1, help="rows scored per ensemble call")] = 256,
     workers: Annotated[int | None, typer.Option(min=1, help="worker processes for process-executor rewards")] = None,
@@ -342,13 +353,11 @@ def score(
     --resume continues the --out file."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from .data import read_rows
     from .discovery.build import Ensemble
     from .discovery.plugins import default_plugins
     from .errors import UserError
     from .kinds.monitor import MonitorSet, choose
-    from .offline import ScoreOutput, Tally, score_file_batches, sigterm_as_interrupt, write_stream
-    from .runs.record import RolloutRecord
+    from .runs.output import ScoreOutput, score_file
 
     output = ScoreOutput(out_path, data, resume=resume) if out_path not in (None, Path("-")) else None
     if resume and output is None:
@@ -357,70 +366,77 @@ def score(
         output.check()  # before anything loads or is opened for writing
     ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers, pool=pool)
     watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)
-    rows = read_rows(data)
-    if output is not None:
-        output.open()
-        rows = output.rows(rows)
-    rollouts = RolloutRecord.beside(out_path, ensemble.names, mode=record,  # type: ignore[arg-type]
-                                    sample=record_sample, resume=resume) if output is not None else None
-    tally = Tally(ensemble.names)
-    if output is not None:
-        output.count_kept(tally)
-    sink = sys.stdout if out_path == Path("-") else output
-    bad: list[str] = []
     progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                         console=err, transient=True, disable=not err.is_terminal)
-    complete = False
+    bad: list[str] = []
+
+    def on_batch(lines: list[dict]) -> None:
+        progress.advance(task, len(lines))
+        bad.extend(f"{line['row']}: {line['error']}" for line in lines if "rewards" not in line)
+
     try:
         with ensemble, progress, sigterm_as_interrupt():
             task = progress.add_task("score", total=_count_lines(data), completed=output.done if output else 0)
-            for lines in score_file_batches(rows, ensemble, tally, batch_size=batch_size, monitors=watch,
-                                            group_column=group_column, record=rollouts):
-                progress.advance(task, len(lines))
-                bad += [f"{line['row']}: {line['error']}" for line in lines if "rewards" not in line]
-                if output is not None:
-                    output.write(lines)
-                elif sink is not None:
-                    write_stream(sink, lines)
-        complete = True
+            tally = score_file(data, ensemble, output or (sys.stdout if out_path == Path("-") else None),
+                               batch_size=batch_size, monitors=watch, group_column=group_column,
+                               record=record, record_sample=record_sample,  # type: ignore[arg-type]  # checked there
+                               on_batch=on_batch)
     except KeyboardInterrupt:
         kept = f": {out_path} keeps the rows scored so far; --resume continues it" if output is not None else ""
         err.print(Text.assemble(("interrupted", "red"), kept), soft_wrap=True)
         raise typer.Exit(130) from None
-    finally:
-        if output is not None:
-            output.close(complete=complete)
-
-    stats = tally.per_reward()
     if as_json:
-        print(json.dumps(tally.summary(ensemble, watch), indent=2))
+        print(json.dumps(tally.summary(ensemble, [a.as_dict() for a in watch.alerts]), indent=2))
     else:
-        title = (f"{data}: {tally.rows - tally.bad} rows scored, {tally.bad} bad, {tally.failed} failed, "
-                 f"{tally.unscored} unscored")
-        lines = [("reward", "weight", "mean", "std", "coverage", "errors", "timeouts", "seconds")]
-        for name, weight in zip(ensemble.names, ensemble.weights):
-            s = stats[name]
-            lines.append((name, _fmt(weight), _fmt(s["mean"]), _fmt(s["std"]), f"{s['coverage']:.0%}",
-                          str(s["errors"]), str(s["timeouts"]), _fmt(s["seconds"])))
-        console = err if sink is sys.stdout else out
-        console.print(title)  # a paragraph, wrapped at the terminal's width; the figures never are
-        for line in _one_line_each(lines):
-            console.print(line, soft_wrap=True)
-        for name in ensemble.names:  # a reward's own counters, one line each: they vary in number and width
-            if stats[name]["counts"]:
-                console.print(f"{name} counts: " + ", ".join(f"{k} {_fmt(v)}" for k, v in stats[name]["counts"].items()),
-                              soft_wrap=True)
-    for alert in watch.alerts:
+        _print_scores(f"{data}", tally, ensemble, err if out_path == Path("-") else out)
+    _print_findings(watch.alerts, tally.errors, bad)
+    raise typer.Exit(1 if bad or tally.bad or tally.failed else 0)
+
+
+def _print_scores(data: str, tally: "Tally", ensemble: "Ensemble", console: Console) -> None:
+    """``score``'s summary: a title paragraph, one line per reward, a line of counters per reward that has them."""
+    stats = tally.per_reward()
+    console.print(f"{data}: {tally.rows - tally.bad} rows scored, {tally.bad} bad, {tally.failed} failed, "
+                  f"{tally.unscored} unscored")  # a paragraph, wrapped at the terminal's width; the figures never are
+    lines = [("reward", "weight", "mean", "std", "coverage", "errors", "timeouts", "seconds")]
+    for name, weight in zip(ensemble.names, ensemble.weights, strict=True):
+        s = stats[name]
+        lines.append((name, _fmt(weight), _fmt(s["mean"]), _fmt(s["std"]), f"{s['coverage']:.0%}",
+                      str(s["errors"]), str(s["timeouts"]), _fmt(s["seconds"])))
+    for line in _one_line_each(lines):
+        console.print(line, soft_wrap=True)
+    for name in ensemble.names:  # a reward's own counters, one line each: they vary in number and width
+        if stats[name]["counts"]:
+            console.print(f"{name} counts: " + ", ".join(f"{k} {_fmt(v)}" for k, v in stats[name]["counts"].items()),
+                          soft_wrap=True)
+
+
+def _print_findings(alerts: "Sequence[Alert]", errors: list[str], bad: list[str]) -> None:
+    """``score``'s warnings on stderr: the monitors' alerts, the first reward failures, the first bad rows."""
+    for alert in alerts:
         rows_seen = f" (e.g. {', '.join(map(str, alert.rows))})" if alert.rows else ""
         err.print(f"{alert.severity}: monitor {alert.monitor} at batch {alert.step}: {alert.message}{rows_seen}",
                   soft_wrap=True, style="yellow")
-    for message in tally.errors:
+    for message in errors:
         err.print(f"failed: {message}", soft_wrap=True, style="yellow")
     for message in bad[:10]:
         err.print(f"bad row: {message}", soft_wrap=True, style="red")
     if len(bad) > 10:
         err.print(f"... and {len(bad) - 10} more bad rows", style="red")
-    raise typer.Exit(1 if bad or tally.bad or tally.failed else 0)
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a scheduler's stop, ``kill``) handled as Ctrl-C, so a stopped ``score`` keeps what it wrote and
+    says how to continue, the same way in both cases."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @app.command()
@@ -578,18 +594,26 @@ def serve(
     rewards: SpecOpt,
     host: Annotated[str, typer.Option(help="address to listen on (0.0.0.0: every interface)")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="port to listen on (1-65535)")] = 8000,
-    concurrency: Annotated[int | None, typer.Option(min=1, help="ensembles scoring micro-batches at once (default: cores, at most 4)")] = None,
-    backlog: Annotated[int, typer.Option(min=0, help="rows that may wait; past that /score is 429, /get_reward rows score 0.0 (dropped)")] = 65536,
-    deadline: Annotated[float, typer.Option(min=0.001, help="seconds from a request's first byte within which it is answered")] = 120.0,
+    concurrency: Annotated[int | None, typer.Option(
+        min=1, help="ensembles scoring micro-batches at once (default: cores, at most 4)")] = None,
+    backlog: Annotated[int, typer.Option(
+        min=0, help="rows that may wait; past that /score is 429, /get_reward rows score 0.0 (dropped)")] = 65536,
+    deadline: Annotated[float, typer.Option(
+        min=0.001, help="seconds from a request's first byte within which it is answered")] = 120.0,
     max_body_mb: Annotated[float, typer.Option(min=0.0001, help="largest request body in MiB (413 past it)")] = 128.0,
     max_rows: Annotated[int, typer.Option(min=1, help="most rows in one request (413 past it)")] = 65536,
     batch_rows: Annotated[int, typer.Option(min=1, help="most rows in one micro-batch")] = 256,
     batch_window_ms: Annotated[float, typer.Option(min=0, help="milliseconds a micro-batch waits for more rows")] = 5.0,
-    tokenizer: Annotated[str | None, typer.Option(help="tokenizer (path or hub id) whose EOS/pad strings are stripped")] = None,
-    end_token: Annotated[list[str] | None, typer.Option(help="a string stripped from the end of responses (repeatable)")] = None,
-    header_timeout: Annotated[float, typer.Option(min=0.001, help="seconds a request's headers may take (408 past it)")] = 10.0,
-    body_timeout: Annotated[float, typer.Option(min=0.001, help="seconds a request's body may take (408 past it)")] = 60.0,
-    token_env: Annotated[str, typer.Option(help="environment variable holding the bearer token (unset: no token)")] = "GRPO_HOST_SERVE_TOKEN",
+    tokenizer: Annotated[str | None, typer.Option(
+        help="tokenizer (path or hub id) whose EOS/pad strings are stripped")] = None,
+    end_token: Annotated[list[str] | None, typer.Option(
+        help="a string stripped from the end of responses (repeatable)")] = None,
+    header_timeout: Annotated[float, typer.Option(
+        min=0.001, help="seconds a request's headers may take (408 past it)")] = 10.0,
+    body_timeout: Annotated[float, typer.Option(
+        min=0.001, help="seconds a request's body may take (408 past it)")] = 60.0,
+    token_env: Annotated[str, typer.Option(
+        help="environment variable holding the bearer token (unset: no token)")] = "GRPO_HOST_SERVE_TOKEN",
     workers: Annotated[int | None, typer.Option(min=1, help="worker processes per concurrent request")] = None,
     pool: Annotated[str, typer.Option(help="where process-executor rewards run: local or ray")] = "local",
     strict: Annotated[bool, typer.Option(help="a row that no reward scored fails its request")] = False,

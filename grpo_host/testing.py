@@ -187,19 +187,19 @@ def scored_batch(rewards: str | Ensemble, rows: Iterable[Mapping[str, Any]], *, 
     """
     from .discovery.build import Ensemble
     from .kinds.monitor import Batch
+    from .scoring.batch import score_batch
 
     rows = list(rows)
     owned = isinstance(rewards, str)
     ensemble = Ensemble.from_spec(rewards, plugins=plugins) if isinstance(rewards, str) else rewards
     try:
-        result = ensemble.score_rows(rows, row_ids=[f"row {i}" for i in range(len(rows))])
+        scored = score_batch(ensemble, rows, index=step, labels=[f"row {i}" for i in range(len(rows))],
+                             groups=[str(row.get("prompt")) for row in rows], lengths=list(lengths),
+                             max_length=max_length)
     finally:
         if owned:
             ensemble.close()
-    prompts = [row.get("prompt") for row in rows]
-    groups = [str(p) for p in prompts]
-    return Batch.of(step, result, ensemble, prompts, [row["completion"] for row in rows], groups,
-                    row_ids=[f"row {i}" for i in range(len(rows))], lengths=list(lengths), max_length=max_length)
+    return Batch.of(scored)
 
 
 def observe(name: str, batches: Iterable[Batch], *, params: Mapping[str, Any] | None = None,

@@ -59,14 +59,14 @@ ALLOWED: dict[str, set[str]] = {
     "data": {"errors", "scoring"},
     "discovery": {"errors", "scoring", "kinds"},
     "audit": {"errors", "scoring", "kinds", "data", "discovery"},
-    "offline": {"errors", "scoring", "kinds", "data"},
-    "runs": {"errors", "distributed", "scoring", "discovery"},
+    "batches": {"errors", "scoring", "data"},
+    "runs": {"errors", "distributed", "scoring", "discovery", "data", "batches"},
     "scaffold": {"errors"},
     "testing": {"errors", "scoring", "kinds", "data", "discovery", "audit"},
     "training": {"errors", "distributed", "scoring", "kinds", "data", "discovery", "audit", "runs"},
-    "serving": {"errors", "scoring", "data", "discovery", "audit", "offline"},
-    "integrations": {"errors", "scoring", "data", "offline", "serving"},
-    "cli": {"errors", "distributed", "scoring", "kinds", "data", "discovery", "audit", "offline", "runs", "scaffold",
+    "serving": {"errors", "scoring", "data", "discovery", "audit", "batches"},
+    "integrations": {"scoring", "data", "batches", "serving"},
+    "cli": {"errors", "distributed", "scoring", "kinds", "data", "discovery", "audit", "runs", "scaffold",
             "training", "serving"},
     "__main__": {"cli"},
     "__init__": {"errors", "scoring", "kinds", "data", "discovery", "training"},
@@ -178,9 +178,9 @@ def test_a_foundation_module_imports_nothing_of_grpo_host(module):
     assert not [name for _, name in imported_modules(path, "grpo_host") if name.split(".")[0] == "grpo_host"]
 
 
-TOP_LEVEL = {"__init__.py", "__main__.py", "audit", "cli.py", "data.py", "deprecation.py", "discovery",
-             "distributed.py", "errors.py", "integrations", "kinds", "offline.py", "runs", "scaffold.py", "scoring",
-             "serving", "testing.py", "training"}
+TOP_LEVEL = {"__init__.py", "__main__.py", "audit", "batches.py", "cli.py", "data.py", "deprecation.py", "discovery",
+             "distributed.py", "errors.py", "integrations", "kinds", "runs", "scaffold.py", "scoring", "serving",
+             "testing.py", "training"}
 """The names at the top of ``grpo_host/``: one per idea, no module that only points at another."""
 
 

@@ -14,6 +14,7 @@ from train_helpers import QUICK, ROOT
 from grpo_host import Ensemble
 from grpo_host.runs.record import RolloutRecord
 from grpo_host.runs.report import build_report, write_report
+from grpo_host.scoring.batch import score_batch
 
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror=alert(1)>'
@@ -33,10 +34,8 @@ def _recorded(tmp_path: Path) -> Path:
                     for c in ("<answer>1</answer>", HOSTILE, "<answer>2</answer>")]
             completions = [r["completion"] for r in rows] + [trajectory]
             rows.append({"prompt": "say 1", "answer": "1"})
-            result = ensemble.score_rows(rows, completions=completions)
-            record.write(step=step, batch=step - 1, result=result, prompts=[r["prompt"] for r in rows],
-                         completions=completions, rows=rows, row_labels=[f"line {i + 1}" for i in range(4)],
-                         groups=["g"] * 4)
+            record.take(score_batch(ensemble, rows, index=step - 1, step=step, completions=completions,
+                                    labels=[f"line {i + 1}" for i in range(4)], groups=["g"] * 4))
     return out
 
 

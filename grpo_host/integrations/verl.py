@@ -131,7 +131,8 @@ def _names(specs: tuple[str, ...]) -> tuple[str, ...]:
 
 def _score_parts(ensemble: Any, parts: list[Sequence[tuple[str, dict]]]) -> list[list[dict[str, Any]]]:
     """One micro-batch of the callers' rows through ``grpo-host score``'s row checks and scoring."""
-    from grpo_host.offline import Tally, score_file_rows
+    from grpo_host.batches import score_file_rows
+    from grpo_host.scoring.stats import Tally
 
     rows = [row for part in parts for row in part]
     lines = list(score_file_rows(rows, ensemble, Tally(ensemble.names), batch_size=max(len(rows), 1)))

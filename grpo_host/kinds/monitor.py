@@ -35,6 +35,8 @@ from ..errors import UserError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from ..scoring.batch import ScoredBatch
+
 __all__ = ["Alert", "Batch", "Monitor", "MonitorSet", "Report", "monitor"]
 
 Severity = Literal["info", "warning", "critical"]
@@ -70,18 +72,18 @@ class Batch:
     unfinished (1.0 when the rollout ended without a final answer); empty for plain-text completions."""
 
     @classmethod
-    def of(cls, step: int, result: Any, ensemble: Any, prompts: Sequence[Any], completions: Sequence[Any],
-           groups: Sequence[Any], row_ids: Sequence[Any] = (), lengths: Sequence[int | None] = (),
-           max_length: int | None = None) -> Batch:
-        """The batch an :meth:`grpo_host.Ensemble.score` result describes, with what the caller knows besides."""
-        from ..scoring.trajectory import Trajectory
+    def of(cls, scored: ScoredBatch) -> Batch:
+        """What monitors see of one scored batch: its completions as text rewards read them, without re-reading.
 
-        rollouts = [Trajectory.of(c) for c in completions]
-        tools = [r.counts for r in rollouts] if any(not isinstance(c, str) for c in completions) else ()
-        return cls(step=step, prompts=prompts, completions=[r.text for r in rollouts], groups=groups,
-                   values=result.values, weights=dict(zip(ensemble.names, ensemble.weights)), totals=result.total,
-                   lengths=lengths, row_ids=row_ids, counts={n: m.counts for n, m in result.metrics.items()},
-                   max_length=max_length, tools=tools)
+        The groups of a training batch (one with the engine's row ids) are its
+        dataset rows: every completion of one row is one group however often
+        the batch drew it (the record keeps GRPO's groups, for advantages)."""
+        result = scored.result
+        return cls(step=scored.index, prompts=scored.prompts, completions=scored.texts,
+                   groups=scored.row_ids if scored.row_ids is not None else scored.groups, values=result.values,
+                   weights=scored.weights, totals=result.total, lengths=scored.lengths, row_ids=scored.labels,
+                   counts={n: m.counts for n, m in result.metrics.items()}, max_length=scored.max_length,
+                   tools=scored.tools)
 
     @functools.cached_property
     def words(self) -> list[list[str]]:
@@ -98,7 +100,7 @@ class Batch:
     def group_totals(self) -> dict[Any, list[float]]:
         """The scored totals of each group, by group id."""
         out: dict[Any, list[float]] = {}
-        for group, total in zip(self.groups, self.totals):
+        for group, total in zip(self.groups, self.totals, strict=False):  # a pack's own Batch may be ragged
             if total is not None:
                 out.setdefault(group, []).append(total)
         return out
@@ -199,6 +201,11 @@ class MonitorSet:
     def names(self) -> list[str]:
         return [r.name for r in self._running]
 
+    def take(self, batch: ScoredBatch) -> None:
+        """Observe one scored batch (a :class:`grpo_host.scoring.batch.Sink`); its metrics are left on the batch
+        for the sinks that report them."""
+        batch.monitor_metrics = self.observe(Batch.of(batch))
+
     def observe(self, batch: Batch) -> dict[str, float]:
         """Feed one batch to every monitor; returns the metrics (``monitors/<name>/<metric>``) to log."""
         start = time.perf_counter()
@@ -251,9 +258,9 @@ def choose(items: Sequence[Mapping[str, Any] | str] | str | None, registry: Any,
         return [(registry.monitor(name), None, action) for name in registry.names("monitor")]
     if isinstance(items, str):
         items = [] if items.strip() == "none" else [part.strip() for part in items.split(",") if part.strip()]
-    chosen = []
+    chosen: list[tuple[Monitor, Mapping[str, Any] | None, Action]] = []
     for item in items:
-        entry = {"name": item} if isinstance(item, str) else dict(item)
+        entry: dict[str, Any] = {"name": item} if isinstance(item, str) else dict(item)
         unknown = sorted(set(entry) - {"name", "params", "action"})
         if unknown or "name" not in entry:
             raise UserError(f"monitor entry {item!r}: expected a name or {{name, params, action}}")

@@ -1,15 +1,13 @@
 """The rollout record: every scored rollout of a run (or a ``score``), as Parquet, to look at and re-score.
 
 A mean-reward curve cannot show what a reward paid for; the completions
-can.  Both training backends score each batch in one place
-(:class:`grpo_host.training.backends.reward_funcs.EnsembleRewardFuncs`) and ``grpo-host
-score`` in another (:func:`grpo_host.offline.score_file_batches`); both hand
-the batch to a :class:`RolloutRecord`, which writes it as one Parquet part
-into a folder (``rollouts/`` in a run folder, ``<out>.rollouts/`` beside a
-``score --out`` file).  A part is written to a hidden temporary name and
-renamed into place, so a process killed at any moment (SIGKILL included)
-leaves only whole parts: the record keeps every batch scored up to the last
-one that finished.
+can.  Both training backends and ``grpo-host score`` hand every scored batch
+(a :class:`grpo_host.scoring.batch.ScoredBatch`) to a :class:`RolloutRecord`,
+one of the batch's sinks, which writes it as one Parquet part into a folder
+(``rollouts/`` in a run folder, ``<out>.rollouts/`` beside a ``score --out``
+file).  A part is written to a hidden temporary name and renamed into place,
+so a process killed at any moment (SIGKILL included) leaves only whole parts:
+the record keeps every batch scored up to the last one that finished.
 
 Each row is one rollout: ``step`` (the engine's global step when it says,
 else the scoring pass), ``batch`` (the pass), ``split`` (train or val),
@@ -43,11 +41,16 @@ import math
 import os
 import random
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence, Sized
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ..distributed import is_main_process
 from ..errors import RecordError, UserError
+
+if TYPE_CHECKING:
+    from ..scoring.batch import ScoredBatch
+    from ..scoring.ensemble import Ensemble
 
 __all__ = [
     "FOLDER", "RecordMode", "RolloutRecord", "advantages", "read_record", "record_folder", "reward_column", "schema",
@@ -62,6 +65,32 @@ _FIXED = ("step", "batch", "split", "row", "row_id", "group", "prompt", "complet
           "error", "total", "advantage")
 
 
+class RunSettings(Protocol):
+    """What :meth:`RolloutRecord.for_run` reads of a run's configuration
+    (:class:`grpo_host.training.config.RunConfig`)."""
+
+    @property
+    def record(self) -> RecordMode: ...
+    @property
+    def record_sample(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+
+
+class Run(Protocol):
+    """What :meth:`RolloutRecord.for_run` reads of a training job (:class:`grpo_host.training.train.Job`, in the
+    training layer, which sits above this one)."""
+
+    @property
+    def config(self) -> RunSettings: ...
+    @property
+    def output_dir(self) -> Path: ...
+    @property
+    def ensemble(self) -> Ensemble: ...
+    @property
+    def train(self) -> Sized: ...
+
+
 def reward_column(name: str) -> str:
     """The record's column holding reward ``name``'s values."""
     return f"reward/{name}"
@@ -70,7 +99,7 @@ def reward_column(name: str) -> str:
 def advantages(totals: Sequence[float | None], groups: Sequence[Any]) -> list[float | None]:
     """TRL's default advantage (``scale_rewards="group"``) of each rollout; see the module docstring."""
     members: dict[Any, list[float]] = {}
-    for group, total in zip(groups, totals):
+    for group, total in zip(groups, totals, strict=True):
         if total is not None and math.isfinite(total):
             members.setdefault(group, []).append(total)
     stats = {}
@@ -79,7 +108,7 @@ def advantages(totals: Sequence[float | None], groups: Sequence[Any]) -> list[fl
         std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else math.nan
         stats[group] = (mean, std)
     out: list[float | None] = []
-    for group, total in zip(groups, totals):
+    for group, total in zip(groups, totals, strict=True):
         if total is None or not math.isfinite(total):
             out.append(None)
             continue
@@ -119,15 +148,13 @@ class RolloutRecord:
         self._parts = 0
 
     @classmethod
-    def for_run(cls, job: Any, resume_step: int | None = None) -> RolloutRecord | None:
+    def for_run(cls, job: Run, resume_step: int | None = None) -> RolloutRecord | None:
         """The record of a training run (None under ``record: none``, and on every rank but the main one's).
 
         A fresh run starts an empty record; a resumed one keeps the parts up to its checkpoint's step, so no
         step is recorded twice."""
-        from ..distributed import is_main_process
-
         config = job.config
-        mode = getattr(config, "record", "all")
+        mode = config.record
         if mode == "none":
             return None
         folder = Path(job.output_dir) / FOLDER
@@ -136,7 +163,7 @@ class RolloutRecord:
                 if resume_step is None or _part_step(part) > resume_step:
                     part.unlink()
         rank = os.environ.get("RANK", "0")
-        record = cls(folder, job.ensemble.names, mode=mode, sample=getattr(config, "record_sample", 16),
+        record = cls(folder, job.ensemble.names, mode=mode, sample=config.record_sample,
                      train_rows=len(job.train), seed=config.seed + int(rank) if rank.isdigit() else config.seed)
         record._tag = f"r{rank}-{record._tag}"
         record.first_step = resume_step or 0
@@ -155,29 +182,24 @@ class RolloutRecord:
                 part.unlink()
         return cls(folder, names, mode=mode, sample=sample)
 
-    def write(self, *, step: int | None, batch: int, result: Any, prompts: Sequence[Any], completions: Sequence[Any],
-              rows: Sequence[Mapping[str, Any]], row_labels: Sequence[Any], row_ids: Sequence[int] | None = None,
-              groups: Sequence[Any], lengths: Sequence[int | None] = ()) -> float:
-        """Record one scored batch (an :class:`grpo_host.Ensemble` ``ScoreResult`` and what was scored); returns
-        the seconds it took (backends log them as ``record/seconds``).
+    def take(self, batch: ScoredBatch) -> None:
+        """Record one scored batch (a :class:`grpo_host.scoring.batch.Sink`); the seconds it took are left on the
+        batch (backends log them as ``record/seconds``).
 
-        ``step`` None (an engine that does not say): the pass's number after :attr:`first_step`."""
-        if self.mode == "none" or not completions:
-            return 0.0
+        The batch's ``step`` None (an engine that does not say): the pass's number after :attr:`first_step`."""
+        if self.mode == "none" or not batch.completions:
+            batch.record_seconds = 0.0
+            return
         import time
 
         start = time.perf_counter()
-        step = self.first_step + batch + 1 if step is None else step
-        advantage = advantages(result.total, groups)
-        keep = self._chosen(groups)
-        table = self._table(keep, step=step, batch=batch, result=result, prompts=prompts, completions=completions,
-                            rows=rows, row_labels=row_labels, row_ids=row_ids, groups=groups, lengths=lengths,
-                            advantage=advantage)
-        self._write_part(table, step)
+        step = self.first_step + batch.index + 1 if batch.step is None else batch.step
+        keep = self._chosen(batch.groups)
+        self._write_part(self._table(keep, batch, step), step)
         self.rows_written += len(keep)
         seconds = time.perf_counter() - start
         self.seconds += seconds
-        return seconds
+        batch.record_seconds = seconds
 
     def _chosen(self, groups: Sequence[Any]) -> list[int]:
         """The rollouts to keep: all, or whole groups drawn at random until ``sample`` rollouts are in."""
@@ -196,32 +218,30 @@ class RolloutRecord:
             keep += by_group[group]
         return sorted(keep)
 
-    def _table(self, keep: list[int], *, step: int, batch: int, result: Any, prompts: Sequence[Any],
-               completions: Sequence[Any], rows: Sequence[Mapping[str, Any]], row_labels: Sequence[Any],
-               row_ids: Sequence[int] | None, groups: Sequence[Any], lengths: Sequence[int | None],
-               advantage: list[float | None]) -> Any:
+    def _table(self, keep: list[int], batch: ScoredBatch, step: int) -> Any:
         import pyarrow as pa
 
-        from ..scoring.trajectory import Trajectory
+        result, row_ids, lengths, completions = batch.result, batch.row_ids, batch.lengths, batch.completions
+        advantage = advantages(result.total, batch.groups)
 
         def split(i: int) -> str:
             if self.train_rows is None or row_ids is None:
                 return "train"
             return "val" if int(row_ids[i]) >= self.train_rows else "train"
 
-        texts = [c if isinstance(c, str) else Trajectory.of(c).text for c in (completions[i] for i in keep)]
         columns: dict[str, list[Any]] = {
             "step": [step] * len(keep),
-            "batch": [batch] * len(keep),
+            "batch": [batch.index] * len(keep),
             "split": [split(i) for i in keep],
-            "row": [str(row_labels[i]) for i in keep],
+            "row": [str(batch.labels[i]) for i in keep],
             "row_id": [int(row_ids[i]) if row_ids is not None else None for i in keep],
-            "group": [str(groups[i]) for i in keep],
-            "prompt": [_json(prompts[i]) for i in keep],
-            "completion": texts,
+            "group": [str(batch.groups[i]) for i in keep],
+            "prompt": [_json(batch.prompts[i]) for i in keep],
+            "completion": [batch.texts[i] for i in keep],
             "trajectory": [None if isinstance(completions[i], str) else _json(completions[i]) for i in keep],
-            "data": [_json({k: v for k, v in rows[i].items() if k not in ("prompt", "completion")}) for i in keep],
-            "length": [int(lengths[i]) if i < len(lengths) and lengths[i] is not None else None for i in keep],
+            "data": [_json({k: v for k, v in batch.rows[i].items() if k not in ("prompt", "completion")})
+                     for i in keep],
+            "length": [int(n) if i < len(lengths) and (n := lengths[i]) is not None else None for i in keep],
             "error": ["; ".join(result.row_errors[i]) if i in result.row_errors else None for i in keep],
             "total": [_float(result.total[i]) for i in keep],
             "advantage": [advantage[i] for i in keep],

@@ -7,8 +7,9 @@
 * :mod:`~grpo_host.scoring.policy`: the error policy (``on_error``: auto, skip, raise; the bug streak).
 * :mod:`~grpo_host.scoring.executors`: where items run (inline thread, worker processes, event loop),
   and :mod:`~grpo_host.scoring.ray_pool` on a Ray cluster.
-* :mod:`~grpo_host.scoring.stats`: per-reward statistics and their metric names.
+* :mod:`~grpo_host.scoring.stats`: per-reward statistics, their metric names, the tally ``score`` reports.
 * :mod:`~grpo_host.scoring.ensemble`: members and weights; ``score() = run, account, total``.
+* :mod:`~grpo_host.scoring.batch`: the scored batch, built once per pass, and the sinks every pass feeds.
 
 Nothing here imports the plugin layer, a training engine or an HTTP stack (``tests/test_layers.py``
 checks): names in a spec are looked up in the registry the caller passes, and

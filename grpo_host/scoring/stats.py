@@ -3,7 +3,8 @@
 A batch's figures per reward are a :class:`RewardMetrics`; figures over
 many batches (a file in ``grpo-host score``, a served request, a log step on
 the MLX backend) are kept as :class:`Running` sums and :class:`Moments`, so
-memory stays flat however many rows pass.  The names under which the
+memory stays flat however many rows pass; a :class:`Tally` holds a
+``Running`` per reward and the row counts ``score`` and ``serve`` report.  The names under which the
 figures reach ``metrics.jsonl`` and the trackers are TRL's
 (``rewards/<name>/mean``, ``reward``, ``reward_std``) and made by
 :func:`reward_key` only, so both backends, ``score`` and ``serve`` log the same
@@ -13,11 +14,15 @@ names.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Moments", "RewardMetrics", "Running", "reward_key"]
+if TYPE_CHECKING:
+    from .batch import ScoredBatch
+    from .ensemble import Ensemble
+
+__all__ = ["Moments", "RewardMetrics", "Running", "Tally", "reward_key"]
 
 
 def reward_key(name: str, stat: str, prefix: str = "") -> str:
@@ -106,3 +111,46 @@ class Running:
         return {"mean": self.moments.mean, "std": self.moments.std,
                 "coverage": self.moments.n / self.rows if self.rows else 0.0, "errors": self.errors,
                 "timeouts": self.timeouts, "seconds": round(self.seconds, 4), "counts": dict(self.counts)}
+
+
+class Tally:
+    """What ``grpo-host score`` (and ``serve``) report: row counts and per-reward figures over every batch so far.
+
+    A sink (:class:`grpo_host.scoring.batch.Sink`) of the scored batches;
+    the rows read and the bad ones are counted by whoever reads them
+    (:func:`grpo_host.batches.score_file_batches`).
+    """
+
+    def __init__(self, names: list[str]) -> None:
+        self.rows = self.bad = self.failed = self.unscored = self.batches = 0
+        self.errors: list[str] = []  # the first messages of rows a reward failed on
+        self._rewards = {n: Running() for n in names}
+        self._monitor_metrics: dict[str, Moments] = {}
+
+    def take(self, batch: ScoredBatch) -> None:
+        result = batch.result
+        self.unscored += result.unscored
+        self.failed += len(result.row_errors)
+        self.errors += result.errors[: max(0, 10 - len(self.errors))]
+        for name, values in result.values.items():
+            self._rewards[name].add(values, result.metrics[name])
+        for key, value in (batch.monitor_metrics or {}).items():
+            self._monitor_metrics.setdefault(key, Moments()).add([value])
+        self.batches += 1
+
+    def monitor_metrics(self) -> dict[str, float | None]:
+        """Each monitor metric's mean over the batches."""
+        return {key: m.mean for key, m in sorted(self._monitor_metrics.items())}
+
+    def per_reward(self) -> dict[str, dict[str, Any]]:
+        return {name: running.as_dict() for name, running in self._rewards.items()}
+
+    def summary(self, ensemble: Ensemble, alerts: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+        """The object ``grpo-host score --json`` prints (with the monitors' ``alerts``, as dicts) and ``serve``'s
+        ``/score`` answers with."""
+        out = {"rows": self.rows, "scored": self.rows - self.bad, "bad_rows": self.bad, "failed_rows": self.failed,
+               "unscored": self.unscored, "rewards": self.per_reward(),
+               "weights": dict(zip(ensemble.names, ensemble.weights, strict=True))}
+        if alerts is not None:
+            out["monitors"] = {"metrics": self.monitor_metrics(), "alerts": list(alerts)}
+        return out

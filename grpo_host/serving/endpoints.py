@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..data import check_rows
 from ..discovery.catalog import reward_row
-from ..offline import Tally
 from ..scoring.special_tokens import strip_end_tokens
+from ..scoring.stats import Tally
 from .batching import chunks
 from .http import Handler, HTTPError, Request
 

@@ -19,10 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..batches import score_file_rows
 from ..errors import UnscoredRowsError
-from ..offline import Tally, score_file_rows
 from ..scoring.ensemble import Ensemble
 from ..scoring.special_tokens import COMMON_END_TOKENS
+from ..scoring.stats import Tally
 from .batching import DEFAULT_MAX_ROWS, DEFAULT_WINDOW, MicroBatcher
 from .endpoints import Endpoints
 from .http import App, HTTPError, access_logging, listen_socket, timed_protocol

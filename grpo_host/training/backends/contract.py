@@ -84,7 +84,7 @@ class TrainingBackend(ABC):
         """Add what only this backend knows to the summary (e.g. how it quantized the base)."""
         return summary
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (an optional hook: a backend with nothing to release keeps this one)
         """Release what :meth:`prepare` made (temporary folders), whether or not the run succeeded."""
 
     # -- what the base provides ----------------------------------------------------------------------------------

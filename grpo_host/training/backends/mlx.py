@@ -34,7 +34,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...errors import ConfigError
 from ...runs.record import RolloutRecord
@@ -45,6 +45,9 @@ from .reward_funcs import ROW_ID, EnsembleRewardFuncs
 from .steps import check_prompt_length
 
 if TYPE_CHECKING:
+    from mlx_lm.tuner.callbacks import TrainingCallback
+
+    from ...scoring.batch import ScoredBatch
     from ..train import Job, Summary
 
 __all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxBackend", "MlxRewardFuncs", "base_quantization", "grpo_args",
@@ -163,7 +166,7 @@ def grpo_args(config: RunConfig, *, adapter_file: str, max_seq_length: int, iter
         group_size=c.group_size,
         beta=c.beta,
         epsilon=c.epsilon,
-        epsilon_high=c.epsilon_high,
+        epsilon_high=c.epsilon if c.epsilon_high is None else c.epsilon_high,  # the config resolved None already
         max_completion_length=c.max_completion_length,
         reference_model_path=extra["reference_model_path"],
         temperature=c.temperature,
@@ -233,7 +236,8 @@ class RewardStats:
         if _world_size() > 1:  # every process reports at the same iteration, so this collective lines up
             import mlx.core as mx
 
-            flat = mx.distributed.all_sum(mx.array(flat, dtype=mx.float32), stream=mx.cpu).tolist()
+            summed = mx.distributed.all_sum(mx.array(flat, dtype=mx.float32), stream=mx.cpu)
+            flat = cast("list[float]", summed.tolist())  # a 1-D array's tolist() is a list
         return {key: flat[2 * i] / flat[2 * i + 1] for i, key in enumerate(keys) if flat[2 * i + 1]}
 
 
@@ -280,17 +284,18 @@ class MlxRewardFuncs:
 
     def __init__(self, job: Job, train_rows: int, stats: RewardStats, record: RolloutRecord | None = None) -> None:
         self.ensemble, self.train_rows, self.stats = job.ensemble, train_rows, stats
-        self.scorer = EnsembleRewardFuncs(job.ensemble, job.rows, log_metric=self._log_metric, monitors=job.monitors,
+        self.scorer = EnsembleRewardFuncs(job.ensemble, job.rows, monitors=job.monitors, sinks=[self],
                                           max_length=job.config.max_completion_length, record=record,
                                           group_size=job.config.group_size)
         names = job.ensemble.names
         self.funcs: list[Callable[..., list]] = [_Member(self, i, n) for i, n in enumerate(names)] + [_Fill(self)]
         self.weights = [*job.ensemble.weights, 1.0]
         self._values: dict[int, list[float | None]] = {}
-        self._logged: dict[str, float] = {}
+        self._scored: ScoredBatch | None = None
 
-    def _log_metric(self, key: str, value: float) -> None:
-        self._logged[key] = value
+    def take(self, batch: ScoredBatch) -> None:
+        """The pass's scored batch (a sink, after the record and the monitors), for :meth:`fill` to report."""
+        self._scored = batch
 
     def member(self, index: int, prompts: Sequence[Any], completions: Sequence[str],
                row_ids: Sequence[Any] | None) -> list[float | None]:
@@ -305,15 +310,15 @@ class MlxRewardFuncs:
         names = self.ensemble.names
         values = {name: self._values[i] for i, name in enumerate(names)}
         total, unscored = self.ensemble.weighted_total(values, len(row_ids))
-        groups: dict[Any, list[float]] = {}
-        for row, t in zip(row_ids, total):
+        groups: dict[Any, Moments] = {}
+        for row, t in zip(row_ids, total, strict=True):
             if t is not None:
-                groups.setdefault(row, []).append(t)
-        out = [0.0 if t is not None else (Moments().add(groups[row]).mean if groups.get(row) else 0.0)
-               for row, t in zip(row_ids, total)]
+                groups.setdefault(row, Moments()).add([t])
+        means = {row: m.mean or 0.0 for row, m in groups.items()}  # each holds a value: its mean is never None
+        out = [0.0 if t is not None else means.get(row, 0.0) for row, t in zip(row_ids, total, strict=True)]
         mode = "eval" if any(int(r) >= self.train_rows for r in row_ids) else "train"
         self.stats.add(mode, self._metrics(values, total, unscored))
-        self._values, self._logged = {}, {}
+        self._values, self._scored = {}, None
         return out
 
     def _metrics(self, values: dict[str, list[float | None]], total: list[float | None],
@@ -325,7 +330,8 @@ class MlxRewardFuncs:
         for name, vals in values.items():
             m = Moments().add(vals)
             out[reward_key(name, "mean")], out[reward_key(name, "std")] = m.mean, m.std if m.n > 1 else None
-        out.update(self._logged)  # coverage, errors, timeouts, seconds per reward; unscored
+        if self._scored is not None:  # coverage, errors, timeouts, seconds per reward; record, monitors
+            out.update(self._scored.figures())
         out["unscored"] = float(unscored)
         return out
 
@@ -392,7 +398,8 @@ class _Checkpoints:
         self.ga = job.config.gradient_accumulation_steps
 
     def after_iteration(self, iteration: int, *, force: bool = False) -> None:
-        """Checkpoint after ``iteration`` when the trainer saved there; with ``force`` (a monitor stops the run) always."""
+        """Checkpoint after ``iteration`` when the trainer saved there; with ``force`` (a monitor stops the run)
+        always."""
         if iteration % (self.job.config.save_every * self.ga) and not force:
             return
         written = self.adapter_dir / f"{iteration:07d}_adapters.safetensors"
@@ -412,9 +419,11 @@ class _Checkpoints:
             mx.save_safetensors(str(folder / "adapters.safetensors"), weights)
         mx.save_safetensors(str(folder / "optimizer.safetensors"), dict(tree_flatten(self.optimizer.state)))
         (folder / "adapter_config.json").write_text(json.dumps(self.adapter_config, indent=2) + "\n")
-        key = [int(x) for x in mx.random.state[0].tolist()]
+        rng: Any = mx.random.state  # declared an object; a list whose first item is the key array
+        key = [int(x) for x in rng[0].tolist()]
         state = {"global_step": step, "random_key": key, "max_steps": self.job.config.max_steps}
-        partial = folder / "trainer_state.json.tmp"  # written last and atomically: its presence marks a whole checkpoint
+        # written last and atomically: its presence marks a whole checkpoint
+        partial = folder / "trainer_state.json.tmp"
         partial.write_text(json.dumps(state, indent=2) + "\n")
         os.replace(partial, folder / "trainer_state.json")
 
@@ -437,15 +446,13 @@ def _iterate_batches(checkpoints: _Checkpoints, skip: int,
             return
         for _ in range(skip):
             next(batches)
-        done = 0
-        for batch in batches:
+        for done, batch in enumerate(batches):  # done: the iterations finished before this batch's
             if done:
                 checkpoints.after_iteration(done)
                 if stop_requested() is not None and done % checkpoints.ga == 0:
                     checkpoints.after_iteration(done, force=True)
                     raise _MonitorStop(done)
             yield batch
-            done += 1
 
     return iterate
 
@@ -474,13 +481,20 @@ def _examples(job: Job, tokenizer: Any, rows: list[Any], first_id: int) -> list[
     GRPO, so none are made.  A prompt over ``max_prompt_length`` tokens is
     an error naming its row, as on TRL (the trainer would cut it silently).
     """
-    out = []
+    out: list[tuple] = []
     for i, (where, row) in enumerate(rows):
         ids = _encode(tokenizer, row["prompt"])
         check_prompt_length(job, where, len(ids))
         prompt = row["prompt"] if isinstance(row["prompt"], str) else json.dumps(row["prompt"])
         out.append((ids, [], prompt, str(row.get("answer") or ""), first_id + i))
     return out
+
+
+def _load_with_config(path: str) -> tuple[Any, Any, dict[str, Any]]:
+    """``mlx_lm.load(path, return_config=True)``: model, tokenizer and config (its annotation allows two items)."""
+    from mlx_lm import load
+
+    return cast("tuple[Any, Any, dict[str, Any]]", load(path, return_config=True))
 
 
 def _check_sizes(job: Job, world_size: int) -> None:
@@ -497,7 +511,8 @@ def _same_start_everywhere(step: int, world_size: int) -> None:
         return
     import mlx.core as mx
 
-    high, neg_low = mx.distributed.all_max(mx.array([step, -step]), stream=mx.cpu).tolist()
+    most = mx.distributed.all_max(mx.array([step, -step]), stream=mx.cpu)
+    high, neg_low = cast("list[int]", most.tolist())  # a 1-D array's tolist() is a list
     if high != -neg_low:  # every process sees the disagreement, so all of them stop
         raise ConfigError(f"resume: the processes found checkpoints at different steps ({-neg_low} to {high}) in "
                           "output_dir; put output_dir on storage every machine sees (rank 0 writes checkpoints)")
@@ -625,16 +640,16 @@ class MlxBackend(TrainingBackend):
 
         mx.random.seed(config.seed)
         np.random.seed(config.seed)  # the trainer shuffles batches with numpy's global generator
-        self.model, self.tokenizer, model_config = load(job.model_path, return_config=True)
+        self.model, self.tokenizer, model_config = _load_with_config(job.model_path)
         self.quantization = base_quantization(config, model_config)
         self.model_config = quantize_base(self.model, model_config, self.quantization)
         self.adapter_config = _add_lora(config, self.model, self.quantization)
         self.reference = None
         if config.beta != 0:
             if self.extra["reference_model_path"]:
-                self.reference, _ = load(self.extra["reference_model_path"])
+                self.reference = load(self.extra["reference_model_path"])[0]
             else:  # the trained model's own starting point: the same base, quantized the same way
-                self.reference, _, reference_config = load(job.model_path, return_config=True)
+                self.reference, _, reference_config = _load_with_config(job.model_path)
                 quantize_base(self.reference, reference_config, self.quantization)
             self.reference.freeze()
         self.train_set = _examples(job, self.tokenizer, job.train, 0)
@@ -647,7 +662,8 @@ class MlxBackend(TrainingBackend):
                 _check_resumed_base(self.checkpoint, self.quantization)
             self.model.load_weights(str(self.checkpoint / "adapters.safetensors"), strict=False)
             self.optimizer.init(self.model.trainable_parameters())
-            self.optimizer.state = tree_unflatten(list(mx.load(str(self.checkpoint / "optimizer.safetensors")).items()))
+            state = cast("dict[str, Any]", mx.load(str(self.checkpoint / "optimizer.safetensors")))  # a dict of arrays
+            self.optimizer.state = tree_unflatten(list(state.items()))
             hi, lo = json.loads((self.checkpoint / "trainer_state.json").read_text())["random_key"]
             mx.random.seed((hi << 32) | lo)
 
@@ -667,7 +683,8 @@ class MlxBackend(TrainingBackend):
 
             engine = [t for t in config.report_to if t != "trackio"]
             self.trackers = Trackers([
-                get_reporting_callbacks(",".join(engine), "grpo-host", str(job.output_dir), config.resolved())
+                get_reporting_callbacks(",".join(engine), "grpo-host", str(job.output_dir),
+                                        config.resolved())  # type: ignore[arg-type]  # declared str; wandb.init takes the dict
                 if engine else None,
                 TrackioReports("grpo-host", job.output_dir.name, config.resolved())
                 if "trackio" in config.report_to else None])
@@ -688,7 +705,7 @@ class MlxBackend(TrainingBackend):
                     reward_funcs=self.rewards.funcs,
                     args=self.args,
                     iterate_batches=_iterate_batches(self.checkpoints, self.offset * ga, self.stop_requested),
-                    training_callback=_Reports(self, self.stats, self.offset, self.trackers),
+                    training_callback=cast("TrainingCallback", _Reports(self, self.stats, self.offset, self.trackers)),
                     end_answer_token=self.extra["end_answer_token"],
                 )
                 self.checkpoints.after_iteration(iters)  # the trainer's last iteration has no next batch to ask for
@@ -705,8 +722,9 @@ class MlxBackend(TrainingBackend):
         return summary
 
     def close(self) -> None:
-        if getattr(self, "trackers", None) is not None:
-            self.trackers.finish()
+        trackers = getattr(self, "trackers", None)  # None too when prepare stopped before making them
+        if trackers is not None:
+            trackers.finish()
         adapter_dir = getattr(self, "adapter_dir", None)
         if adapter_dir is not None and not self.main:
             shutil.rmtree(adapter_dir, ignore_errors=True)

@@ -18,14 +18,34 @@ and fill the missing ones with None.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ROW_ID", "EnsembleRewardFuncs", "MemberRewardFunc"]
+from ...scoring.batch import ScoredBatch, Sink, feed, score_batch
+
+if TYPE_CHECKING:
+    from ...kinds.monitor import MonitorSet
+    from ...runs.record import RolloutRecord
+    from ...scoring.ensemble import Ensemble
+    from ..train import Row
+
+__all__ = ["ROW_ID", "EnsembleRewardFuncs", "MemberRewardFunc", "MetricLog"]
 
 ROW_ID = "_grpo_host_row"
 """Name of the dataset column that carries each prompt's row index."""
 
 LogMetric = Callable[[str, float], None]
+
+
+class MetricLog:
+    """A backend's metric logging as a batch sink: every figure of a scored batch (:meth:`ScoredBatch.figures`)
+    handed to the engine's ``log_metric``, after the engine's own reward means."""
+
+    def __init__(self, log_metric: LogMetric) -> None:
+        self.log_metric = log_metric
+
+    def take(self, batch: ScoredBatch) -> None:
+        for key, value in batch.figures():
+            self.log_metric(key, value)
 
 
 class MemberRewardFunc:
@@ -64,14 +84,17 @@ class EnsembleRewardFuncs:
     :param record: the run's :class:`grpo_host.runs.record.RolloutRecord` (None: nothing recorded); every scored
         batch goes into it, grouped as the engine groups completions: consecutive completions of one row,
         ``group_size`` at most.
+    :param sinks: more sinks of every scored batch (:mod:`grpo_host.scoring.batch`), after the record and the
+        monitors and before the metric log.
     """
 
-    def __init__(self, ensemble: Any, rows: Sequence[Any], log_metric: LogMetric | None = None,
-                 monitors: Any = None, max_length: int | None = None, record: Any = None,
-                 group_size: int | None = None) -> None:
+    def __init__(self, ensemble: Ensemble, rows: Sequence[Row], log_metric: LogMetric | None = None,
+                 monitors: MonitorSet | None = None, max_length: int | None = None,
+                 record: RolloutRecord | None = None, group_size: int | None = None,
+                 sinks: Sequence[Sink] = ()) -> None:
         self.ensemble, self.rows, self.log_metric = ensemble, rows, log_metric
         self.monitors, self.max_length, self.passes = monitors, max_length, 0
-        self.record, self.group_size = record, group_size
+        self.record, self.group_size, self.sinks = record, group_size, sinks
         self.funcs = [MemberRewardFunc(self, i, m.name) for i, m in enumerate(ensemble.members)]
         self._batch: tuple[Sequence[Any], list[int]] | None = None
         self._values: list[list[float | None]] = []
@@ -95,37 +118,18 @@ class EnsembleRewardFuncs:
 
     def _score(self, completions: Sequence[Any], ids: list[int], log_metric: LogMetric | None,
                completion_ids: Sequence[Any] | None = None, step: int | None = None) -> None:
-        result = self.ensemble.score_rows([self.rows[i].data for i in ids], completions=completions,
-                                          row_ids=[self.rows[i].where for i in ids], completion_ids=completion_ids)
+        rows = [self.rows[i] for i in ids]
+        batch = score_batch(self.ensemble, [row.data for row in rows], index=self.passes, completions=completions,
+                            labels=[row.where for row in rows], groups=_groups(ids, self.group_size), step=step,
+                            row_ids=ids, completion_ids=completion_ids, max_length=self.max_length)
         self._batch, self._served = (completions, ids), set()
         # A row no weighted reward scored is unscored (the ensemble's rule); engines call a completion
         # unscorable only when every function returned None, so weight-0 members say None there too.
-        unscored = [t is None for t in result.total]
-        self._values = [[None if u else v for v, u in zip(result.values[name], unscored)]
+        unscored = [t is None for t in batch.result.total]
+        self._values = [[None if u else v for v, u in zip(batch.result.values[name], unscored, strict=True)]
                         for name in self.ensemble.names]
-        if log_metric is not None:
-            for name, m in result.metrics.items():
-                for key, value in m.logged(name):
-                    log_metric(key, value)
-            log_metric("unscored", float(result.unscored))
-        lengths = [len(c) for c in completion_ids] if completion_ids is not None else ()
-        if self.record is not None:
-            seconds = self.record.write(
-                step=step, batch=self.passes, result=result, prompts=[self.rows[i].data["prompt"] for i in ids],
-                completions=completions, rows=[self.rows[i].data for i in ids],
-                row_labels=[self.rows[i].where for i in ids], row_ids=ids, groups=_groups(ids, self.group_size),
-                lengths=lengths)
-            if log_metric is not None:
-                log_metric("record/seconds", seconds)
-        if self.monitors is not None:
-            from ...kinds.monitor import Batch
-
-            batch = Batch.of(self.passes, result, self.ensemble, [self.rows[i].data["prompt"] for i in ids],
-                             completions, ids, row_ids=[self.rows[i].where for i in ids], lengths=lengths,
-                             max_length=self.max_length)
-            for key, value in self.monitors.observe(batch).items():
-                if log_metric is not None:
-                    log_metric(key, value)
+        feed(batch, [self.record, self.monitors, *self.sinks,
+                     MetricLog(log_metric) if log_metric is not None else None])
         self.passes += 1
 
 

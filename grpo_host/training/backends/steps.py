@@ -81,7 +81,8 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
     if default is None and not named:
         return {}, choices
     if default is None:
-        where = next(row.where for row, c in zip(job.rows, choices) if c is None) if None in choices else None
+        unnamed = (row.where for row, c in zip(job.rows, choices, strict=True) if c is None)
+        where = next(unnamed) if None in choices else None
         if where is not None:
             raise DataRefused(where, "this row names no environment (column 'environment') and the config sets none")
     factories: dict[str | None, Callable[[], Any]] = {}
@@ -91,9 +92,10 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
         except (UnknownNameError, DuplicateNameError) as exc:
             if default is not None and name == default.name:
                 raise ConfigError(f"config key 'environment': {exc}") from None
-            where = next(row.where for row, c in zip(job.rows, choices) if c == name)
+            where = next(row.where for row, c in zip(job.rows, choices, strict=True) if c == name)
             raise DataRefused(where, f"column 'environment': {exc}") from None
-        for row, choice in zip(job.rows, choices):  # the run's own environment's columns were checked with the data
+        # the run's own environment's columns were checked with the data
+        for row, choice in zip(job.rows, choices, strict=True):
             if choice == name and not (default is not None and name == default.name):
                 problem = next((p for col in env.requires if (p := col.problem(row.data)) is not None), None)
                 if problem is not None:

@@ -1,14 +1,5 @@
-"""Scoring a file of completions offline (``grpo-host score``), streamed in batches.
-
-Rows go in as :func:`grpo_host.data.read_rows` yields them and one result
-per row comes out, in input order, so nothing is lost: a scored row carries
-every reward's value and the total; a row that could not be read or lacks
-what a chosen reward needs is ``{"row", "error"}``; a row that a reward
-failed on keeps the other rewards' values and says which reward failed and
-why under ``"error"``.  A :class:`Tally` keeps running per-reward figures
-(moments, not lists, so memory stays flat on large files).  Monitors see
-each scored batch, with groups taken from a column or from the rows that
-share a prompt, so a run's samples can be audited after the fact.
+"""``grpo-host score``'s output: the ``--out`` file, checked first, written whole, resumable; and the loop that
+fills it.
 
 :class:`ScoreOutput` is ``--out``: the path is checked before anything is
 opened for writing (an output that is the input, a folder, a missing or
@@ -18,6 +9,11 @@ its last whole line), and a progress record beside the file
 (``<out>.progress``: rows written, their byte length, a running SHA-256 of
 the input rows they came from) lets ``score --resume`` continue an
 interrupted output, skipping rows only when the input still hashes the same.
+
+:func:`score_file` is the command's work: the rows of a file through
+:func:`grpo_host.batches.score_file_batches` into the output (or standard
+output), with the rollout record beside it, the monitors, and a callback per
+batch for the command's progress bar.
 """
 
 from __future__ import annotations
@@ -25,164 +21,24 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import math
 import os
-import signal
 import stat
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
-from .data import missing_column, normalize
-from .errors import DataError, OutputError
-from .kinds.monitor import Batch, MonitorSet
-from .scoring.ensemble import Ensemble, ScoreResult
-from .scoring.stats import Moments, Running
+from ..batches import score_file_batches
+from ..data import read_rows
+from ..errors import DataError, OutputError
+from ..scoring.stats import Tally
+from .record import RecordMode, RolloutRecord
 
-__all__ = ["ScoreOutput", "Tally", "score_file_batches", "score_file_rows", "sigterm_as_interrupt", "write_stream"]
+if TYPE_CHECKING:
+    from ..scoring.batch import ScoredBatch, Sink
+    from ..scoring.ensemble import Ensemble
 
-
-class Tally:
-    """What ``grpo-host score`` (and ``serve``) report: row counts and per-reward figures over every batch so far."""
-
-    def __init__(self, names: list[str]) -> None:
-        self.rows = self.bad = self.failed = self.unscored = self.batches = 0
-        self.errors: list[str] = []  # the first messages of rows a reward failed on
-        self._rewards = {n: Running() for n in names}
-        self._monitor_metrics: dict[str, Moments] = {}
-
-    def add_monitor_metrics(self, metrics: dict[str, float]) -> None:
-        for key, value in metrics.items():
-            self._monitor_metrics.setdefault(key, Moments()).add([value])
-
-    def monitor_metrics(self) -> dict[str, float | None]:
-        """Each monitor metric's mean over the batches."""
-        return {key: m.mean for key, m in sorted(self._monitor_metrics.items())}
-
-    def add(self, result: ScoreResult) -> None:
-        self.unscored += result.unscored
-        self.failed += len(result.row_errors)
-        self.errors += result.errors[: max(0, 10 - len(self.errors))]
-        for name, values in result.values.items():
-            self._rewards[name].add(values, result.metrics[name])
-
-    def per_reward(self) -> dict[str, dict[str, Any]]:
-        return {name: running.as_dict() for name, running in self._rewards.items()}
-
-    def summary(self, ensemble: Ensemble, monitors: MonitorSet | None = None) -> dict[str, Any]:
-        """The object ``grpo-host score --json`` prints and ``serve``'s ``/score`` answers with."""
-        out = {"rows": self.rows, "scored": self.rows - self.bad, "bad_rows": self.bad, "failed_rows": self.failed,
-               "unscored": self.unscored, "rewards": self.per_reward(),
-               "weights": dict(zip(ensemble.names, ensemble.weights))}
-        if monitors is not None:
-            out["monitors"] = {"metrics": self.monitor_metrics(), "alerts": [a.as_dict() for a in monitors.alerts]}
-        return out
-
-
-def score_file_rows(
-    rows: Iterable[tuple[str, Any]], ensemble: Ensemble, tally: Tally, *, batch_size: int = 256,
-    monitors: MonitorSet | None = None, group_column: str | None = None,
-) -> Iterator[dict[str, Any]]:
-    """Yield one result per input row, in order (:func:`score_file_batches`, one line at a time)."""
-    for lines in score_file_batches(rows, ensemble, tally, batch_size=batch_size, monitors=monitors,
-                                    group_column=group_column):
-        yield from lines
-
-
-def score_file_batches(
-    rows: Iterable[tuple[str, Any]], ensemble: Ensemble, tally: Tally, *, batch_size: int = 256,
-    monitors: MonitorSet | None = None, group_column: str | None = None, record: Any = None,
-) -> Iterator[list[dict[str, Any]]]:
-    """Yield each batch's results, one per input row, in order (see the module docstring for their shapes).
-
-    A row needs a ``completion`` (an empty string is a completion: a policy
-    that emits EOS at once wrote it); a prompt only when a chosen reward
-    declares the ``prompt`` column.  ``monitors`` observe every batch; a
-    monitor's group is ``group_column``'s value, else the row's prompt.
-    ``record`` (a :class:`grpo_host.runs.record.RolloutRecord`) keeps every scored
-    batch, with the same groups (advantages within the batch).
-    """
-    rewards = ensemble.rewards
-    need_prompt = any("prompt" in col.names for r in rewards for col in r.requires)
-    pending: list[tuple[str, dict[str, Any] | None, DataError | None]] = []
-
-    def flush() -> list[dict[str, Any]]:
-        lines: list[dict[str, Any]] = []
-        good = [(where, row) for where, row, error in pending if error is None]
-        result = None
-        if good:
-            batch = [row for _, row in good]
-            result = ensemble.score_rows(batch, row_ids=[where for where, _ in good])
-            tally.add(result)
-            groups = [_group(row, group_column) for row in batch]
-            if record is not None:
-                try:
-                    record.write(step=tally.batches + 1, batch=tally.batches, result=result,
-                                 prompts=[row.get("prompt") for row in batch],
-                                 completions=[row["completion"] for row in batch], rows=batch,
-                                 row_labels=[where for where, _ in good], groups=groups)
-                except OSError as exc:  # a full disk, a vanished folder: one message, as for --out itself
-                    raise OutputError(f"the rollout record {record.folder}: writing failed ({exc.strerror or exc}); "
-                                      "the parts written before are kept whole") from None
-            if monitors is not None:
-                tally.add_monitor_metrics(monitors.observe(Batch.of(
-                    tally.batches, result, ensemble, [row.get("prompt") for row in batch],
-                    [row["completion"] for row in batch], groups, row_ids=[where for where, _ in good])))
-            tally.batches += 1
-        i = 0
-        for where, _, error in pending:
-            if error is not None:
-                lines.append({"row": where, "error": str(error).removeprefix(f"{where}: ")})
-                continue
-            line = {"row": where, "rewards": {n: result.values[n][i] for n in ensemble.names}, "total": result.total[i]}
-            if i in result.row_errors:
-                line["error"] = "; ".join(result.row_errors[i])
-            lines.append(_finite(line))
-            i += 1
-        pending.clear()
-        return lines
-
-    for where, raw in rows:
-        tally.rows += 1
-        try:
-            if isinstance(raw, DataError):
-                raise raw
-            row = normalize(raw, where, require_prompt=need_prompt)
-            if row.get("completion") is None or isinstance(row["completion"], list | dict) and not row["completion"]:
-                raise DataError(where, "no 'completion' to score")
-            problem = missing_column(row, rewards)
-            if problem:
-                raise DataError(where, problem)
-            error = None
-        except DataError as exc:
-            row, error = None, exc
-        tally.bad += error is not None
-        pending.append((where, row, error))
-        if len(pending) >= batch_size:
-            yield flush()
-    if pending:
-        yield flush()
-
-
-def _finite(line: dict[str, Any]) -> dict[str, Any]:
-    """``line`` with any infinite value or total replaced by None and said under ``error`` (JSON has no
-    Infinity; weights of 1e308 overflow a total)."""
-    bad = [name for name, value in line["rewards"].items() if isinstance(value, float) and not math.isfinite(value)]
-    total = line["total"]
-    if not bad and not (isinstance(total, float) and not math.isfinite(total)):
-        return line
-    rewards = {name: None if name in bad else value for name, value in line["rewards"].items()}
-    causes = [f"reward {name!r} gave a non-finite value" for name in bad] or [
-        "the weighted total overflowed (weights too large for the values): no total"]
-    error = "; ".join(filter(None, [line.get("error"), *causes]))
-    return {**line, "rewards": rewards, "total": None, "error": error}
-
-
-def _group(row: dict[str, Any], column: str | None) -> Any:
-    """A row's group id: its ``column`` value, else its prompt (rows sharing a prompt are one GRPO group)."""
-    value = row.get(column) if column else row.get("prompt")
-    return value if isinstance(value, str | int | float | None) else json.dumps(value, sort_keys=True, default=str)
+__all__ = ["ScoreOutput", "score_file", "write_stream"]
 
 
 def _row_digest(raw: Any) -> bytes:
@@ -190,6 +46,16 @@ def _row_digest(raw: Any) -> bytes:
     if isinstance(raw, DataError):
         return f"unreadable: {raw}".encode()
     return json.dumps(raw, sort_keys=True, default=repr, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+class _Progress(TypedDict):
+    """``<out>.progress``: the rows written, their byte length, the SHA-256 of the input rows they came from, and
+    the last one's label."""
+
+    rows: int
+    bytes: int
+    sha256: str
+    last: str | None
 
 
 class ScoreOutput:
@@ -209,7 +75,7 @@ class ScoreOutput:
         """Rows already in the file when it was continued (skipped, not scored again)."""
         self.kept_bad = self.kept_failed = 0
         self._file: Any = None  # an unbuffered binary file
-        self._state = {"rows": 0, "bytes": 0, "sha256": hashlib.sha256().hexdigest(), "last": None}
+        self._state: _Progress = {"rows": 0, "bytes": 0, "sha256": hashlib.sha256().hexdigest(), "last": None}
         self._hash = hashlib.sha256()
         self._pending: deque[tuple[str, bytes]] = deque()
 
@@ -265,7 +131,8 @@ class ScoreOutput:
         for entry in kept:
             self.kept_bad += "rewards" not in entry
             self.kept_failed += "rewards" in entry and "error" in entry
-        self.done, self._state = rows, dict(state)
+        self.done = rows
+        self._state = {"rows": rows, "bytes": size, "sha256": state["sha256"], "last": state.get("last")}
 
     def count_kept(self, tally: Tally) -> None:
         """Count the rows a continued output already holds into ``tally``'s rows, bad rows and failed rows."""
@@ -325,12 +192,12 @@ class ScoreOutput:
             raise OutputError(f"--out {self.path}: writing failed ({exc.strerror or exc}); "
                               f"the {self._state['rows']} rows written before are kept whole"
                               f"{'; --resume continues it once there is room' if resumable else ''}") from None
-        for line in lines:
+        for _ in lines:
             where, digest = self._pending.popleft()
             self._hash.update(digest)
             self._state["last"] = where
-        self._state.update(rows=self._state["rows"] + len(lines), bytes=good + len(data),
-                           sha256=self._hash.hexdigest())
+        self._state.update({"rows": self._state["rows"] + len(lines), "bytes": good + len(data),
+                            "sha256": self._hash.hexdigest()})
         self._save_progress()
 
     def _regular(self) -> bool:
@@ -338,10 +205,8 @@ class ScoreOutput:
 
     def _cut_back(self, size: int) -> None:
         if self._regular():
-            try:
+            with contextlib.suppress(OSError):
                 self._file.truncate(size)
-            except OSError:
-                pass
         self._file.close()
         self._file = None
 
@@ -375,15 +240,59 @@ def write_stream(sink: TextIO, lines: list[dict[str, Any]]) -> None:
     sink.flush()
 
 
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a scheduler's stop, ``kill``) handled as Ctrl-C, so a stopped ``score`` keeps what it wrote and
-    says how to continue, the same way in both cases."""
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+def score_file(
+    data: Path, ensemble: Ensemble, output: ScoreOutput | TextIO | None = None, *, batch_size: int = 256,
+    monitors: Sink | None = None, group_column: str | None = None, record: RecordMode = "all",
+    record_sample: int = 16, on_batch: Callable[[list[dict[str, Any]]], None] | None = None,
+) -> Tally:
+    """Score the rows of ``data`` into ``output`` (a checked :class:`ScoreOutput`, a stream such as standard output,
+    or None: nowhere); returns the tally.
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    A :class:`ScoreOutput` gets the rollout record beside it (``record``:
+    all, sample, none) and, when continued, counts its kept rows into the
+    tally.  ``on_batch`` sees each batch's result lines before they are
+    written.  An interrupt (``KeyboardInterrupt``) leaves the output cut back
+    to its last whole batch, for ``--resume``; once every row is in, the
+    progress record goes.
+    """
+    rows = read_rows(data)
+    kept, stream = (output, None) if isinstance(output, ScoreOutput) else (None, output)
+    rollouts = None
+    if kept is not None:
+        kept.open()
+        rows = kept.rows(rows)
+        rollouts = RolloutRecord.beside(kept.path, ensemble.names, mode=record, sample=record_sample,
+                                        resume=kept.resume)
+    tally = Tally(ensemble.names)
+    if kept is not None:
+        kept.count_kept(tally)
+    complete = False
     try:
-        yield
+        for lines in score_file_batches(rows, ensemble, tally, batch_size=batch_size, group_column=group_column,
+                                        sinks=[_RecordBeside(rollouts) if rollouts is not None else None, monitors]):
+            if on_batch is not None:
+                on_batch(lines)
+            if kept is not None:
+                kept.write(lines)
+            elif stream is not None:
+                write_stream(stream, lines)
+        complete = True
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if kept is not None:
+            kept.close(complete=complete)
+    return tally
+
+
+class _RecordBeside:
+    """The rollout record beside ``--out`` as a sink: a write that fails is an :class:`OutputError` naming the
+    folder, one message as for ``--out`` itself (a training run lets the error through)."""
+
+    def __init__(self, record: RolloutRecord) -> None:
+        self.record = record
+
+    def take(self, batch: ScoredBatch) -> None:
+        try:
+            self.record.take(batch)
+        except OSError as exc:  # a full disk, a vanished folder
+            raise OutputError(f"the rollout record {self.record.folder}: writing failed ({exc.strerror or exc}); "
+                              "the parts written before are kept whole") from None
