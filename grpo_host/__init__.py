@@ -58,7 +58,15 @@ if _typing.TYPE_CHECKING:
     from .scoring.ensemble import Member, ScoreResult
     from .scoring.special_tokens import COMMON_END_TOKENS, end_tokens, strip_end_tokens
     from .scoring.stats import Moments, RewardMetrics
-    from .scoring.trajectory import Parts, ToolCall, Trajectory, answer_blocks, completion_text, split_reasoning
+    from .scoring.trajectory import (
+        Parts,
+        ToolCall,
+        Trajectory,
+        answer_blocks,
+        completion_text,
+        fenced_blocks,
+        split_reasoning,
+    )
     from .scoring.worker import in_worker, time_left, uninterrupted
     from .training.backends.contract import TrainingBackend
     from .training.train import Job, Summary
@@ -74,7 +82,8 @@ _LAZY = {
     "TrainingBackend": "training.backends.contract",
     **dict.fromkeys(["Job", "Summary"], "training.train"),
     # reading a completion
-    **dict.fromkeys(["Parts", "ToolCall", "Trajectory", "answer_blocks", "completion_text", "split_reasoning"],
+    **dict.fromkeys(["Parts", "ToolCall", "Trajectory", "answer_blocks", "completion_text", "fenced_blocks",
+                     "split_reasoning"],
                     "scoring.trajectory"),
     **dict.fromkeys(["COMMON_END_TOKENS", "end_tokens", "strip_end_tokens"], "scoring.special_tokens"),
     # inside the host's executors
@@ -101,9 +110,9 @@ __all__ = [
     "ScoreResult", "Scored", "Session", "SpecError", "Stopped", "Summary", "Target", "ToolCall", "ToolError",
     "ToolLimits", "TrainingBackend", "Trajectory", "UnknownNameError", "UnscoredRowsError", "UserError",
     "WorkerError", "__version__", "answer_blocks", "cache_dir", "check_rows", "completion_text", "default_plugins",
-    "end_tokens", "environment", "get_reward", "hookimpl", "in_worker", "list_rewards", "load_plugins", "monitor",
-    "probe", "read_rows", "reward", "rollout", "score_row", "split_reasoning", "strip_end_tokens", "time_left",
-    "uninterrupted",
+    "end_tokens", "environment", "fenced_blocks", "get_reward", "hookimpl", "in_worker", "list_rewards",
+    "load_plugins", "monitor", "probe", "read_rows", "reward", "rollout", "score_row", "split_reasoning",
+    "strip_end_tokens", "time_left", "uninterrupted",
 ]
 """The public API; every name is one of :data:`_LAZY`'s, imported on first use."""
 

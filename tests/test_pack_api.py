@@ -32,9 +32,9 @@ API = [
     "ScoreResult", "Scored", "Session", "SpecError", "Stopped", "Summary", "Target", "ToolCall", "ToolError",
     "ToolLimits", "TrainingBackend", "Trajectory", "UnknownNameError", "UnscoredRowsError", "UserError",
     "WorkerError", "__version__", "answer_blocks", "cache_dir", "check_rows", "completion_text", "default_plugins",
-    "end_tokens", "environment", "get_reward", "hookimpl", "in_worker", "list_rewards", "load_plugins", "monitor",
-    "probe", "read_rows", "reward", "rollout", "score_row", "split_reasoning", "strip_end_tokens", "time_left",
-    "uninterrupted",
+    "end_tokens", "environment", "fenced_blocks", "get_reward", "hookimpl", "in_worker", "list_rewards",
+    "load_plugins", "monitor", "probe", "read_rows", "reward", "rollout", "score_row", "split_reasoning",
+    "strip_end_tokens", "time_left", "uninterrupted",
 ]
 """Every name ``grpo_host`` exports, as ``__all__`` lists them."""
 

@@ -122,3 +122,11 @@ def test_score_reads_trajectory_rows_as_trainers_write_them(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert [line["rewards"] for line in lines] == [{"accuracy": 1.0, "r1_strict_format": 1.0},
                                                    {"accuracy": 0.0, "r1_strict_format": 0.0}]
+
+
+def test_fenced_blocks_are_the_closed_ones_in_order_with_their_tags_as_written():
+    from grpo_host import fenced_blocks
+
+    text = "intro\n```Python extra\nprint(1)\n```\nprose ``` not a fence\n```\nbare\n```\n```cpp\nint main(){}\n"
+    assert fenced_blocks(text) == [("Python", "print(1)"), ("", "bare")]  # the last block never closed
+    assert fenced_blocks("````\nx\n`````\n") == [("`", "x")] and fenced_blocks("") == []

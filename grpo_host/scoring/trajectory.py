@@ -38,7 +38,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-__all__ = ["REASONING_KEYS", "Parts", "ToolCall", "Trajectory", "answer_blocks", "completion_text", "split_reasoning"]
+__all__ = ["REASONING_KEYS", "Parts", "ToolCall", "Trajectory", "answer_blocks", "completion_text", "fenced_blocks",
+           "split_reasoning"]
 
 REASONING_KEYS = ("reasoning_content", "reasoning", "thinking")
 """Where engines and servers put an assistant turn's reasoning (TRL and vLLM; OpenAI-style servers; LFM2)."""
@@ -210,3 +211,30 @@ def answer_blocks(text: str) -> list[re.Match[str]]:
     write it, so they agree.
     """
     return list(_ANSWER.finditer(text))
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """Every closed fenced block of a completion, in order, as ``(tag, body)``: ``tag`` is the first word after the
+    opening backticks as written (``""`` for none), ``body`` the lines between the fences.
+
+    A line-by-line scan, linear in the completion's length (no regular
+    expression to backtrack on hostile text): a fence opens on a line that
+    starts with three backticks and closes on a line of only backticks; a
+    block still open at the end is not a block.  The rewards that run a
+    completion's program (``code``, ``contest``) choose among these.
+    """
+    found: list[tuple[str, str]] = []
+    block: list[str] | None = None
+    tag = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if block is None:
+            if stripped.startswith("```"):
+                info = stripped[3:].strip()
+                tag, block = (info.split()[0] if info else ""), []
+        elif stripped.startswith("```") and not stripped.strip("`"):
+            found.append((tag, "\n".join(block)))
+            block = None
+        else:
+            block.append(line)
+    return found

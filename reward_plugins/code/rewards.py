@@ -39,7 +39,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from grpo_host import Scored, hookimpl, in_worker, reward, time_left
+from grpo_host import Scored, fenced_blocks, hookimpl, in_worker, reward, time_left
 from reward_plugins.sandbox.output import same_output
 
 from . import shapes
@@ -123,27 +123,9 @@ class CodeParams(BaseModel):
 
 
 def extract_code(text: str) -> str | None:
-    """The last closed fenced block tagged python/py/python3 or untagged; None without one.
-
-    A line-by-line scan (linear in the completion's length): a fence opens on
-    a line starting with three backticks and closes on a line of only them.
-    """
-    found: str | None = None
-    block: list[str] | None = None
-    tag = ""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if block is None:
-            if stripped.startswith("```"):
-                info = stripped[3:].strip().lower()
-                tag, block = (info.split()[0] if info else ""), []
-        elif stripped.startswith("```") and not stripped.strip("`"):
-            if tag == "" or tag in PYTHON:
-                found = "\n".join(block)
-            block = None
-        else:
-            block.append(line)
-    return found
+    """The last closed fenced block tagged python/py/python3 (in any case) or untagged; None without one."""
+    found = [body for tag, body in fenced_blocks(text) if tag == "" or tag.lower() in PYTHON]
+    return found[-1] if found else None
 
 
 def _io_cases(tests: Any) -> tuple[IOCase, ...]:

@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from grpo_host import Scored, hookimpl, reward
+from grpo_host import Scored, fenced_blocks, hookimpl, reward
 
 from .judge import Compile, JailUnavailable, Program, judge
 from .languages import LANGUAGES, by_tag, missing
@@ -84,21 +84,11 @@ class ContestParams(BaseModel):
 
 def extract_program(text: str, fallback: str | None) -> tuple[str | None, str | None]:
     """(language tag, source) of the last closed fenced block; the tag is ``fallback`` for an untagged fence."""
-    found: tuple[str | None, str | None] = (None, None)
-    block: list[str] | None = None
-    tag = ""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if block is None:
-            if stripped.startswith("```"):
-                info = stripped[3:].strip()
-                tag, block = (info.split()[0] if info else ""), []
-        elif stripped.startswith("```") and not stripped.strip("`"):
-            found = (tag or fallback, "\n".join(block) + "\n")
-            block = None
-        else:
-            block.append(line)
-    return found
+    blocks = fenced_blocks(text)
+    if not blocks:
+        return None, None
+    tag, body = blocks[-1]
+    return tag or fallback, body + "\n"
 
 
 def _problem(row: Mapping[str, Any], params: ContestParams):
