@@ -411,7 +411,7 @@ def test_hostile_judge_replies_through_grpo_host_score(server, tmp_path):
 def test_an_async_reward_from_a_pip_installed_pack(packs, tmp_path):
     data = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "p", "completion": "x" * i} for i in range(1, 9)])
     listed = {r["name"]: r for r in cli_json("rewards", "list", pythonpath=[packs["asyncpack"]])}
-    assert listed["awaited_length"]["plugin"] == "grpo-test-async"
+    assert listed["awaited_length"]["pack"] == "grpo-test-async"
     out = cli_json("score", str(data), "--rewards", "awaited_length", pythonpath=[packs["asyncpack"]])
     m = out["rewards"]["awaited_length"]
     assert m["mean"] == pytest.approx(4.5) and m["counts"]["awaited"] == 8
