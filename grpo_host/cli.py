@@ -328,8 +328,9 @@ def _count_lines(path: Path) -> int | None:
 def score(
     data: Annotated[Path, typer.Argument(help="rows with a `completion` (text or chat messages) and their columns")],
     rewards: SpecOpt,
-    out_path: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="write one JSON line per row ('-': stdout)")] = None,
+    out_text: Annotated[str | None, typer.Option(
+        "--out", "-o", help="write one JSON line per row ('-': stdout); never over the input or a run's own files")
+    ] = None,
     as_json: JsonOpt = False,
     batch_size: Annotated[int, typer.Option(min=1, help="rows scored per ensemble call")] = 256,
     workers: Annotated[int | None, typer.Option(min=1, help="worker processes for process-executor rewards")] = None,
@@ -357,8 +358,12 @@ def score(
     from .discovery.plugins import default_plugins
     from .errors import UserError
     from .kinds.monitor import MonitorSet, choose
+    from .runs.guard import refuse_folder_name
     from .runs.output import ScoreOutput, score_file
 
+    if out_text is not None:
+        refuse_folder_name(out_text, "--out", "scores.jsonl")
+    out_path = Path(out_text) if out_text is not None else None
     output = ScoreOutput(out_path, data, resume=resume) if out_path not in (None, Path("-")) else None
     if resume and output is None:
         raise UserError("--resume continues an interrupted --out file: name that file with --out")
@@ -488,14 +493,18 @@ def rescore(
 @app.command()
 def report(
     run_dir: Annotated[Path, typer.Argument(help="a run folder, or a score --out file, with its rollout record")],
-    out_path: Annotated[Path | None, typer.Option(
-        "--out", "-o", help="the HTML file (default: RUN_DIR/report.html, or <out>.report.html beside a file)")] = None,
+    out_text: Annotated[str | None, typer.Option(
+        "--out", "-o", help="the HTML file (default: RUN_DIR/report.html, or <out>.report.html beside a file); "
+                            "never what it reads or a run's own files")] = None,
     rollouts: Annotated[int, typer.Option(min=1, help="sampled rollouts in the table")] = 300,
 ) -> None:
     """One self-contained HTML page (plots and sampled rollouts; opens with no network) of a run or a score."""
+    from .runs.guard import refuse_folder_name
     from .runs.report import write_report
 
-    written = write_report(run_dir, out_path, rollouts=rollouts)
+    if out_text is not None:
+        refuse_folder_name(out_text, "report -o", "report.html")
+    written = write_report(run_dir, out_text, rollouts=rollouts)
     out.print(f"wrote {written}", soft_wrap=True)
 
 
@@ -548,8 +557,11 @@ def new_plugin(
     ] = None,
 ) -> None:
     """Render plugin_template into a new reward pack: entry point, example reward, tests, CI workflow."""
+    from .runs.guard import refuse_overwrite
     from .scaffold import render_pack
 
+    if directory is not None:
+        refuse_overwrite(directory, "new-plugin --dir")  # not in a run's record or checkpoint, not a score output
     target = render_pack(name, directory, reward=reward_name, monitor=monitor_name, environment=environment_name,
                          interactive=not no_input)
     out.print(Text.assemble(("created", "green"), f" {target}"))
@@ -570,10 +582,14 @@ def train(
     long, or with audit: stop the audit found a way to game the rewards), 2 the run could not start,
     3 a monitor with action stop ended it (after a checkpoint).
     """
+    from .runs.guard import refuse_run_over
     from .training.config import load_config
     from .training.train import train as run_training
 
-    summary = run_training(load_config(config, overrides or [], backend=backend))
+    settings = load_config(config, overrides or [], backend=backend)
+    refuse_run_over(settings.output_dir, f"config key 'output_dir' ({settings.output_dir!r})",
+                    [(config, "the run configuration")])  # the rest it reads: checked with the folder (preflight)
+    summary = run_training(settings)
     from .distributed import is_main_process
 
     if not is_main_process():  # one summary for an accelerate launch / mlx.launch run, not one per process

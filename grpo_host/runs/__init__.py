@@ -4,6 +4,8 @@
   the run goes (``record: all | sample | off``), and read back.
 * :mod:`~grpo_host.runs.output`: ``score --out``, checked first, written whole, resumable; the loop ``score`` runs.
 * :mod:`~grpo_host.runs.report`: ``grpo-host report``, one self-contained HTML page of a run's record.
+* :mod:`~grpo_host.runs.guard`: the check every command that writes makes first: not over what it reads, nor
+  over a run's own files.
 * :mod:`~grpo_host.runs.rescore`: ``grpo-host rescore``, a recorded run's rollouts scored by another spec.
 
 This layer reads what the training and scoring layers wrote; only the backends and ``score`` import

@@ -32,6 +32,7 @@ from ..batches import score_file_batches
 from ..data import read_rows
 from ..errors import DataError, OutputError
 from ..scoring.stats import Tally
+from .guard import refuse_overwrite
 from .record import RecordMode, RolloutRecord
 
 if TYPE_CHECKING:
@@ -89,11 +90,11 @@ class ScoreOutput:
             raise OutputError(f"--out {out}: the folder {parent} does not exist; create it first")
         if not parent.is_dir():
             raise OutputError(f"--out {out}: {parent} is not a folder")
+        # not the input (nor, for the progress record beside it, through a link), nor a run's own file; a score
+        # output is started again
+        refuse_overwrite(out, "--out", [(self.data, "the input")], score_output=False)
+        refuse_overwrite(self.progress_path, "--out", [(self.data, "the input")], own=False)
         if out.exists() or out.is_symlink():
-            if out.exists() and self.data.exists() and os.path.samefile(out, self.data):
-                raise OutputError(f"--out {out}: is the input {self.data} (the same file"
-                                  f"{', through a link' if out.absolute() != self.data.absolute() else ''}); "
-                                  "writing it would destroy the rows being scored: choose another file")
             if out.exists() and not os.access(out, os.W_OK):
                 raise OutputError(f"--out {out}: not writable")
         elif not os.access(parent, os.W_OK | os.X_OK):

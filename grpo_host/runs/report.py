@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import RecordError
+from ..errors import OutputError, RecordError
+from .guard import refuse_overwrite, run_inputs
 from .record import read_record, record_folder
 
 __all__ = ["build_report", "default_output", "write_report"]
@@ -269,6 +270,9 @@ def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
 def write_report(path: str | Path, out: str | Path | None = None, *, rollouts: int = TABLE_ROWS) -> Path:
     """Build the report of ``path`` and write it (to :func:`default_output` unless ``out``); returns where."""
     target = Path(out) if out is not None else default_output(path)
+    if target.is_dir():
+        raise OutputError(f"report -o {target}: is a folder; name a file in it, e.g. {target / 'report.html'}")
+    refuse_overwrite(target, "report -o", run_inputs(path))  # before the record is read, let alone written over
     document = build_report(path, rollouts=rollouts)
     try:
         target.write_text(document, encoding="utf-8")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 import sys
 from pathlib import Path
@@ -31,15 +30,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError
+from ..runs.guard import CHECKPOINT, RUN_MARKERS, refuse_run_over
+from ..runs.guard import is_run as _is_run
 from .builtin_model import TINY, TINY_TOOLS, is_builtin
 from .config import RunConfig
 
 __all__ = ["RUN_MARKERS", "check_model", "check_output_dir", "checkpoint_step", "finished_summary",
            "read_jsonl_records"]
 
-RUN_MARKERS = ("config.yaml", "packs.json")
-"""The records every grpo-host run writes first: a folder holding both (or a checkpoint) is a run."""
-CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 HUB_PROBE_SECONDS = 3.0
 """How long the hub gets to accept one connection before the machine counts as offline."""
 
@@ -82,11 +80,6 @@ def read_jsonl_records(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _is_run(folder: Path) -> bool:
-    return all((folder / name).is_file() for name in RUN_MARKERS) or any(
-        CHECKPOINT.match(p.name) and p.is_dir() for p in folder.iterdir())
-
-
 def check_output_dir(config: RunConfig) -> None:
     """Refuse an ``output_dir`` that cannot or must not be written (see the module docstring), naming the key."""
     out = Path(config.output_dir)
@@ -99,6 +92,10 @@ def check_output_dir(config: RunConfig) -> None:
         raise ConfigError(f"{key}: {where}; name a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ConfigError(f"{key}: {str(parent)!r} is not writable")
+    reads = [(config.data.train, "the training data"), *((p, "the plugin file") for p in config.plugins)]
+    reads += [(config.data.val, "the validation data")] if config.data.val else []
+    reads += [] if is_builtin(config.model) else [(config.model, "the model the run loads")]
+    refuse_run_over(out, key, reads)  # before anything is written: not over what the run reads, nor another run's
     if parent != out:
         return  # a new folder
     entries = list(out.iterdir())
