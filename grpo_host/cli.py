@@ -453,7 +453,8 @@ def rescore(
     as_json: JsonOpt = False,
 ) -> None:
     """Re-score a run's recorded rollouts with the rewards installed now: changed verdicts per reward and per
-    step, and advantages that changed sign. Exit 0 nothing changed, 1 some verdicts or signs changed."""
+    step, advantages that changed sign, and the errors and timeouts of each reward now. Exit 0 nothing changed,
+    1 some verdicts or signs changed, 130 interrupted (SIGINT or SIGTERM; nothing is written: run it again)."""
     from .errors import ConfigError, UserError
     from .runs.rescore import rescore as run_rescore
     from .runs.rescore import run_plugins, run_rewards
@@ -462,17 +463,24 @@ def rescore(
         plugins = run_plugins(run_dir)
     except ConfigError as exc:
         raise UserError(f"{run_dir}/config.yaml: {exc}") from None
-    found = run_rescore(run_dir, rewards if rewards is not None else run_rewards(run_dir), workers=workers,
-                        plugins=plugins)
+    spec = rewards if rewards is not None else run_rewards(run_dir)
+    try:
+        with sigterm_as_interrupt():  # the ensemble's worker processes end with it, before the line below
+            found = run_rescore(run_dir, spec, workers=workers, plugins=plugins)
+    except KeyboardInterrupt:
+        err.print(Text.assemble(("interrupted", "red"), f": rescore of {run_dir} stopped; it writes nothing, "
+                                "so run it again to re-score the record"), soft_wrap=True)
+        raise typer.Exit(130) from None
     changed = sum(r["changed"] for r in found["rewards"].values())
     if as_json:
         print(json.dumps(found, indent=2))
     else:
         out.print(f"{run_dir}: {found['rollouts']} rollouts re-scored; {found['advantage_sign_changed']} "
                   "advantages changed sign")  # wrapped at the terminal's width, as a paragraph
-        lines = [("reward", "changed", "of", "errors now")] + [
-            (name, str(r["changed"]), str(r["compared"]), str(r["errors"])) for name, r in found["rewards"].items()]
-        lines += [(name, "new", "-", str(r["errors"])) for name, r in found["new_rewards"].items()]
+        lines = [("reward", "changed", "of", "errors now", "timeouts now")] + [
+            (name, str(r["changed"]), str(r["compared"]), str(r["errors"]), str(r["timeouts"]))
+            for name, r in found["rewards"].items()]
+        lines += [(name, "new", "-", str(r["errors"]), str(r["timeouts"])) for name, r in found["new_rewards"].items()]
         for line in _one_line_each(lines):
             out.print(line, soft_wrap=True)
         moved = [s for s in found["steps"] if s["advantage_sign_changed"] or any(s["changed"].values())]
@@ -487,6 +495,14 @@ def rescore(
                 out.print(f"... and {len(moved) - 20} more steps (--json lists them all)", soft_wrap=True)
         if found["not_rescored"]:
             out.print(f"recorded but not re-scored: {', '.join(found['not_rescored'])}", soft_wrap=True)
+        for name, r in {**found["rewards"], **found["new_rewards"]}.items():
+            if r["timeouts"]:
+                out.print(f"{name} now times out on {r['timeouts']} of {found['rollouts']} rollouts", soft_wrap=True)
+        for message in found["failures"]:
+            err.print(f"failed: {message}", soft_wrap=True, style="yellow")
+        shown = sum(r["errors"] for r in {**found["rewards"], **found["new_rewards"]}.values())
+        if shown > len(found["failures"]):
+            err.print(f"... and {shown - len(found['failures'])} more failures", style="yellow")
     raise typer.Exit(1 if changed or found["advantage_sign_changed"] else 0)
 
 

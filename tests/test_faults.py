@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import resource
 import signal
 import subprocess
@@ -326,3 +327,164 @@ def test_a_folder_that_is_not_a_run_is_not_written_over(tmp_path):
     assert proc.returncode == 2 and "is not a grpo-host run (README.md, config.yaml, summary.json)" in (
         " ".join(no_traceback(proc).split()))
     assert {p.name: p.read_text() for p in project.iterdir()} == files
+
+
+# --------------------------------------------------------------------- the rollout record and rescore
+
+def _record_rows(path: Path) -> list[tuple]:
+    """A ``score --out`` file's record as comparable rows: step, batch, row, totals and advantage (part names,
+    which carry a random tag, left out)."""
+    from grpo_host.runs.record import read_record
+
+    table = read_record(path)
+    keys = ["step", "batch", "row", "completion", "total", "advantage",
+            *(c for c in table.column_names if c.startswith("reward/"))]
+    return sorted(tuple(r[k] for k in keys) for r in table.select(keys).to_pylist())
+
+
+@pytest.mark.slow  # four CLI runs of a reward that awaits 0.5 s per batch
+def test_a_killed_and_resumed_score_records_each_step_once(tmp_path, packs):
+    data = write_jsonl(tmp_path / "rows.jsonl", _score_rows(16))
+    args = ["score", str(data), "--rewards", "awaited_length, accuracy:2", "--batch-size", "2", "--monitors", "none"]
+    whole = run_cli(*args, "--out", str(tmp_path / "whole.jsonl"), pythonpath=[packs["asyncpack"]])
+    assert whole.returncode == 0, whole.stderr
+    out = tmp_path / "out.jsonl"
+    proc = subprocess.Popen([GRPO_HOST, *args, "--out", str(out)], env=clean_env(PYTHONPATH=str(packs["asyncpack"]),
+                            **CLI_ENV), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    while _lines_in(out) < 6 and proc.poll() is None:  # three of eight batches on disk
+        time.sleep(0.01)
+    proc.kill()
+    proc.communicate(timeout=60)
+    folder = tmp_path / "out.jsonl.rollouts"
+    kept = json.loads((tmp_path / "out.jsonl.progress").read_text())["batches"]
+    assert 3 <= kept < 8
+    # the window a kill can land in: a batch's part written, its lines not yet in --out (it is scored again)
+    last = sorted(folder.glob(f"step-{kept:08d}-*.parquet"))[0]
+    (folder / last.name.replace(f"step-{kept:08d}", f"step-{kept + 1:08d}")).write_bytes(last.read_bytes())
+    done = run_cli(*args, "--out", str(out), "--resume", pythonpath=[packs["asyncpack"]])
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == (tmp_path / "whole.jsonl").read_text()
+    record, uninterrupted = _record_rows(out), _record_rows(tmp_path / "whole.jsonl")
+    assert [r[0] for r in record] == [s for s in range(1, 9) for _ in range(2)]  # steps 1-8, two rollouts each
+    assert record == uninterrupted  # the same steps, batches, rows and values: nothing twice
+    same = run_cli("rescore", str(out), "--rewards", "awaited_length, accuracy:2", "--json",
+                   pythonpath=[packs["asyncpack"]])
+    assert same.returncode == 0, same.stdout + same.stderr
+    found = json.loads(same.stdout)
+    assert found["advantage_sign_changed"] == 0 and [s["rollouts"] for s in found["steps"]] == [2] * 8
+
+
+_PACK = '''
+import os
+import time
+from pathlib import Path
+
+from grpo_host import hookimpl, reward
+
+
+@reward(name="flaky", executor="process", timeout=1.0)
+def flaky(completion, **_):
+    """The completion's length; with FLAKY=broken it hangs on completions holding 8 and raises on ones holding 3;
+    with FLAKY=slow it notes its pid in SLOW_MARK and waits a minute."""
+    mode = os.environ.get("FLAKY", "")
+    if mode == "slow":
+        Path(os.environ["SLOW_MARK"], str(os.getpid())).write_text("")
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            time.sleep(0.05)
+    if mode == "broken" and "8" in completion:
+        end = time.monotonic() + 30
+        while time.monotonic() < end:  # busy: a timeout by any clock
+            pass
+    if mode == "broken" and "3" in completion:
+        raise ValueError(f"cannot read {completion!r}")
+    return float(len(completion))
+
+
+@hookimpl
+def register_rewards(register):
+    register.add_reward(flaky)
+'''
+
+
+def _flaky_pack(tmp: Path) -> Path:
+    """A pack (its module and ``.dist-info``, as an installer lays them out) with the reward ``flaky``."""
+    target = tmp / "flaky-pack"
+    (target / "grpo_test_flaky-1.0.dist-info").mkdir(parents=True)
+    (target / "grpo_test_flaky.py").write_text(_PACK)
+    (target / "grpo_test_flaky-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: grpo-test-flaky\nVersion: 1.0\n")
+    (target / "grpo_test_flaky-1.0.dist-info" / "entry_points.txt").write_text(
+        "[grpo_host]\nflaky = grpo_test_flaky\n")
+    return target
+
+
+def _flaky_scores(tmp: Path, completions: list[str]) -> tuple[Path, Path]:
+    """A ``score --out`` file (and its record) of ``flaky`` as it works, and the pack's folder."""
+    pack = _flaky_pack(tmp)
+    rows = [{"prompt": f"p{i % 2}", "completion": c} for i, c in enumerate(completions)]
+    data = write_jsonl(tmp / "rows.jsonl", rows)
+    scored = run_cli("score", str(data), "--rewards", "flaky", "--out", str(tmp / "scores.jsonl"), "--monitors",
+                     "none", pythonpath=[pack])
+    assert scored.returncode == 0, scored.stdout + scored.stderr
+    return tmp / "scores.jsonl", pack
+
+
+def test_rescore_shows_the_timeouts_and_errors_of_each_reward_now(tmp_path):
+    out, pack = _flaky_scores(tmp_path, ["12", "38", "45", "3", "67", "80"])
+    proc = run_cli("rescore", str(out), "--rewards", "flaky", pythonpath=[pack], env={"FLAKY": "broken"})
+    text = no_traceback(proc)
+    assert proc.returncode == 1, text
+    assert re.search(r"reward +changed +of +errors now +timeouts now", proc.stdout), text
+    assert re.search(r"flaky +3 +6 +1 +2", proc.stdout), text  # 38 and 80 time out, 3 raises
+    assert "flaky now times out on 2 of 6 rollouts" in proc.stdout
+    assert "failed: " in proc.stderr and "cannot read '3'" in proc.stderr, text
+    found = json.loads(run_cli("rescore", str(out), "--rewards", "flaky", "--json", pythonpath=[pack],
+                               env={"FLAKY": "broken"}).stdout)
+    assert found["rewards"]["flaky"] == {"compared": 6, "changed": 3, "errors": 1, "timeouts": 2}
+    assert len(found["failures"]) == 1 and "cannot read '3'" in found["failures"][0]
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.slow  # three rescores stopped mid-batch
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=["TERM", "INT", "KILL"])
+def test_an_interrupted_rescore_says_so_and_leaves_no_worker(tmp_path, sig):
+    out, pack = _flaky_scores(tmp_path, ["1", "22", "333"])
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    proc = subprocess.Popen([GRPO_HOST, "rescore", str(out), "--rewards", "flaky", "--workers", "2"],
+                            env=clean_env(PYTHONPATH=str(pack), FLAKY="slow", SLOW_MARK=str(marks), COLUMNS="200",
+                                          **CLI_ENV), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+            workers = [int(p.name) for p in marks.iterdir()]
+        assert len(workers) == 2, proc.stderr.read() if proc.poll() is not None else "no worker started"
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=20)  # the workers hold stderr open: it ends only with them
+        if sig == signal.SIGKILL:
+            assert proc.returncode == -signal.SIGKILL
+            deadline = time.monotonic() + 5
+            while any(map(_alive, workers)) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        else:
+            assert proc.returncode == 130, stdout + stderr
+            assert [line for line in stderr.splitlines() if line.strip()] == [
+                f"interrupted: rescore of {out} stopped; it writes nothing, so run it again to re-score the record"]
+        assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+        assert not [pid for pid in workers if _alive(pid)]  # no orphaned worker
+    finally:
+        proc.kill()
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -54,7 +54,7 @@ def test_rescore_counts_a_broken_release_exactly(tmp_path, packs):
 
     same = run_cli("rescore", str(out), "--rewards", "parity", "--json", pythonpath=[packs["parity"]])
     assert same.returncode == 0, same.stderr
-    assert json.loads(same.stdout)["rewards"]["parity"] == {"compared": 16, "changed": 0, "errors": 0}
+    assert json.loads(same.stdout)["rewards"]["parity"] == {"compared": 16, "changed": 0, "errors": 0, "timeouts": 0}
 
     broken = run_cli("rescore", str(out), "--rewards", "parity", "--json", pythonpath=[packs["parity_broken"]])
     assert broken.returncode == 1, broken.stderr
@@ -134,3 +134,86 @@ def test_the_mlx_host_records_its_rollouts_and_report_and_rescore_read_them(env,
                           cwd=ROOT, timeout=300)
     assert same.returncode == 0, same.stdout + same.stderr
     assert json.loads(same.stdout)["advantage_sign_changed"] == 0
+
+
+def _damage(part, how: str) -> None:
+    """Rewrite the record part ``part`` damaged as ``how`` says."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(part)
+
+    def replace(name: str, column) -> None:
+        pq.write_table(table.set_column(table.column_names.index(name), name, column), part)
+
+    if how == "truncated":
+        part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+    elif how == "not parquet":
+        part.write_text("step,completion\n1,x\n")
+    elif how == "empty file":
+        part.write_bytes(b"")
+    elif how == "no completion column":
+        pq.write_table(table.drop_columns(["completion"]), part)
+    elif how == "step as text":
+        replace("step", pa.array([str(s) for s in table["step"].to_pylist()]))
+    elif how == "reward as text":
+        replace("reward/accuracy", pa.array(["high"] * table.num_rows))
+    elif how == "total as a list":
+        replace("total", pa.array([[1.0]] * table.num_rows))
+    elif how == "null completion":
+        replace("completion", pa.array([None] * table.num_rows, pa.string()))
+    elif how == "null step":
+        replace("step", pa.array([None] * table.num_rows, pa.int64()))
+    elif how == "data not JSON":
+        replace("data", pa.array(["{not json"] * table.num_rows))
+    else:
+        raise AssertionError(how)
+
+
+DAMAGE = {  # how a part is damaged -> what the one line says about it
+    "truncated": "not a readable rollout part",
+    "not parquet": "not a readable rollout part",
+    "empty file": "not a readable rollout part",
+    "no completion column": "not a rollout part (no column completion)",
+    "step as text": "column 'step' holds string, not an integer",
+    "reward as text": "column 'reward/accuracy' holds string, not a number",
+    "total as a list": "column 'total' holds list<""",
+    "null completion": "3 of 3 rollouts have neither a completion nor a trajectory",
+    "null step": "column 'step' is empty in 3 of 3 rollouts",
+    "data not JSON": "its data is not JSON text",
+}
+
+
+@pytest.mark.slow  # two CLI runs per case
+@pytest.mark.parametrize("how", list(DAMAGE))
+def test_a_damaged_part_is_one_line_naming_it(tmp_path, how):
+    data = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "p", "completion": f"<answer>{i}</answer>", "answer": "1"}
+                                                 for i in range(3)])
+    out = tmp_path / "scores.jsonl"
+    assert run_cli("score", str(data), "--rewards", "accuracy", "--out", str(out), "--monitors", "none").returncode == 0
+    (part,) = (tmp_path / f"scores.jsonl.{FOLDER}").glob("*.parquet")
+    _damage(part, how)
+    commands = [("rescore", str(out), "--rewards", "accuracy")]
+    if how != "data not JSON":  # the report shows a prompt or data that is not JSON as it is
+        commands.append(("report", str(out), "-o", str(tmp_path / "page.html")))
+    for command in commands:
+        proc = run_cli(*command)
+        text = proc.stdout + proc.stderr
+        assert proc.returncode == 2 and "Traceback" not in text, text
+        assert len([line for line in proc.stderr.splitlines() if line.strip()]) == 1, text  # one line
+        assert str(part) in " ".join(text.split()) and DAMAGE[how] in " ".join(text.split()), text
+        assert not (tmp_path / "page.html").exists()
+
+
+def test_a_part_without_optional_columns_is_read_with_them_empty(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / FOLDER).mkdir()
+    pq.write_table(pa.table({"step": [1, 1], "batch": pa.array([0, 0], pa.int32()), "group": ["g", "g"],
+                             "prompt": ['"p"', '"p"'], "completion": ["a", "bb"], "data": ["{}", "{}"],
+                             "total": [1, 0], "reward/len": [1, 2], "extra": [[1], [2]]}),
+                   tmp_path / FOLDER / "step-00000001-x-000000.parquet")
+    table = read_record(tmp_path)
+    assert table.column("total").to_pylist() == [1.0, 0.0] and table.column("split").to_pylist() == [None, None]
+    assert "extra" not in table.column_names and table.column("reward/len").type == "double"

@@ -57,6 +57,9 @@ class _Progress(TypedDict):
     bytes: int
     sha256: str
     last: str | None
+    batches: int | None
+    """Scored batches written (a batch with at least one scored row); the rollout record's steps.  None in a
+    progress record written before it was counted."""
 
 
 class ScoreOutput:
@@ -76,7 +79,8 @@ class ScoreOutput:
         """Rows already in the file when it was continued (skipped, not scored again)."""
         self.kept_bad = self.kept_failed = 0
         self._file: Any = None  # an unbuffered binary file
-        self._state: _Progress = {"rows": 0, "bytes": 0, "sha256": hashlib.sha256().hexdigest(), "last": None}
+        self._state: _Progress = {"rows": 0, "bytes": 0, "sha256": hashlib.sha256().hexdigest(), "last": None,
+                                  "batches": 0}
         self._hash = hashlib.sha256()
         self._pending: deque[tuple[str, bytes]] = deque()
 
@@ -132,14 +136,25 @@ class ScoreOutput:
         for entry in kept:
             self.kept_bad += "rewards" not in entry
             self.kept_failed += "rewards" in entry and "error" in entry
+        batches = state.get("batches")
         self.done = rows
-        self._state = {"rows": rows, "bytes": size, "sha256": state["sha256"], "last": state.get("last")}
+        self._state = {"rows": rows, "bytes": size, "sha256": state["sha256"], "last": state.get("last"),
+                       "batches": batches if isinstance(batches, int) and not isinstance(batches, bool) else None}
 
-    def count_kept(self, tally: Tally) -> None:
-        """Count the rows a continued output already holds into ``tally``'s rows, bad rows and failed rows."""
+    @property
+    def kept_batches(self) -> int | None:
+        """Scored batches a continued output already holds (None: its progress record does not say)."""
+        return self._state["batches"]
+
+    def count_kept(self, tally: Tally, batches: int | None = None) -> None:
+        """Count the rows a continued output already holds into ``tally``'s rows, bad rows and failed rows, and
+        its scored batches (:attr:`kept_batches`, else ``batches``) into ``tally``'s batches: the batches scored
+        now are numbered on from them, as the record's steps and the monitors' batches."""
         tally.rows += self.done
         tally.bad += self.kept_bad
         tally.failed += self.kept_failed
+        kept = self.kept_batches if self.kept_batches is not None else batches
+        tally.batches += kept or 0
 
     def open(self) -> None:
         """Open the file: new (truncated), or cut back to the rows its progress record counts (``resume``)."""
@@ -197,8 +212,11 @@ class ScoreOutput:
             where, digest = self._pending.popleft()
             self._hash.update(digest)
             self._state["last"] = where
+        scored = any("rewards" in line for line in lines)  # a batch with a scored row: one step of the record
+        batches = self._state["batches"]
         self._state.update({"rows": self._state["rows"] + len(lines), "bytes": good + len(data),
-                            "sha256": self._hash.hexdigest()})
+                            "sha256": self._hash.hexdigest(),
+                            "batches": None if batches is None else batches + scored})
         self._save_progress()
 
     def _regular(self) -> bool:
@@ -263,10 +281,10 @@ def score_file(
         kept.open()
         rows = kept.rows(rows)
         rollouts = RolloutRecord.beside(kept.path, ensemble.names, mode=record, sample=record_sample,
-                                        resume=kept.resume)
+                                        resume=kept.resume, kept_steps=kept.kept_batches)
     tally = Tally(ensemble.names)
-    if kept is not None:
-        kept.count_kept(tally)
+    if kept is not None:  # a continued output's batches are numbered on from the ones it holds
+        kept.count_kept(tally, rollouts.last_step() if rollouts is not None and kept.resume else None)
     complete = False
     try:
         for lines in score_file_batches(rows, ensemble, tally, batch_size=batch_size, group_column=group_column,

@@ -41,7 +41,7 @@ import math
 import os
 import random
 import uuid
-from collections.abc import Sequence, Sized
+from collections.abc import Iterator, Sequence, Sized
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -53,7 +53,8 @@ if TYPE_CHECKING:
     from ..scoring.ensemble import Ensemble
 
 __all__ = [
-    "FOLDER", "RecordMode", "RolloutRecord", "advantages", "read_record", "record_folder", "reward_column", "schema",
+    "FOLDER", "RecordMode", "RolloutRecord", "advantages", "read_parts", "read_record", "record_folder",
+    "reward_column", "schema",
 ]
 
 FOLDER = "rollouts"
@@ -171,16 +172,30 @@ class RolloutRecord:
 
     @classmethod
     def beside(cls, out: str | Path, names: Sequence[str], *, mode: RecordMode = "all", sample: int = 16,
-               resume: bool = False) -> RolloutRecord | None:
+               resume: bool = False, kept_steps: int | None = None) -> RolloutRecord | None:
         """The record of a ``score --out`` file, ``<out>.rollouts/``: emptied for a fresh output, kept when
-        ``--resume`` continues one (its new parts follow the kept ones)."""
+        ``--resume`` continues one.
+
+        ``kept_steps`` (with ``resume``): how many scored batches the continued output holds.  Parts of later
+        steps (a batch recorded, then killed before its lines reached ``--out``, so it is scored again) are
+        removed, and the caller numbers its batches on from there (:attr:`ScoredBatch.index` from
+        ``kept_steps``), so the record of a killed and continued output is the record of an uninterrupted one:
+        the same steps, each once.  None (a progress record from before it was counted): the parts are kept as
+        they are and the batches numbered on after the last of them (:meth:`last_step`)."""
         if mode == "none" or (Path(out).exists() and not Path(out).is_file()):
             return None  # a device or a pipe (/dev/null, /dev/full): nothing is kept beside it (and not in /dev)
         folder = Path(f"{out}.{FOLDER}")
-        if not resume and folder.is_dir():
+        if folder.is_dir():
             for part in folder.glob("*.parquet"):
-                part.unlink()
+                if not resume or (kept_steps is not None and _part_step(part) > kept_steps):
+                    part.unlink()
+            for torn in folder.glob(".*.parquet.tmp"):  # a part a kill cut short, before its rename
+                torn.unlink()
         return cls(folder, names, mode=mode, sample=sample)
+
+    def last_step(self) -> int:
+        """The highest step among the parts in the folder (0: none)."""
+        return max((_part_step(p) for p in self.folder.glob("*.parquet")), default=0) if self.folder.is_dir() else 0
 
     def take(self, batch: ScoredBatch) -> None:
         """Record one scored batch (a :class:`grpo_host.scoring.batch.Sink`); the seconds it took are left on the
@@ -289,23 +304,97 @@ def record_folder(path: str | Path) -> Path:
                       f"<out>.{FOLDER}/); was it written with record: none?")
 
 
-def read_record(path: str | Path) -> Any:
-    """Every recorded rollout under ``path`` (see :func:`record_folder`) as one Arrow table, in step order.
+_REQUIRED = ("step", "batch", "group", "prompt", "completion", "data", "total")
+"""Columns every part holds; the other fixed columns, when a part lacks them, are read as nulls."""
 
-    A part that cannot be read (not Parquet, a foreign schema) is a :class:`RecordError` naming it."""
+_NOT_NULL = ("step", "batch", "group", "prompt", "data")
+"""Columns no rollout may leave empty (``completion`` too, unless the rollout has a ``trajectory``)."""
+
+
+def _kind(type_: Any) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_null(type_):  # a column no rollout filled
+        return "null"
+    if pa.types.is_integer(type_):
+        return "integer"
+    if pa.types.is_floating(type_):
+        return "number"
+    if pa.types.is_string(type_) or pa.types.is_large_string(type_):
+        return "text"
+    return str(type_)
+
+
+_WANTED = {"integer": ("integer", "null"), "number": ("number", "integer", "null"), "text": ("text", "null")}
+
+
+def _checked(part: Path, table: Any) -> Any:
+    """``table`` (the part ``part`` as read) checked against the record's layout and cast to :func:`schema`'s
+    types; a :class:`RecordError` naming the part and the column says what does not fit."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = [c for c in table.column_names if c.startswith("reward/")]
+    missing = [key for key in _REQUIRED if key not in table.column_names]
+    if missing:
+        raise RecordError(f"{part}: not a rollout part (no column {', '.join(missing)})")
+    if len(set(table.column_names)) != len(table.column_names):
+        raise RecordError(f"{part}: a damaged rollout part (a column name appears twice)")
+    target = schema([n.removeprefix("reward/") for n in names])
+    columns = []
+    for field in target:
+        if field.name not in table.column_names:
+            columns.append(pa.nulls(table.num_rows, field.type))
+            continue
+        column = table[field.name]
+        want = _kind(field.type)
+        if _kind(column.type) not in _WANTED[want]:
+            article = "an" if want == "integer" else "a"
+            raise RecordError(f"{part}: a damaged rollout part: column {field.name!r} holds {column.type}, "
+                              f"not {article} {want}")
+        if field.name in _NOT_NULL and column.null_count:
+            raise RecordError(f"{part}: a damaged rollout part: column {field.name!r} is empty in "
+                              f"{column.null_count} of {table.num_rows} rollouts")
+        try:
+            columns.append(column.cast(field.type))
+        except pa.ArrowException as exc:  # an integer too large for the column's type
+            raise RecordError(f"{part}: a damaged rollout part: column {field.name!r}: {exc}") from None
+    out = pa.table(columns, schema=target)
+    if out.num_rows:
+        no_text = pc.and_(pc.is_null(out["completion"]), pc.is_null(out["trajectory"]))
+        empty = pc.sum(no_text.cast("int64")).as_py() or 0
+        if empty:
+            raise RecordError(f"{part}: a damaged rollout part: {empty} of {out.num_rows} rollouts have neither "
+                              "a completion nor a trajectory")
+    return out
+
+
+def read_parts(path: str | Path) -> Iterator[tuple[Path, Any]]:
+    """Each part of the record under ``path`` (see :func:`record_folder`) with its rollouts as an Arrow table of
+    :func:`schema`'s layout, in step order.
+
+    A part that cannot be read (not Parquet, cut short, a foreign or damaged layout: a missing column, a column
+    of another type, a step, group or completion left empty) is a :class:`RecordError` naming the part and what
+    is wrong with it; a part missing only optional columns (``split``, ``row``, ``trajectory``, ``length``,
+    ``error``, ``advantage``, ...) is read with them empty."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     folder = record_folder(path)
-    tables = []
     for part in sorted(folder.glob("*.parquet"), key=lambda p: (_part_step(p), p.name)):
         try:
             table = pq.read_table(part)
         except (OSError, pa.ArrowException) as exc:
             raise RecordError(f"{part}: not a readable rollout part: {exc}") from None
-        missing = [key for key in ("step", "batch", "group", "prompt", "completion", "data", "total")
-                   if key not in table.column_names]
-        if missing:
-            raise RecordError(f"{part}: not a rollout part (no column {', '.join(missing)})")
-        tables.append(table)
-    return pa.concat_tables(tables, promote_options="default")
+        except Exception as exc:  # pyarrow raises what it likes on a damaged file (e.g. a bad Thrift header)
+            raise RecordError(f"{part}: not a readable rollout part ({type(exc).__name__}: {exc})") from None
+        yield part, _checked(part, table)
+
+
+def read_record(path: str | Path) -> Any:
+    """Every recorded rollout under ``path`` (see :func:`record_folder`) as one Arrow table, in step order.
+
+    A part that cannot be read is a :class:`RecordError` naming it (see :func:`read_parts`)."""
+    import pyarrow as pa
+
+    return pa.concat_tables([table for _, table in read_parts(path)], promote_options="default")

@@ -34,12 +34,15 @@ from typing import Any
 from ..discovery.build import Ensemble
 from ..discovery.plugins import import_plugin, load_plugins
 from ..errors import RecordError
-from .record import advantages, read_record, reward_column
+from .record import advantages, read_parts, reward_column
 
 __all__ = ["rescore", "run_plugins", "run_rewards"]
 
 ZERO = 1e-6
 """An advantage this close to 0 has no sign."""
+
+FAILURES = 10
+"""Error messages of the re-scored rewards kept in the result (the counts cover them all)."""
 
 
 def run_rewards(path: str | Path) -> Any:
@@ -87,23 +90,33 @@ def _loads(text: Any, what: str, where: str) -> Any:
     try:
         return json.loads(text) if isinstance(text, str) else text
     except json.JSONDecodeError as exc:
-        raise RecordError(f"rollout of {where}: its {what} is not JSON text ({exc})") from None
+        raise RecordError(f"{where}: its {what} is not JSON text ({exc})") from None
 
 
 def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | None = None) -> dict[str, Any]:
     """Re-score the record under ``path`` with ``spec``; returns the counts described in the module docstring.
 
-    The result: ``rollouts``, ``rewards`` (per compared reward: ``compared``, ``changed``, ``errors``),
-    ``new_rewards``, ``not_rescored``, ``advantage_sign_changed`` and ``steps`` (per step: ``step``,
-    ``rollouts``, ``changed`` per reward, ``advantage_sign_changed``)."""
-    table = read_record(path)
-    recorded = {c.removeprefix("reward/") for c in table.column_names if c.startswith("reward/")}
+    The result: ``rollouts``, ``rewards`` (per compared reward: ``compared``, ``changed``, ``errors``,
+    ``timeouts``: the rollouts it now fails on or times out on), ``new_rewards``, ``not_rescored``,
+    ``advantage_sign_changed``, ``steps`` (per step: ``step``, ``rollouts``, ``changed`` per reward,
+    ``advantage_sign_changed``) and ``failures`` (the first :data:`FAILURES` error messages, each naming reward,
+    pack and rollout).
+
+    A damaged record (a part that cannot be read, a column of another type, a rollout whose data is not JSON) is
+    a :class:`RecordError` naming the part."""
+    recorded: set[str] = set()
+    rollouts_read = 0
     batches: dict[tuple[int, int], list[dict[str, Any]]] = {}
-    for rollout in table.to_pylist():
-        batches.setdefault((rollout["step"], rollout["batch"]), []).append(rollout)
+    for part, table in read_parts(path):
+        recorded |= {c.removeprefix("reward/") for c in table.column_names if c.startswith("reward/")}
+        rollouts_read += table.num_rows
+        for rollout in table.to_pylist():
+            rollout["_part"] = part
+            batches.setdefault((rollout["step"], rollout["batch"]), []).append(rollout)
+    failures: list[str] = []
     with Ensemble.from_spec(spec, plugins=plugins, workers=workers) as ensemble:
         compared = [n for n in ensemble.names if n in recorded]
-        per_reward = {n: {"compared": 0, "changed": 0, "errors": 0} for n in ensemble.names}
+        per_reward = {n: {"compared": 0, "changed": 0, "errors": 0, "timeouts": 0} for n in ensemble.names}
         steps: dict[int, dict[str, Any]] = {}
         flips_total = 0
         for (step, _), rollouts in sorted(batches.items()):
@@ -115,28 +128,30 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
             entry["rollouts"] += len(rollouts)
             entry["advantage_sign_changed"] += flips
             flips_total += flips
+            failures += result.errors[: max(0, FAILURES - len(failures))]
             for name in ensemble.names:
                 per_reward[name]["errors"] += result.metrics[name].errors
+                per_reward[name]["timeouts"] += result.metrics[name].timeouts
             for name in compared:
-                changed = sum(not _same(r[reward_column(name)], v)
+                changed = sum(not _same(r.get(reward_column(name)), v)
                               for r, v in zip(rollouts, result.values[name], strict=True))
                 per_reward[name]["compared"] += len(rollouts)
                 per_reward[name]["changed"] += changed
                 entry["changed"][name] += changed
-    return {"rollouts": table.num_rows, "rewards": {n: per_reward[n] for n in compared},
+    return {"rollouts": rollouts_read, "rewards": {n: per_reward[n] for n in compared},
             "new_rewards": {n: per_reward[n] for n in ensemble.names if n not in recorded},
             "not_rescored": sorted(recorded - set(ensemble.names)), "advantage_sign_changed": flips_total,
-            "steps": [steps[s] for s in sorted(steps)]}
+            "steps": [steps[s] for s in sorted(steps)], "failures": failures}
 
 
 def _score(ensemble: Any, rollouts: Sequence[dict[str, Any]]) -> Any:
     """One recorded batch scored again, each rollout rebuilt as the row its rewards read."""
     rows, completions = [], []
     for r in rollouts:
-        where = f"step {r['step']}, {r['row']}"
+        where = f"{r['_part']}: a damaged rollout part: the rollout of step {r['step']}, {r['row']}"
         data = _loads(r["data"], "data", where)
         if not isinstance(data, dict):
-            raise RecordError(f"rollout of {where}: its data is not an object")
+            raise RecordError(f"{where}: its data is not a JSON object")
         rows.append({**data, "prompt": _loads(r["prompt"], "prompt", where)})
         completions.append(_loads(r["trajectory"], "trajectory", where) if r.get("trajectory") else r["completion"])
     return ensemble.score_rows(rows, completions=completions, row_ids=[f"step {r['step']}, {r['row']}"

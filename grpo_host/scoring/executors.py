@@ -176,12 +176,28 @@ def _serve(loop: asyncio.AbstractEventLoop) -> None:
         loop.close()
 
 
+PARENT_CHECK = 0.25
+"""Seconds between a worker's checks that the process which started it is still there."""
+
+
+def _leave_with(parent: int) -> None:
+    """End this worker (at once, mid-call) once ``parent`` is gone: a parent killed with SIGKILL cannot kill its
+    workers, and a call still running would otherwise go on, and write to a closed pipe, after it."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK)
+    os._exit(0)
+
+
 def _worker_main(conn) -> None:
-    """Serve calls from the parent until it closes the pipe or sends None."""
+    """Serve calls from the parent until it closes the pipe, sends None, or is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    threading.Thread(target=_leave_with, args=(os.getppid(),), daemon=True, name="grpo-host parent watch").start()
     install_alarm()
     mark_worker()
-    conn.send("ready")
+    try:
+        conn.send("ready")
+    except OSError:  # parent gone before it heard
+        return
     while True:
         try:
             msg = conn.recv()
@@ -192,9 +208,14 @@ def _worker_main(conn) -> None:
         index, fn, args, kwargs, timeout = msg
         out = call(fn, args, kwargs, alarm=timeout)
         try:
-            conn.send((index, out))
-        except Exception as exc:  # the value did not pickle
-            conn.send((index, Outcome("error", error=Failure.note(f"result could not be sent back: {exc}"))))
+            try:
+                conn.send((index, out))
+            except OSError:
+                raise
+            except Exception as exc:  # the value did not pickle
+                conn.send((index, Outcome("error", error=Failure.note(f"result could not be sent back: {exc}"))))
+        except OSError:  # the parent is gone (a broken pipe): nobody to answer
+            return
 
 
 class _Worker:
