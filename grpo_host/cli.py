@@ -8,6 +8,7 @@ audit found).  Any other exception is a bug and keeps its traceback (exit 1).  T
 # No `from __future__ import annotations`: typer would eval every annotation string of every command at each start.
 import contextlib
 import json
+import os
 import re
 import signal
 import sys
@@ -542,14 +543,37 @@ def audit(
     (docs/audit.md)."""
     from .audit import audit_file
 
-    report = audit_file(data, rewards, split=split, sample=sample, seed=seed, workers=workers,
-                        probe_rows=probe_rows)
+    with _stdout_to_stderr():  # a reward's prints, inline or in a worker, must not land in the table or the JSON
+        report = audit_file(data, rewards, split=split, sample=sample, seed=seed, workers=workers,
+                            probe_rows=probe_rows)
     if as_json:
         print(json.dumps(report.as_dict(), indent=2))
     else:
         for line in report.lines(max(80, out.width)):
             out.print(line, soft_wrap=True, style="red" if line.startswith("FAIL") else None)
     raise typer.Exit(0 if report.ok else 1)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Within the block, what is written to stdout (``print``, ``sys.stdout``, file descriptor 1, and the processes
+    started meanwhile, which inherit it) goes to stderr; stdout is the command's own output."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no file descriptor 1 (a notebook's captured output): Python's prints at least
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+        return
+    try:
+        os.dup2(2, 1)
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ import pytest
 
 HERE = Path(__file__).parent
 PACKS = ("good", "broken", "dup", "typo", "raising", "asyncpack", "agentpack", "weak", "parity", "parity_broken",
-         "workerpack")
+         "workerpack", "hostile")
 BIN = Path(sys.executable).parent
 GRPO_HOST = str(BIN / "grpo-host")
 CLI_ENV: dict[str, str] = {}  # what every CLI run gets: the session's cache folder, never the user's

@@ -13,6 +13,13 @@ rewards it gives full marks (then by the weighted total), and used for every
 row; a row whose reference falls short is tried with the other layouts
 before it is counted against a reward, so a failure is one no layout avoids.
 The exploits that ask for it are laid out with the winning layout.
+
+A reward that fights the host is reported as what it did, and costs a bounded
+time: one whose items time out or kill their worker process is called no more
+after :data:`HANG_STREAK` such items in a row or :data:`HANG_TOTAL` in all
+(:meth:`grpo_host.Ensemble.stopping_hung`), nor after it stops the scoring
+under its error policy; one that calls ``os._exit`` or ``sys.exit`` fails that
+item (:func:`grpo_host.scoring.calls.exit_guard`) instead of ending the audit.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from ..discovery.build import Ensemble
 from ..discovery.plugins import default_plugins
 from ..errors import DataError, RewardError, RewardUnusable, UserError
 from ..kinds.probe import Probe, Target
+from ..scoring.calls import exit_guard
 from .library import GENERIC, REFERENCE_COLUMNS
 from .verdict import AuditReport, Scale, Thresholds, checked_rewards, judge
 
@@ -48,6 +56,10 @@ TRAIN_SAMPLE = 32
 
 
 BATCH = 256
+HANG_STREAK = 3
+"""Items in a row that timed out or lost their worker process after which a reward is probed no more."""
+HANG_TOTAL = 10
+"""Items in all that timed out or lost their worker after which a reward is probed no more."""
 RANK_ROWS = 8
 """Rows with a reference on which every layout is tried, to choose the one used everywhere."""
 
@@ -79,9 +91,15 @@ class _Scores:
 
     values: dict[tuple[int, str], dict[str, float | None]] = field(default_factory=dict)
     errors: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)
+    kinds: dict[tuple[int, str], dict[str, str]] = field(default_factory=dict)
+    """(row, text) -> reward -> what became of an item with no value (``timeout``, ``skipped``, ``raised``, ``bad
+    value``, ``exited``, ``worker died``; :attr:`grpo_host.scoring.ensemble.ScoreResult.failures`)."""
     timeouts: Counter = field(default_factory=Counter)
     stopped: dict[str, str] = field(default_factory=dict)
     """Probe -> the error with which the ensemble stopped scoring its rows (as it would stop a run)."""
+    halted: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Reward -> (the probe during which it was called no more, why): it hung, lost its workers, or stopped the
+    scoring; its later items are ``skipped``."""
     broken: dict[str, list[Any]] = field(default_factory=dict)
     """Probe -> [rows it failed to build a completion for, the first error]: a pack's bug, skipped there."""
 
@@ -153,30 +171,47 @@ def _sample(rows: Iterable[tuple[str, Any]], size: int, seed: int,
 class _Scorer:
     """Scores (row, text) pairs with the ensemble, once each, one probe's rows at a time."""
 
-    def __init__(self, ensemble: Any, rows: list[_Row]) -> None:
+    def __init__(self, ensemble: Any, rows: list[_Row], stopped: dict[str, str] | None = None) -> None:
         self.ensemble, self.rows, self.scores = ensemble, rows, _Scores()
+        self.stopped = stopped if stopped is not None else {}
+        """The ensemble's members called no more (:meth:`grpo_host.Ensemble.stopping_hung`), which this adds to."""
 
     def run(self, label: str, pairs: list[tuple[int, str]]) -> None:
         todo = list(dict.fromkeys(p for p in pairs if p not in self.scores.values))
         for start in range(0, len(todo), BATCH):
             chunk = todo[start:start + BATCH]
-            try:
-                result = self.ensemble.score_rows([self.rows[i].row for i, _ in chunk],
-                                                  completions=[t for _, t in chunk],
-                                                  row_ids=[f"{self.rows[i].where} ({label})" for i, _ in chunk])
-            except RewardUnusable:
-                raise
-            except RewardError as exc:  # on_error=raise, or a streak of failures: a run would stop here too
-                self.scores.stopped.setdefault(label, str(exc))
+            result = self._score(label, chunk)
+            if result is None:
                 for pair in chunk:
                     self.scores.values[pair] = {name: None for name in self.ensemble.names}
                 continue
             for k, pair in enumerate(chunk):
                 self.scores.values[pair] = {name: vals[k] for name, vals in result.values.items()}
+                self.scores.kinds[pair] = dict(result.failures.get(k, {}))
                 for message in result.row_errors.get(k, []):
                     self.scores.errors.setdefault(pair, {})[_reward_of(message, result.values)] = message
             for name, metrics in result.metrics.items():
                 self.scores.timeouts[(label, name)] += metrics.timeouts
+            for name, why in self.stopped.items():
+                self.scores.halted.setdefault(name, (label, why))
+
+    def _score(self, label: str, chunk: list[tuple[int, str]]) -> Any:
+        """The chunk's ScoreResult; a reward that stops the scoring (on_error=raise, or a streak of failures: a
+        run would stop there too) is noted and called no more, and the chunk scored again without it; None when
+        the error names no reward."""
+        while True:
+            try:
+                return self.ensemble.score_rows([self.rows[i].row for i, _ in chunk],
+                                                completions=[t for _, t in chunk],
+                                                row_ids=[f"{self.rows[i].where} ({label})" for i, _ in chunk])
+            except RewardUnusable:
+                raise
+            except RewardError as exc:
+                self.scores.stopped.setdefault(label, str(exc))
+                name = _reward_of(str(exc), dict.fromkeys(self.ensemble.names))
+                if name == "?" or name in self.stopped:
+                    return None
+                self.stopped[name] = str(exc)
 
 
 def _reward_of(message: str, values: Mapping[str, Any]) -> str:
@@ -213,14 +248,15 @@ def audit_rows(rows: Iterable[tuple[str, Any]], rewards: Any, *, sample: int = D
     counts, strict = copy.deepcopy(ensemble.counts), ensemble.strict
     ensemble.strict = False
     try:
-        with ensemble if own else contextlib.nullcontext(ensemble):
+        with (ensemble if own else contextlib.nullcontext(ensemble),
+              ensemble.stopping_hung(HANG_STREAK, HANG_TOTAL) as stopped, exit_guard()):
             picked, read, bad, incomplete = _sample(rows, sample, seed, ensemble.rewards)
             if not picked:
                 raise UserError(f"{data}: no row to audit ({read} read, {bad} unreadable, {len(incomplete)} lacking "
                                  "a column a reward needs: grpo-host data check names them)")
             scales = {m.name: Scale.of(m.reward) for m in ensemble.members}
             params = {m.name: m.reward.bound for m in ensemble.members}
-            scorer = _Scorer(ensemble, picked)
+            scorer = _Scorer(ensemble, picked, stopped)
             formats = [p for p in probes if p.kind == "format"]
             gold = _gold(scorer, ensemble, probes, formats, scales, params)
             layout = gold.layouts[0] if gold.layouts else _rank_for_format_only(scorer, ensemble, formats, params)

@@ -18,8 +18,13 @@ example and every score the audit saw is its floor or its full marks.
   the rows than the empty completion passes.
 * ``empty``: such a reward pays the empty completion itself that much above
   its floor.
-* ``errors``: a probe made a reward raise (a reward that raises on hostile
-  text stops a run after enough rows in a row).
+* ``errors``: a probe made a reward fail: raise, return a bad value (inf, NaN,
+  text, the wrong number of values), call ``sys.exit``/``os._exit``, or kill its
+  worker process (a reward that fails on hostile text stops a run after enough
+  rows in a row).  The finding says which of these it did.
+* ``hangs``: a reward's items timed out or lost their worker process so often
+  (``HANG_STREAK`` in a row or ``HANG_TOTAL`` in all, :mod:`grpo_host.audit.run`)
+  that it was probed no more; the finding names the probe where it stopped.
 * ``stops``: scoring a probe's rows raised out of the ensemble (a reward
   with ``on_error=raise``, or one that failed on many rows in a row), as it
   would stop a run.
@@ -110,6 +115,9 @@ class ProbeResult:
     best: float | None = None
     errors: int = 0
     timeouts: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+    """Rows with no value by what became of them: ``timeout``, ``skipped`` (the reward was probed no more),
+    ``raised``, ``bad value``, ``exited``, ``worker died``."""
     paid_rows: list[str] = field(default_factory=list)
     flagged: bool = False
     chars: float = 0.0
@@ -131,6 +139,8 @@ class RewardAudit:
     gold_rows: list[str] = field(default_factory=list)
     empty: float | None = None
     probes: list[ProbeResult] = field(default_factory=list)
+    stopped: str = ""
+    """Why, and during which probe, the reward was called no more ("" when it never was)."""
 
     @property
     def best(self) -> ProbeResult | None:
@@ -202,7 +212,8 @@ class AuditReport:
         for r in self.rewards:
             best = r.best
             gold = f"{r.gold_checked - r.gold_failed}/{r.gold_checked}" if r.gold_checked else "-"
-            verdict = "FAIL" if r.name in flagged else ("ok" if r.reads_columns else "ok (format)")
+            verdict = ("FAIL" if r.name in flagged else "stopped" if r.stopped
+                       else "ok" if r.reads_columns else "ok (format)")
             out.append(f"{r.name:<18} {gold:>9} {_num(r.empty):>6} {best.probe if best else '-':<14} "
                        f"{_num(best.mean if best else None):>6} {f'{best.paid}/{best.rows}' if best else '-':>9}  "
                        f"{verdict}")
@@ -241,6 +252,12 @@ def judge(ensemble: Any, scales: Mapping[str, Scale], gold: Any, exploits: Mappi
                                      probes)
         audits.append(audit)
         findings += found
+    stops = set(scores.stopped.values())
+    for name, (label, why) in scores.halted.items():
+        if why not in stops:  # stopped for hanging, not by its error policy (a "stops" finding below)
+            findings.append(Finding("hangs", name, label, f"{why} (at probe {label})",
+                                    "return within the timeout whatever the text, and never crash the process "
+                                    "(bound the work with grpo_host.time_left())"))
     for label, message in scores.stopped.items():
         findings.append(Finding("stops", "-", label, f"{label} stopped the scoring: {message}",
                                 "score hostile text, do not raise: under these policies this stops a run"))
@@ -260,6 +277,8 @@ def _judge_reward(member: Any, ensemble: Any, scale: Scale, gold: Any,
     for i, bodies in gold.bodies.items():
         for body in dict.fromkeys(bodies.values()):
             if name in checked_rewards(ensemble, bodies, body):
+                if scores.kinds.get(gold.chosen[(i, body)], {}).get(name) == "skipped":
+                    continue  # never called: the reward was stopped
                 checked += 1
                 if not scale.full_marks(scores.values[gold.chosen[(i, body)]].get(name)):
                     failed.append(rows[i].where)
@@ -269,6 +288,9 @@ def _judge_reward(member: Any, ensemble: Any, scale: Scale, gold: Any,
                         failed[:MAX_ROWS_NAMED])
     empty_vals = [v for pair in empty.values() for v in [scores.values[pair].get(name)] if v is not None]
     audit.empty = _mean(empty_vals)
+    if name in scores.halted:
+        label, why = scores.halted[name]
+        audit.stopped = f"{why} (at probe {label})"
     findings: list[Finding] = []
     if checked and len(failed) > thresholds.gold_share * checked:
         findings.append(Finding("gold", name, "reference",
@@ -302,11 +324,20 @@ def _judge_reward(member: Any, ensemble: Any, scale: Scale, gold: Any,
         if over:
             result.flagged = True
             paying.append(((result.mean or 0.0) - (result.empty or 0.0), result, over))
-    return audit, findings + _probe_findings(name, blank, paying, raising, probes)
+    example = next((message for r in raising for pair in exploits[r.probe].values()
+                    for message in [scores.errors.get(pair, {}).get(name)] if message), "")
+    if example:  # the reward's own words: what it raised or returned, without the row it says it failed on
+        example = example.split(": ", 1)[-1] if " failed on " in example else example
+    return audit, findings + _probe_findings(name, blank, paying, raising, probes, example[:160])
+
+
+FAILED = {"raised": "raise", "bad value": "return a bad value", "exited": "try to end the process",
+          "worker died": "kill its worker process", "host": "fail to reach it"}
+"""What a failure of each kind (:data:`grpo_host.scoring.calls.Kind`) made the reward do, as the finding says it."""
 
 
 def _probe_findings(name: str, blank: list[tuple[str, str]], paying: list[tuple[float, ProbeResult, str]],
-                    raising: list[ProbeResult], probes: Mapping[str, Any]) -> list[Finding]:
+                    raising: list[ProbeResult], probes: Mapping[str, Any], example: str = "") -> list[Finding]:
     """What the probes that paid, or made the reward raise, say about one reward: one finding per kind."""
     findings: list[Finding] = []
     if blank:
@@ -324,10 +355,17 @@ def _probe_findings(name: str, blank: list[tuple[str, str]], paying: list[tuple[
                                 probes[worst.probe].fix, worst.paid_rows, [worst.probe, *others]))
     if raising:
         raising.sort(key=lambda r: -r.errors)
+        kinds: dict[str, int] = {}
+        for r in raising:
+            for kind, count in r.failures.items():
+                if kind in FAILED:
+                    kinds[kind] = kinds.get(kind, 0) + count
+        did = " or ".join(FAILED[k] for k in sorted(kinds, key=lambda k: -kinds[k]))
         findings.append(Finding("errors", name, raising[0].probe,
                                 f"{', '.join(r.probe for r in raising[:3])}{' ...' if len(raising) > 3 else ''} "
-                                f"made it raise ({raising[0].errors} rows for {raising[0].probe})",
-                                "score hostile text as 0; raising on enough rows in a row stops a run",
+                                f"made it {did} ({raising[0].errors} rows for {raising[0].probe})"
+                                f"{f': {example}' if example else ''}",
+                                "score hostile text as 0; failing on enough rows in a row stops a run",
                                 probes=[r.probe for r in raising]))
     return findings
 
@@ -376,6 +414,9 @@ def _probe_result(probe_name: str, texts: Mapping[int, tuple[int, str]], empty: 
     for i, pair in texts.items():
         if name in scores.errors.get(pair, {}):
             result.errors += 1
+        kind = scores.kinds.get(pair, {}).get(name)
+        if kind is not None:
+            result.failures[kind] = result.failures.get(kind, 0) + 1
         value = scores.values[pair].get(name)
         base = scores.values[empty[i]].get(name) if i in empty else None
         if value is not None and base is not None and value > base + EPS and not (

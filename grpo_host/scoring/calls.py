@@ -17,9 +17,12 @@ the event loop bound their calls from outside instead.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -27,9 +30,16 @@ from ..errors import RewardUnusable
 from .contract import BadValue
 from .worker import item_deadline
 
-__all__ = ["CallTimeout", "Failure", "Outcome", "RewardCallError", "acall", "call", "failed", "install_alarm"]
+__all__ = ["CallTimeout", "Failure", "Outcome", "ProcessExit", "RewardCallError", "acall", "call", "exit_guard",
+           "failed", "install_alarm"]
 
-Status = Literal["ok", "error", "timeout", "unusable"]
+Status = Literal["ok", "error", "timeout", "unusable", "skipped"]
+"""``skipped``: never called, because an executor's ``stop`` said so (see :mod:`grpo_host.scoring.executors`)."""
+
+Kind = Literal["raised", "bad value", "exited", "worker died", "host"]
+"""What a failure was: the reward raised, returned a value outside the contract, tried to end the process
+(``sys.exit``, or ``os._exit`` under :func:`exit_guard`), its worker process died (a signal, ``os._exit``), or the
+host could not hand the item over or the value back."""
 
 
 @dataclass(frozen=True)
@@ -39,16 +49,20 @@ class Failure:
     type: str
     message: str
     traceback: str = ""
+    kind: Kind = "raised"
 
     @classmethod
     def of(cls, exc: BaseException) -> Failure:
         frames = "".join(traceback.format_exception(exc)[-3:]).rstrip()
-        return cls(type(exc).__name__, str(exc), frames)
+        if isinstance(exc, SystemExit | ProcessExit):
+            how = "os._exit" if isinstance(exc, ProcessExit) else "sys.exit"
+            return cls("", f"called {how}({exc.code!r}) (a reward must return, not end the process)", frames, "exited")
+        return cls(type(exc).__name__, str(exc), frames, "bad value" if isinstance(exc, BadValue) else "raised")
 
     @classmethod
-    def note(cls, message: str) -> Failure:
+    def note(cls, message: str, kind: Kind = "host") -> Failure:
         """A failure around the call rather than in it (a worker died, a value did not pickle)."""
-        return cls("", message)
+        return cls("", message, kind=kind)
 
     def __str__(self) -> str:
         """As error messages show it: with the exception's type, except for a bad value (its message names what was
@@ -86,6 +100,47 @@ class CallTimeout(BaseException):
     """Raised by SIGALRM inside a call; a BaseException so reward code's ``except Exception`` cannot eat it."""
 
 
+class ProcessExit(BaseException):
+    """Raised in place of ``os._exit`` by a reward call under :func:`exit_guard`; a BaseException, as SystemExit."""
+
+    def __init__(self, code: Any) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+_calling: ContextVar[bool] = ContextVar("grpo_host_reward_call", default=False)
+"""True inside :func:`call` and :func:`acall` (per thread, and per task on an event loop)."""
+
+
+@contextlib.contextmanager
+def _in_call() -> Iterator[None]:
+    token = _calling.set(True)
+    try:
+        yield
+    finally:
+        _calling.reset(token)
+
+
+@contextlib.contextmanager
+def exit_guard() -> Iterator[None]:
+    """While the block runs, ``os._exit`` called by a reward inside :func:`call` or :func:`acall` raises
+    :class:`ProcessExit` (its item fails as ``exited``) instead of ending this process; anywhere else it exits as
+    always.  For the audit, whose inline rewards run in its own process.  A reward that bound ``os._exit`` to
+    another name before the block, or exits from C, is not caught: that takes a worker process."""
+    real = os._exit
+
+    def guarded(code: int) -> None:
+        if _calling.get():
+            raise ProcessExit(code)
+        real(code)
+
+    os._exit = guarded  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
     raise CallTimeout
 
@@ -109,7 +164,7 @@ def call(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: dict[str, A
         reads either as :func:`grpo_host.time_left`.
     """
     try:
-        with item_deadline(alarm or timeout):
+        with item_deadline(alarm or timeout), _in_call():
             if alarm:
                 signal.setitimer(signal.ITIMER_REAL, alarm)
             try:
@@ -119,7 +174,7 @@ def call(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: dict[str, A
                     signal.setitimer(signal.ITIMER_REAL, 0)
     except CallTimeout:
         return Outcome("timeout")
-    except Exception as exc:
+    except (Exception, SystemExit, ProcessExit) as exc:  # sys.exit in a reward fails its item, not the host
         return failed(exc)
 
 
@@ -128,9 +183,9 @@ async def acall(make: Callable[[], Awaitable[Any]], timeout: float | None) -> Ou
     import asyncio
 
     try:
-        with item_deadline(timeout):
+        with item_deadline(timeout), _in_call():
             return Outcome("ok", await asyncio.wait_for(make(), timeout))
     except TimeoutError:
         return Outcome("timeout")
-    except Exception as exc:
+    except (Exception, SystemExit, ProcessExit) as exc:
         return failed(exc)

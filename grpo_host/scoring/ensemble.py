@@ -17,17 +17,18 @@ made an error with ``strict``.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Self, TypeGuard
 
 from ..errors import UnscoredRowsError, UserError
 from .calls import Outcome, acall
 from .contract import AsyncReward, Reward, ascore_row, gather_bounded, score_row
-from .executors import AsyncRunner, Executor, InlineRunner, WorkerPool
+from .executors import AsyncRunner, Executor, InlineRunner, Stop, WorkerPool
 from .policy import BUG_STREAK, OnError, Policy, check_on_error
 from .spec import SpecItem
 from .stats import Moments, RewardMetrics
@@ -94,6 +95,10 @@ class ScoreResult:
     """Every error counted in this batch, one message each, naming reward, pack and row."""
     row_errors: dict[int, list[str]] = field(default_factory=dict)
     """The same messages by row index: what each row that a reward could not score carries."""
+    failures: dict[int, dict[str, str]] = field(default_factory=dict)
+    """Row index -> reward -> what became of an item that has no value from its reward: ``timeout``,
+    ``skipped`` (not called: see :meth:`Ensemble.stopping_hung`), or the failure's kind (``raised``,
+    ``bad value``, ``exited``, ``worker died``, ``host``; :data:`grpo_host.scoring.calls.Kind`)."""
 
 
 class Ensemble:
@@ -118,6 +123,9 @@ class Ensemble:
         self._inline = InlineRunner()
         self._async = AsyncRunner()
         self._policy = Policy()
+        self._hung: tuple[int, int] | None = None
+        self.stopped: dict[str, str] = {}
+        """Members called no more (see :meth:`stopping_hung`) -> why."""
         self.counts: dict[str, dict[str, float]] = {m.name: {} for m in self.members}
         """Every member's counters summed over all batches scored so far (what ``summary.json`` records)."""
 
@@ -198,9 +206,51 @@ class Ensemble:
             raise UnscoredRowsError(f"{result.unscored} rows were scored by no reward (strict): rows {rows[:10]}")
         return result
 
+    @contextlib.contextmanager
+    def stopping_hung(self, in_a_row: int, in_all: int) -> Iterator[dict[str, str]]:
+        """Within the block, a member whose items timed out or lost their worker process ``in_a_row`` times in a
+        row, or ``in_all`` times in all, is called no more: its items left in that batch, and in every later one,
+        are ``skipped`` (a per-item reward's items already running finish under their timeout; a batch or async
+        reward is stopped between calls or batches).  Yields :attr:`stopped`, the members stopped so far.
+
+        A run waits out every timeout (a slow item is not a broken reward); the audit, which sends a reward
+        hostile text for minutes, uses this so that a reward that hangs or crashes costs a few timeouts, not one
+        per probe and row.  Afterwards the ensemble is as it was (a run's own ensemble, lent to its audit).
+        """
+        saved, policy, stopped = self._hung, self._policy, self.stopped
+        self._hung, self._policy, self.stopped = (in_a_row, in_all), copy.deepcopy(policy), {}
+        try:
+            yield self.stopped
+        finally:
+            self._hung, self._policy, self.stopped = saved, policy, stopped
+
+    def _stop(self, member: Member) -> Stop | None:
+        """The executors' ``stop`` for ``member`` under :meth:`stopping_hung`; None outside it."""
+        if self._hung is None:
+            return None
+        in_a_row, in_all = self._hung
+
+        def stop(out: Outcome) -> bool:
+            if member.name in self.stopped:
+                return True
+            if not self._policy.hung(member.name, out, in_a_row, in_all):
+                return False
+            row, total = self._policy.hangs(member.name)
+            how = "timed out" if out.status == "timeout" else "lost its worker process"
+            what = f"{how} on {in_a_row} items in a row" if row >= in_a_row else (
+                f"timed out or lost its worker process on {total} items in all (the last {how})")
+            self.stopped[member.name] = f"{what}, so it was called no more"
+            return True
+
+        return stop
+
     def _start(self, member: Member, items: _Items) -> Callable[[], tuple[list[Outcome], float]]:
         """Run ``member``'s items (async ones: start them); returns what collects its outcomes and seconds."""
         reward, n, start = member.reward, len(items.completions), time.perf_counter()
+        stop = self._stop(member)
+        if member.name in self.stopped:
+            skipped = [Outcome("skipped")] * n
+            return lambda: (skipped, 0.0)
         if isinstance(reward, AsyncReward):  # the rewards whose is_async is true
             filled: list[Outcome | None] = [None] * n  # filled as items finish: a blocked loop loses only the rest
             future = self._async.submit(_run_async(member, reward, items, filled))
@@ -210,15 +260,19 @@ class Ensemble:
             def collect() -> tuple[list[Outcome], float]:
                 with contextlib.suppress(TimeoutError):  # its coroutines blocked the event loop
                     self._async.wait(future, backstop)
-                return [out or Outcome("timeout") for out in filled], time.perf_counter() - start
+                outcomes = [out or Outcome("timeout") for out in filled]
+                if stop is not None:  # counted once the batch is in: a later batch is not called
+                    for out in outcomes[:1] if reward.batch else outcomes:
+                        stop(out)
+                return outcomes, time.perf_counter() - start
 
             return collect
-        if reward.batch:
+        if reward.batch:  # one call: stopped, if at all, before the next batch
             outcomes = _spread(self._inline.run([(reward.score_items, items.batch_args(reward), {})],
-                                                member.timeout)[0], n)
+                                                member.timeout, stop)[0], n)
         else:
             outcomes = self._executor(reward).run(items.tasks(reward, functools.partial(score_row, reward)),
-                                                  member.timeout)
+                                                  member.timeout, stop)
         done = outcomes, time.perf_counter() - start
         return lambda: done
 
@@ -250,6 +304,9 @@ class Ensemble:
             vals.append(None)
             if out.status == "unusable":
                 raise self._policy.unusable(member, out.failure)
+            result.failures.setdefault(i, {})[member.name] = out.failure.kind if out.status == "error" else out.status
+            if out.status == "skipped":
+                continue
             if out.status == "timeout":
                 timeouts += 1
                 continue

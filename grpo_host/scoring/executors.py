@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
 import queue
 import signal
@@ -51,13 +52,17 @@ STARTUP_TIMEOUT = 120.0
 """Seconds a new worker interpreter may take to import grpo_host and say it is ready."""
 
 Task = tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+Stop = Callable[[Outcome], bool]
+"""Called with each outcome as it arrives; once it returns True no further task of the run is started (those get
+``Outcome("skipped")``): how the ensemble stops calling a reward that hangs or kills its worker."""
 
 
 class Executor(Protocol):
     """What the ensemble needs of a place where per-item calls run."""
 
-    def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
-        """One outcome per task, in order; a task's failure or timeout is its outcome, never an exception."""
+    def run(self, tasks: Sequence[Task], timeout: float | None, stop: Stop | None = None) -> list[Outcome]:
+        """One outcome per task, in order; a task's failure or timeout is its outcome, never an exception.
+        ``stop``: see :data:`Stop` (tasks already running finish, under their timeout)."""
 
     def close(self) -> None:
         """Stop any processes or actors; the executor may be used again afterwards."""
@@ -85,8 +90,15 @@ class InlineRunner:
             task, timeout = job
             done.put(call(*task, timeout=timeout))
 
-    def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
-        return [self._one(task, timeout) for task in tasks]
+    def run(self, tasks: Sequence[Task], timeout: float | None, stop: Stop | None = None) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        for task in tasks:
+            if outcomes and stop is not None and stop(outcomes[-1]):
+                return outcomes + [Outcome("skipped")] * (len(tasks) - len(outcomes))
+            outcomes.append(self._one(task, timeout))
+        if outcomes and stop is not None:
+            stop(outcomes[-1])
+        return outcomes
 
     def _one(self, task: Task, timeout: float | None) -> Outcome:
         if timeout is None:
@@ -254,6 +266,14 @@ class _Worker:
         self.conn.close()
 
 
+def _died(code: int | None) -> str:
+    """What became of a worker that stopped answering: its exit code, or the signal that killed it."""
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"worker process died (killed by signal {signal.Signals(-code).name})"
+    return f"worker process died (exit code {code})"
+
+
 def _stderr_fd() -> int:
     try:
         return sys.stderr.fileno()
@@ -308,7 +328,7 @@ class WorkerPool:
         self._workers[self._workers.index(worker)] = fresh
         return fresh
 
-    def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
+    def run(self, tasks: Sequence[Task], timeout: float | None, stop: Stop | None = None) -> list[Outcome]:
         """Run every task, at most ``size`` at a time; one :class:`Outcome` per task, in order.
 
         A task's deadline starts when it is handed to a worker that has said
@@ -321,6 +341,14 @@ class WorkerPool:
         idle = [w for w in self._workers if w.ready]
         starting = {w: time.monotonic() + STARTUP_TIMEOUT for w in self._workers if not w.ready}
         busy: dict[_Worker, tuple[int, float]] = {}
+
+        def done(index: int, out: Outcome) -> None:
+            results[index] = out
+            if stop is not None and stop(out):
+                for left in pending:
+                    results[left] = Outcome("skipped")
+                pending.clear()
+
         while pending or busy:
             while pending and idle:
                 worker, index = idle.pop(), pending.popleft()
@@ -332,7 +360,7 @@ class WorkerPool:
                     pending.appendleft(index)
                     continue
                 except Exception as exc:  # the task did not pickle
-                    results[index] = Outcome("error", error=Failure.note(f"cannot send to a worker process: {exc}"))
+                    done(index, Outcome("error", error=Failure.note(f"cannot send to a worker process: {exc}")))
                     idle.append(worker)
                     continue
                 busy[worker] = (index, time.monotonic() + timeout + self.grace if timeout else float("inf"))
@@ -360,11 +388,14 @@ class WorkerPool:
                     out: Outcome
                     _, out = worker.conn.recv()
                 except (EOFError, OSError):
-                    code = worker.process.poll()
-                    results[index] = Outcome("error", error=Failure.note(f"worker process died (exit code {code})"))
+                    try:  # the pipe closes as it dies: its exit code follows at once
+                        code = worker.process.wait(1)
+                    except subprocess.TimeoutExpired:
+                        code = None
+                    done(index, Outcome("error", error=Failure.note(_died(code), "worker died")))
                     starting[self._replace(worker)] = time.monotonic() + STARTUP_TIMEOUT
                     continue
-                results[index] = out
+                done(index, out)
                 if out.status == "timeout":  # interrupted mid-call: its state is not to be trusted
                     starting[self._replace(worker, recycled=True)] = time.monotonic() + STARTUP_TIMEOUT
                     continue
@@ -373,7 +404,7 @@ class WorkerPool:
             for worker, (index, deadline) in list(busy.items()):
                 if now > deadline:  # did not answer its own alarm: stuck outside Python
                     del busy[worker]
-                    results[index] = Outcome("timeout")
+                    done(index, Outcome("timeout"))
                     starting[self._replace(worker)] = now + STARTUP_TIMEOUT
             if any(now > deadline for deadline in starting.values()):
                 raise WorkerError(f"a grpo-host worker process did not start within {STARTUP_TIMEOUT:.0f} s "

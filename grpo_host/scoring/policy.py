@@ -10,6 +10,13 @@ error.  ``skip`` always counts and goes on; ``raise`` stops at the first
 error.  A reward that raises :class:`~grpo_host.RewardUnusable` cannot score
 any row as configured, so it stops scoring whatever its policy.
 
+A reward whose items time out or kill their worker process costs a timeout
+(or a new worker) per item, and under ``auto`` such items never stop a run.
+Where waiting them out is not worth it (the audit, which probes a reward with
+hostile text for minutes), :meth:`Policy.hung` stops calling a reward after
+``in_a_row`` of them in a row or ``in_all`` in all: its remaining items are
+skipped, uncalled.
+
 Every stop raises :class:`~grpo_host.RewardError` from
 :class:`~grpo_host.scoring.calls.RewardCallError`, the same chain from every
 executor; the CLI turns it into exit code 2.
@@ -20,9 +27,9 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 from ..errors import RewardError, UserError
-from .calls import Failure, RewardCallError
+from .calls import Failure, Outcome, RewardCallError
 
-__all__ = ["BUG_STREAK", "ON_ERROR", "OnError", "Policy", "check_on_error"]
+__all__ = ["BUG_STREAK", "ON_ERROR", "OnError", "Policy", "check_on_error", "costly"]
 
 OnError = Literal["auto", "raise", "skip"]
 ON_ERROR: tuple[str, ...] = get_args(OnError)
@@ -43,6 +50,22 @@ class Policy:
 
     def __init__(self) -> None:
         self._streaks: dict[str, int] = {}
+        self._hangs: dict[str, tuple[int, int]] = {}  # reward -> (in a row, in all)
+
+    def hung(self, name: str, out: Outcome, in_a_row: int, in_all: int) -> bool:
+        """Count one of ``name``'s outcomes as it arrives; True once ``in_a_row`` of its items in a row, or
+        ``in_all`` in all, timed out or lost their worker (:func:`costly`)."""
+        row, total = self._hangs.get(name, (0, 0))
+        if costly(out):
+            row, total = row + 1, total + 1
+        elif out.status != "skipped":
+            row = 0
+        self._hangs[name] = (row, total)
+        return row >= in_a_row or total >= in_all
+
+    def hangs(self, name: str) -> tuple[int, int]:
+        """``name``'s items that timed out or lost their worker: (in a row now, in all)."""
+        return self._hangs.get(name, (0, 0))
 
     def succeeded(self, name: str) -> None:
         self._streaks[name] = 0
@@ -67,3 +90,8 @@ class Policy:
         error = RewardError(f"reward {member.name!r} ({member.reward.origin}) cannot run: {failure}")
         error.__cause__ = RewardCallError(failure)
         return error
+
+
+def costly(out: Outcome) -> bool:
+    """Whether an item cost a timeout or a worker: it timed out, or its worker process died."""
+    return out.status == "timeout" or (out.status == "error" and out.failure.kind == "worker died")

@@ -50,8 +50,8 @@ from typing import Any
 import ray
 
 from ..errors import WorkerError
-from .calls import Failure, Outcome, call, install_alarm
-from .executors import STARTUP_TIMEOUT, Task
+from .calls import Failure, Kind, Outcome, call, install_alarm
+from .executors import STARTUP_TIMEOUT, Stop, Task
 from .worker import mark_worker
 
 __all__ = ["RayPool"]
@@ -121,10 +121,11 @@ class RayPool:
             self.killed += 1
         self._actors[slot] = self._start(1)[0]
 
-    def run(self, tasks: Sequence[Task], timeout: float | None) -> list[Outcome]:
+    def run(self, tasks: Sequence[Task], timeout: float | None, stop: Stop | None = None) -> list[Outcome]:
         """Run every task, at most ``size`` calls at a time; one outcome per task, in order.
 
-        Items go to actors up to ``chunk`` per call while there are enough to keep every actor busy.
+        Items go to actors up to ``chunk`` per call while there are enough to keep every actor busy.  ``stop`` is
+        asked after each call's outcomes come back (a chunk's items are not stopped singly).
         """
         want = min(self.size, len(tasks))
         if len(self._actors) < want:
@@ -163,13 +164,17 @@ class RayPool:
                 try:
                     replies = ray.get(ref)
                 except ray.exceptions.RayActorError as exc:  # the actor's process or its node died
-                    self._fail(indices, results, singles, f"Ray actor lost: {_first_line(exc)}")
+                    self._fail(indices, results, singles, f"Ray actor lost: {_first_line(exc)}", "worker died")
                     self._replace(slot)
                 except ray.exceptions.RayError as exc:  # a value could not come back (it did not pickle)
                     self._fail(indices, results, singles, f"the result could not be sent back: {_first_line(exc)}")
                 else:
                     for i, outcome in zip(indices, replies, strict=True):  # _Slot.call: one outcome per task
                         results[i] = outcome
+                    if stop is not None and any([stop(outcome) for outcome in replies]):  # every outcome counted
+                        results.update({i: Outcome("skipped") for i in (*pending, *singles)})
+                        pending.clear()
+                        singles.clear()
                     if any(outcome.status == "timeout" for outcome in replies):  # interrupted mid-call: not reused
                         self._replace(slot, recycled=True)
                 idle.append(slot)
@@ -185,13 +190,15 @@ class RayPool:
         return [results[i] for i in range(len(tasks))]
 
     @staticmethod
-    def _fail(indices: list[int], results: dict[int, Outcome], singles: deque[int], error: str | None) -> None:
+    def _fail(indices: list[int], results: dict[int, Outcome], singles: deque[int], error: str | None,
+              kind: Kind = "host") -> None:
         """A call that failed as a whole: its one item is counted (a timeout when ``error`` is None); a chunk's
         items run again one per call, so that only the item that hangs or kills its actor is counted."""
         if len(indices) > 1:
             singles.extend(indices)
         else:
-            results[indices[0]] = Outcome("timeout") if error is None else Outcome("error", error=Failure.note(error))
+            results[indices[0]] = (Outcome("timeout") if error is None
+                                   else Outcome("error", error=Failure.note(error, kind)))
 
     def close(self) -> None:
         for actor in self._actors:
