@@ -333,6 +333,13 @@ class WorkerPool:
 
         A task's deadline starts when it is handed to a worker that has said
         it is ready, so interpreter start-up never eats into an item's timeout.
+        ``stop``, when given, sees each outcome; once it says so, the tasks not
+        yet handed out are ``skipped``.
+
+        One loop of about 80 lines on purpose: the pending queue and the three
+        states of a worker (starting, idle, busy) change together at every
+        wake-up, and split into functions they would be one mutable state
+        handed between them.
         """
         while len(self._workers) < min(self.size, len(tasks)):
             self._workers.append(_Worker())
