@@ -315,6 +315,11 @@ def test_a_finished_run_is_neither_rewritten_nor_trained_past_its_end(tmp_path):
     assert (summary["steps"], summary["resumed_from"]) == (3, 1)
     steps = [r["step"] for r in map(json.loads, (run / "metrics.jsonl").read_text().splitlines())]
     assert steps[0] == 1 and steps[-1] == 3 and steps == sorted(steps)  # whole records, kept up to the checkpoint
+    # a summary cut short (a field missing) does not say the run finished: named, and the run resumes, no traceback
+    (run / "summary.json").write_text('{"steps": 3}')
+    cut = _train(tmp_path, config, "--set", "resume=true", "--set", "max_steps=3")
+    text = no_traceback(cut)
+    assert cut.returncode == 0 and "summary.json does not read as a run summary" in text, text
 
 
 def test_a_folder_that_is_not_a_run_is_not_written_over(tmp_path):

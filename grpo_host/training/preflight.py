@@ -109,6 +109,11 @@ def check_output_dir(config: RunConfig) -> None:
                           "or new folder, or set overwrite_output_dir: true to write into it")
 
 
+WHOLE_SUMMARY = {"steps", "seconds", "rewards", "output_dir"}
+"""The fields without a default of :class:`grpo_host.Summary`: a ``summary.json`` missing one was cut short or
+edited, and does not say the run finished."""
+
+
 def finished_summary(config: RunConfig) -> dict[str, Any] | None:
     """``summary.json`` of the run in ``output_dir`` when it already trained to ``max_steps`` (nothing to resume)."""
     path = Path(config.output_dir) / "summary.json"
@@ -117,6 +122,8 @@ def finished_summary(config: RunConfig) -> dict[str, Any] | None:
     try:
         summary = json.loads(path.read_text())
         steps = summary["steps"]
+        if not isinstance(summary, dict) or not WHOLE_SUMMARY <= summary.keys():
+            raise KeyError("a field of a run summary")
     except (OSError, ValueError, KeyError, TypeError):
         _note(f"{path} does not read as a run summary; the run is resumed from its last complete checkpoint")
         return None
