@@ -122,7 +122,7 @@ def finished_summary(config: RunConfig) -> dict[str, Any] | None:
     try:
         summary = json.loads(path.read_text())
         steps = summary["steps"]
-        if not isinstance(summary, dict) or not WHOLE_SUMMARY <= summary.keys():
+        if not isinstance(summary, dict) or not summary.keys() >= WHOLE_SUMMARY:
             raise KeyError("a field of a run summary")
     except (OSError, ValueError, KeyError, TypeError):
         _note(f"{path} does not read as a run summary; the run is resumed from its last complete checkpoint")
