@@ -36,6 +36,7 @@ from reward_plugins.math.read import (
     parse_latex,
     read_answer,
     read_number,
+    sign_inside,
 )
 
 MAX_FINAL_TAIL = 40
@@ -53,7 +54,7 @@ CORRECTION = re.compile(
     r"(?i)\b(?:wait|actually|correct(?:ion|ing|ed)?|mistake|wrong|incorrect|error|oops|instead|on second thought"
     r"|scratch that|re-?check(?:ing)?|redo(?:ing)?|not right|miscalculated|reconsider(?:ing)?|re-?examin(?:e|ing)"
     r"|re-?evaluat(?:e|ing|ion)|revis(?:e|ing|ion)|hold on|double[- ]check(?:ing)?|try again|not correct"
-    r"|(?:can't|cannot|doesn't|does not)(?: seem)? (?:be )?right)\b")
+    r"|(?:can't|cannot|doesn't|does not)(?: seem)? (?:be )?right|not (?:done|finished)(?: yet)?)\b")
 """Words that withdraw the answer before them."""
 HEDGE = re.compile(r"(?i)\b(?:perhaps|maybe|possibly|probably|might|could|guess|alternatively|either|or|not sure)\b")
 """Words that make the next answer one more guess, not a correction ("Wait, or is it 5?")."""
@@ -167,8 +168,26 @@ def box_runs(text: str) -> list[Answer]:
             runs[-1].append(box)
         else:
             runs.append([box])
-    return [Answer(", ".join(text[content : end - 1] for _, content, end in run), run[0][0], run[-1][2])
+    return [Answer(", ".join(_box_value(text[content : end - 1]) for _, content, end in run), run[0][0], run[-1][2])
             for run in runs]
+
+
+_BOX_PROSE = re.compile(r"(?<!\d)\.\s+(?=[A-Za-z\\])|(?<=\d)\.\s+(?=[A-Za-z])|,?\s*(?:\\text\s*\{\s*[,.;]?\s*)?"
+                        r"(?=(?:since|because|as|which|where|so|this|that|we|it)\b)")
+
+
+def _box_value(content: str) -> str:
+    """A box's answer without the prose the model went on to write inside it (``\\boxed{30. This is because
+    ...}``, ``\\boxed{30 \\text{, since ...}}``): the text before the first sentence or clause of words, when it
+    reads as a value; a box of a word or two (``\\boxed{circle}``) as ``\\text{circle}``, not a product of letters;
+    else the content as it is."""
+    if has_words(content) and _WORD_ANSWER.fullmatch(content.strip()):
+        return f"\\text{{{content.strip()}}}"
+    m = _BOX_PROSE.search(content) if has_words(content) else None
+    if m is None or not has_words(content[m.end() :]):
+        return content
+    value = content[: m.start()].strip()
+    return value if value and read_answer(value) is not None else content
 
 
 def last_boxed(text: str) -> str | None:
@@ -183,9 +202,14 @@ _HASHES = re.compile(r"####[ \t]*([^\n]*)")
 _PHRASE = re.compile(
     r"(?im)(?<![A-Za-z])(?:final\s+answer|answer)[*_]*"
     r"(?:\s+(?:is|was|would\s+be|will\s+be|should\s+be)\s*:?|\s*[:=]|\s+[-–—](?=\s))[*_]*\s*"
-    r"|^\#{1,6}[ \t]*(?:final[ \t]+)?answer[ \t]*:?[ \t]*$\s*")
-"""'the answer is', 'Final Answer:', '**Final answer**:', 'Answer – ', a '# Answer' heading line (PRM800K)."""
-_PHRASE_END = re.compile(r"[!?;](?=\s|$)|(?<!\.\.)\.(?=\s|$)|\n|</|<\|")  # <|im_end|> ends it; 0.333... does not
+    r"|^[ \t]*[*_]*(?:a|ans)[*_]*[ \t]*:[*_]*[ \t]*"
+    r"|^[ \t]*[*_]*final[ \t]+answer[*_]*[ \t]+(?=[-+−$\\(\d])"
+    r"|(?P<heading>^[ \t]*\#{1,6}[ \t]*(?:final[ \t]+)?answer[ \t]*:?[ \t]*$\s*)")
+"""'the answer is', 'Final Answer:', '**Final answer**:', 'Answer – ', a line that starts with a short label ('A: 30'
+as OpenAI's GSM8K solutions end, 'Ans: 30', 'Final answer 30'), a '# Answer' heading line (PRM800K), indented or not."""
+_PHRASE_END = re.compile(r"[?;](?=\s|$)|(?<![\d)])!(?=\s|$)|(?<!\.\.)\.(?=\s|$)|\n|</|<\|")
+"""Where a phrase's sentence ends: <|im_end|> ends it; 0.333... does not, nor a factorial (``7! * 2``, ``5*4!``: a
+``!`` after a digit or a bracket is one, as the LaTeX reader reads it)."""
 _CLAUSE = re.compile(r",\s|\s\(")
 
 
@@ -217,6 +241,26 @@ def _offers_alternatives(value: str) -> bool:
     """Whether a phrase's or ``####`` line's value hedges (``12 (or possibly 21)``): then it is an answer, and one
     that is not paid, even when it does not read as a value."""
     return len(split_alternatives(value)) > 1 or HEDGE.search(value) is not None
+
+
+_WORD_ANSWER = re.compile(r"[A-Za-z]+(?:[ -][A-Za-z]+)?")
+
+
+def _value_of_prose(value: str, heading: bool) -> str | None:
+    """The value that words after an answer phrase state, or None: the first clause when it reads (``12, as
+    shown``), a counted number (``12 cookies``); under an answer heading also a word or two (``blue``, ``No``: as
+    ``\\text{}``, which a ``\\text{Blue}`` gold equals whatever the case) and a sentence that states one number
+    (``The answer is that there are 30 apples.``)."""
+    clause = _CLAUSE.split(value, maxsplit=1)[0].strip()
+    if clause != value and _reads_as_value(clause):
+        return clause
+    if heading and _WORD_ANSWER.fullmatch(value) and not HEDGE.search(value):
+        return f"\\text{{{value}}}"
+    counted = _counted(clause)
+    if counted is not None or not heading:
+        return counted
+    stated = sentence_number(value)
+    return stated[0] if stated else None
 
 
 def tag_answers(text: str) -> list[Answer]:
@@ -254,8 +298,7 @@ def phrase_answers(text: str) -> list[Answer]:
             found.append(Answer(value + "?", m.start(), m.end() + len(value)))
             continue
         if not _reads_as_value(value) and not _offers_alternatives(value):
-            clause = _CLAUSE.split(value, maxsplit=1)[0].strip()
-            value = clause if clause != value and _reads_as_value(clause) else _counted(clause)
+            value = _value_of_prose(value, heading=m["heading"] is not None)
             if value is None:
                 continue
         found.append(Answer(value, m.start(), m.end() + len(value)))
@@ -320,17 +363,29 @@ def final_line(text: str) -> Answer | None:
         return Answer(value, start, len(body))
     tail = body[-MAX_PHRASE:]
     sentence = _CONCLUSION.search(tail)
-    numbers = list(_SENTENCE_NUMBER.finditer(sentence[0])) if sentence and not SPAN.search(sentence[0]) else []
-    if sentence is None or len(numbers) != 1 or read_number(numbers[0][0].replace(",", "")) is None:
+    stated = sentence_number(sentence[0]) if sentence else None
+    if sentence is None or stated is None:
         return None
-    after = re.match(r"\s+([a-z]+)", sentence[0][numbers[0].end() :])
+    value, offset = stated
+    at = len(body) - len(tail) + sentence.start() + offset
+    return Answer(value, at, at + len(value))
+
+
+def sentence_number(sentence: str) -> tuple[str, int] | None:
+    """The one number a sentence states (no operand, no math span; ``So, the total is 12 dollars.``, ``The answer is
+    that there are 30 apples.``) and where it starts; None for none or several, or a difference (``4 more``).  A
+    hedged or asked sentence (``So maybe 7.``) gives the number with a question mark: an answer that reads as no
+    value."""
+    numbers = list(_SENTENCE_NUMBER.finditer(sentence)) if not SPAN.search(sentence) else []
+    if len(numbers) != 1 or read_number(numbers[0][0].replace(",", "")) is None:
+        return None
+    after = re.match(r"\s+([a-z]+)", sentence[numbers[0].end() :])
     if after and after[1] in _NOT_NOUNS:
         return None  # So we need 4 more: a difference, not the answer
-    at = len(body) - len(tail) + sentence.start() + numbers[0].start()
     value = numbers[0][0].replace(",", "")
-    if HEDGE.search(sentence[0]) or sentence[0].rstrip().endswith("?"):
-        value += "?"  # So maybe 7. / So is it 7?: a guess or a question, an answer that reads as no value
-    return Answer(value, at, at + len(numbers[0][0]))
+    if HEDGE.search(sentence) or sentence.rstrip().endswith("?"):
+        value += "?"
+    return value, numbers[0].start()
 
 
 def find_answers(completion: str, targets: tuple[str, ...], max_chars: int) -> Found:
@@ -345,6 +400,7 @@ def find_answers(completion: str, targets: tuple[str, ...], max_chars: int) -> F
         completion = completion[close + len(THINK_CLOSE) :]
     elif THINK_OPEN in completion:
         return Found(())
+    completion = sign_inside(completion)
     stated: list[Answer] = []
     if "answer_tag" in targets:
         stated += tag_answers(completion)

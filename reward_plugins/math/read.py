@@ -754,11 +754,17 @@ def trig_degrees(latex: str) -> str:
     return _TRIG_DEGREES.sub(lambda m: f"{m[1]}\\frac{{{m[2]}\\pi}}{{180}}", latex) if "\\" in latex else latex
 
 
+_PLAIN_NAMES = re.compile(r"(?<![\w\\])(pi|sin|cos|tan|cot|sec|csc|ln|log)(?![\w])(?=\s*[\w(\\{]|\s*$)")
+"""Names written as plain text (``12 pi``, ``cot x``), which latex2sympy would read as products of letters."""
+
+
 def _respell(latex: str) -> str:
-    """LaTeX as latex2sympy reads it: 1.37e-3 as 1.37 \\times 10^{-3} (not 1.37 Euler - 3), oo as \\infty, degrees
-    in a trigonometric function as radians, and the spellings in _LATEX_SPELLED."""
+    """LaTeX as latex2sympy reads it: 1.37e-3 as 1.37 \\times 10^{-3} (not 1.37 Euler - 3), oo and infinity as
+    \\infty, pi and function names in plain text as commands, degrees in a trigonometric function as radians, and
+    the spellings in _LATEX_SPELLED."""
     latex = trig_degrees(_SCI.sub(lambda m: f"{m[1]} \\times 10^{{{m[2]}}}", latex))
-    latex = re.sub(r"(?<![\w\\])oo(?!\w)", r"\\infty", latex)
+    latex = re.sub(r"(?<![\w\\])(?:oo|infinity)(?!\w)", r"\\infty", latex)
+    latex = _PLAIN_NAMES.sub(r"\\\1", latex)
     return _LATEX_SPELLINGS.sub(lambda m: _LATEX_SPELLED[m[0]], latex)
 
 
@@ -812,6 +818,24 @@ SPAN = re.compile(r"\$\$(?P<a>[^$]*)\$\$|\$(?P<b>[^$\n]*)\$|\\\((?P<c>(?:(?!\\[(
 opening delimiter of its own kind, so finding them all is linear in the text (an unclosed ``\\[`` costs one scan)."""
 
 
+_SIGN_OUTSIDE = re.compile(r"([-+−])[ \t]*(\$(?!\$)|\\\(|\\\[)")
+
+
+def sign_inside(text: str) -> str:
+    """A sign written just outside math delimiters moved inside them: ``-$5$`` and ``- \\(5\\)`` are -5, not 5.
+    A sign after a value or a closing delimiter (``$3$ - $5$``, ``2-$x$``) is an operator and stays."""
+    if "$" not in text and "\\(" not in text and "\\[" not in text:
+        return text
+
+    def move(m: re.Match) -> str:
+        before = text[: m.start()].rstrip()[-1:]
+        if before and (before.isdigit() or before in "$)]}"):
+            return m[0]
+        return m[2] + ("-" if m[1] == "−" else m[1])
+
+    return _SIGN_OUTSIDE.sub(move, text)
+
+
 def has_delimiters(text: str) -> bool:
     text = text.replace("\\$", "")
     return any(d in text for d in _DELIMITERS)
@@ -860,7 +884,7 @@ def read_answer(text: str) -> Parsed | None:
 
     Cached per worker: the completions of one group repeat each other's answers.
     """
-    text = text.strip()
+    text = sign_inside(text.strip())
     if not text:
         return None
     number = read_number(text)
@@ -917,6 +941,7 @@ def _approximately(left: str, right: str) -> Parsed | None:
 def _read_value(text: str) -> Parsed | None:
     """:func:`read_answer` after the unit is split off."""
     expression = read_python(text)
+    text = _PLAIN_NAMES.sub(r"\\\1", text) if expression is None else text
     if expression is None:
         expression = read_simple_latex(text)
     if expression is not None:
