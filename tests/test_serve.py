@@ -232,10 +232,24 @@ def test_check_reports_rows_like_data_check(server):
     assert problems[("-", "(row)", "no prompt: expected one of messages, prompt, instruction, question")] == ["row 4"]
 
 
+BYTES_413 = {"limit": 52428, "unit": "bytes"}
+ROWS_413 = {"limit": 100, "unit": "rows"}
+
+
+def _refused(reply, limit: dict) -> None:
+    """A 413 whose body names the limit (in its fields and its message) and the option that raises it."""
+    assert reply.status_code == 413, reply.text
+    got = reply.json()
+    assert {k: got.get(k) for k in limit} == limit, got
+    option = "--max-body-mb 0.05" if limit["unit"] == "bytes" else "--max-rows 100"
+    assert f"at most {limit['limit']} {limit['unit']} per request ({option})" in got["error"], got
+    assert f"start the server with a larger {option.split()[0]}" in got["error"], got
+
+
 def test_size_limits(server):
     big = {"rows": [{"prompt": "p", "completion": "x" * 60_000}]}
     reply = httpx.post(server.url + "/score", json=big, headers=AUTH)
-    assert reply.status_code == 413 and "52428" in reply.json()["error"]
+    _refused(reply, BYTES_413)
 
     def chunks():  # no Content-Length: the stream itself is cut at the limit
         yield b'{"rows": [{"completion": "'
@@ -244,9 +258,17 @@ def test_size_limits(server):
         yield b'"}]}'
 
     streamed = httpx.post(server.url + "/score", content=chunks(), headers={**AUTH, "Content-Type": "application/json"})
-    assert streamed.status_code == 413
+    _refused(streamed, BYTES_413)
     many = httpx.post(server.url + "/score", json={"rows": [{"completion": "x"}] * 101}, headers=AUTH)
-    assert many.status_code == 413 and "at most 100" in many.json()["error"]
+    _refused(many, ROWS_413)
+    # every endpoint that takes a batch: OpenRLHF's (its rows counted before they are read: 101 queries with 100
+    # prompts was a 422 about the prompts), the data check and the audit
+    queries = {"query": ["2+2?" + GOOD] * 101, "prompts": ["2+2?"] * 100}
+    _refused(httpx.post(server.url + "/get_reward", json=queries, headers=AUTH), ROWS_413)
+    _refused(httpx.post(server.url + "/get_reward", json={"query": ["x" * 60_000]}, headers=AUTH), BYTES_413)
+    for path in ("/check", "/audit"):
+        _refused(httpx.post(server.url + path, json={"rows": [{"prompt": "p", "completion": "x"}] * 101},
+                            headers=AUTH), ROWS_413)
     assert httpx.post(server.url + "/score", content=b"{not json", headers=AUTH).status_code == 400
 
 

@@ -41,11 +41,13 @@ JSON = (b"content-type", b"application/json")
 
 
 class HTTPError(Exception):
-    """An answer other than 200: status, a message for the client, optional headers."""
+    """An answer other than 200: status, a message for the client, optional headers, and optional fields a
+    client reads beside ``error`` in the JSON body (a 413's ``limit`` and ``unit``)."""
 
-    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None,
+                 fields: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
-        self.status, self.message, self.headers = status, message, dict(headers or {})
+        self.status, self.message, self.headers, self.fields = status, message, dict(headers or {}), dict(fields or {})
 
 
 class Request:
@@ -111,7 +113,7 @@ class App:
             payload = await self._answer(Request(scope, receive, headers, entry, start), method, path)
         except HTTPError as exc:
             entry["error"] = exc.message
-            status, payload, extra = exc.status, {"error": exc.message}, exc.headers
+            status, payload, extra = exc.status, {"error": exc.message, **exc.fields}, exc.headers
         except RecursionError:  # a value nested deeper than Python can walk, wherever it was walked first
             entry["error"] = message = "a value in the body is nested too deeply to read"
             status, payload = 400, {"error": message}
