@@ -83,7 +83,7 @@ def resume_point(output_dir: Path) -> tuple[Path | None, int | None, list[str]]:
     hand deleting the folder.  When every checkpoint is cut short there is nothing to resume from, and training
     from the start would write over the run: that is a :class:`ConfigError` naming each one."""
     folders = checkpoint_folders(output_dir)
-    passed = []
+    passed: list[str] = []
     for folder in folders:
         state = checkpoint_state(folder)
         if isinstance(state, int):
