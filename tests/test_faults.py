@@ -283,6 +283,24 @@ def test_an_overflowing_total_is_written_as_null_with_the_cause(tmp_path, packs)
     assert first["total"] is None and "overflowed" in first["error"] and second["total"] == 0.0
 
 
+def test_rows_a_reward_cannot_judge_are_counted_and_named_with_why(tmp_path):
+    """contest rows whose tests are broken score null: only ``data check`` named them; ``score`` said nothing.
+    Now one line per reward counts them and names the first three (label, id column, the reward's own reason)."""
+    broken = [{"id": f"p{i}", "prompt": "p", "completion": "```python\nprint(3)\n```", "tests": "broken"}
+              for i in range(1, 6)]
+    no_code = {"id": "p6", "prompt": "p", "completion": "no code here", "tests": [{"input": "", "output": "3"}]}
+    data = write_jsonl(tmp_path / "rows.jsonl", [*broken, no_code])
+    proc = run_cli("score", str(data), "--rewards", "contest", "--out", str(tmp_path / "out.jsonl"))
+    text = no_traceback(proc)
+    assert proc.returncode == 0, text
+    assert [line["total"] for line in _scores(tmp_path / "out.jsonl")] == [None] * 5 + [0.0]
+    why = "column 'tests': expected a list of"
+    line = " ".join(next(x for x in proc.stderr.split("note: ")[1:] if x.startswith("contest")).split())
+    assert line.startswith("contest gave no value (null) on 5 of 6 rows: line 1 (id 'p1'): " + why), line
+    assert "line 2 (id 'p2')" in line and "line 3 (id 'p3')" in line and line.endswith("; and 2 more"), line
+    assert "line 4" not in line and "p6" not in line
+
+
 # ------------------------------------------------------------------------------------------ train
 
 def _train(tmp: Path, config: Path, *args: str) -> subprocess.CompletedProcess:
