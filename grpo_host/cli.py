@@ -360,6 +360,7 @@ def score(
     from .errors import UserError
     from .kinds.monitor import MonitorSet, choose
     from .runs.guard import refuse_folder_name
+    from .runs.nulls import NullRows
     from .runs.output import ScoreOutput, score_file
 
     if out_text is not None:
@@ -375,6 +376,7 @@ def score(
     progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                         console=err, transient=True, disable=not err.is_terminal)
     bad: list[str] = []
+    nulls = NullRows(ensemble.members)
 
     def on_batch(lines: list[dict]) -> None:
         progress.advance(task, len(lines))
@@ -386,7 +388,7 @@ def score(
             tally = score_file(data, ensemble, output or (sys.stdout if out_path == Path("-") else None),
                                batch_size=batch_size, monitors=watch, group_column=group_column,
                                record=record, record_sample=record_sample,  # type: ignore[arg-type]  # checked there
-                               on_batch=on_batch)
+                               on_batch=on_batch, sinks=[nulls])
     except KeyboardInterrupt:
         kept = f": {out_path} keeps the rows scored so far; --resume continues it" if output is not None else ""
         err.print(Text.assemble(("interrupted", "red"), kept), soft_wrap=True)
@@ -396,6 +398,8 @@ def score(
     else:
         _print_scores(f"{data}", tally, ensemble, err if out_path == Path("-") else out)
     _print_findings(watch.alerts, tally.errors, bad)
+    for line in nulls.lines():
+        err.print(f"note: {line}", soft_wrap=True, style="yellow")
     raise typer.Exit(1 if bad or tally.bad or tally.failed else 0)
 
 

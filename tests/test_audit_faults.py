@@ -63,6 +63,26 @@ def test_a_reward_that_never_returns_is_stopped_after_a_few_timeouts(hostile, na
     assert seconds < 60, seconds
 
 
+@pytest.mark.parametrize(("name", "calls"), [
+    ("hostile_hang_batch", HANG_STREAK),  # one call a batch: each timed-out batch counts once
+    ("hostile_hang_async_batch", HANG_STREAK),
+    ("hostile_hang_async", HANG_STREAK + 1),  # two at a time: the pair under way when the third timed out finishes
+])
+def test_an_async_or_batch_reward_that_never_returns_is_stopped_as_a_sync_one_is(hostile, name, calls):
+    """The bound holds whatever the reward's kind.  An async per-item reward was counted only once its whole batch
+    was in: every item of the batch (16 rows here, 8 rounds of two) waited out its timeout before the stop."""
+    import grpo_test_hostile
+
+    grpo_test_hostile.CALLS.clear()
+    report = audit_rows(pairs(ROWS * 2), name, plugins=hostile)
+    audit, seen = kinds(report, name)
+    assert audit.stopped.startswith(f"timed out on {HANG_STREAK} items in a row, so it was called no more"), audit
+    assert seen["skipped"] > 0 and seen["timeout"] > 0 and "raised" not in seen
+    assert grpo_test_hostile.CALLS[name] <= calls, grpo_test_hostile.CALLS
+    [hangs] = [f for f in report.findings if f.kind == "hangs"]
+    assert hangs.reward == name and "timed out" in hangs.message
+
+
 def test_a_reward_that_kills_its_worker_is_reported_as_such_and_stopped(hostile):
     report = audit_rows(pairs(ROWS), "hostile_signal", plugins=hostile, workers=2)
     audit, seen = kinds(report, "hostile_signal")

@@ -283,6 +283,24 @@ def test_an_overflowing_total_is_written_as_null_with_the_cause(tmp_path, packs)
     assert first["total"] is None and "overflowed" in first["error"] and second["total"] == 0.0
 
 
+def test_rows_a_reward_cannot_judge_are_counted_and_named_with_why(tmp_path):
+    """contest rows whose tests are broken score null: only ``data check`` named them; ``score`` said nothing.
+    Now one line per reward counts them and names the first three (label, id column, the reward's own reason)."""
+    broken = [{"id": f"p{i}", "prompt": "p", "completion": "```python\nprint(3)\n```", "tests": "broken"}
+              for i in range(1, 6)]
+    no_code = {"id": "p6", "prompt": "p", "completion": "no code here", "tests": [{"input": "", "output": "3"}]}
+    data = write_jsonl(tmp_path / "rows.jsonl", [*broken, no_code])
+    proc = run_cli("score", str(data), "--rewards", "contest", "--out", str(tmp_path / "out.jsonl"))
+    text = no_traceback(proc)
+    assert proc.returncode == 0, text
+    assert [line["total"] for line in _scores(tmp_path / "out.jsonl")] == [None] * 5 + [0.0]
+    why = "column 'tests': expected a list of"
+    line = " ".join(next(x for x in proc.stderr.split("note: ")[1:] if x.startswith("contest")).split())
+    assert line.startswith("contest gave no value (null) on 5 of 6 rows: line 1 (id 'p1'): " + why), line
+    assert "line 2 (id 'p2')" in line and "line 3 (id 'p3')" in line and line.endswith("; and 2 more"), line
+    assert "line 4" not in line and "p6" not in line
+
+
 # ------------------------------------------------------------------------------------------ train
 
 def _train(tmp: Path, config: Path, *args: str) -> subprocess.CompletedProcess:
@@ -301,15 +319,17 @@ def test_a_finished_run_is_neither_rewritten_nor_trained_past_its_end(tmp_path):
     assert other.returncode == 2 and "already holds checkpoint-2" in no_traceback(other)
     assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before  # config.yaml too
     assert sorted(p.name for p in run.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
-    # a torn state in the last checkpoint and a torn metrics line: named, and the run continues from checkpoint-1
-    (run / "checkpoint-2" / "trainer_state.json").write_text("")
+    # no state in the last checkpoint (a save cut short) and a torn metrics line: named, and the run continues
+    # from checkpoint-1 (the missing state was passed over without a word)
+    (run / "checkpoint-2" / "trainer_state.json").unlink()
     torn = len((run / "metrics.jsonl").read_text().splitlines()) + 1
     with (run / "metrics.jsonl").open("a") as f:
         f.write('{"step": 3, "rew')
     resumed = _train(tmp_path, config, "--set", "resume=true", "--set", "max_steps=3")
     text = no_traceback(resumed)
     assert resumed.returncode == 0, text
-    assert "checkpoint-2/trainer_state.json is incomplete" in text and f"metrics.jsonl line {torn} is not" in text
+    assert "checkpoint-2 is passed over: its trainer_state.json is missing" in text
+    assert f"metrics.jsonl line {torn} is not" in text
     assert "resuming from" in text and "checkpoint-1 (step 1)" in text
     summary = json.loads((run / "summary.json").read_text())
     assert (summary["steps"], summary["resumed_from"]) == (3, 1)
@@ -320,6 +340,28 @@ def test_a_finished_run_is_neither_rewritten_nor_trained_past_its_end(tmp_path):
     cut = _train(tmp_path, config, "--set", "resume=true", "--set", "max_steps=3")
     text = no_traceback(cut)
     assert cut.returncode == 0 and "summary.json does not read as a run summary" in text, text
+
+
+def test_resuming_a_run_whose_every_checkpoint_was_cut_short_is_refused_and_trains_nothing(tmp_path):
+    """Every checkpoint's state missing or torn: there is nothing to resume from, and training from the start would
+    write over the run (it did: it trained from nothing).  Refused before anything is read or written."""
+    config = _train_config(tmp_path, max_steps=4)
+    run = tmp_path / "run"
+    for name, state in (("checkpoint-2", ""), ("checkpoint-4", None), ("checkpoint-10", '{"global_step": "x"}')):
+        (run / name).mkdir(parents=True)
+        if state is not None:
+            (run / name / "trainer_state.json").write_text(state)
+    (run / "config.yaml").write_text("kept: true\n")
+    (run / "packs.json").write_text("[]\n")
+    proc = _train(tmp_path, config, "--set", "resume=true")
+    text = no_traceback(proc)
+    assert proc.returncode == 2, text
+    assert "no checkpoint in" in text and text.index("checkpoint-10 is passed over") < text.index("checkpoint-4")
+    assert "checkpoint-4 is passed over: its trainer_state.json is missing" in text
+    assert "checkpoint-2 is passed over: its trainer_state.json is incomplete (JSONDecodeError" in text
+    assert "global_step is 'x'" in text and (run / "config.yaml").read_text() == "kept: true\n"
+    assert sorted(p.name for p in run.iterdir()) == ["checkpoint-10", "checkpoint-2", "checkpoint-4", "config.yaml",
+                                                     "packs.json"]
 
 
 def test_a_folder_that_is_not_a_run_is_not_written_over(tmp_path):

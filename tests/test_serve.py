@@ -232,10 +232,24 @@ def test_check_reports_rows_like_data_check(server):
     assert problems[("-", "(row)", "no prompt: expected one of messages, prompt, instruction, question")] == ["row 4"]
 
 
+BYTES_413 = {"limit": 52428, "unit": "bytes"}
+ROWS_413 = {"limit": 100, "unit": "rows"}
+
+
+def _refused(reply, limit: dict) -> None:
+    """A 413 whose body names the limit (in its fields and its message) and the option that raises it."""
+    assert reply.status_code == 413, reply.text
+    got = reply.json()
+    assert {k: got.get(k) for k in limit} == limit, got
+    option = "--max-body-mb 0.05" if limit["unit"] == "bytes" else "--max-rows 100"
+    assert f"at most {limit['limit']} {limit['unit']} per request ({option})" in got["error"], got
+    assert f"start the server with a larger {option.split()[0]}" in got["error"], got
+
+
 def test_size_limits(server):
     big = {"rows": [{"prompt": "p", "completion": "x" * 60_000}]}
     reply = httpx.post(server.url + "/score", json=big, headers=AUTH)
-    assert reply.status_code == 413 and "52428" in reply.json()["error"]
+    _refused(reply, BYTES_413)
 
     def chunks():  # no Content-Length: the stream itself is cut at the limit
         yield b'{"rows": [{"completion": "'
@@ -244,9 +258,17 @@ def test_size_limits(server):
         yield b'"}]}'
 
     streamed = httpx.post(server.url + "/score", content=chunks(), headers={**AUTH, "Content-Type": "application/json"})
-    assert streamed.status_code == 413
+    _refused(streamed, BYTES_413)
     many = httpx.post(server.url + "/score", json={"rows": [{"completion": "x"}] * 101}, headers=AUTH)
-    assert many.status_code == 413 and "at most 100" in many.json()["error"]
+    _refused(many, ROWS_413)
+    # every endpoint that takes a batch: OpenRLHF's (its rows counted before they are read: 101 queries with 100
+    # prompts was a 422 about the prompts), the data check and the audit
+    queries = {"query": ["2+2?" + GOOD] * 101, "prompts": ["2+2?"] * 100}
+    _refused(httpx.post(server.url + "/get_reward", json=queries, headers=AUTH), ROWS_413)
+    _refused(httpx.post(server.url + "/get_reward", json={"query": ["x" * 60_000]}, headers=AUTH), BYTES_413)
+    for path in ("/check", "/audit"):
+        _refused(httpx.post(server.url + path, json={"rows": [{"prompt": "p", "completion": "x"}] * 101},
+                            headers=AUTH), ROWS_413)
     assert httpx.post(server.url + "/score", content=b"{not json", headers=AUTH).status_code == 400
 
 
@@ -301,6 +323,54 @@ def test_graceful_shutdown_answers_requests_in_flight(probe_site, tmp_path):
     assert srv.stop() in (0, -signal.SIGTERM)
     assert "Finished server process" in srv.log.read_text()
     assert [(e["path"], e["status"]) for e in srv.access()][-1] == ("/score", 200)
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """Everything the server sends on ``sock`` until it closes the connection."""
+    sock.settimeout(30)
+    answer = b""
+    while chunk := sock.recv(65536):
+        answer += chunk
+    return answer
+
+
+@pytest.mark.parametrize("protocol", ["httptools", "h11"])
+def test_sigterm_answers_every_request_begun_and_refuses_new_connections(probe_site, tmp_path, protocol):
+    """Requests in flight when SIGTERM comes are answered, whatever part of them had arrived: one being scored,
+    one queued behind it, one whose body had not come, one whose headers were only begun (uvicorn closed that one
+    unanswered, a broken pipe for the client).  A connection made after the signal is refused."""
+    env = {}
+    if protocol == "h11":
+        blocker = tmp_path / "blocker"
+        blocker.mkdir()
+        (blocker / "httptools.py").write_text('raise ImportError("httptools is blocked for this test")\n')
+        env["PYTHONPATH"] = f"{blocker}{os.pathsep}{probe_site}"
+    srv = Server(probe_site, tmp_path / "stderr.log", "slow", "--concurrency", "1", env=env)
+    body = json.dumps({"rows": [{"completion": "x", "sleep": 0.5}]}).encode()
+    head = (f"POST /score HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool, \
+            socket.create_connection(("127.0.0.1", srv.port)) as begun, \
+            socket.create_connection(("127.0.0.1", srv.port)) as no_body:
+        scored, queued = (pool.submit(httpx.post, srv.url + "/score", timeout=30,
+                                      json={"rows": [{"completion": "x", "sleep": 1}]}) for _ in range(2))
+        until(lambda h: h["scoring"] == 1 and h["waiting"] == 1, srv.url)
+        begun.sendall(head[:20])
+        no_body.sendall(head)
+        until(lambda h: True, srv.url)  # one more round trip: both are read by the server
+        srv.process.send_signal(signal.SIGTERM)
+        with pytest.raises(httpx.TransportError):  # a new connection is refused (the listener is closed)...
+            until(lambda h: False, srv.url)
+        begun.sendall(head[20:] + body)  # ...and the requests begun before the signal are answered
+        no_body.sendall(body)
+        answers = [_answer(begun), _answer(no_body)]
+        replies = [scored.result(), queued.result()]
+    for answer in answers:
+        assert answer.startswith(b"HTTP/1.1 200"), answer[:300]  # and the connection closed after it
+        assert json.loads(answer.partition(b"\r\n\r\n")[2])["results"][0]["total"] == 1.0
+    assert [r.status_code for r in replies] == [200, 200]
+    assert srv.stop() in (0, -signal.SIGTERM)
+    assert sorted(e["status"] for e in srv.access("/score")) == [200, 200, 200, 200]
 
 
 def test_bad_spec_stops_at_start(probe_site):

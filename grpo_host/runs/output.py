@@ -24,7 +24,7 @@ import json
 import os
 import stat
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict
 
@@ -263,6 +263,7 @@ def score_file(
     data: Path, ensemble: Ensemble, output: ScoreOutput | TextIO | None = None, *, batch_size: int = 256,
     monitors: Sink | None = None, group_column: str | None = None, record: RecordMode = "all",
     record_sample: int = 16, on_batch: Callable[[list[dict[str, Any]]], None] | None = None,
+    sinks: Sequence[Sink] = (),
 ) -> Tally:
     """Score the rows of ``data`` into ``output`` (a checked :class:`ScoreOutput`, a stream such as standard output,
     or None: nowhere); returns the tally.
@@ -270,9 +271,10 @@ def score_file(
     A :class:`ScoreOutput` gets the rollout record beside it (``record``:
     all, sample, none) and, when continued, counts its kept rows into the
     tally.  ``on_batch`` sees each batch's result lines before they are
-    written.  An interrupt (``KeyboardInterrupt``) leaves the output cut back
-    to its last whole batch, for ``--resume``; once every row is in, the
-    progress record goes.
+    written; ``sinks`` see each scored batch, after the record and
+    ``monitors``.  An interrupt (``KeyboardInterrupt``) leaves the output
+    cut back to its last whole batch, for ``--resume``; once every row is
+    in, the progress record goes.
     """
     rows = read_rows(data)
     kept, stream = (output, None) if isinstance(output, ScoreOutput) else (None, output)
@@ -288,7 +290,8 @@ def score_file(
     complete = False
     try:
         for lines in score_file_batches(rows, ensemble, tally, batch_size=batch_size, group_column=group_column,
-                                        sinks=[_RecordBeside(rollouts) if rollouts is not None else None, monitors]):
+                                        sinks=[_RecordBeside(rollouts) if rollouts is not None else None, monitors,
+                                               *sinks]):
             if on_batch is not None:
                 on_batch(lines)
             if kept is not None:

@@ -208,10 +208,11 @@ class Ensemble:
 
     @contextlib.contextmanager
     def stopping_hung(self, in_a_row: int, in_all: int) -> Iterator[dict[str, str]]:
-        """Within the block, a member whose items timed out or lost their worker process ``in_a_row`` times in a
-        row, or ``in_all`` times in all, is called no more: its items left in that batch, and in every later one,
-        are ``skipped`` (a per-item reward's items already running finish under their timeout; a batch or async
-        reward is stopped between calls or batches).  Yields :attr:`stopped`, the members stopped so far.
+        """Within the block, a member whose items timed out or lost their worker process ``in_a_row`` times in a row, or
+        ``in_all`` times in all, is called no more: its items left in that batch, and in every later one, are
+        ``skipped`` (a per-item reward's items already running finish under their timeout, sync or async; a batch reward
+        is stopped between batches, each timed-out batch counting once). Yields :attr:`stopped`, the members stopped so
+        far.
 
         A run waits out every timeout (a slow item is not a broken reward); the audit, which sends a reward
         hostile text for minutes, uses this so that a reward that hangs or crashes costs a few timeouts, not one
@@ -253,16 +254,18 @@ class Ensemble:
             return lambda: (skipped, 0.0)
         if isinstance(reward, AsyncReward):  # the rewards whose is_async is true
             filled: list[Outcome | None] = [None] * n  # filled as items finish: a blocked loop loses only the rest
-            future = self._async.submit(_run_async(member, reward, items, filled))
+            future = self._async.submit(_run_async(member, reward, items, filled, None if reward.batch else stop))
             rounds = 1 if reward.batch else -(-n // reward.concurrency)
             backstop = None if member.timeout is None else member.timeout * rounds + 1.0
 
             def collect() -> tuple[list[Outcome], float]:
                 with contextlib.suppress(TimeoutError):  # its coroutines blocked the event loop
                     self._async.wait(future, backstop)
+                lost = [i for i, out in enumerate(filled) if out is None]  # what the blocked loop never finished
                 outcomes = [out or Outcome("timeout") for out in filled]
-                if stop is not None:  # counted once the batch is in: a later batch is not called
-                    for out in outcomes[:1] if reward.batch else outcomes:
+                if stop is not None:  # a batch counts once it is in (a later batch is not called); items counted
+                    # as they finished (_run_async), and here those the loop lost
+                    for out in outcomes[:1] if reward.batch else [outcomes[i] for i in lost]:
                         stop(out)
                 return outcomes, time.perf_counter() - start
 
@@ -431,18 +434,29 @@ def _ray_pool(size: int | None) -> Pool:
     return RayPool(size)
 
 
-async def _run_async(member: Member, reward: AsyncReward, items: _Items, done: list[Outcome | None]) -> None:
+async def _run_async(member: Member, reward: AsyncReward, items: _Items, done: list[Outcome | None],
+                     stop: Stop | None = None) -> None:
     """An async member's items (``reward`` is ``member.reward``) into ``done``, ``concurrency`` at a time, each under
     the member's timeout (waiting for a slot is not part of it), each outcome as soon as it is known; a batch reward
-    is one call under the timeout."""
+    is one call under the timeout.
+
+    ``stop`` (per-item rewards, :meth:`Ensemble.stopping_hung`) sees each outcome as it comes, as the executors
+    do for a sync reward: once it says stop, the items not yet started are ``skipped``, so an async reward whose
+    items hang costs a few timeouts, not one per round of ``concurrency`` over the whole batch."""
     inputs = items.inputs(reward)
     if reward.batch:
         done[:] = _spread(await acall(functools.partial(reward.ascore_items, *items.batch_args(reward)),
                                       member.timeout), len(inputs))
         return
+    stopped = False
 
     async def one(i: int) -> None:
-        done[i] = await acall(functools.partial(ascore_row, reward, inputs[i], items.prompts[i], **items.row(i)),
-                              member.timeout)
+        nonlocal stopped
+        if stopped:
+            done[i] = Outcome("skipped")
+            return
+        done[i] = out = await acall(functools.partial(ascore_row, reward, inputs[i], items.prompts[i],
+                                                      **items.row(i)), member.timeout)
+        stopped = stop is not None and stop(out)
 
     await gather_bounded(reward.concurrency, [functools.partial(one, i) for i in range(len(inputs))])

@@ -123,7 +123,7 @@ class Endpoints:
         max_body = self.settings.max_body
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > max_body:
-            raise HTTPError(413, f"the body is {declared} bytes; this server takes at most {max_body}")
+            raise self.too_big(f"the body is {declared} bytes")
         seconds, deadline = self.deadline_of(request)
         body_ends = time.monotonic() + self.settings.body_timeout
         chunks_, size = [], 0
@@ -136,7 +136,7 @@ class Endpoints:
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > max_body:
-                        raise HTTPError(413, f"the body is over {max_body} bytes, this server's limit")
+                        raise self.too_big(f"the body is over {max_body} bytes (the stream was cut there)")
                     chunks_.append(chunk)
                     if not message.get("more_body"):
                         break
@@ -153,11 +153,26 @@ class Endpoints:
         except ValueError as exc:
             raise HTTPError(400, f"the body is not JSON: {exc}") from None
 
+    def too_big(self, what: str) -> HTTPError:
+        """The 413 for a body over ``--max-body-mb``: what was sent, the limit in bytes, and how to raise it."""
+        limit = self.settings.max_body
+        return HTTPError(413, f"{what}; this server takes at most {limit} bytes per request (--max-body-mb "
+                         f"{limit / 2**20:.4g}): send fewer rows per request, or start the server with a larger "
+                         "--max-body-mb", fields={"limit": limit, "unit": "bytes"})
+
+    def count_rows(self, n: int) -> None:
+        """The 413 for more rows than ``--max-rows``, checked before any row is read: the limit, and how to
+        raise it."""
+        limit = self.settings.max_rows
+        if n > limit:
+            raise HTTPError(413, f"{n} rows; this server takes at most {limit} rows per request (--max-rows "
+                            f"{limit}): split the request, or start the server with a larger --max-rows",
+                            fields={"limit": limit, "unit": "rows"})
+
     def take_rows(self, request: Request, rows: Any) -> list[Any]:
         if not isinstance(rows, list):
             raise HTTPError(422, "'rows' must be a list of row objects")
-        if len(rows) > self.settings.max_rows:
-            raise HTTPError(413, f"{len(rows)} rows; this server takes at most {self.settings.max_rows} per request")
+        self.count_rows(len(rows))
         request.log["rows"] = len(rows)
         return rows
 
@@ -195,6 +210,8 @@ class Endpoints:
         body = await self.read_json(request)
         if not isinstance(body, dict):
             raise HTTPError(422, "the body must be an object with 'query', 'prompts' and 'labels'")
+        if isinstance(body.get("query"), list):  # over the limit is 413 before any query is read
+            self.count_rows(len(body["query"]))
         rows = self.take_rows(request, openrlhf_rows(body, self.settings.openrlhf_tokens, tests=self.reads_tests))
         _, deadline = self.deadline_of(request)
         labelled = [(f"row {i}", row) for i, row in enumerate(rows)]

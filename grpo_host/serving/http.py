@@ -41,11 +41,13 @@ JSON = (b"content-type", b"application/json")
 
 
 class HTTPError(Exception):
-    """An answer other than 200: status, a message for the client, optional headers."""
+    """An answer other than 200: status, a message for the client, optional headers, and optional fields a
+    client reads beside ``error`` in the JSON body (a 413's ``limit`` and ``unit``)."""
 
-    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None,
+                 fields: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
-        self.status, self.message, self.headers = status, message, dict(headers or {})
+        self.status, self.message, self.headers, self.fields = status, message, dict(headers or {}), dict(fields or {})
 
 
 class Request:
@@ -111,7 +113,7 @@ class App:
             payload = await self._answer(Request(scope, receive, headers, entry, start), method, path)
         except HTTPError as exc:
             entry["error"] = exc.message
-            status, payload, extra = exc.status, {"error": exc.message}, exc.headers
+            status, payload, extra = exc.status, {"error": exc.message, **exc.fields}, exc.headers
         except RecursionError:  # a value nested deeper than Python can walk, wherever it was walked first
             entry["error"] = message = "a value in the body is nested too deeply to read"
             status, payload = 400, {"error": message}
@@ -242,6 +244,22 @@ class _HeaderClock(asyncio.Protocol):
         super().on_response_complete()  # type: ignore[misc]  # uvicorn's protocols have it; asyncio's base does not
         self._first_byte = None
 
+    _draining = False
+
+    def shutdown(self) -> None:
+        """On SIGTERM uvicorn closes every connection without a request cycle, and a request whose headers are
+        still arriving has none yet: that request was accepted (its first byte is in) and is answered like those
+        past their headers, then its connection closes (:meth:`_close_after`).  Idle connections close at once."""
+        if self._first_byte is None:
+            super().shutdown()  # type: ignore[misc]  # uvicorn's protocols have it; asyncio's base does not
+        else:
+            self._draining = True
+
+    def _close_after(self) -> None:
+        """Called once a request's cycle exists: on a connection draining for shutdown, it is the last one."""
+        if self._draining:
+            self.cycle.keep_alive = False  # type: ignore[attr-defined]  # uvicorn's protocols have a cycle
+
     def connection_lost(self, exc) -> None:
         self._disarm()
         super().connection_lost(exc)
@@ -275,6 +293,7 @@ def _h11_protocol(timeout: float) -> type[asyncio.Protocol]:
             scope = getattr(self, "scope", None)
             if scope is not None and scope is not before:  # a request's headers are complete
                 self._headers_done(scope)
+                self._close_after()
 
     return Protocol
 
@@ -307,6 +326,7 @@ def _httptools_protocol(timeout: float, httptools: Any) -> type[asyncio.Protocol
         def on_headers_complete(self) -> None:
             self._headers_done(self.scope)  # type: ignore[arg-type]  # ASGI lets a server add keys to the scope
             super().on_headers_complete()
+            self._close_after()
 
     return Protocol
 

@@ -14,9 +14,11 @@
   otherwise retry for about a minute with no network), and an id the hub
   does not know is named before any data is read.
 * **Checkpoints and records.**  A checkpoint counts as complete only when
-  its ``trainer_state.json`` reads as a state with a step, so a torn one is
-  named and passed over for the one before; a torn line in
-  ``metrics.jsonl`` is named and dropped.
+  its ``trainer_state.json`` reads as a state with a step, so one whose
+  state is missing, empty or torn is named and passed over for the one
+  before; a run whose every checkpoint is so is refused (resuming it would
+  train from nothing over it); a torn line in ``metrics.jsonl`` is named
+  and dropped.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ from ..runs.guard import is_run as _is_run
 from .builtin_model import TINY, TINY_TOOLS, is_builtin
 from .config import RunConfig
 
-__all__ = ["RUN_MARKERS", "check_model", "check_output_dir", "checkpoint_step", "finished_summary",
-           "read_jsonl_records"]
+__all__ = ["RUN_MARKERS", "check_model", "check_output_dir", "checkpoint_folders", "checkpoint_state",
+           "finished_summary", "read_jsonl_records", "resume_point"]
 
 HUB_PROBE_SECONDS = 3.0
 """How long the hub gets to accept one connection before the machine counts as offline."""
@@ -46,11 +48,14 @@ def _note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr, flush=True)
 
 
-def checkpoint_step(folder: Path) -> int | None:
-    """The step recorded in ``folder/trainer_state.json``, or None (named on stderr) when it is missing or torn."""
+def checkpoint_state(folder: Path) -> int | str:
+    """The step recorded in ``folder/trainer_state.json``, or why that checkpoint cannot be resumed from.
+
+    Both engines write ``trainer_state.json`` last (transformers' ``_save_checkpoint``, the MLX backend
+    atomically), so a missing, empty or torn one means the save was cut short."""
     state = folder / "trainer_state.json"
     if not state.is_file():
-        return None
+        return "its trainer_state.json is missing"
     try:
         step = json.loads(state.read_text())["global_step"]
         if isinstance(step, int) and not isinstance(step, bool) and step >= 0:
@@ -58,8 +63,37 @@ def checkpoint_step(folder: Path) -> int | None:
         problem = f"global_step is {step!r}"
     except (OSError, ValueError, KeyError, TypeError) as exc:
         problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    _note(f"{state} is incomplete ({problem}); that checkpoint is passed over")
-    return None
+    return f"its trainer_state.json is incomplete ({problem})"
+
+
+def checkpoint_folders(output_dir: Path) -> list[Path]:
+    """The ``checkpoint-N`` folders of ``output_dir``, newest (highest N) first."""
+    if not output_dir.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in output_dir.iterdir() if (m := CHECKPOINT.match(p.name)) and p.is_dir()]
+    return [p for _, p in sorted(found, reverse=True)]
+
+
+def resume_point(output_dir: Path) -> tuple[Path | None, int | None, list[str]]:
+    """The newest checkpoint ``resume`` continues from and its step (None, None when there is none), and a line
+    for each newer one passed over, saying why.
+
+    A checkpoint whose save was cut short is passed over for the one before, as transformers' users ask of
+    ``resume_from_checkpoint`` (huggingface/transformers#35525): a job killed while saving resumes without a
+    hand deleting the folder.  When every checkpoint is cut short there is nothing to resume from, and training
+    from the start would write over the run: that is a :class:`ConfigError` naming each one."""
+    folders = checkpoint_folders(output_dir)
+    passed: list[str] = []
+    for folder in folders:
+        state = checkpoint_state(folder)
+        if isinstance(state, int):
+            return folder, state, passed
+        passed.append(f"{folder.name} is passed over: {state} (a save cut short)")
+    if folders:
+        raise ConfigError(f"resume: no checkpoint in {str(output_dir)!r} can be resumed from: "
+                          f"{'; '.join(line.removesuffix(' (a save cut short)') for line in passed)}; "
+                          "remove them to train from the start, or choose another output_dir")
+    return None, None, passed
 
 
 def read_jsonl_records(path: Path) -> list[dict[str, Any]]:
@@ -99,10 +133,12 @@ def check_output_dir(config: RunConfig) -> None:
     if parent != out:
         return  # a new folder
     entries = list(out.iterdir())
-    checkpoints = sorted(p.name for p in entries if CHECKPOINT.match(p.name) and p.is_dir())
+    checkpoints = checkpoint_folders(out)
     if checkpoints and not config.resume:
-        raise ConfigError(f"{key}: already holds {checkpoints[-1]}: set resume: true to continue it, or choose "
+        raise ConfigError(f"{key}: already holds {checkpoints[0].name}: set resume: true to continue it, or choose "
                           "another output_dir")
+    if checkpoints:
+        resume_point(out)  # a run whose every checkpoint was cut short is refused before anything is written
     if entries and not _is_run(out) and not config.overwrite_output_dir:
         shown = ", ".join(sorted(p.name for p in entries)[:5]) + (", ..." if len(entries) > 5 else "")
         raise ConfigError(f"{key}: the folder holds files and is not a grpo-host run ({shown}); choose an empty "

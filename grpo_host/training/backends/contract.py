@@ -30,6 +30,7 @@ through :class:`~grpo_host.kinds.monitor.MonitorStopped`).
 
 from __future__ import annotations
 
+import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -37,8 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...distributed import is_main_process
-from ..preflight import checkpoint_step
-from .steps import last_checkpoint, refuse_unasked_overwrite
+from ..preflight import resume_point
+from .steps import refuse_unasked_overwrite
 
 if TYPE_CHECKING:
     from ...kinds.monitor import Alert
@@ -102,12 +103,15 @@ class TrainingBackend(ABC):
         """The whole run: resume point, the backend's duties in order, the summary."""
         job = self.job
         refuse_unasked_overwrite(job)
-        self.checkpoint = last_checkpoint(job.output_dir) if job.config.resume else None
-        if self.checkpoint is not None:
-            self.resume_step = checkpoint_step(self.checkpoint)
+        passed: list[str] = []
+        if job.config.resume:
+            self.checkpoint, self.resume_step, passed = resume_point(job.output_dir)
         try:
             self.prepare()
             if self.checkpoint is not None and is_main_process():
+                for line in passed:
+                    print(f"note: {line}; the run writes it again when it reaches that step", file=sys.stderr,
+                          flush=True)
                 print(f"resuming from {self.checkpoint} (step {self.resume_step})", flush=True)
             job.metrics.start(self.resume_step)
             start = time.perf_counter()

@@ -12,38 +12,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError, DataRefused, DuplicateNameError, UnknownNameError
-from ..preflight import CHECKPOINT, checkpoint_step
+from ..preflight import checkpoint_folders
 
 if TYPE_CHECKING:
     from ..train import Job
 
-__all__ = ["check_prompt_length", "last_checkpoint", "refuse_unasked_overwrite", "rollout_environments"]
-
-
-def last_checkpoint(output_dir: Path, *, complete: bool = True) -> Path | None:
-    """The ``checkpoint-N`` folder with the highest N, found without importing an engine.
-
-    ``complete``: only folders whose ``trainer_state.json`` reads as a
-    state with a step, so a run killed while writing a checkpoint (or one
-    whose state file is empty or torn, which is named on stderr) resumes
-    from the one before.
-    """
-    if not output_dir.is_dir():
-        return None
-    found = sorted(((int(m.group(1)), p) for p in output_dir.iterdir() if (m := CHECKPOINT.match(p.name))
-                    and p.is_dir()), reverse=True)
-    return next((p for _, p in found if not complete or checkpoint_step(p) is not None), None)
+__all__ = ["check_prompt_length", "refuse_unasked_overwrite", "rollout_environments"]
 
 
 def refuse_unasked_overwrite(job: Job) -> None:
     """A ``ConfigError`` when ``output_dir`` already holds a checkpoint (even a partial one) and ``resume`` is off."""
-    existing = last_checkpoint(job.output_dir, complete=False)
-    if existing is not None and not job.config.resume:
-        raise ConfigError(f"output_dir {str(job.output_dir)!r} already holds {existing.name}: "
+    existing = checkpoint_folders(job.output_dir)
+    if existing and not job.config.resume:
+        raise ConfigError(f"output_dir {str(job.output_dir)!r} already holds {existing[0].name}: "
                           "set resume: true to continue it, or choose another output_dir")
 
 
