@@ -68,5 +68,5 @@ def _decode(message: Mapping[str, Any], text_calls: TextCalls) -> list[Call]:
         return []
     if not isinstance(decoded, list) or not all(isinstance(d, dict) and len(d) == 1 for d in decoded):
         return []
-    calls = [Call(str(name), arguments) for d in decoded for name, arguments in d.items()]
-    return calls if all(isinstance(c.kwargs, dict) for c in calls) else []
+    read = [Call(str(name), arguments) for d in decoded for name, arguments in d.items()]
+    return read if all(isinstance(c.kwargs, dict) for c in read) else []

@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BACKENDS", "BLOCKED", "Call", "execute_multi_turn_func_call", "parse_call"]
+__all__ = ["BACKENDS", "BLOCKED", "Call", "backend", "execute_multi_turn_func_call", "parse_call"]
 
 BACKENDS = {
     "GorillaFileSystem": "gorilla_file_system",
@@ -90,7 +90,7 @@ def parse_call(text: str) -> Call:
     return Call(node.func.id, kwargs, args)
 
 
-def _backend(class_name: str) -> type:
+def backend(class_name: str) -> type:
     module = importlib.import_module(f"{__package__}.bfcl_backends.{BACKENDS[class_name]}")
     return getattr(module, class_name)
 
@@ -104,7 +104,7 @@ def execute_multi_turn_func_call(func_call_list: list[Call], initial_config: dic
     for class_name in involved_classes:
         instance = instances.get(class_name)
         if instance is None:
-            instance = instances[class_name] = _backend(class_name)()
+            instance = instances[class_name] = backend(class_name)()
             if class_name not in STATELESS:
                 instance._load_scenario(copy.deepcopy(initial_config.get(class_name, {})), long_context=long_context)
         involved[class_name] = instance

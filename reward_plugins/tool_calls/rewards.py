@@ -24,10 +24,12 @@ from grpo_host import Scored, ToolCall, Trajectory, hookimpl, reward
 from . import bfcl
 from .calls import TextCalls, steps
 from .dispatch import Call
+from .multi_turn import tool_call_state
 from .tools import Tool, ToolsProblem, read_tools
 from .tools import expected_calls as read_expected
 
-__all__ = ["MatchParams", "EfficiencyParams", "tool_call_format", "tool_call_match", "tool_efficiency"]
+__all__ = ["MatchParams", "EfficiencyParams", "tool_call_format", "tool_call_match", "tool_call_state",
+           "tool_efficiency"]
 
 EXPECTED = ("expected_calls", "ground_truth")
 
@@ -230,5 +232,5 @@ def tool_efficiency(rollout: Trajectory, *, params: EfficiencyParams, **_) -> Sc
 
 @hookimpl
 def register_rewards(register):
-    for item in (tool_call_format, tool_call_match, tool_efficiency):
+    for item in (tool_call_format, tool_call_match, tool_call_state, tool_efficiency):
         register(item)
