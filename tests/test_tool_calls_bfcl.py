@@ -229,3 +229,17 @@ def test_ground_truth_calls_are_read_as_literals(text, call):
 def test_anything_else_is_not_a_ground_truth_call(text):
     with pytest.raises(ValueError):
         parse_call(text)
+
+
+def test_a_backend_changing_a_list_it_was_given_does_not_change_the_ground_truth(rewards):
+    """TwitterAPI keeps a post's `mentions` list and `mention` appends to it: scored twice, the row's ground truth
+    (read once, cached) must be what the row says both times (BFCL builds fresh arguments with every eval)."""
+    row = {"initial_config": {"TwitterAPI": {"username": "a", "password": "b", "authenticated": True}},
+           "involved_classes": ["TwitterAPI"],
+           "ground_truth": [["post_tweet(content='hi', tags=['#t'], mentions=['@b'])"],
+                            ["mention(tweet_id=0, mentioned_usernames=['@c'])"]]}
+    completion = [{"role": "user", "content": "..."},
+                  assistant(("post_tweet", {"content": "hi", "tags": ["#t"], "mentions": ["@b"]})),
+                  {"role": "user", "content": "..."}, assistant(("mention", {"tweet_id": 0,
+                                                                             "mentioned_usernames": ["@c"]}))]
+    assert [rewards["tool_call_state"].score_one(completion, **row) for _ in range(3)] == [1.0, 1.0, 1.0]

@@ -10,7 +10,8 @@ arguments of plain JSON-like values) that is looked up among the public
 methods of the turn's involved classes and called with those arguments.
 Everything BFCL's string route gives a well-formed call is kept: the same
 method (when two classes share a name, the later class in
-``involved_classes`` wins, as upstream's mapping does), the same refused
+``involved_classes`` wins, as upstream's mapping does), fresh copies of the
+arguments for every call (as ``eval`` builds them), the same refused
 names and their message, the same result text (a string as returned, a dict
 as JSON, anything else through ``str``), an exception as ``Error during
 execution: ...``.  What differs: a name that is not such a method (a
@@ -124,7 +125,9 @@ def _execute(call: Call, methods: Mapping[str, Callable[..., Any]]) -> str:
         return f"Error during execution: name {call.name!r} is not defined"
     try:
         with mpmath.workdps(mpmath.mp.dps), decimal.localcontext():
-            return _text(method(*call.args, **call.kwargs))
+            # fresh arguments each time, as upstream's eval makes them: a backend keeps (and later changes) a list
+            # it was given, which must not change the call, a ground truth shared by every rollout of the row
+            return _text(method(*copy.deepcopy(call.args), **copy.deepcopy(dict(call.kwargs))))
     except Exception as exc:  # any failure of the call is its result, as upstream records it
         return f"Error during execution: {exc}"
 
