@@ -144,7 +144,9 @@ def test_hostile_calls_score_as_not_matching_and_never_raise(rewards):
 
 @pytest.mark.parametrize(("row", "problem"), [
     ({"tools": "[{", "expected_calls": []}, "column 'tools' is text that is not JSON"),
-    ({"tools": [], "expected_calls": []}, "must be a non-empty list"),
+    ({"tools": [], "expected_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}]},
+     "names 'get_weather', which is not among the row's tools []"),
+    ({"tools": {"name": "f"}, "expected_calls": []}, "must be a list of function schemas"),
     ({"tools": [{"name": "f", "parameters": {"type": "objekt"}}], "expected_calls": []}, "not a usable JSON Schema"),
     ({"tools": [{"name": "f", "parameters": {"$ref": "https://example.com/s.json"}}], "expected_calls": []},
      "remote references are never fetched"),

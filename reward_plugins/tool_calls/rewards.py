@@ -22,10 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from grpo_host import Scored, ToolCall, Trajectory, hookimpl, reward
 
 from . import bfcl
+from .calls import TextCalls, steps
+from .dispatch import Call
+from .multi_turn import tool_call_state
 from .tools import Tool, ToolsProblem, read_tools
 from .tools import expected_calls as read_expected
 
-__all__ = ["MatchParams", "EfficiencyParams", "tool_call_format", "tool_call_match", "tool_efficiency"]
+__all__ = ["MatchParams", "EfficiencyParams", "tool_call_format", "tool_call_match", "tool_call_state",
+           "tool_efficiency"]
 
 EXPECTED = ("expected_calls", "ground_truth")
 
@@ -61,9 +65,10 @@ def check_tools(row: Mapping[str, Any]) -> str | None:
 
 
 def check_expected(row: Mapping[str, Any]) -> str | None:
-    """``data check``: the tools are usable and the expected calls name them with arguments their schemas define."""
+    """``data check``: the tools are usable and the expected calls name them with arguments their schemas define
+    (a row expecting no call may offer no tools)."""
     try:
-        tools = read_tools(row.get("tools"))
+        tools = read_tools(row.get("tools"), empty_ok=True)
         column = next((c for c in EXPECTED if row.get(c) is not None), EXPECTED[0])
         read_expected(row.get(column), tools, column)
     except ToolsProblem as exc:
@@ -109,12 +114,21 @@ class MatchParams(BaseModel):
 
     partial: bool = Field(False, description="partial credit: expected calls matched / max(expected calls, calls "
                                              "made), instead of 1.0 only when the calls are exactly the expected ones")
+    dots_to_underscores: bool = Field(False, description="the model saw the tools under OpenAI-style names (a dot "
+                                                         "in a function name written as an underscore, as BFCL "
+                                                         "renames them for OpenAI, Mistral and Google models): a "
+                                                         "call of 'math.factorial' is expected as 'math_factorial'")
+    text_calls: TextCalls = Field("off", description="also read calls written as text in an assistant message "
+                                                     "without structured tool_calls, in one of BFCL's prompting "
+                                                     "formats: python ([f(a=1), g(b=2)]), json ([{\"function\": "
+                                                     "..., \"parameters\": {...}}]), verbose_xml or concise_xml "
+                                                     "(<functions><function name=...>...)")
 
 
 @reward(
     name="tool_call_match",
     requires={"tools": list | str, EXPECTED: list | str},
-    empty_ok=EXPECTED,
+    empty_ok=("tools", *EXPECTED),
     params=MatchParams,
     trajectory=True,
     check_row=check_expected,
@@ -127,6 +141,7 @@ class MatchParams(BaseModel):
          "tools": WEATHER, "ground_truth": [{"get_weather": {"city": ["Rome"]}}, {"get_weather": {"city": ["Oslo"]}}],
          "score": 1.0},
         {"completion": "I cannot help with that.", "tools": WEATHER, "expected_calls": [], "score": 1.0},
+        {"completion": "There is no tool for that.", "tools": [], "expected_calls": [], "score": 1.0},
     ],
 )
 def tool_call_match(rollout: Trajectory, *, tools: Any, params: MatchParams, expected_calls: Any = None,
@@ -139,38 +154,42 @@ def tool_call_match(rollout: Trajectory, *, tools: Any, params: MatchParams, exp
     an argument the expected call allows as "" may be left out.  Expected calls are BFCL's possible answers
     [{name: {argument: [allowed values]}}] or plain [{name, arguments}] (each value the one allowed; other
     parameters optional, or their schema default).  1.0 when every call made matches one expected call and none is
-    left over, else 0.0 (partial=true: matched / max(expected, made)); [] expected: 1.0 when no call is made.
-    Calls whose arguments are not a JSON object never match."""
+    left over, else 0.0 (partial=true: matched / max(expected, made)); [] expected (BFCL's irrelevance rows, which
+    may offer no tools at all): 1.0 when no call is made.  Calls are read as BFCL decodes them: an assistant
+    message one of whose calls has arguments that are not a JSON object makes no call at all; text_calls reads
+    calls written as text (BFCL's prompting mode); dots_to_underscores expects dotted names as OpenAI-style
+    models write them."""
     column = "expected_calls" if expected_calls is not None else "ground_truth"
-    known = read_tools(tools)
+    known = read_tools(tools, empty_ok=True)
     expected = read_expected(expected_calls if expected_calls is not None else ground_truth, known, column)
-    calls = rollout.tool_calls
+    calls = [call for step in steps(rollout.messages, params.text_calls) for call in step]
     if not expected:
         return float(not calls)
-    matched = _matched(expected, calls, known)
+    matched = _matched(expected, calls, known, params.dots_to_underscores)
     if params.partial:
         return matched / max(len(expected), len(calls))
     return float(matched == len(expected) == len(calls))
 
 
-def _matched(expected: list[dict[str, dict]], calls: tuple[ToolCall, ...], tools: dict[str, Tool]) -> int:
+def _matched(expected: list[dict[str, dict]], calls: list[Call], tools: dict[str, Tool], underscores: bool) -> int:
     """How many expected calls find a call, BFCL's way (``parallel_function_checker_no_order``): each expected
-    call in turn takes the first call not yet taken that BFCL's ``simple_function_checker`` accepts for it."""
+    call in turn takes the first call not yet taken that BFCL's ``simple_function_checker`` accepts for it (under
+    the name the model saw: with ``underscores``, BFCL's ``convert_func_name``)."""
     taken: set[int] = set()
     for answer in expected:
         ((name, _),) = answer.items()
-        description = {"name": name, "parameters": tools[name].parameters}
+        description = {"name": name.replace(".", "_") if underscores else name, "parameters": tools[name].parameters}
         for i, call in enumerate(calls):
-            if i not in taken and call.parsed and _accepts(description, call, answer):
+            if i not in taken and _accepts(description, call, answer):
                 taken.add(i)
                 break
     return len(taken)
 
 
-def _accepts(description: dict, call: ToolCall, answer: dict) -> bool:
+def _accepts(description: dict, call: Call, answer: dict) -> bool:
     """BFCL's verdict on one call; a value that breaks its checker (the model's, as the row was checked) fails."""
     try:
-        return bfcl.simple_function_checker(description, {call.name: call.arguments}, answer)["valid"]
+        return bfcl.simple_function_checker(description, {call.name: dict(call.kwargs)}, answer)["valid"]
     except (TypeError, KeyError, AttributeError, ValueError, IndexError, RecursionError):
         return False
 
@@ -213,5 +232,5 @@ def tool_efficiency(rollout: Trajectory, *, params: EfficiencyParams, **_) -> Sc
 
 @hookimpl
 def register_rewards(register):
-    for item in (tool_call_format, tool_call_match, tool_efficiency):
+    for item in (tool_call_format, tool_call_match, tool_call_state, tool_efficiency):
         register(item)

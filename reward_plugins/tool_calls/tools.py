@@ -106,9 +106,15 @@ def _as_json_schema(schema: Any) -> Any:
     return out
 
 
-def read_tools(value: Any) -> dict[str, Tool]:
-    """The row's ``tools`` by name; :class:`ToolsProblem` for anything that is not a usable list of functions."""
-    return _read_tools(value if isinstance(value, str) else _key(value, "tools"))
+def read_tools(value: Any, empty_ok: bool = False) -> dict[str, Tool]:
+    """The row's ``tools`` by name; :class:`ToolsProblem` for anything that is not a usable list of functions.
+
+    ``empty_ok``: an empty list is a row that offers no tools (BFCL's irrelevance rows without functions), not
+    a gap."""
+    tools = _read_tools(value if isinstance(value, str) else _key(value, "tools"))
+    if not tools and not empty_ok:
+        raise ToolsProblem("column 'tools' must be a non-empty list of function schemas")
+    return tools
 
 
 def _key(value: Any, column: str) -> str:
@@ -122,8 +128,8 @@ def _key(value: Any, column: str) -> str:
 @lru_cache(maxsize=256)
 def _read_tools(text: str) -> dict[str, Tool]:
     tools = _json(text, "tools")
-    if not isinstance(tools, list) or not tools:
-        raise ToolsProblem("column 'tools' must be a non-empty list of function schemas")
+    if not isinstance(tools, list):
+        raise ToolsProblem("column 'tools' must be a list of function schemas")
     found: dict[str, Tool] = {}
     for i, item in enumerate(tools):
         function = item.get("function") if isinstance(item, Mapping) and item.get("type") == "function" else item
