@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -12,9 +13,11 @@ from conftest import GRPO_HOST, run_cli
 from train_helpers import QUICK, ROOT
 
 from grpo_host import Ensemble
+from grpo_host.discovery.plugins import default_plugins
+from grpo_host.kinds.monitor import MonitorSet, choose
 from grpo_host.runs.record import RolloutRecord
 from grpo_host.runs.report import build_report, write_report
-from grpo_host.scoring.batch import score_batch
+from grpo_host.scoring.batch import feed, score_batch
 
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror=alert(1)>'
@@ -39,6 +42,40 @@ def _recorded(tmp_path: Path) -> Path:
     return out
 
 
+def _monitored_run(tmp_path: Path) -> Path:
+    """A run folder as a training host leaves it: the record, every installed monitor's metrics per step in
+    ``metrics.jsonl`` and their alerts in ``summary.json``; text completions that grow to the length limit (so
+    ``length`` logs a mean in tokens beside a clipped share and alerts), no tool call, no code."""
+    run = tmp_path / "run"
+    record = RolloutRecord(run / "rollouts", ["accuracy"])
+    chosen = [n for n in default_plugins().registry.names("monitor") if n != "length"]
+    monitors = MonitorSet(choose([*chosen, {"name": "length", "params": {"window": 2}}], default_plugins().registry,
+                                 action="log"), quiet=1 << 30, echo=None)
+    lines = []
+    with Ensemble.from_spec("accuracy") as ensemble:
+        for step in (1, 2, 3, 4):
+            completions = [[{"role": "assistant", "content": f"<answer>{n}</answer>" + " and" * (step + n)}]
+                           for n in range(4)]  # as TRL hands a chat run's completions: one assistant turn each
+            rows = [{"prompt": "say 1", "answer": "1"}] * 4
+            batch = feed(score_batch(ensemble, rows, index=step - 1, step=step, completions=completions,
+                                     labels=[f"line {step}"] * 4, groups=["g"] * 4,
+                                     lengths=[4 + step + n for n in range(4)], max_length=8), [record, monitors])
+            lines.append(json.dumps({"step": step, **(batch.monitor_metrics or {})}))
+    (run / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    (run / "summary.json").write_text(json.dumps({"alerts": [a.as_dict() for a in monitors.alerts]}))
+    return run
+
+
+def test_monitors_that_saw_nothing_get_a_line_not_a_chart(tmp_path):
+    page = build_report(_monitored_run(tmp_path))
+    assert "Monitor length (✕: an alert fired)" in page and "from length: length explosion" in page
+    # no tools and no code in this run: their monitors logged one value throughout and are named, not charted
+    quiet = re.search(r'<p class="quiet">([^<]*)</p>', page)
+    assert quiet and "tool_use (calls_mean 0, error_share 0, turns_mean 1, unfinished_share 0)" in quiet.group(1)
+    assert "code_tamper (atexit_share 0," in quiet.group(1)
+    assert "tool_use" not in page.replace(quiet.group(1), "") and "Monitor code_tamper" not in page
+
+
 def test_the_page_holds_the_rollouts_escaped_and_needs_no_network(tmp_path):
     page = build_report(_recorded(tmp_path))
     assert HOSTILE not in page and "&lt;/script&gt;&lt;script&gt;document.title" in page
@@ -60,6 +97,29 @@ def _chromium() -> str:
     if found is None:
         pytest.skip("no Chromium on this machine (apt-get install chromium; scripts/system-deps.sh installs it)")
     return found
+
+
+def _axes(dom: str) -> dict[str, list[str]]:
+    """Each drawn figure's title and its y axes' titles, as Chromium rendered them."""
+    out = {}
+    for figure in dom.split('class="plotly-graph-div js-plotly-plot"')[1:]:
+        title = re.search(r'class="gtitle"[^>]*>([^<]*)<', figure)
+        out[title.group(1) if title else "?"] = re.findall(r'class="y\d*title"[^>]*>([^<]*)<', figure)
+    return out
+
+
+@pytest.mark.slow
+def test_each_monitor_draws_on_its_own_axes_in_headless_chromium(tmp_path):
+    browser = _chromium()
+    page = write_report(_monitored_run(tmp_path))
+    dom, console = _open(browser, page, tmp_path / "report.png")
+    assert console == []
+    axes = _axes(dom)
+    # length's mean in tokens (5 to 10) and its clipped share (0 to 1) each on an axis of its own
+    assert axes["Monitor length (✕: an alert fired)"] == ["clipped_share", "mean"]
+    monitors = {t for t in axes if t.startswith("Monitor ")}
+    assert not any(n in t for t in monitors for n in ("tool_use", "code_tamper"))  # neither ran in this run
+    assert all(len(y) == len(set(y)) >= 1 for t, y in axes.items() if t in monitors)
 
 
 def _open(browser: str, page: Path, shot: Path) -> tuple[str, list[str]]:

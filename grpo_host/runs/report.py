@@ -115,43 +115,69 @@ def _per_step(table: Any, names: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def _figure(title: str, series: Mapping[str, tuple[Sequence[Any], Sequence[Any]]], ytitle: str,
-            markers: Sequence[dict[str, Any]] = ()) -> Any:
+def _figure(title: str, series: Mapping[str, tuple[Sequence[Any], Sequence[Any]]], ytitle: str) -> Any:
     import plotly.graph_objects as go
 
     figure = go.Figure()
     for name, (x, y) in series.items():
         figure.add_trace(go.Scatter(x=list(x), y=[_finite(v) for v in y], mode="lines+markers", name=name,
                                     marker={"size": 4}))
-    for marker in markers:
-        figure.add_trace(go.Scatter(x=marker["x"], y=marker["y"], mode="markers", name=marker["name"],
-                                    marker={"symbol": "x", "size": 11, "color": "crimson"},
-                                    hovertext=marker["text"], hoverinfo="text+name"))
     figure.update_layout(title=title, xaxis_title="step", yaxis_title=ytitle, height=360,
                          margin={"l": 50, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2})
     return figure
 
 
-def _monitor_figure(records: list[dict[str, Any]], alerts: list[dict[str, Any]],
-                    batch_steps: Mapping[Any, Any]) -> Any | None:
-    """The monitors' metrics over steps, each alert an ✕ at its step on its monitor's first metric."""
-    keys = sorted({k for r in records for k in r if k.startswith("monitors/") and _finite(r[k]) is not None})
-    if not keys and not alerts:
-        return None
-    series = {k.removeprefix("monitors/"): ([r["step"] for r in records if k in r],
-                                            [r[k] for r in records if k in r]) for k in keys}
-    markers = []
-    for monitor in sorted({str(a.get("monitor")) for a in alerts}):
-        mine = [a for a in alerts if str(a.get("monitor")) == monitor]
-        first = next((k for k in keys if k.startswith(f"monitors/{monitor}/")), None)
-        x = [batch_steps.get(a.get("step"), a.get("step")) for a in mine]
-        y = []
-        for step in x:
-            values = [r[first] for r in records if first and r["step"] == step and first in r]
-            y.append(_finite(values[0]) if values else 0.0)
-        markers.append({"name": f"alert: {monitor}", "x": x, "y": y,
-                        "text": [f"{a.get('severity')}: {a.get('message')}" for a in mine]})
-    return _figure("Monitors (✕: an alert fired)", series, "value", markers)
+def _monitor_figures(records: list[dict[str, Any]], alerts: list[dict[str, Any]],
+                     batch_steps: Mapping[Any, Any]) -> tuple[list[Any], list[str]]:
+    """One figure per monitor that saw something, each of its metrics on its own y axis; the others, named.
+
+    A monitor's metrics are on different scales (length: a mean of 12 tokens beside a clipped share of 0-1),
+    so each gets its own axis rather than one shared one that flattens the shares.  A monitor whose every
+    metric held one value at every step, and that never alerted, had nothing to chart (tool_use in a run
+    without tools, code_tamper in a run without code): it gets a line saying so, not a flat chart.  Each alert
+    is an ✕ at its step on its monitor's first metric.
+    """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    seen: dict[str, dict[str, tuple[list[Any], list[float]]]] = {}
+    for record in records:
+        for key, value in record.items():
+            if key.startswith("monitors/") and (number := _finite(value)) is not None:
+                monitor, _, metric = key.removeprefix("monitors/").partition("/")
+                x, y = seen.setdefault(monitor, {}).setdefault(metric, ([], []))
+                x.append(record["step"])
+                y.append(number)
+    fired: dict[str, list[dict[str, Any]]] = {}
+    for alert in alerts:
+        fired.setdefault(str(alert.get("monitor")), []).append(alert)
+    figures, quiet = [], []
+    for monitor in sorted(seen.keys() | fired.keys()):
+        metrics = seen.get(monitor, {})
+        if monitor not in fired and all(len(set(y)) == 1 for _, y in metrics.values()):
+            quiet.append(f"{monitor} (" + ", ".join(f"{m} {y[0]:.4g}" for m, (_, y) in sorted(metrics.items())) + ")")
+            continue
+        names = sorted(metrics) or ["alerts"]
+        figure = make_subplots(rows=len(names), cols=1, shared_xaxes=True, vertical_spacing=0.25 / len(names))
+        for row, name in enumerate(names, 1):
+            x, y = metrics.get(name, ([], []))
+            figure.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", name=name, marker={"size": 4}), row=row, col=1)
+            figure.update_yaxes(title_text=name, row=row, col=1)
+        mine = fired.get(monitor, [])
+        if mine:
+            x, y = metrics.get(names[0], ([], []))
+            at = dict(zip(x, y, strict=True))
+            steps = [batch_steps.get(a.get("step"), a.get("step")) for a in mine]
+            figure.add_trace(go.Scatter(x=steps, y=[at.get(s, 0.0) for s in steps], mode="markers", name="alert",
+                                        marker={"symbol": "x", "size": 11, "color": "crimson"},
+                                        hovertext=[f"{a.get('severity')}: {a.get('message')}" for a in mine],
+                                        hoverinfo="text+name"), row=1, col=1)
+        figure.update_xaxes(title_text="step", row=len(names), col=1)
+        figure.update_layout(title=f"Monitor {monitor}" + (" (✕: an alert fired)" if mine else ""),
+                             height=90 + 150 * len(names), showlegend=False,
+                             margin={"l": 70, "r": 20, "t": 50, "b": 40})
+        figures.append(figure)
+    return figures, quiet
 
 
 def _sampled(table: Any, limit: int) -> list[dict[str, Any]]:
@@ -245,9 +271,8 @@ def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
     figures.append(_figure("Errors and timeouts", failures, "count"))
     lengths, unit = per_step["lengths"]
     figures.append(_figure(f"Completion length (mean {unit})", {f"mean {unit}": (steps, lengths)}, unit))
-    monitors = _monitor_figure(records, alerts, batch_steps)
-    if monitors is not None:
-        figures.append(monitors)
+    monitors, quiet = _monitor_figures(records, alerts, batch_steps)
+    figures += monitors
 
     parts = [f.to_html(full_html=False, include_plotlyjs=i == 0, default_height="360px")
              for i, f in enumerate(figures)]
@@ -261,6 +286,8 @@ def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
             f"{html.escape(', '.join(names))}.</p>",
             "<h2>Alerts</h2>" + (f'<ul class="alerts">{alert_items}</ul>' if alerts else "<p>none</p>"),
             "<h2>Curves</h2>", *parts,
+            *([f'<p class="quiet">Monitors with nothing to chart (one value at every step, no alert): '
+               f"{html.escape('; '.join(quiet))}.</p>"] if quiet else []),
             "<h2>Sampled rollouts</h2>", _rollouts_table(_sampled(table, rollouts), names)]
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>\n"

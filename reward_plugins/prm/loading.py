@@ -101,7 +101,7 @@ def _load(model: str, kind: str, device: str, dtype) -> Loaded:
     if wanted is not None and config.num_labels != wanted:
         raise PRMModelError(
             f"PRM {model!r} has num_labels={config.num_labels}; {expected} with num_labels={wanted}"
-            + (" (label 1 = good step, as TRL's PRMTrainer trains)" if kind == "token_classification" else
+            + (" (label 1 = good step, as TRL's former PRMTrainer trained)" if kind == "token_classification" else
                " (one logit per sequence, as TRL's RewardTrainer trains)")
         )
     auto = getattr(transformers, AUTO_CLASSES[kind])

@@ -36,7 +36,8 @@ class PRMParams(BaseModel):
     model: str = Field(description="local directory or Hugging Face hub id of the PRM checkpoint")
     kind: Kind = Field(
         "token_classification",
-        description="token_classification (TRL PRMTrainer), math_shepherd (causal LM with a step tag) or "
+        description="token_classification (the format of TRL's former PRMTrainer), math_shepherd (causal LM with "
+        "a step tag) or "
         "sequence_classification (a reward model scored on each step prefix)",
     )
     step_separator: str = Field(
@@ -124,8 +125,10 @@ Steps: the completion is split on `step_separator` (default "\\n\\n", blank line
 stripped, empty parts dropped.  A completion with no steps scores None.  The prompt is part of the model input
 as each family was trained (a chat prompt contributes its last user message; no prompt: the steps alone).
 
-kind=token_classification (a TRL PRMTrainer checkpoint, AutoModelForTokenClassification, num_labels=2): the
-input is exactly TRL's: [BOS if the tokenizer has one] + tokens(prompt) + for each step tokens(step) +
+kind=token_classification (AutoModelForTokenClassification, num_labels=2, as the PRMTrainer of earlier TRL
+releases trained it: trl.PRMTrainer, then trl.experimental.prm, removed in huggingface/trl#7133; TRL 1.16 ships
+no PRM trainer, so such checkpoints come from those releases or a trainer that keeps their format): the
+input is exactly that trainer's: [BOS if the tokenizer has one] + tokens(prompt) + for each step tokens(step) +
 tokens(model_separator, default "\\n"), each piece tokenized without special tokens.  P(good) of a step is
 softmax(logits)[1] (TRL's label for a correct step is 1) at the last token of that step's separator.
 

@@ -22,7 +22,7 @@ from .rewards import PRMParams, aggregate, prompt_text, split_steps
 
 __all__ = ["Input", "encode", "score_completions", "step_probabilities"]
 
-DEFAULT_MODEL_SEPARATOR = "\n"  # TRL PRMConfig.step_separator's default; Math-Shepherd's line break between steps
+DEFAULT_MODEL_SEPARATOR = "\n"  # TRL's former PRMConfig.step_separator default; Math-Shepherd's line break
 
 
 @dataclass
@@ -45,7 +45,7 @@ def _truncate_left(item: Input, max_length: int, bos: int | None) -> Input:
 
 
 def _token_classification(owner: int, completion: str, prompt: Any, loaded: Loaded, params: PRMParams) -> list[Input]:
-    """TRL ``PRMTrainer.tokenize_row``: BOS + prompt + (step + separator) per step, no special tokens;
+    """The former TRL ``PRMTrainer.tokenize_row``: BOS + prompt + (step + separator) per step, no special tokens;
     each step is scored at the last token of its separator."""
     tok = loaded.tokenizer
     steps = split_steps(completion, params.step_separator)
