@@ -24,7 +24,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["ascore", "batcher", "score", "weights"]
+__all__ = ["ascore", "batcher", "ensemble", "score", "weights"]
 
 Row = tuple[str, dict[str, Any]]
 """``(where, row)``: the label errors name, and the row as a dataset holds it."""
@@ -86,6 +86,11 @@ async def ascore(spec: str, rows: Sequence[Row]) -> list[dict[str, Any]]:
     return await batcher(spec).submit_async(rows)
 
 
+def ensemble(spec: str) -> Any:
+    """The :class:`grpo_host.Ensemble` that scores ``spec`` in this process (for its rewards, names and weights)."""
+    return batcher(spec).owners[0]
+
+
 def weights(spec: str) -> dict[str, float]:
     """Each reward of ``spec`` with its weight, in the spec's order."""
-    return {m.name: m.weight for m in batcher(spec).owners[0].members}
+    return {m.name: m.weight for m in ensemble(spec).members}
