@@ -56,6 +56,7 @@ def peer_python(requirement: str) -> Path:
 def run_in(python: Path, script: Path, *args: str, timeout: float = 300) -> Any:
     """Run ``script`` under ``python`` and return the JSON its last line of output holds."""
     proc = subprocess.run([python, str(script), *args], capture_output=True, text=True, timeout=timeout,
-                          env={k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")})
+                          env={**{k: v for k, v in os.environ.items() if not k.startswith("GRPO_HOST_")},
+                               "LITELLM_LOCAL_MODEL_COST_MAP": "True"})  # eval-protocol imports litellm: no fetch
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
