@@ -166,7 +166,7 @@ def test_prime_manager_reads_a_number(tokenizer):
 def test_reward_loop_32_threads_micro_batched(tokenizer):
     """The reward loop's workers call once per response from the event loop's thread pool (32 threads on a big
     node): each thread gets its own row's answer, and the rows arrive at the ensemble in shared micro-batches."""
-    from grpo_host.integrations import verl
+    from grpo_host.integrations import scorer
 
     config = current("accuracy:1, r1_strict_format:0.5")
     fn = verl_reward.get_custom_reward_fn(config)
@@ -178,12 +178,12 @@ def test_reward_loop_32_threads_micro_batched(tokenizer):
         manager = verl_managers.LoopNaiveRewardManager(config, tokenizer, fn)
         return await verl_managers.RewardLoopWorker(config, manager).compute_score_batch(data)
 
-    before = sum(b.batches for b in verl._batchers.values())
+    before = sum(b.batches for b in scorer._batchers.values())
     outputs = asyncio.run(run())
     accuracy = [float(n % 2 == 1 and n % 3 == 1) for n in range(96)]  # tags on odd rows; the gold is 4 when n % 3 == 1
     assert [o["reward_score"] for o in outputs] == [a + 0.5 * (n % 2) for n, a in enumerate(accuracy)]
     assert [o["reward_extra_info"]["grpo_host/accuracy"] for o in outputs] == accuracy
-    assert sum(b.batches for b in verl._batchers.values()) - before < 96  # rows shared micro-batches
+    assert sum(b.batches for b in scorer._batchers.values()) - before < 96  # rows shared micro-batches
 
 
 def test_code_rows_take_their_tests_from_ground_truth(tokenizer):

@@ -20,9 +20,9 @@ verl calls it in three ways, and each works:
   indexes anything else with ``[0]``), so that call returns the total.
 
 Calls from many threads are not serialised: each process keeps one
-ensemble per spec behind a :class:`~grpo_host.serving.batching.MicroBatcher`, which
-gathers the rows of concurrent calls into micro-batches, so 32 one-row calls
-cost about what one 32-row batch does.
+ensemble per spec behind a micro-batcher (:mod:`grpo_host.integrations.scorer`,
+shared by every adapter), which gathers the rows of concurrent calls into
+micro-batches, so 32 one-row calls cost about what one 32-row batch does.
 
 Where the rewards come from, first match wins:
 
@@ -63,12 +63,13 @@ import functools
 import json
 import logging
 import os
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 from grpo_host.scoring.spec import parse_spec  # here, not on first call: 32 threads' first calls raced the import
 from grpo_host.scoring.special_tokens import strip_end_tokens
+
+from . import scorer
 
 __all__ = ["DATA_SOURCES", "ENV", "compute_score"]
 
@@ -77,8 +78,6 @@ DATA_SOURCES: dict[str, str] = {}
 """``{data_source: spec}``; ``"*"`` covers any other data source."""
 
 _log = logging.getLogger(__name__)
-_locks: dict[int, threading.Lock] = {}  # per process: guards the creation of batchers only, never scoring
-_batchers: dict[tuple[int, str], Any] = {}  # per process: a child forked by verl's prime manager builds its own
 _tokens: dict[tuple[str | None, tuple[str, ...]], tuple[str, ...]] = {}
 
 
@@ -127,46 +126,6 @@ def _all_names(rewards: str | None) -> list[str]:
 @functools.lru_cache(maxsize=64)
 def _names(specs: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(item.name for spec in specs for item in parse_spec(spec)))
-
-
-def _score_parts(ensemble: Any, parts: list[Sequence[tuple[str, dict]]]) -> list[list[dict[str, Any]]]:
-    """One micro-batch of the callers' rows through ``grpo-host score``'s row checks and scoring."""
-    from grpo_host.batches import score_file_rows
-    from grpo_host.scoring.stats import Tally
-
-    rows = [row for part in parts for row in part]
-    lines = list(score_file_rows(rows, ensemble, Tally(ensemble.names), batch_size=max(len(rows), 1)))
-    out, start = [], 0
-    for part in parts:
-        out.append(lines[start:start + len(part)])
-        start += len(part)
-    return out
-
-
-def _batcher(spec: str) -> Any:
-    """This process's batcher for ``spec``: keyed by pid, since a forked child inherits the dict but not the threads."""
-    key = (os.getpid(), spec)
-    batcher = _batchers.get(key)
-    if batcher is None:
-        with _locks.setdefault(key[0], threading.Lock()):
-            batcher = _batchers.get(key)
-            if batcher is None:
-                from grpo_host import Ensemble
-                from grpo_host.serving.batching import MicroBatcher
-
-                batcher = _batchers[key] = MicroBatcher([Ensemble.from_spec(spec, workers=_pool_workers())],
-                                                        _score_parts, name="grpo-host-verl")
-    return batcher
-
-
-def _pool_workers() -> int | None:
-    """Worker processes for this process's ensemble: the default (one per core) in verl's own processes, one in a
-    child of a process pool.  verl's ``prime`` manager calls the function in a pool of 64 processes; each built an
-    ensemble with a worker per core (64 x cores processes: load 50 on 2 cores, and orphaned workers when prime
-    terminates its pool)."""
-    import multiprocessing
-
-    return 1 if multiprocessing.parent_process() is not None else None
 
 
 @functools.lru_cache(maxsize=64)
@@ -232,7 +191,7 @@ def _score(items: list[tuple[Any, Any, Any, Any]], rewards: str | None, tokenize
     replies: dict[int, dict[str, float]] = {}
     waits = []
     for spec, indices in by_spec.items():
-        batcher = _batcher(spec)
+        batcher = scorer.batcher(spec)
         needs_tests = _needs_tests(batcher)
         part = [(f"{items[i][0]} response", _row(items[i][1], items[i][2], items[i][3], tokens, needs_tests))
                 for i in indices]
