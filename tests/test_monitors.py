@@ -119,6 +119,24 @@ def test_repetition_fires_on_looping_completions():
     assert run("repetition", prose) == []
 
 
+def test_word_monitors_judge_an_even_sample_of_a_long_batch_and_read_each_text_once():
+    """Echo, repetition and length judge at most `sample` completions spread over the batch (the same ones, each
+    text read once for all three); `sample=0` judges all, and a share follows what the sample holds."""
+    prompt = "Explain in one sentence why the sky looks blue on a clear day at noon."
+    loop = "one two three " * 20
+    own = "Rayleigh scattering favours the short blue wavelengths of sunlight in the upper air."
+    texts = [loop if i % 2 else own for i in range(256)]  # every other completion loops
+    batch = scored("r1_soft_format", [(prompt, texts, "x")])
+    assert list(batch.sample(64)) == list(range(0, 256, 4)) and list(batch.sample(0)) == list(range(256))
+    for name in ("echo", "repetition", "length"):
+        observe(name, [batch])
+    assert sorted(batch._words) == list(range(0, 256, 4))  # only the sample was read, once
+    assert observe("repetition", [batch])[0].metrics["share"] == 0.0  # the sample holds the even rows: no loop
+    assert observe("repetition", [batch], params={"sample": 0})[0].metrics["share"] == 0.5
+    assert observe("length", [batch])[0].metrics["mean"] == len(own.split())
+    assert observe("length", [batch], params={"sample": 0})[0].metrics["mean"] == (60 + len(own.split())) / 2
+
+
 def test_length_fires_on_completions_pinned_at_the_limit_or_shrinking_to_nothing():
     start = [scored("r1_soft_format", [("Go.", ["word " * 20] * GROUP, "x")], i, lengths=[20] * GROUP, max_length=64)
              for i in range(8)]
