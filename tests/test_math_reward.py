@@ -11,6 +11,7 @@ import random
 import sys
 import time
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from conftest import run_cli
@@ -350,8 +351,9 @@ def test_a_repeated_answer_is_judged_once_per_worker_with_the_verdict_it_had_unc
     """The verdict kept by text (rewards._pays_text) is the one reading and comparing give: on real completions and
     reasoning-gym answers, and a group's repeated answer is then a cache hit, not a second read."""
     params = rewards.MathParams()
-    rows = [json.loads(line) for line in open("tests/data/math/reasoning_gym_truth.jsonl")][::9]
-    rows += [json.loads(line) for line in open("tests/data/math/real_completions.jsonl")][::9]
+    data = Path(__file__).parent / "data" / "math"
+    rows = [json.loads(line) for name in ("reasoning_gym_truth.jsonl", "real_completions.jsonl")
+            for line in (data / name).read_text().splitlines()[::9]]
     checked = 0
     for row in rows:
         gold = find.parse_gold(row["gold"])

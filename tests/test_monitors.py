@@ -120,8 +120,9 @@ def test_repetition_fires_on_looping_completions():
 
 
 def test_word_monitors_judge_an_even_sample_of_a_long_batch_and_read_each_text_once():
-    """Echo, repetition and length judge at most `sample` completions spread over the batch (the same ones, each
-    text read once for all three); `sample=0` judges all, and a share follows what the sample holds."""
+    """Echo, repetition, length and code_tamper judge at most `sample` completions spread over the batch (the same
+    ones, each text read once for the word counters); `sample=0` judges all, and a share follows what the sample
+    holds."""
     prompt = "Explain in one sentence why the sky looks blue on a clear day at noon."
     loop = "one two three " * 20
     own = "Rayleigh scattering favours the short blue wavelengths of sunlight in the upper air."
@@ -134,6 +135,10 @@ def test_word_monitors_judge_an_even_sample_of_a_long_batch_and_read_each_text_o
     assert observe("repetition", [batch])[0].metrics["share"] == 0.0  # the sample holds the even rows: no loop
     assert observe("repetition", [batch], params={"sample": 0})[0].metrics["share"] == 0.5
     assert observe("length", [batch])[0].metrics["mean"] == len(own.split())
+    tampering = scored("r1_soft_format", [(prompt, ["import sys\nsys.exit(0)" if i % 2 else own for i in range(256)],
+                                           "x")])
+    assert observe("code_tamper", [tampering])[0].metrics["share"] == 0.0  # the same even rows
+    assert observe("code_tamper", [tampering], params={"sample": 0})[0].metrics["share"] == 0.5
     assert observe("length", [batch], params={"sample": 0})[0].metrics["mean"] == (60 + len(own.split())) / 2
 
 

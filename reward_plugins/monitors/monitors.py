@@ -8,8 +8,9 @@ pass over the batch's values, no model, no sympy, and under 5 % of what
 scoring the batch cost (``benchmarks/monitors.md``).  The three that read
 every word of a completion (echo, repetition, length without token counts)
 judge a sample of each batch (``sample``: at most 64 completions, spread
-evenly, the same ones for all three; ``Batch.sample``); the others are
-exact, and keep what their windows need incrementally (a deque of
+evenly, the same ones for all three; ``Batch.sample``), and so does
+code_tamper (a regular expression per signature over each text); the
+others are exact, and keep what their windows need incrementally (a deque of
 per-batch figures, never the batches).
 """
 
@@ -411,7 +412,7 @@ _ANY_NEED = tuple(dict.fromkeys(n for needs in _NEEDS.values() for n in needs))
 """Every current guard's substrings: a completion with none of them skips every guarded expression."""
 
 
-class TamperParams(Window):
+class TamperParams(Sampled):
     warn: float = Field(0.05, gt=0, le=1, description="alert when the window's mean share of completions with a "
                                                       "tamper signature reaches this")
     rise: float = Field(0.05, gt=0, le=1, description="... or when it rose by this between the window's halves")
@@ -426,8 +427,9 @@ inspect.currentframe/stack, f_back, f_locals), gc introspection, atexit, reading
 descriptors (os.read/write/dup/close on a literal fd, open(3), /proc/self/fd, sys.__stdout__), re-binding a
 builtin at top level (set = set, def sorted, def abs), or an operator that answers a constant whatever it is
 given (__eq__ always True, __sub__ always 0).
-Metrics per batch: `share` and one share per signature. Alert (warning) when the share's mean over `window`
-batches (8) reaches `warn` (0.05), or when it rose by `rise` (0.05) between the window's halves.""")
+Metrics per batch: `share` and one share per signature, judged on a sample of at most `sample` (64) completions
+spread evenly over the batch (0: all). Alert (warning) when the share's mean over `window` batches (8) reaches
+`warn` (0.05), or when it rose by `rise` (0.05) between the window's halves.""")
 class CodeTamper:
     def __init__(self, params: TamperParams) -> None:
         self.params, self.window = params, _Shares(params.window)
@@ -435,7 +437,9 @@ class CodeTamper:
     def observe(self, batch: Batch) -> Report:
         hits = {name: 0 for name in TAMPER}
         tampered, rows = 0, []
-        for i, completion in enumerate(batch.completions):
+        judged = batch.sample(self.params.sample)
+        for i in judged:
+            completion = batch.completions[i]
             guarded = any(n in completion for n in _ANY_NEED)  # one pass of cheap checks rules most prose out
             found = [name for name, pattern in TAMPER.items()
                      if (name not in _NEEDS or guarded and any(n in completion for n in _NEEDS[name]))
@@ -445,7 +449,7 @@ class CodeTamper:
             if found:
                 tampered += 1
                 rows.append(batch.row_ids[i] if batch.row_ids else i)
-        n = len(batch.completions) or 1
+        n = len(judged) or 1
         share = tampered / n
         report = Report({"share": share, **{f"{name}_share": count / n for name, count in hits.items()}})
         mean = self.window.add(share)
