@@ -7,7 +7,7 @@ threshold is a parameter with its default in the description, which
 pass over the batch's values, no model, no sympy, and under 5 % of what
 scoring the batch cost (``benchmarks/monitors.md``).  The three that read
 every word of a completion (echo, repetition, length without token counts)
-judge a sample of each batch (``sample``: at most 64 completions, spread
+judge a sample of each batch (``sample``: at most 32 completions, spread
 evenly, the same ones for all three; ``Batch.sample``), and so does
 code_tamper (a regular expression per signature over each text); the
 others are exact, and keep what their windows need incrementally (a deque of
@@ -209,7 +209,7 @@ def _prompt_text(prompt: Any) -> str:
 
 
 class Sampled(Window):
-    sample: int = Field(64, ge=0, description="completions judged per batch, spread evenly over it (every k-th), "
+    sample: int = Field(32, ge=0, description="completions judged per batch, spread evenly over it (every k-th), "
                                               "so the cost stays flat however long the batch; 0: every completion")
 
 
@@ -258,7 +258,7 @@ class EchoParams(Sampled):
 @monitor("echo", params=EchoParams, description="""
 Completions that copy their prompt: a completion is an echo when at least `overlap` (0.5) of its word
 `ngram`-grams (4) appear in the prompt (completions with no n-gram are not counted). Metric `share` of
-echoes per batch, judged on a sample of at most `sample` (64) completions spread evenly over the batch (0: all);
+echoes per batch, judged on a sample of at most `sample` (32) completions spread evenly over the batch (0: all);
 alert (warning) when its mean over `window` batches (8) reaches `warn` (0.2).""")
 class Echo(_Flagged):
     name = "echo"
@@ -288,7 +288,7 @@ class RepetitionParams(Sampled):
 @monitor("repetition", params=RepetitionParams, description="""
 Degenerate repetition: a completion with at least `min_ngrams` (10) word `ngram`-grams (3) of which
 fewer than `distinct` (0.3) are distinct loops on itself. Metric `share` of such completions per batch,
-judged on a sample of at most `sample` (64) completions spread evenly over the batch (0: all); alert (warning)
+judged on a sample of at most `sample` (32) completions spread evenly over the batch (0: all); alert (warning)
 when its mean over `window` batches (8) reaches `warn` (0.2).""")
 class Repetition(_Flagged):
     name = "repetition"
@@ -312,7 +312,7 @@ class LengthParams(Sampled):
 
 @monitor("length", params=LengthParams, description="""
 Length explosion or collapse. Lengths are completion token counts where the engine gives them (every
-completion), else words (of a sample of at most `sample` (64) completions spread evenly over the batch; 0: all).
+completion), else words (of a sample of at most `sample` (32) completions spread evenly over the batch; 0: all).
 Metrics per batch: `mean` length and, when max_completion_length is known, `clipped_share` (the
 share at that limit). Alerts over `window` batches (8): warning when the mean clipped share reaches
 `clipped` (0.5) having been below it over the run's first window (a length explosion: completions grew
@@ -427,7 +427,7 @@ inspect.currentframe/stack, f_back, f_locals), gc introspection, atexit, reading
 descriptors (os.read/write/dup/close on a literal fd, open(3), /proc/self/fd, sys.__stdout__), re-binding a
 builtin at top level (set = set, def sorted, def abs), or an operator that answers a constant whatever it is
 given (__eq__ always True, __sub__ always 0).
-Metrics per batch: `share` and one share per signature, judged on a sample of at most `sample` (64) completions
+Metrics per batch: `share` and one share per signature, judged on a sample of at most `sample` (32) completions
 spread evenly over the batch (0: all). Alert (warning) when the share's mean over `window` batches (8) reaches
 `warn` (0.05), or when it rose by `rise` (0.05) between the window's halves.""")
 class CodeTamper:
