@@ -232,13 +232,15 @@ def test_integrals_that_differ_skip_integration():
                          timeout_seconds=None) == expected
 
 
-def test_gold_is_parsed_once_per_group(math_reward):
+def test_gold_is_parsed_once_per_group_and_each_repeated_answer_judged_once(math_reward):
     find.parse_gold.cache_clear()
+    rewards._pays_text.cache_clear()
     gold = r"$\frac{\pi}{3}$"
     for completion in [r"\boxed{\pi/3}", r"\boxed{60}", r"\boxed{\frac{\pi}{3}}", "no idea"] * 4:
         score(math_reward, completion, gold)
-    info = find.parse_gold.cache_info()
-    assert (info.misses, info.hits) == (1, 15)
+    assert find.parse_gold.cache_info().misses == 1
+    info = rewards._pays_text.cache_info()  # three boxed answers, four times each ("no idea" is prose: not kept)
+    assert (info.misses, info.hits) == (3, 9)
 
 
 def test_completion_text_never_reaches_sympify_or_parse_expr(math_reward):
