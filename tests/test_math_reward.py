@@ -11,6 +11,7 @@ import random
 import sys
 import time
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from conftest import run_cli
@@ -231,13 +232,15 @@ def test_integrals_that_differ_skip_integration():
                          timeout_seconds=None) == expected
 
 
-def test_gold_is_parsed_once_per_group(math_reward):
+def test_gold_is_parsed_once_per_group_and_each_repeated_answer_judged_once(math_reward):
     find.parse_gold.cache_clear()
+    rewards._pays_text.cache_clear()
     gold = r"$\frac{\pi}{3}$"
     for completion in [r"\boxed{\pi/3}", r"\boxed{60}", r"\boxed{\frac{\pi}{3}}", "no idea"] * 4:
         score(math_reward, completion, gold)
-    info = find.parse_gold.cache_info()
-    assert (info.misses, info.hits) == (1, 15)
+    assert find.parse_gold.cache_info().misses == 1
+    info = rewards._pays_text.cache_info()  # three boxed answers, four times each ("no idea" is prose: not kept)
+    assert (info.misses, info.hits) == (3, 9)
 
 
 def test_completion_text_never_reaches_sympify_or_parse_expr(math_reward):
@@ -344,3 +347,42 @@ def test_rewards_show_documents_scoring_with_scored_examples():
     assert "not applicable" in proc.stdout and "tolerance" in proc.stdout and "extract" in proc.stdout
     assert "error" not in proc.stdout.lower()
     assert check_examples(get_reward("math")) == 17  # the shown examples score as they state
+
+
+def test_a_repeated_answer_is_judged_once_per_worker_with_the_verdict_it_had_uncached():
+    """The verdict kept by text (rewards._pays_text) is the one reading and comparing give: on real completions and
+    reasoning-gym answers, and a group's repeated answer is then a cache hit, not a second read."""
+    params = rewards.MathParams()
+    data = Path(__file__).parent / "data" / "math"
+    rows = [json.loads(line) for name in ("reasoning_gym_truth.jsonl", "real_completions.jsonl")
+            for line in (data / name).read_text().splitlines()[::9]]
+    checked = 0
+    for row in rows:
+        gold = find.parse_gold(row["gold"])
+        found = find.find_answers(row["completion"], params.extract, params.max_chars)
+        for stated in found.answers:
+            if gold is None or not rewards._cacheable(stated):
+                continue
+            assert rewards._pays_text(row["gold"], stated.text, stated.parts, params) == rewards.pays(gold, stated,
+                                                                                                       params), row
+            checked += 1
+    assert checked > 300
+    completion = r"So the total is \boxed{\frac{3\sqrt{2}}{4}}."
+    rewards.math_answer.fn(completion, answer=r"\frac{3}{4}\sqrt{2}", params=params)
+    hits = rewards._pays_text.cache_info().hits
+    assert rewards.math_answer.fn("Another way: " + completion, answer=r"\frac{3}{4}\sqrt{2}", params=params) == 1.0
+    assert rewards._pays_text.cache_info().hits == hits + 1
+
+
+def test_text_without_the_phrase_hint_has_no_answer_phrase():
+    """find._PHRASE_HINT is what every answer phrase holds, so skipping text without it skips no phrase."""
+    pieces = ["answer", "Answer", "ANSWER", "A", "a", "ans", "Ans", ":", " ", "\t", "\n", "*", "_", "#", "final ",
+              "is ", "=", "12", "x", "-", "the ", "ſ", "K", "\u212a", "swer", "an"]
+    rng = random.Random(39)
+    matched = 0
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
+        if find._PHRASE.search(text):
+            matched += 1
+            assert find._PHRASE_HINT.search(text), text
+    assert matched > 500

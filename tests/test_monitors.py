@@ -119,6 +119,29 @@ def test_repetition_fires_on_looping_completions():
     assert run("repetition", prose) == []
 
 
+def test_word_monitors_judge_an_even_sample_of_a_long_batch_and_read_each_text_once():
+    """Echo, repetition, length and code_tamper judge at most `sample` completions spread over the batch (the same
+    ones, each text read once for the word counters); `sample=0` judges all, and a share follows what the sample
+    holds."""
+    prompt = "Explain in one sentence why the sky looks blue on a clear day at noon."
+    loop = "one two three " * 20
+    own = "Rayleigh scattering favours the short blue wavelengths of sunlight in the upper air."
+    texts = [loop if i % 2 else own for i in range(256)]  # every other completion loops
+    batch = scored("r1_soft_format", [(prompt, texts, "x")])
+    assert list(batch.sample(64)) == list(range(0, 256, 4)) and list(batch.sample(0)) == list(range(256))
+    for name in ("echo", "repetition", "length"):
+        observe(name, [batch])
+    assert sorted(batch._words) == list(range(0, 256, 8))  # only the sample was read, once
+    assert observe("repetition", [batch])[0].metrics["share"] == 0.0  # the sample holds the even rows: no loop
+    assert observe("repetition", [batch], params={"sample": 0})[0].metrics["share"] == 0.5
+    assert observe("length", [batch])[0].metrics["mean"] == len(own.split())
+    tampering = scored("r1_soft_format", [(prompt, ["import sys\nsys.exit(0)" if i % 2 else own for i in range(256)],
+                                           "x")])
+    assert observe("code_tamper", [tampering])[0].metrics["share"] == 0.0  # the same even rows
+    assert observe("code_tamper", [tampering], params={"sample": 0})[0].metrics["share"] == 0.5
+    assert observe("length", [batch], params={"sample": 0})[0].metrics["mean"] == (60 + len(own.split())) / 2
+
+
 def test_length_fires_on_completions_pinned_at_the_limit_or_shrinking_to_nothing():
     start = [scored("r1_soft_format", [("Go.", ["word " * 20] * GROUP, "x")], i, lengths=[20] * GROUP, max_length=64)
              for i in range(8)]

@@ -87,9 +87,29 @@ class Batch:
 
     @functools.cached_property
     def words(self) -> list[list[str]]:
-        """Each completion's :meth:`words_of`, read once per batch for every monitor that counts words (echo,
-        repetition, length): scanning the text once instead of once per monitor."""
-        return [self.words_of(text) for text in self.completions]
+        """Every completion's :meth:`words_of` (:meth:`words_at`: each text is read once per batch)."""
+        return [self.words_at(i) for i in range(len(self.completions))]
+
+    @functools.cached_property
+    def _words(self) -> dict[int, list[str]]:
+        return {}
+
+    def words_at(self, i: int) -> list[str]:
+        """Completion ``i``'s :meth:`words_of`, read once per batch however many monitors count its words (echo,
+        repetition, length): they judge the same :meth:`sample`, so each sampled text is scanned once."""
+        words = self._words.get(i)
+        if words is None:
+            words = self._words[i] = self.words_of(self.completions[i])
+        return words
+
+    def sample(self, limit: int) -> range:
+        """The completions a monitor whose statistic costs a pass over each text judges: all of them when there are
+        at most ``limit`` (or ``limit`` is 0), else ``limit`` spread evenly over the batch (every k-th), so every
+        part of the batch, and so its groups, is represented and each monitor sees the same ones."""
+        n = len(self.completions)
+        if not limit or n <= limit:
+            return range(n)
+        return range(0, n, -(-n // limit))
 
     @staticmethod
     def words_of(text: str) -> list[str]:
@@ -195,6 +215,9 @@ class MonitorSet:
         self.alerts: list[Alert] = []
         self.stop: Alert | None = None
         self.seconds = 0.0
+        self.cpu_seconds = 0.0
+        """CPU time spent in :meth:`observe` (``seconds`` is its wall-clock time): what the monitors cost on a shared
+        machine, where wall time also counts other jobs."""
         self._echo = echo if echo is not None else (lambda line: print(line, file=sys.stderr, flush=True))
 
     @property
@@ -208,7 +231,7 @@ class MonitorSet:
 
     def observe(self, batch: Batch) -> dict[str, float]:
         """Feed one batch to every monitor; returns the metrics (``monitors/<name>/<metric>``) to log."""
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         metrics: dict[str, float] = {}
         for run in self._running:
             if run.broken:
@@ -223,6 +246,7 @@ class MonitorSet:
             for alert in report.alerts:
                 self._alert(run, alert, batch.step)
         self.seconds += time.perf_counter() - start
+        self.cpu_seconds += time.process_time() - cpu
         return metrics
 
     def _alert(self, run: _Running, alert: Alert, step: int) -> None:

@@ -214,10 +214,12 @@ def equal(gold: Parsed, pred: Parsed, tolerance: float, set_relations: bool = Fa
     """The rule (RULE) on two parsed sides: plain numbers directly, anything else through math-verify's ``verify``.
 
     Units first (:func:`_in_same_units`), then an equation of two numbers
-    in the answer (:func:`_false_equations`).  Verdicts are cached per
-    worker by the exact sympy structure of both sides (``srepr``: types,
-    assumptions and Float precision included), so a group whose completions
-    agree on an answer runs sympy's comparison once.
+    in the answer (:func:`_false_equations`), then pairs that clearly differ
+    (:func:`_clearly_unequal`, no cache: cheaper than a key).  ``verify``'s
+    verdicts are cached per worker by the exact sympy structure of both
+    sides (``srepr``: types, assumptions and Float precision included), so
+    answers written differently but read alike run sympy's comparison once
+    (the same text is not even read again: ``rewards._pays_text``).
     """
     sides = _in_same_units(gold, pred)
     if sides is None:
@@ -230,16 +232,16 @@ def equal(gold: Parsed, pred: Parsed, tolerance: float, set_relations: bool = Fa
         exact = as_number(pred if gold.number else gold)
         if exact is not None:
             return numbers_equal(gold.number or exact, pred.number or exact, tolerance)
-    from sympy import srepr
-
     golds, stated = gold.expressions(), _false_equations(pred.expressions(), tolerance)
     if stated is None:
         return False
     preds = stated
+    if _clearly_unequal(golds, preds, tolerance):
+        return False
+    from sympy import srepr
+
     key = (tuple(map(srepr, golds)), tuple(map(srepr, preds)), tolerance, set_relations)
     verdict = _VERDICTS.get(key)
-    if verdict is None and _clearly_unequal(golds, preds, tolerance):
-        verdict = False
     if verdict is None:
         verdict = verifier().verify(
             golds,

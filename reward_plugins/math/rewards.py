@@ -17,6 +17,7 @@ finding is linear in the completion, so the timeout is a backstop only.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -219,7 +220,26 @@ def math_answer(completion: str, *, answer: Any, params: MathParams, **_) -> flo
     found = find_answers(completion, params.extract, params.max_chars)
     if not found.answers or found.guessing:
         return 0.0
-    return float(all(pays(gold, stated, params) for stated in reversed(found.answers)))
+    return float(all(_pays_text(str(answer), stated.text, stated.parts, params) if _cacheable(stated)
+                     else pays(gold, stated, params) for stated in reversed(found.answers)))
+
+
+MAX_CACHED_ANSWER = 1000
+"""Longest stated answer whose verdict is kept (:func:`_pays_text`); prose answers are never kept (they are the
+completion's tail, rarely repeated, and long)."""
+
+
+def _cacheable(answer: Answer) -> bool:
+    return not answer.prose and len(answer.text) <= MAX_CACHED_ANSWER
+
+
+@lru_cache(maxsize=16384)
+def _pays_text(gold: str, text: str, parts: tuple[str, ...], params: MathParams) -> bool:
+    """:func:`pays`, kept per worker by the texts it is a pure function of (the gold as written, the stated answer's
+    text and parts, the parameters): a group's completions repeat each other's answers, and a repeated one is then
+    neither read nor compared again."""
+    parsed = parse_gold(gold, params.max_chars)
+    return parsed is not None and pays(parsed, Answer(text, 0, 0, parts=parts), params)
 
 
 @hookimpl

@@ -4,7 +4,14 @@ Each watches a window of recent batches and alerts when its rule holds over
 the window, so one odd batch does not raise an alarm.  Every rule and
 threshold is a parameter with its default in the description, which
 ``grpo-host monitors show NAME`` prints.  They are cheap by contract: a
-pass over the batch's values and texts, no model, no sympy.
+pass over the batch's values, no model, no sympy, and under 5 % of what
+scoring the batch cost (``benchmarks/monitors.md``).  The three that read
+every word of a completion (echo, repetition, length without token counts)
+judge a sample of each batch (``sample``: at most 32 completions, spread
+evenly, the same ones for all three; ``Batch.sample``), and so does
+code_tamper (a regular expression per signature over each text); the
+others are exact, and keep what their windows need incrementally (a deque of
+per-batch figures, never the batches).
 """
 
 from __future__ import annotations
@@ -201,9 +208,15 @@ def _prompt_text(prompt: Any) -> str:
     return ""
 
 
+class Sampled(Window):
+    sample: int = Field(32, ge=0, description="completions judged per batch, spread evenly over it (every k-th), "
+                                              "so the cost stays flat however long the batch; 0: every completion")
+
+
 class _Flagged:
     """A monitor of the share of completions its rule flags: metric ``share``, a warning when the window's mean
-    reaches ``params.warn``.  ``flag`` returns None for a completion the rule does not judge."""
+    reaches ``params.warn``.  ``flag`` returns None for a completion the rule does not judge.  Only the batch's
+    :meth:`~grpo_host.Batch.sample` is judged (``params.sample``): the share is the sample's."""
 
     name = ""
 
@@ -219,8 +232,8 @@ class _Flagged:
 
     def observe(self, batch: Batch) -> Report:
         flagged, counted, rows = 0, 0, []
-        for i, (prompt, words) in enumerate(zip(batch.prompts, batch.words, strict=False)):
-            verdict = self.flag(prompt, words)
+        for i in batch.sample(self.params.sample):
+            verdict = self.flag(batch.prompts[i] if i < len(batch.prompts) else None, batch.words_at(i))
             if verdict is None:
                 continue
             counted += 1
@@ -235,7 +248,7 @@ class _Flagged:
         return report
 
 
-class EchoParams(Window):
+class EchoParams(Sampled):
     ngram: int = Field(4, ge=1, le=16, description="word n-gram size")
     overlap: float = Field(0.5, gt=0, le=1, description="a completion is an echo when this share of its n-grams "
                                                         "appear in its prompt")
@@ -245,7 +258,8 @@ class EchoParams(Window):
 @monitor("echo", params=EchoParams, description="""
 Completions that copy their prompt: a completion is an echo when at least `overlap` (0.5) of its word
 `ngram`-grams (4) appear in the prompt (completions with no n-gram are not counted). Metric `share` of
-echoes per batch; alert (warning) when its mean over `window` batches (8) reaches `warn` (0.2).""")
+echoes per batch, judged on a sample of at most `sample` (32) completions spread evenly over the batch (0: all);
+alert (warning) when its mean over `window` batches (8) reaches `warn` (0.2).""")
 class Echo(_Flagged):
     name = "echo"
 
@@ -264,7 +278,7 @@ class Echo(_Flagged):
         return f"completions echo their prompts: {mean:.0%} over the last {self.params.window} batches"
 
 
-class RepetitionParams(Window):
+class RepetitionParams(Sampled):
     ngram: int = Field(3, ge=1, le=16, description="word n-gram size")
     min_ngrams: int = Field(10, ge=1, description="completions with fewer n-grams are not judged")
     distinct: float = Field(0.3, gt=0, le=1, description="degenerate when distinct n-grams / n-grams is below this")
@@ -273,8 +287,9 @@ class RepetitionParams(Window):
 
 @monitor("repetition", params=RepetitionParams, description="""
 Degenerate repetition: a completion with at least `min_ngrams` (10) word `ngram`-grams (3) of which
-fewer than `distinct` (0.3) are distinct loops on itself. Metric `share` of such completions per batch;
-alert (warning) when its mean over `window` batches (8) reaches `warn` (0.2).""")
+fewer than `distinct` (0.3) are distinct loops on itself. Metric `share` of such completions per batch,
+judged on a sample of at most `sample` (32) completions spread evenly over the batch (0: all); alert (warning)
+when its mean over `window` batches (8) reaches `warn` (0.2).""")
 class Repetition(_Flagged):
     name = "repetition"
 
@@ -289,15 +304,16 @@ class Repetition(_Flagged):
         return f"degenerate repetition: {mean:.0%} of completions over the last {self.params.window} batches"
 
 
-class LengthParams(Window):
+class LengthParams(Sampled):
     clipped: float = Field(0.5, gt=0, le=1, description="alert when this share of completions hits "
                                                         "max_completion_length, over the window")
     shortest: float = Field(2.0, ge=0, description="alert when the mean length over the window is at most this")
 
 
 @monitor("length", params=LengthParams, description="""
-Length explosion or collapse. Lengths are completion token counts where the engine gives them, else
-words. Metrics per batch: `mean` length and, when max_completion_length is known, `clipped_share` (the
+Length explosion or collapse. Lengths are completion token counts where the engine gives them (every
+completion), else words (of a sample of at most `sample` (32) completions spread evenly over the batch; 0: all).
+Metrics per batch: `mean` length and, when max_completion_length is known, `clipped_share` (the
 share at that limit). Alerts over `window` batches (8): warning when the mean clipped share reaches
 `clipped` (0.5) having been below it over the run's first window (a length explosion: completions grew
 to the limit), info when it was at `clipped` from the first window on (completions fill the limit from
@@ -310,8 +326,13 @@ class Length:
         self.first_clipped: float | None = None  # the clipped share over the run's first window
 
     def observe(self, batch: Batch) -> Report:
-        lengths = [n if n is not None else len(words)
-                   for n, words in zip(batch.lengths or [None] * len(batch.completions), batch.words, strict=False)]
+        given = list(batch.lengths or ())
+        lengths = [n for n in given if n is not None]
+        if not given or len(lengths) < len(given):  # words where the engine gave no token counts, on the sample
+            lengths = []
+            for i in batch.sample(self.params.sample):
+                n = given[i] if i < len(given) else None
+                lengths.append(n if n is not None else len(batch.words_at(i)))
         report = Report({"mean": _mean(lengths)})
         mean = self.means.add(_mean(lengths))
         if mean is not None and mean <= self.params.shortest:
@@ -391,7 +412,7 @@ _ANY_NEED = tuple(dict.fromkeys(n for needs in _NEEDS.values() for n in needs))
 """Every current guard's substrings: a completion with none of them skips every guarded expression."""
 
 
-class TamperParams(Window):
+class TamperParams(Sampled):
     warn: float = Field(0.05, gt=0, le=1, description="alert when the window's mean share of completions with a "
                                                       "tamper signature reaches this")
     rise: float = Field(0.05, gt=0, le=1, description="... or when it rose by this between the window's halves")
@@ -406,8 +427,9 @@ inspect.currentframe/stack, f_back, f_locals), gc introspection, atexit, reading
 descriptors (os.read/write/dup/close on a literal fd, open(3), /proc/self/fd, sys.__stdout__), re-binding a
 builtin at top level (set = set, def sorted, def abs), or an operator that answers a constant whatever it is
 given (__eq__ always True, __sub__ always 0).
-Metrics per batch: `share` and one share per signature. Alert (warning) when the share's mean over `window`
-batches (8) reaches `warn` (0.05), or when it rose by `rise` (0.05) between the window's halves.""")
+Metrics per batch: `share` and one share per signature, judged on a sample of at most `sample` (32) completions
+spread evenly over the batch (0: all). Alert (warning) when the share's mean over `window` batches (8) reaches
+`warn` (0.05), or when it rose by `rise` (0.05) between the window's halves.""")
 class CodeTamper:
     def __init__(self, params: TamperParams) -> None:
         self.params, self.window = params, _Shares(params.window)
@@ -415,7 +437,9 @@ class CodeTamper:
     def observe(self, batch: Batch) -> Report:
         hits = {name: 0 for name in TAMPER}
         tampered, rows = 0, []
-        for i, completion in enumerate(batch.completions):
+        judged = batch.sample(self.params.sample)
+        for i in judged:
+            completion = batch.completions[i]
             guarded = any(n in completion for n in _ANY_NEED)  # one pass of cheap checks rules most prose out
             found = [name for name, pattern in TAMPER.items()
                      if (name not in _NEEDS or guarded and any(n in completion for n in _NEEDS[name]))
@@ -425,7 +449,7 @@ class CodeTamper:
             if found:
                 tampered += 1
                 rows.append(batch.row_ids[i] if batch.row_ids else i)
-        n = len(batch.completions) or 1
+        n = len(judged) or 1
         share = tampered / n
         report = Report({"share": share, **{f"{name}_share": count / n for name, count in hits.items()}})
         mean = self.window.add(share)
