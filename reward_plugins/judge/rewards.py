@@ -1,6 +1,6 @@
 """The judge pack's rewards: an LLM judge over any OpenAI-compatible chat-completions server.
 
-Three rewards, one per kind of question, so that each declares exactly the
+Four rewards, one per kind of question, so that each declares exactly the
 columns it reads (the host checks them before a run):
 
 * ``judge``: how good is the response, on a rubric?  A pointwise score on
@@ -10,6 +10,13 @@ columns it reads (the host checks them before a run):
 * ``judge_criteria``: which of several criteria does the response meet?
   Each criterion is judged in a request of its own (MET or NOT_MET) and the
   score is the weighted share met, ``sum(weight * met) / sum(weight)``.
+* ``judge_group``: how good is each response, next to the others written for
+  the same prompt?  One request per GRPO group (ART's RULER): GRPO uses only
+  scores relative to the group, and a judge that sees the whole group
+  compares instead of guessing an absolute scale.  The group is shown in a
+  seeded shuffle and, by default, a second time in the reverse order, each
+  member's scores averaged, so a judge's preference for early (or late)
+  positions cancels; how much the orders disagreed is counted.
 
 They are async rewards: the ensemble (or TRL) awaits many judgments at once.
 Every reward carries the server settings of :class:`JudgeServer`: the
@@ -29,6 +36,10 @@ so listing rewards stays fast.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
+import random
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -40,11 +51,13 @@ from . import prompts
 __all__ = [
     "CriteriaParams",
     "Criterion",
+    "GroupParams",
     "JudgeParams",
     "JudgeServer",
     "ReferenceParams",
     "judge",
     "judge_criteria",
+    "judge_group",
     "judge_reference",
 ]
 
@@ -53,6 +66,9 @@ ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 POINTWISE_RUBRIC = ("Rate how well the response answers the prompt: correct, complete, clear and concise. "
                     "0 is useless or wrong, 10 is an answer an expert could not improve.")
+GROUP_RUBRIC = ("Rate how well each response answers the prompt: correct, complete, clear and concise. Compare the "
+                "responses: a better response gets a higher score, equally good ones the same score. 0 is useless "
+                "or wrong, 10 is an answer an expert could not improve.")
 REFERENCE_RUBRIC = ("Decide whether the response's final answer agrees with the reference answer. Equivalent "
                     "forms (1/2 and 0.5, reordered lists, other wording of the same fact) agree; a response that "
                     "hedges between several answers, or gives none, does not.")
@@ -154,6 +170,18 @@ class CriteriaParams(JudgeServer):
     )
 
 
+class GroupParams(JudgeServer):
+    rubric: str = Field(GROUP_RUBRIC, min_length=1, description="what the judge rates and compares, in plain words")
+    orders: int = Field(
+        2, ge=1, le=8,
+        description="orders each group is judged in, one request each: a seeded shuffle, then its reverse, then "
+        "further shuffles; every member's score is the mean over the orders, so a linear position bias cancels "
+        "with 2 (fewer for a group with fewer distinct orders: 1 member, 1 order; 2 members, 2)",
+    )
+    seed: int = Field(0, description="the shuffle's seed, mixed with a hash of the group's text (the same group is "
+                      "shown the same way every time, so the cache holds)")
+
+
 async def _verdict(s: JudgeServer, tally: Any, verdict: prompts.Verdict, instructions: str, prompt: Any,
                    completion: str, reference: str | None = None, low: int = 0, high: int = 10) -> float | None:
     """One judgment: ask, then parse; None (and counted) when no reply came or it held no verdict."""
@@ -239,9 +267,113 @@ async def judge_criteria(completion: str, *, prompt: Any = None, params: Criteri
     return Scored(sum(c.weight * m for c, m in zip(params.criteria, met, strict=False)) / total, tally.counts())
 
 
+def _orders(n: int, count: int, rng: random.Random) -> list[list[int]]:
+    """``count`` distinct orders of ``n`` members (fewer when there are not that many): a shuffle, its reverse, then
+    further shuffles."""
+    first = list(range(n))
+    rng.shuffle(first)
+    orders = [first]
+    candidates = itertools.chain([first[::-1]], iter(lambda: rng.sample(first, n), None))
+    possible = 1
+    for k in range(2, n + 1):
+        possible *= k
+        if possible >= count:
+            break
+    while len(orders) < min(count, possible):
+        order = next(candidates)
+        if order not in orders:
+            orders.append(order)
+    return orders
+
+
+def position_counts(orders: Sequence[Sequence[int]], scores: Sequence[Sequence[float]]) -> dict[str, float]:
+    """Position-bias counters of one group judged in several orders (``scores[k][m]``: member m's score in order k).
+
+    For every two orders and every member shown at two different positions: ``position_pairs`` counts them and
+    ``position_gap`` adds (score at the earlier position - score at the later one), so gap / pairs is the mean
+    advantage of coming first (0 for a judge without position bias).  For every two orders and every two members
+    scored apart in both: ``rank_pairs`` counts them and ``rank_flips`` those ranked the other way round."""
+    counts = dict.fromkeys(("position_pairs", "position_gap", "rank_pairs", "rank_flips"), 0.0)
+    where = [{member: at for at, member in enumerate(order)} for order in orders]
+    for a, b in itertools.combinations(range(len(orders)), 2):
+        for member in where[a]:
+            if where[a][member] != where[b][member]:
+                early, late = (a, b) if where[a][member] < where[b][member] else (b, a)
+                counts["position_pairs"] += 1
+                counts["position_gap"] += scores[early][member] - scores[late][member]
+        for i, j in itertools.combinations(where[a], 2):
+            first, second = scores[a][i] - scores[a][j], scores[b][i] - scores[b][j]
+            if first and second:
+                counts["rank_pairs"] += 1
+                counts["rank_flips"] += (first > 0) != (second > 0)
+    return counts
+
+
+async def _judge_one_group(s: GroupParams, prompt: Any, completions: list[str]) -> tuple[list[float] | None,
+                                                                                         dict[str, float]]:
+    """One group's scores by member (None when any order's reply is unreadable or missing) and its counters."""
+    from .client import client_for
+
+    tally = _tally()
+    rng = random.Random(f"{s.seed}:{prompts.data_tag(prompts.render_prompt(prompt), *completions)}")
+    orders = _orders(len(completions), s.orders, rng)
+    instructions = f"Rubric: {s.rubric}"
+
+    async def ask(order: list[int]) -> list[float] | None:
+        messages = prompts.group_messages(instructions=instructions, fmt=s.score_format, prompt=prompt,
+                                          completions=[completions[m] for m in order])
+        reply = await client_for(s).complete(s, messages, tally)
+        if reply is None:
+            return None
+        by_position = None if reply.truncated else prompts.parse_group(reply.content, len(order), s.score_format)
+        if by_position is None:
+            tally.unparseable += 1
+            return None
+        by_member = [0.0] * len(order)
+        for position, member in enumerate(order):
+            by_member[member] = by_position[position]
+        return by_member
+
+    judged = await asyncio.gather(*(ask(order) for order in orders))
+    counts = {"groups": 1.0, "orders": float(len(orders)), **tally.counts()}
+    complete = [scores for scores in judged if scores is not None]
+    if len(complete) < len(judged):
+        return None, counts
+    counts.update(position_counts(orders, complete))
+    return [sum(scores[m] for scores in complete) / len(complete) for m in range(len(completions))], counts
+
+
+@_judge_reward(
+    requires={"prompt": Any},
+    params=GroupParams,
+    batch=True,
+    description="An LLM judge scores every completion of a GRPO group (the completions of one prompt in the batch) "
+    "in one request, side by side, 0..10 each (scored v/10). The group is shown in a seeded shuffle and, with "
+    "orders=2 (the default), again in the reverse order; a completion's score is its mean over the orders, so a "
+    "judge's position bias cancels. A reply that misses a completion, scores one off the scale or names one that "
+    "does not exist, or no reply after retries and within the deadline, makes the whole group None (counted: "
+    "unparseable, failures). Counters on the group's first row: groups, orders, and the position-bias statistics "
+    "position_gap / position_pairs (mean score advantage of being shown earlier) and rank_flips / rank_pairs "
+    "(pairs of completions the orders rank the other way round). Completions are shown as marked data that the "
+    "judge must not obey.",
+)
+async def judge_group(completions: list[str], *, prompts: list[Any], params: GroupParams, **_: Any) -> list[Scored]:
+    groups: dict[str, list[int]] = {}
+    for i, prompt in enumerate(prompts):
+        groups.setdefault(json.dumps(prompt, sort_keys=True, default=str), []).append(i)
+    members = list(groups.values())
+    results = await asyncio.gather(*(_judge_one_group(params, prompts[rows[0]], [completions[i] for i in rows])
+                                     for rows in members))
+    out = [Scored(None)] * len(completions)
+    for rows, (values, counts) in zip(members, results, strict=True):
+        for k, i in enumerate(rows):
+            out[i] = Scored(None if values is None else values[k], counts if k == 0 else {})
+    return out
+
+
 @hookimpl
 def register_rewards(register):
-    for item in (judge, judge_reference, judge_criteria):
+    for item in (judge, judge_reference, judge_criteria, judge_group):
         register(item)
 
 
