@@ -123,8 +123,8 @@ def run(base_url: str, name: str, params: dict, texts: list[str], prompts: list[
         start = time.perf_counter()
         result = e.score(texts, prompts)
         seconds = time.perf_counter() - start
-    values = result.values[name]
-    assert None not in values, result.metrics[name]
+    values = [v for v in result.values[name] if v is not None]
+    assert len(values) == len(texts), result.metrics[name]
     counts = result.metrics[name].counts
     out = {"requests_per_completion": counts["calls"] / len(texts), "seconds": round(seconds, 3),
            **recovery(values, prompts, qualities)}
