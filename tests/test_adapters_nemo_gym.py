@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow  # a real server
 class MathVerifyRequest(ng.BaseVerifyRequest):
     """A task row as NeMo Gym's math resources servers declare theirs: the request plus the gold."""
 
-    expected_answer: str | None = None
+    expected_answer: str | int | None = None
     task_id: int = 0
 
 
@@ -71,6 +71,8 @@ def test_a_rollout_in_nemo_gyms_schema_gets_its_reward_and_components(server):
     assert parsed.reward == 2.5 and parsed.reward_components == {"accuracy": 1.0, "r1_strict_format": 1.0}
     assert raw["task_id"] == 7 and raw["expected_answer"] == "4"  # the request comes back, as NeMo Gym's servers do
     assert ng.route(raw) == "results" and ng.MASK_SAMPLE_KEY not in raw
+    number, _ = verify(server, TEXT, expected_answer=4)  # a numeric gold is its JSON text
+    assert number["reward"] == 2.5
     wrong, _ = verify(server, [reasoning("add"), message("<answer>\n5\n</answer>")], expected_answer="4")
     assert wrong["reward"] == 0.5 and wrong["reward_components"] == {"accuracy": 0.0, "r1_strict_format": 1.0}
 

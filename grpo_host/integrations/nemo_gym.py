@@ -26,7 +26,8 @@ The request becomes a grpo-host row:
   web search, MCP, ...) carry nothing a grpo-host reward reads and are
   skipped;
 * every other top-level field is a column; NeMo Gym's ``expected_answer``
-  is also the ``answer`` column when the row has none.
+  is also the ``answer`` column when the row has none (as JSON text when it
+  is not a string: a number's gold ``4`` is ``"4"``).
 
 The answer is the request with ``reward`` (the spec's weighted total) and
 ``reward_components`` (each reward's value, for the rewards that applied).
@@ -42,6 +43,7 @@ column.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -70,8 +72,9 @@ def row_of(body: Any) -> dict[str, Any]:
     if not isinstance(response, dict) or not isinstance(response.get("output"), list):
         raise ValueError("'response' must be an object whose 'output' is a list of Responses API output items")
     row = {k: v for k, v in body.items() if k not in PROTOCOL}
-    if row.get("answer") is None and body.get("expected_answer") is not None:
-        row["answer"] = body["expected_answer"]
+    gold = body.get("expected_answer")
+    if row.get("answer") is None and gold is not None:
+        row["answer"] = gold if isinstance(gold, str) else json.dumps(gold)
     row["prompt"] = _prompt(params)
     row["completion"] = _messages(response["output"])
     return row
