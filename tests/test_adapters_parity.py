@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from adapter_parity import (SPEC, rows, via_atropos, via_nemo_gym, via_openenv, via_peer, via_score, via_skyrl)
+from adapter_parity import SPEC, rows, via_atropos, via_nemo_gym, via_openenv, via_peer, via_score, via_skyrl
 from peers import peer_python
 
 sys.path.insert(0, str(Path(__file__).parent / "vendored"))  # NeMo Gym's schema (tests/vendored/nemo_gym_verify.py)
