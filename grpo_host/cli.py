@@ -678,7 +678,9 @@ def serve(
     pool: Annotated[str, typer.Option(help="where process-executor rewards run: local or ray")] = "local",
     strict: Annotated[bool, typer.Option(help="a row that no reward scored fails its request")] = False,
 ) -> None:
-    """Serve an ensemble over HTTP: OpenRLHF's /get_reward, /score, /check, /rewards and /health (docs/scaling.md).
+    """Serve an ensemble over HTTP: /get_reward (OpenRLHF), /verify (NeMo Gym), /score, /check, /rewards, /health.
+
+    What each takes and answers is in docs/scaling.md.
 
     Runs until SIGTERM or Ctrl-C, then answers the requests in flight before it exits.
     """

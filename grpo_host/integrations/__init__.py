@@ -7,6 +7,9 @@
   environment behind OpenEnv's server.
 * :mod:`grpo_host.integrations.eval_protocol`: eval-protocol reward functions.
 * :mod:`grpo_host.integrations.atropos`: an Atropos ``RewardFunction``.
+* :mod:`grpo_host.integrations.skyrl`: a SkyRL-Gym environment.
+* :mod:`grpo_host.integrations.nemo_gym`: NeMo Gym's verify protocol, which
+  ``grpo-host serve`` answers at ``/verify``.
 * OpenRLHF needs no module here: it posts to a URL, and ``grpo-host serve``
   answers at ``/get_reward`` (see :mod:`grpo_host.serving.endpoints`).
 

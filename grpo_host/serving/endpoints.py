@@ -1,7 +1,7 @@
 """What ``grpo-host serve`` answers: one method of :class:`Endpoints` per endpoint, and OpenRLHF's request format.
 
 Each endpoint reads its JSON body within the request's deadline, hands the
-rows to the server's scoring threads (``/score``, ``/get_reward``) or to a
+rows to the server's scoring threads (``/score``, ``/get_reward``, ``/verify``) or to a
 thread of its own (``/check``, ``/audit``) and returns the payload of a 200;
 anything else is an :class:`~grpo_host.serving.http.HTTPError`.  What each
 takes and answers, and why, is in docs/scaling.md.
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..data import check_rows
 from ..discovery.catalog import reward_row
+from ..integrations import nemo_gym
 from ..scoring.special_tokens import strip_end_tokens
 from ..scoring.stats import Tally
 from .batching import chunks
@@ -103,8 +104,8 @@ class Endpoints:
     def routes(self) -> dict[str, tuple[str, Handler]]:
         """Path -> (method, handler), in the order a 404 lists them."""
         return {"/get_reward": ("POST", self.get_reward), "/score": ("POST", self.score),
-                "/check": ("POST", self.check), "/audit": ("POST", self.audit), "/rewards": ("GET", self.listing),
-                "/health": ("GET", self.health)}
+                "/verify": ("POST", self.verify), "/check": ("POST", self.check), "/audit": ("POST", self.audit),
+                "/rewards": ("GET", self.listing), "/health": ("GET", self.health)}
 
     def deadline_of(self, request: Request) -> tuple[float, float]:
         """(seconds granted, the monotonic time they end), counted from the request's first byte."""
@@ -246,6 +247,29 @@ class Endpoints:
         if errors:
             request.log["errors"] = errors[:5]
         return {"rewards": rewards, "scores": rewards, "extra_logs": extra}
+
+    async def verify(self, request: Request) -> Any:
+        """NeMo Gym's resources-server ``/verify``: one rollout in its own schema, merged with other requests' rows
+        into micro-batches; the request back with ``reward`` and ``reward_components``, an unscored row masked
+        rather than paid 0 (:mod:`grpo_host.integrations.nemo_gym`)."""
+        server = self.server
+        body = await self.read_json(request)
+        try:
+            row = nemo_gym.row_of(body)
+        except ValueError as exc:
+            raise HTTPError(422, str(exc)) from None
+        request.log["rows"] = 1
+        seconds, deadline = self.deadline_of(request)
+        if not server.room(1):
+            raise server.busy(1)
+        future = server.batcher.submit_async([("verify request", row)])
+        await _wait_async([future], deadline)
+        if future.cancelled() or not future.done():
+            raise HTTPError(504, f"the deadline ({seconds:g} s from the request's first byte) passed before the "
+                            "rollout was scored")
+        lines = future.result()[1]
+        self.note(request, lines)
+        return nemo_gym.verify_response(body, lines[0])
 
     @staticmethod
     async def off_loop(work: Callable[[], Any], seconds: float, deadline: float, what: str) -> Any:
