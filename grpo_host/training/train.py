@@ -53,7 +53,7 @@ from .preflight import check_model, check_output_dir, finished_summary, read_jso
 if TYPE_CHECKING:
     from ..discovery.plugins import Plugins
 
-__all__ = ["Job", "MetricsLog", "Row", "Summary", "prepare", "train"]
+__all__ = ["Job", "MetricsLog", "Row", "Summary", "prepare", "read_checked", "train"]
 
 
 @dataclass
@@ -183,7 +183,7 @@ def _load_plugins(config: RunConfig) -> Plugins:
     return load_plugins(plugins=[import_plugin(spec) for spec in config.plugins])
 
 
-def _read(path: str, ensemble: Ensemble, what: str, environment: Any = None) -> list[Row]:
+def read_checked(path: str, ensemble: Ensemble, what: str, environment: Any = None) -> list[Row]:
     """Read, check and normalise one dataset; raise :class:`DataCheckFailed` with the report when it has problems.
 
     ``environment``, the run's, has its required columns checked as the rewards' are."""
@@ -258,8 +258,8 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
                                   pool=config.pool)
     try:
         environment = _environment(config, plugins)
-        rows = _read(config.data.train, ensemble, "train", environment)
-        val = _read(config.data.val, ensemble, "val", environment) if config.data.val else []
+        rows = read_checked(config.data.train, ensemble, "train", environment)
+        val = read_checked(config.data.val, ensemble, "val", environment) if config.data.val else []
         _audit(config, plugins, ensemble, rows, echo=quiet is None)
     except BaseException:
         ensemble.close()
