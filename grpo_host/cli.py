@@ -692,7 +692,7 @@ def eval_(
     """Measure a model with rewards: k samples per prompt, scored by the ensemble, pass@k and mean@k with 95 %
     intervals per reward (docs/eval.md). The data check runs first. Exit 1 the data has problems, 130 interrupted
     (--resume continues)."""
-    from .training.evaluate import EvalSettings, evaluate, threshold_options
+    from .training.evaluate import EvalSettings, evaluate, shown, threshold_options
 
     settings = EvalSettings(model, str(data), rewards, k, str(out_dir) if out_dir else None, resume, plugins or [],
                             backend, threshold_options(threshold or []), temperature, top_p, top_k, min_p,
@@ -714,15 +714,9 @@ def eval_(
     j = found["k"]
     lines = [("reward", "mean@k", "pass@1", f"pass@{j}")]
     for name, m in found["metrics"].items():
-        lines.append((name, *(_with_interval(m[key]) for key in ("mean@k", "pass@1", f"pass@{j}"))))
+        lines.append((name, *(shown(m[key]) for key in ("mean@k", "pass@1", f"pass@{j}"))))
     for line in _one_line_each(lines):
         out.print(line, soft_wrap=True)
-
-
-def _with_interval(figure: dict) -> str:
-    if figure["value"] is None:
-        return "-"
-    return f"{figure['value']:.3f} [{figure['low']:.2f}, {figure['high']:.2f}]"
 
 
 @contextlib.contextmanager

@@ -271,3 +271,30 @@ def test_an_openai_compatible_endpoint_is_asked_k_times_per_prompt_within_the_co
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["samples"] == 2
     assert [b["prompt"] for b in tiny_server.requests[12:]] == ["letter b"] * 2
+
+
+# --- a run's checkpoints, evaluated at the end of train (eval_k) ----------------------------------------------
+
+
+@pytest.mark.slow  # a training run
+@pytest.mark.timeout(1800)
+def test_a_runs_last_checkpoint_scores_higher_than_its_first_on_letters(env, tmp_path):
+    """``eval_k`` evaluates every checkpoint and the saved model at the end of ``train``; on the letters task the
+    last checkpoint's mean total is higher than the first's, and each is a folder ``grpo-host eval`` continues."""
+    out, data = tmp_path / "run", letters(tmp_path, 16)
+    proc = run([GRPO_HOST, "train", str(ROOT / "examples" / "letters.yaml"), "--set", f"output_dir={out}",
+                "--set", "max_steps=16", "--set", "save_every=4", "--set", "eval_k=2", "--set",
+                f"eval_data={data}"], env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folders = sorted(p.name for p in (out / "eval").iterdir())
+    assert folders == ["checkpoint-12", "checkpoint-16", "checkpoint-4", "checkpoint-8", "model"]
+    first = json.loads((out / "eval" / "checkpoint-4" / "eval.json").read_text())
+    last = json.loads((out / "eval" / "checkpoint-16" / "eval.json").read_text())
+    assert (first["step"], last["step"], first["samples"]) == (4, 16, 32)
+    assert last["metrics"]["total"]["mean@k"]["value"] > first["metrics"]["total"]["mean@k"]["value"], (first, last)
+    assert "eval checkpoint-16 (step 16): total mean@2" in proc.stdout
+    # the same checkpoint through the command, with the run's rewards, plugins and sampling, into its own folder
+    again = run([GRPO_HOST, "eval", str(out / "checkpoint-16"), str(data), "-k", "2", "-o", str(tmp_path / "ev"),
+                 "--json"], env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["metrics"] == last["metrics"]  # the same seed, the same samples

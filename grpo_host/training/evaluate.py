@@ -49,9 +49,11 @@ from ..runs.record import FOLDER, RolloutRecord, read_record, reward_column
 from ..scoring.batch import feed, score_batch
 from .builtin_model import is_builtin, resolve_model
 from .config import RunConfig
+from .preflight import checkpoint_folders
 from .train import Row, read_checked
 
-__all__ = ["EvalSettings", "Model", "evaluate", "interval", "pass_at_k", "resolve", "summarise", "threshold_options"]
+__all__ = ["EvalSettings", "Model", "evaluate", "evaluate_run", "interval", "pass_at_k", "resolve", "shown",
+           "summarise", "threshold_options"]
 
 CONFIG = "eval-config.json"
 """What an evaluation was, beside its record: a resume must continue the same one."""
@@ -505,6 +507,36 @@ def evaluate(settings: EvalSettings, *, progress: Progress | None = None) -> dic
     temporary.write_text(json.dumps(result, indent=2) + "\n")
     os.replace(temporary, out / RESULT)
     return result
+
+
+def evaluate_run(config: RunConfig, *, echo: bool = True) -> dict[str, dict[str, Any]]:
+    """``eval_k``: at the end of a run, :func:`evaluate` each checkpoint (oldest first) and the saved model, each
+    into ``output_dir/eval/<checkpoint-N or model>/``, with the run's rewards, plugins and sampling; an evaluation
+    a killed run left there is continued.  Returns each one's result by folder name."""
+    assert config.eval_k is not None
+    run = Path(config.output_dir)
+    data = config.eval_data or config.data.val or config.data.train
+    models = [*reversed(checkpoint_folders(run))]
+    if (run / "config.json").is_file() or (run / "adapter_config.json").is_file():
+        models.append(run)
+    found = {}
+    for model in models:
+        name = "model" if model == run else model.name
+        out = run / "eval" / name
+        found[name] = result = evaluate(EvalSettings(str(model), data, k=config.eval_k, out=str(out),
+                                                     resume=(out / CONFIG).is_file(), workers=config.workers))
+        if echo:
+            total, k = result["metrics"][TOTAL], config.eval_k
+            print(f"eval {name} (step {result['step']}): total mean@{k} {shown(total['mean@k'])}, "
+                  f"pass@{k} {shown(total[f'pass@{k}'])} -> {out}", flush=True)
+    return found
+
+
+def shown(figure: Mapping[str, Any]) -> str:
+    """A figure as ``value [low, high]`` for the 80-column table."""
+    if figure["value"] is None:
+        return "-"
+    return f"{figure['value']:.3f} [{figure['low']:.2f}, {figure['high']:.2f}]"
 
 
 def _generate_and_score(model: Model, s: EvalSettings, ensemble: Ensemble, rows: list[Row], todo: list[int],

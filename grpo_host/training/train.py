@@ -305,5 +305,9 @@ def train(config: RunConfig, *, echo: bool = True) -> Summary:
         (job.output_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
     if summary.stopped_by is not None:
         raise MonitorStopped(summary.stopped_by, summary.steps, job.output_dir)
+    if config.eval_k is not None and is_main_process():
+        from .evaluate import evaluate_run
+
+        evaluate_run(config, echo=echo)
     return summary
 
