@@ -287,12 +287,12 @@ def test_a_runs_last_checkpoint_scores_higher_than_its_first_on_letters(env, tmp
                 f"eval_data={data}"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     folders = sorted(p.name for p in (out / "eval").iterdir())
-    assert folders == ["checkpoint-12", "checkpoint-16", "checkpoint-4", "checkpoint-8", "model"]
-    first = json.loads((out / "eval" / "checkpoint-4" / "eval.json").read_text())
-    last = json.loads((out / "eval" / "checkpoint-16" / "eval.json").read_text())
+    assert folders == ["model", "step-12", "step-16", "step-4", "step-8"]
+    first = json.loads((out / "eval" / "step-4" / "eval.json").read_text())
+    last = json.loads((out / "eval" / "step-16" / "eval.json").read_text())
     assert (first["step"], last["step"], first["samples"]) == (4, 16, 32)
     assert last["metrics"]["total"]["mean@k"]["value"] > first["metrics"]["total"]["mean@k"]["value"], (first, last)
-    assert "eval checkpoint-16 (step 16): total mean@2" in proc.stdout
+    assert "eval step-16 (step 16): total mean@2" in proc.stdout
     # the same checkpoint through the command, with the run's rewards, plugins and sampling, into its own folder
     again = run([GRPO_HOST, "eval", str(out / "checkpoint-16"), str(data), "-k", "2", "-o", str(tmp_path / "ev"),
                  "--json"], env)

@@ -200,7 +200,8 @@ class RunConfig(_Strict):
     save_every: int = Field(100, ge=1, description="steps between checkpoints")
     eval_every: int | None = Field(None, ge=1, description="steps between evaluations on data.val (default save_every)")
     eval_k: int | None = Field(None, ge=1, description="at the end of the run, grpo-host eval every checkpoint and "
-                               "the saved model with this many samples per prompt (output_dir/eval/); None: none")
+                               "the saved model with this many samples per prompt (output_dir/eval/step-N/, "
+                               "model/); None: none")
     eval_data: str | None = Field(None, description="the prompts eval_k evaluates on (default: data.val, else "
                                   "data.train)")
     log_every: int = Field(1, ge=1, description="steps between logged metrics")

@@ -511,7 +511,7 @@ def evaluate(settings: EvalSettings, *, progress: Progress | None = None) -> dic
 
 def evaluate_run(config: RunConfig, *, echo: bool = True) -> dict[str, dict[str, Any]]:
     """``eval_k``: at the end of a run, :func:`evaluate` each checkpoint (oldest first) and the saved model, each
-    into ``output_dir/eval/<checkpoint-N or model>/``, with the run's rewards, plugins and sampling; an evaluation
+    into ``output_dir/eval/<step-N or model>/``, with the run's rewards, plugins and sampling; an evaluation
     a killed run left there is continued.  Returns each one's result by folder name."""
     assert config.eval_k is not None
     run = Path(config.output_dir)
@@ -521,7 +521,8 @@ def evaluate_run(config: RunConfig, *, echo: bool = True) -> dict[str, dict[str,
         models.append(run)
     found = {}
     for model in models:
-        name = "model" if model == run else model.name
+        name = "model" if model == run else f"step-{model.name.removeprefix('checkpoint-')}"  # not checkpoint-N:
+        # a folder holding checkpoint-N folders is a run, whose own folders nothing may write into
         out = run / "eval" / name
         found[name] = result = evaluate(EvalSettings(str(model), data, k=config.eval_k, out=str(out),
                                                      resume=(out / CONFIG).is_file(), workers=config.workers))
