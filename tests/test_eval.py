@@ -163,6 +163,26 @@ def test_resume_after_sigkill_generates_only_the_missing_prompts(env, tmp_path):
     assert sorted(ids) == sorted(list(range(24)) * 2) and found["samples"] == 48
 
 
+def test_sigterm_ends_with_130_and_resume_finishes(env, tmp_path):
+    data, out = letters(tmp_path, 16), tmp_path / "ev"
+    cmd = eval_cmd("builtin:tiny", data, out, "-k", "2", "--batch-size", "2")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 300  # a guard against a hang, not a measure
+        while not list((out / "rollouts").glob("*.parquet")):
+            assert proc.poll() is None and time.monotonic() < deadline, "no part written before the eval ended"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and "--resume" in stderr and "Traceback" not in stderr
+    resumed = run([*cmd, "--resume", "--json"], env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["samples"] == 32
+
+
 # --- an OpenAI-compatible endpoint ---------------------------------------------------------------------------
 
 

@@ -191,6 +191,9 @@ class EvalSettings:
     def filled(self, model: Model) -> EvalSettings:
         """A copy with every sampling value set: given, else the model's run's, else the run config's default."""
         config = run_config(model.run) if model.run is not None else {}
+        if config.get("environment") or config.get("rollout"):
+            raise UserError(f"model {model.given!r}: its run generated through an environment or a rollout function "
+                            "(tool calls); eval generates single-turn completions only (docs/eval.md)")
         values = {key: getattr(self, key) if getattr(self, key) is not None
                   else config.get(key, RunConfig.model_fields[key].default) for key in SAMPLING}
         backend = self.backend or config.get("backend") or "trl"
