@@ -183,6 +183,18 @@ def test_sigterm_ends_with_130_and_resume_finishes(env, tmp_path):
     assert json.loads(resumed.stdout)["samples"] == 32
 
 
+def test_mlx_generates_where_mlx_lm_is_installed(env, tmp_path):
+    pytest.importorskip("mlx_lm")
+    data, out = letters(tmp_path, 2), tmp_path / "ev"
+    proc = run(eval_cmd("builtin:tiny", data, out, "-k", "2", "--backend", "mlx", "--json"), env)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["samples"] == 4
+    table = read_record(out).to_pylist()
+    assert all(0 < r["length"] <= 6 for r in table)
+    # decoded as transformers decodes: no special token's text in a completion
+    assert not any(tok in r["completion"] for r in table for tok in ("<s>", "</s>", "<pad>", "<|assistant|>"))
+
+
 # --- an OpenAI-compatible endpoint ---------------------------------------------------------------------------
 
 

@@ -285,31 +285,37 @@ def transformers_generator(path: str, s: EvalSettings) -> Generate:
 
 
 def mlx_generator(path: str, s: EvalSettings) -> Generate:
-    """mlx-lm's ``generate`` with its sampler, one sample at a time (Apple silicon, or ``mlx[cpu]`` on Linux)."""
+    """mlx-lm's ``stream_generate`` with its sampler, one sample at a time (Apple silicon, or ``mlx[cpu]`` on
+    Linux); the tokens are decoded as transformers' are, without special tokens, up to EOS or the pad token."""
     try:
         import mlx.core as mx
-        from mlx_lm import generate as mlx_generate
-        from mlx_lm import load
+        from mlx_lm import load, stream_generate
         from mlx_lm.sample_utils import make_sampler
     except ImportError as exc:
         raise UserError(f"{exc.name} is not installed: --backend mlx needs pip install 'grpo-host[mlx]'") from None
+    most = s.max_completion_length
+    assert most is not None  # (filled)
     loaded = load(path)
     model, tokenizer = loaded[0], loaded[1]
     top_p = float(s.top_p if s.top_p is not None else 1.0)
     sampler = make_sampler(temp=float(s.temperature or 0.0), top_p=top_p if top_p < 1 else 0.0,
                            min_p=float(s.min_p or 0.0), top_k=int(s.top_k or 0))
+    stops = set(tokenizer.eos_token_ids) | ({tokenizer.pad_token_id} - {None})
 
     def generate(prompts: Sequence[Any], k: int, seed: int) -> list[list[Sample]]:
         mx.random.seed(seed)
         samples: list[list[Sample]] = []
         for prompt in prompts:
-            text = _render(tokenizer, prompt)
+            ids_in = tokenizer.encode(_render(tokenizer, prompt), add_special_tokens=False)
             got = []
             for _ in range(k):
-                completion = str(mlx_generate(model, tokenizer, text, max_tokens=s.max_completion_length,
-                                              sampler=sampler))
-                ids = tokenizer.encode(completion, add_special_tokens=False)
-                got.append(Sample(completion, ids, len(ids)))
+                ids = []
+                for step in stream_generate(model, tokenizer, ids_in, max_tokens=most,
+                                            sampler=sampler):
+                    if step.token in stops:
+                        break
+                    ids.append(int(step.token))
+                got.append(Sample(str(tokenizer.decode(ids, skip_special_tokens=True)), ids, len(ids)))
             samples.append(got)
         return samples
 
