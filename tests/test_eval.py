@@ -119,6 +119,16 @@ def test_the_table_fits_80_columns_and_a_finished_folder_is_not_started_again(en
     assert changed.returncode == 2 and "k 2 -> 3" in changed.stderr
 
 
+def test_temperature_0_is_greedy_k_times(env, tmp_path):
+    data, out = letters(tmp_path, 2), tmp_path / "ev"
+    proc = run(eval_cmd("builtin:tiny", data, out, "-k", "3", "--temperature", "0", "--json"), env)
+    assert proc.returncode == 0, proc.stderr
+    table = read_record(out).to_pylist()
+    for i in range(2):  # the same prompt, the same greedy answer
+        assert len({r["completion"] if isinstance(r["completion"], str) else json.dumps(r["completion"])
+                    for r in table if r["row_id"] == i}) == 1
+
+
 def test_the_data_check_refuses_a_broken_row_before_anything_is_generated(env, tmp_path):
     rows = [json.loads(line) for line in LETTERS.read_text().splitlines()[:4]]
     del rows[2]["answer"]

@@ -267,13 +267,16 @@ def transformers_generator(path: str, s: EvalSettings) -> Generate:
         torch.manual_seed(seed)
         texts = [_render(tokenizer, p) for p in prompts]
         batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
-        options: dict[str, Any] = {"temperature": s.temperature, "top_p": s.top_p}
-        options.update({"top_k": s.top_k} if s.top_k else {"top_k": None})
-        if s.min_p:
-            options["min_p"] = s.min_p
+        # each prompt k times (what num_return_sequences does inside), so temperature 0 (greedy) works as well
+        batch = {key: value.repeat_interleave(k, dim=0) for key, value in batch.items()}
+        options: dict[str, Any] = {"do_sample": False}
+        if s.temperature:
+            options = {"do_sample": True, "temperature": s.temperature, "top_p": s.top_p, "top_k": s.top_k or None}
+            if s.min_p:
+                options["min_p"] = s.min_p
         with torch.no_grad():
-            out = model.generate(**batch, do_sample=True, max_new_tokens=s.max_completion_length,
-                                 num_return_sequences=k, pad_token_id=tokenizer.pad_token_id, **options)
+            out = model.generate(**batch, max_new_tokens=s.max_completion_length,
+                                 pad_token_id=tokenizer.pad_token_id, **options)
         width = batch["input_ids"].shape[1]
         samples: list[list[Sample]] = [[] for _ in prompts]
         for i, row in enumerate(out[:, width:].tolist()):
