@@ -591,7 +591,7 @@ def threshold_options(given: Sequence[str]) -> dict[str, float]:
 
 def _thresholds(given: Mapping[str, float], ensemble: Ensemble) -> dict[str, float]:
     """Each reward's pass threshold (given, ``*``, else 1.0) and the total's (given, else the weighted sum of the
-    rewards' thresholds: every weighted reward at its own)."""
+    positively weighted rewards' thresholds: each at its own, a penalty at 0)."""
     unknown = set(given) - {*ensemble.names, TOTAL, "*"}
     if unknown:
         raise UserError(f"--threshold {sorted(unknown)[0]}: not a reward of the spec ({', '.join(ensemble.names)}) "
