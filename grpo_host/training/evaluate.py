@@ -50,7 +50,7 @@ from ..scoring.batch import feed, score_batch
 from .builtin_model import is_builtin, resolve_model
 from .config import RunConfig
 from .preflight import checkpoint_folders
-from .train import Row, read_checked
+from .train import Row, offline_for_local_models, read_checked
 
 __all__ = ["EvalSettings", "Model", "evaluate", "evaluate_run", "interval", "pass_at_k", "resolve", "shown",
            "summarise", "threshold_options"]
@@ -406,6 +406,7 @@ def generator(model: Model, s: EvalSettings) -> Generate:
     if model.url is not None:
         return endpoint_generator(model.url, s)
     assert model.path is not None
+    offline_for_local_models(model.given)  # a built-in or local model needs no hub, as in train
     if s.backend == "mlx":
         return mlx_generator(model.path, s)
     if s.backend != "trl":

@@ -53,7 +53,7 @@ from .preflight import check_model, check_output_dir, finished_summary, read_jso
 if TYPE_CHECKING:
     from ..discovery.plugins import Plugins
 
-__all__ = ["Job", "MetricsLog", "Row", "Summary", "prepare", "read_checked", "train"]
+__all__ = ["Job", "MetricsLog", "Row", "Summary", "offline_for_local_models", "prepare", "read_checked", "train"]
 
 
 @dataclass
@@ -234,7 +234,7 @@ def _environment(config: RunConfig, plugins: Plugins) -> Any:
         raise ConfigError(f"config key 'environment': {exc}") from None
 
 
-def _offline_for_local_models(model: str) -> None:
+def offline_for_local_models(model: str) -> None:
     """A built-in or local model needs no hub: make sure nothing (transformers, datasets, trl) reaches for it."""
     if is_builtin(model) or Path(model).exists():
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -246,7 +246,7 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     """Steps 1 to 3 of the run flow: everything up to (not including) loading a model."""
     if is_main_process():  # (other ranks would race rank 0's records and take its folder for a stranger's)
         check_output_dir(config)  # before anything is read or written: a refused run changes nothing
-    _offline_for_local_models(config.model)
+    offline_for_local_models(config.model)
     check_model(config.model)
     plugins = _load_plugins(config)
     backend = plugins.registry.backend(config.backend)  # an unknown backend fails before any data is read
