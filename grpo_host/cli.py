@@ -649,6 +649,96 @@ def train(
                       f"({alert['step']} to {alert['last_step']}): {alert['message']}", soft_wrap=True)
 
 
+@app.command("eval")
+def eval_(
+    model: Annotated[str, typer.Argument(help="a model folder, builtin:tiny, a run or its checkpoint-N, or an "
+                                              "OpenAI-compatible endpoint (http://host:port/v1)")],
+    data: Annotated[Path, typer.Argument(help="the prompts: JSONL, JSON, CSV, Parquet file or a datasets folder")],
+    rewards: Annotated[str | None, typer.Option(
+        "--rewards", "-r", help='reward spec, e.g. "accuracy:2, r1_strict_format:0.5" (default: a run\'s own)')] = None,
+    k: Annotated[int, typer.Option("-k", min=1, help="samples per prompt")] = 4,
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", "-o", help="the evaluation's folder: eval.json and the rollout record (default: evals/<model>)")
+    ] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="continue an interrupted evaluation in --out: only the "
+                                                          "prompts it lacks are generated")] = False,
+    as_json: JsonOpt = False,
+    plugins: Annotated[list[str] | None, typer.Option(
+        "--plugins", help="a reward module to load besides the installed packs (.py path or dotted name; "
+                          "repeatable; default: a run's own)")] = None,
+    backend: Annotated[str | None, typer.Option(help="generate with trl (transformers) or mlx (default: a run's "
+                                                     "backend, else trl)")] = None,
+    threshold: Annotated[list[str] | None, typer.Option(
+        help="the value a sample must reach to pass: VALUE for every reward, or NAME=VALUE (NAME a reward or "
+             "total); default 1.0, the total's the weighted sum")] = None,
+    temperature: Annotated[float | None, typer.Option(min=0, help="sampling temperature (default: the run's, 1.0)")
+                           ] = None,
+    top_p: Annotated[float | None, typer.Option(min=0, max=1, help="nucleus mass (default: the run's, 1.0)")] = None,
+    top_k: Annotated[int | None, typer.Option(min=0, help="top-k, 0 off (default: the run's, 0)")] = None,
+    min_p: Annotated[float | None, typer.Option(min=0, max=1, help="min-p, 0 off (default: the run's, 0)")] = None,
+    max_completion_length: Annotated[int | None, typer.Option(
+        min=1, help="tokens per completion at most (default: the run's, 256)")] = None,
+    seed: Annotated[int | None, typer.Option(help="sampling seed (default: the run's, 42)")] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="prompts generated, scored and recorded at a time")] = 8,
+    concurrency: Annotated[int, typer.Option(min=1, help="requests in flight to an endpoint")] = 16,
+    served_model: Annotated[str | None, typer.Option(
+        help="the endpoint's model name (default: the first at /models)")] = None,
+    api_key_env: Annotated[str, typer.Option(
+        help="environment variable holding the endpoint's API key (unset: none sent)")] = "OPENAI_API_KEY",
+    device: Annotated[str | None, typer.Option(help="torch device (default: cuda when there is one, else cpu)")
+                      ] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="worker processes for process-executor rewards")] = None,
+) -> None:
+    """Measure a model with rewards: k samples per prompt, scored by the ensemble, pass@k and mean@k with 95 %
+    intervals per reward (docs/eval.md). The data check runs first. Exit 1 the data has problems, 130 interrupted
+    (--resume continues)."""
+    from .training.evaluate import EvalSettings, evaluate, shown, threshold_options
+
+    settings = EvalSettings(model, str(data), rewards, k, str(out_dir) if out_dir else None, resume, plugins or [],
+                            backend, threshold_options(threshold or []), temperature, top_p, top_k, min_p,
+                            max_completion_length, seed, batch_size, concurrency, served_model, api_key_env, device,
+                            workers)
+    with _eval_progress() as progress:
+        try:
+            with sigterm_as_interrupt():
+                found = evaluate(settings, progress=progress)
+        except KeyboardInterrupt:
+            err.print(Text.assemble(("interrupted", "red"), ": the prompts scored so far are kept; --resume "
+                                     "continues"), soft_wrap=True)
+            raise typer.Exit(130) from None
+    if as_json:
+        print(json.dumps(found, indent=2))
+        return
+    out.print(f"{found['model']} on {found['data']}: {found['prompts']} prompts x {found['k']} samples; "
+              f"{found['interval']}; -> {found['out']}")
+    j = found["k"]
+    lines = [("reward", "mean@k", "pass@1", f"pass@{j}")]
+    for name, m in found["metrics"].items():
+        lines.append((name, *(shown(m[key]) for key in ("mean@k", "pass@1", f"pass@{j}"))))
+    for line in _one_line_each(lines):
+        out.print(line, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def _eval_progress() -> Iterator[Any]:
+    """``eval``'s bars on stderr (generation and scoring, in prompts), and the callback that advances them."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bars = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=err, transient=True, disable=not err.is_terminal)
+    tasks = {phase: bars.add_task(phase, total=None) for phase in ("generated", "scored")}
+
+    def advance(phase: str, prompts: int) -> None:
+        if phase == "total":
+            for task in tasks.values():
+                bars.update(task, total=prompts)
+        else:
+            bars.advance(tasks[phase], prompts)
+
+    with bars:
+        yield advance
+
+
 @app.command()
 def serve(
     rewards: SpecOpt,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import test_audit
+import test_eval
 import test_faults
 import test_record
 import test_serve
@@ -25,7 +26,7 @@ EXIT_CODES: dict[str, set[int]] = {
     "rewards list": {0}, "plugins list": {0}, "monitors list": {0}, "environments list": {0},
     "rewards show": {0, 2}, "monitors show": {0, 2}, "environments show": {0, 2},
     "data check": {0, 1, 2}, "score": {0, 1, 2, 130}, "train": {0, 1, 2, 3}, "audit": {0, 1, 2},
-    "report": {0, 2}, "rescore": {0, 1, 2}, "serve": {0, 2}, "new-plugin": {0, 2},
+    "report": {0, 2}, "rescore": {0, 1, 2}, "serve": {0, 2}, "new-plugin": {0, 2}, "eval": {0, 1, 2, 130},
 }
 """Command -> the exit codes it can end with (besides 1 for a bug, with its traceback, which any command may)."""
 
@@ -70,6 +71,7 @@ CASES: dict[tuple[str, int], object] = {
     ("rescore", 2): lambda tmp: ["rescore", str(tmp)],
     ("new-plugin", 0): lambda tmp: ["new-plugin", "grpo-rewards-exit", "--no-input", "--dir", str(tmp / "pack")],
     ("new-plugin", 2): lambda tmp: ["new-plugin", "not a name!", "--no-input", "--dir", str(tmp / "pack")],
+    ("eval", 2): lambda tmp: ["eval", "builtin:tiny", str(tmp / "missing.jsonl"), "--rewards", "accuracy"],
 }
 """(command, code) -> the arguments (made in a temporary folder) of a run that ends with that code."""
 
@@ -84,6 +86,9 @@ ELSEWHERE = {
     ("rescore", 1): test_record.test_rescore_counts_a_broken_release_exactly,
     ("serve", 0): test_serve.test_graceful_shutdown_answers_requests_in_flight,
     ("serve", 2): test_serve.test_bad_spec_stops_at_start,
+    ("eval", 0): test_eval.test_eval_writes_pass_at_k_with_intervals_and_a_record_report_draws,
+    ("eval", 1): test_eval.test_the_data_check_refuses_a_broken_row_before_anything_is_generated,
+    ("eval", 130): test_eval.test_sigterm_ends_with_130_and_resume_finishes,
 }
 """(command, code) -> the test elsewhere that runs the command to that code (a training run, a killed run,
 a server)."""

@@ -199,6 +199,11 @@ class RunConfig(_Strict):
     seed: int = Field(42, description="seed for sampling, shuffling and initialisation")
     save_every: int = Field(100, ge=1, description="steps between checkpoints")
     eval_every: int | None = Field(None, ge=1, description="steps between evaluations on data.val (default save_every)")
+    eval_k: int | None = Field(None, ge=1, description="at the end of the run, grpo-host eval every checkpoint and "
+                               "the saved model with this many samples per prompt (output_dir/eval/step-N/, "
+                               "model/); None: none")
+    eval_data: str | None = Field(None, description="the prompts eval_k evaluates on (default: data.val, else "
+                                  "data.train)")
     log_every: int = Field(1, ge=1, description="steps between logged metrics")
     output_dir: str = Field("runs/grpo-host", description="where checkpoints, the model and run records go")
     resume: bool = Field(False, description="continue from the last checkpoint in output_dir")
@@ -284,6 +289,8 @@ class RunConfig(_Strict):
             object.__setattr__(self, "epsilon_high", self.epsilon)
         if self.data.val is None and self.eval_every is not None:
             raise ValueError("eval_every is set but data.val is not: name a validation set or drop eval_every")
+        if self.eval_data is not None and self.eval_k is None:
+            raise ValueError("eval_data is set but eval_k is not: set eval_k (samples per prompt) or drop eval_data")
         if self.data.val is not None and self.eval_every is None:
             object.__setattr__(self, "eval_every", self.save_every)
         return self

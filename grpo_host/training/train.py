@@ -53,7 +53,7 @@ from .preflight import check_model, check_output_dir, finished_summary, read_jso
 if TYPE_CHECKING:
     from ..discovery.plugins import Plugins
 
-__all__ = ["Job", "MetricsLog", "Row", "Summary", "prepare", "train"]
+__all__ = ["Job", "MetricsLog", "Row", "Summary", "offline_for_local_models", "prepare", "read_checked", "train"]
 
 
 @dataclass
@@ -183,7 +183,7 @@ def _load_plugins(config: RunConfig) -> Plugins:
     return load_plugins(plugins=[import_plugin(spec) for spec in config.plugins])
 
 
-def _read(path: str, ensemble: Ensemble, what: str, environment: Any = None) -> list[Row]:
+def read_checked(path: str, ensemble: Ensemble, what: str, environment: Any = None) -> list[Row]:
     """Read, check and normalise one dataset; raise :class:`DataCheckFailed` with the report when it has problems.
 
     ``environment``, the run's, has its required columns checked as the rewards' are."""
@@ -234,7 +234,7 @@ def _environment(config: RunConfig, plugins: Plugins) -> Any:
         raise ConfigError(f"config key 'environment': {exc}") from None
 
 
-def _offline_for_local_models(model: str) -> None:
+def offline_for_local_models(model: str) -> None:
     """A built-in or local model needs no hub: make sure nothing (transformers, datasets, trl) reaches for it."""
     if is_builtin(model) or Path(model).exists():
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -246,7 +246,7 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     """Steps 1 to 3 of the run flow: everything up to (not including) loading a model."""
     if is_main_process():  # (other ranks would race rank 0's records and take its folder for a stranger's)
         check_output_dir(config)  # before anything is read or written: a refused run changes nothing
-    _offline_for_local_models(config.model)
+    offline_for_local_models(config.model)
     check_model(config.model)
     plugins = _load_plugins(config)
     backend = plugins.registry.backend(config.backend)  # an unknown backend fails before any data is read
@@ -258,8 +258,8 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
                                   pool=config.pool)
     try:
         environment = _environment(config, plugins)
-        rows = _read(config.data.train, ensemble, "train", environment)
-        val = _read(config.data.val, ensemble, "val", environment) if config.data.val else []
+        rows = read_checked(config.data.train, ensemble, "train", environment)
+        val = read_checked(config.data.val, ensemble, "val", environment) if config.data.val else []
         _audit(config, plugins, ensemble, rows, echo=quiet is None)
     except BaseException:
         ensemble.close()
@@ -305,5 +305,9 @@ def train(config: RunConfig, *, echo: bool = True) -> Summary:
         (job.output_dir / "summary.json").write_text(json.dumps(summary.as_dict(), indent=2) + "\n")
     if summary.stopped_by is not None:
         raise MonitorStopped(summary.stopped_by, summary.steps, job.output_dir)
+    if config.eval_k is not None and is_main_process():
+        from .evaluate import evaluate_run
+
+        evaluate_run(config, echo=echo)
     return summary
 
