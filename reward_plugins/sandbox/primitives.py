@@ -121,31 +121,39 @@ def reap():
 
 def remove_tree(path):
     """Delete a directory tree without following links, whatever its depth: iteratively, relative to directory
-    descriptors (``openat``/``unlinkat``), holding two descriptors and one name per level, so neither a chain of
-    thousands of folders (Python's recursion limit) nor a path longer than ``PATH_MAX`` can make it fail."""
+    descriptors (``openat``/``unlinkat``), holding two descriptors at a time and, per level, the names of the
+    folders still to remove, so neither a chain of thousands of folders (Python's recursion limit) nor a path
+    longer than ``PATH_MAX`` can make it fail, and each folder is read once."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd, names = os.open(path, flags), []
+
+    def empty_files(fd):  # unlinks the files, returns the folders
+        os.fchmod(fd, 0o700)  # a program may have chmod-ed its directories shut
+        with os.scandir(fd) as entries:
+            found = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+        for name, is_dir in found:
+            if not is_dir:
+                os.unlink(name, dir_fd=fd)
+        return [name for name, is_dir in found if is_dir]
+
+    fd = os.open(path, flags)
     try:
+        folders, above = empty_files(fd), []
         while True:
-            os.fchmod(fd, 0o700)  # a program may have chmod-ed its directories shut
-            with os.scandir(fd) as entries:
-                found = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
-            folder = next((name for name, is_dir in found if is_dir), None)
-            for name, is_dir in found:
-                if not is_dir:
-                    os.unlink(name, dir_fd=fd)
-            if folder is not None:
-                below = os.open(folder, flags, dir_fd=fd)
+            if folders:
+                name = folders.pop()
+                below = os.open(name, flags, dir_fd=fd)
                 os.close(fd)
                 fd = below
-                names.append(folder)
+                above.append((folders, name))
+                folders = empty_files(fd)
                 continue
-            if not names:
+            if not above:
                 break
-            above = os.open("..", flags, dir_fd=fd)
+            parent = os.open("..", flags, dir_fd=fd)
             os.close(fd)
-            fd = above
-            os.rmdir(names.pop(), dir_fd=fd)
+            fd = parent
+            folders, name = above.pop()
+            os.rmdir(name, dir_fd=fd)
     finally:
         os.close(fd)
     os.rmdir(path)
