@@ -353,10 +353,10 @@ def do_compile(req, data):
                     with os.fdopen(fd, "rb") as f:
                         content = f.read(req["max_bytes"] + 1)
                     total += len(content)
-                    kept.append(content)
+                    kept.append(len(content))
                     write_file(os.path.join(staged, entry.name), content, 0o555)
         os.rename(staged, target)
-        BASELINE["cached"][key] = (sum(-(-len(c) // PAGE) * PAGE for c in kept), len(kept) + 1)
+        BASELINE["cached"][key] = (sum(-(-size // PAGE) * PAGE for size in kept), len(kept) + 1)
     return {"status": status, "cached": False, "bytes": BASELINE["cached"].get(key, (0,))[0], **outcome}, \
         text.encode()
 
