@@ -10,8 +10,12 @@ so a busy machine changes no verdict.  Real bwrap, real compilers, x86-64.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import platform
+import subprocess
+import sys
 import time
 import uuid
 
@@ -20,6 +24,7 @@ import pytest
 from reward_plugins.contest.judge import MIB, Case, Problem, Program, jail_for, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
 from reward_plugins.sandbox.bwrap import isolation
+from reward_plugins.sandbox.cgroup import Cgroup
 
 pytestmark = [
     pytest.mark.skipif(isolation().mode != "root", reason="the contest judge needs the code sandbox in root mode: "
@@ -320,3 +325,30 @@ int main(void) {
                    deadline=time.monotonic() + 120)
     assert report.verdicts == ["JE"], report
     assert _judged(_honest()) == ["AC"]
+
+
+def test_a_memory_bound_that_cannot_be_lowered_names_what_is_held():
+    """The sandbox layer's own part of class 2: lowering a cgroup's bound below what it holds and cannot reclaim
+    (tmpfs pages, no swap) fails after a reclaim with an error naming what is held, which the judge reports after
+    trying a fresh sandbox; once it is freed, the bound is set."""
+    cgroup = Cgroup.create()
+    if cgroup is None:
+        pytest.skip("no cgroup can be made here")
+    path = f"/dev/shm/grpo-h36-{uuid.uuid4().hex}"
+    hold = ("import sys\nwith open(sys.argv[1], 'wb') as f:\n    f.write(b'x' * (96 << 20))\n"
+            "print('held', flush=True)\nsys.stdin.read()\n")
+    try:
+        cgroup.limit(512 * MIB, 64)
+        proc = subprocess.Popen([sys.executable, "-c", hold, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                text=True, preexec_fn=cgroup.join)
+        assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+        with pytest.raises(OSError, match=r"cannot lower the sandbox's memory bound to 32 MiB: it holds \d+ MiB"):
+            cgroup.limit(32 * MIB, 64)
+        proc.communicate("")
+        os.unlink(path)
+        cgroup.limit(32 * MIB, 64)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        cgroup.kill()
+        cgroup.close()

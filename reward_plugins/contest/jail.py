@@ -470,7 +470,7 @@ def do_interact(req, data):
     verdict = judge_outcome(verdict, judge, log)
     outcome["stderr"] = tail(f"{WORK}/program.err", ERR_BYTES)
     outcome["judge"] = verdict
-    if req.get("keep_output"):
+    if req.get("keep_output") and os.path.lexists(tout):  # an interactor that judged early may have written none
         os.rename(tout, KEPT)
     return outcome, b""
 
