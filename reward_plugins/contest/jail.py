@@ -376,7 +376,8 @@ def run_folder(req):
 
 
 def do_run(req, data):
-    """Run an artifact on one input; its output stays in ``/tmp/work/io/out`` for a later ``check``."""
+    """Run an artifact on one input (streamed to :data:`INPUT` as the request arrived); its output is returned, or
+    kept (:data:`KEPT`) for the next request's ``check``."""
     run, io = run_folder(req), f"{WORK}/io"
     fresh_dir(io, 0, 0o700)
     os.rename(INPUT, f"{io}/in")
