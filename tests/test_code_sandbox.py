@@ -1202,6 +1202,51 @@ def test_no_state_survives_into_the_next_program(runner, outside):
     assert seen["nice"] == "0 policy 0 cpus True", seen
 
 
+SET_SCHEDULING = """
+import ctypes, os, platform, struct
+libc = ctypes.CDLL(None, use_errno=True)
+SETATTR = {"x86_64": 314, "aarch64": 274}[platform.machine()]
+CLAMP_MAX, KEEP_POLICY = 0x40, 0x08  # SCHED_FLAG_UTIL_CLAMP_MAX, SCHED_FLAG_KEEP_POLICY
+for pid in [int(p) for p in filter(str.isdigit, os.listdir("/proc")) if int(p) != os.getpid()]:
+    # size, policy, flags, nice, priority, runtime (a fair task's slice), deadline, period, util min, util max
+    for flags, runtime in ((CLAMP_MAX | KEEP_POLICY, 0), (KEEP_POLICY, 3_000_000)):
+        attr = struct.pack("IIQiIQQQII", 56, 0, flags, 0, 0, runtime, 0, 0, 0, 128)
+        libc.syscall(SETATTR, pid, attr, 0)
+    for name, value in (("oom_score_adj", "900"), ("coredump_filter", "0x7f"), ("autogroup", "19")):
+        try:
+            with open(f"/proc/{pid}/{name}", "w") as f:
+                f.write(value)
+        except OSError:
+            pass
+"""
+
+LOOK_SCHEDULING = """
+import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+GETATTR = {"x86_64": 315, "aarch64": 275}[platform.machine()]
+attr = ctypes.create_string_buffer(56)
+print("sched", libc.syscall(GETATTR, os.getppid(), attr, 56, 0), attr.raw[4:].hex())
+for name in ("oom_score_adj", "coredump_filter", "autogroup"):
+    try:
+        text = open(f"/proc/{os.getppid()}/{name}").read().split()
+        print(name, text[-1])  # the autogroup's nice (its number is the server's session's)
+    except OSError as exc:
+        print(name, exc.errno)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_no_scheduling_or_proc_attribute_of_the_server_survives(runner, outside):
+    """What a program sets on the server (its parent) or the collector with ``sched_setattr`` (a utilisation clamp,
+    a fair task's slice) or through /proc (OOM score, core dump filter, autogroup nice), which programs of the
+    server's uid may do in ``user`` mode: the next program reads the server's attributes as a fresh sandbox has
+    them."""
+    look = {"code": LOOK_SCHEDULING}
+    first, _, after = runner.run([look, {"code": SET_SCHEDULING}, look])
+    assert first["exit_code"] == 0 and after["exit_code"] == 0, (first, after)
+    assert after["stdout"] == first["stdout"], (first["stdout"], after["stdout"])
+
+
 @pytest.mark.timeout(120)
 def test_a_thread_writing_to_the_result_channel_does_not_extend_the_time(runner, outside):
     """Each answered call earns the next a full timeout, so lines that are not answers must earn nothing: a hanging

@@ -85,6 +85,7 @@ def test_a_pickled_object_in_a_row_is_refused_not_loaded():
     ({"tests": ADD_TESTS, "checker": {"../x.cpp": "int main(){}"}}, "checker"),
     ({"tests": ADD_TESTS, "checker": "int main(){}", "checker_protocol": "polygon"}, "checker_protocol"),
     ({"tests": ADD_TESTS, "compare": "fuzzy"}, "compare"),
+    ({"tests": ADD_TESTS, "file_io": "yes"}, "file_io"),
     ({"tests": ADD_TESTS, "language": "cobol"}, "language"),
     ({"input_output": json.dumps({"inputs": ["1"], "outputs": ["1"], "fn_name": "f"})}, "input_output"),
     ({"public_test_cases": json.dumps([{"input": "1", "output": "1", "testtype": "functional"}])},
@@ -193,3 +194,13 @@ def test_without_a_sandbox_data_check_and_score_refuse(tmp_path):
         text = " ".join(proc.stderr.split())
         assert proc.returncode != 0 and "contest reward refuses to run" in text and "Remedy:" in text, text
         assert proc.stdout.strip() == ""
+
+
+def test_a_file_io_row_lets_its_program_write_files(contest):
+    """Files in the program's folder only where the row declares file I/O (a batch program's folder is read-only, as
+    the reference judges rule)."""
+    scratch = ("```cpp\n#include <cstdio>\nint main(){long long a,b;scanf(\"%lld%lld\",&a,&b);"
+               "FILE*f=fopen(\"t\",\"w\");if(!f)return 1;fprintf(f,\"%lld\",a+b);fclose(f);f=fopen(\"t\",\"r\");"
+               "long long s;fscanf(f,\"%lld\",&s);printf(\"%lld\\n\",s);}\n```")
+    assert _score(contest, scratch, tests=ADD_TESTS).counts.get("re") == len(ADD_TESTS)
+    assert _score(contest, scratch, tests=ADD_TESTS, file_io=True).value == 1.0

@@ -89,6 +89,7 @@ import types
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sandbox"))
 from primitives import (  # noqa: E402
     NOBODY,
+    PR_SET_CHILD_SUBREAPER,
     PR_SET_DUMPABLE,
     PR_SET_PDEATHSIG,
     libc,
@@ -103,6 +104,7 @@ from primitives import (  # noqa: E402
     send,
     set_caps,
     take_channel,
+    unix_sockets,
 )
 
 del sys.path[0]
@@ -111,7 +113,6 @@ WORK = "/tmp/work"  # the programs' work folder in a sandbox (a tmpfs of its own
 SHM = "/dev/shm"  # a tmpfs of its own in a sandbox, writable by programs (POSIX semaphores need it)
 CHUNK = 65536
 TOKEN_BYTES = 16
-PR_SET_CHILD_SUBREAPER = 36
 ROOT_CAPS = (5, 6, 7)  # CAP_KILL, SETGID, SETUID: what the root-mode server keeps (to kill and to drop to 65534)
 NPROC_BASE = 0  # processes of the program's uid that are not the program's (set in main)
 COLLECTOR_PID = None  # never killed with a program's leftovers
@@ -1332,38 +1333,46 @@ def dir_states(workdir):
             for path in (workdir, SHM) if path for st in (os.stat(path),)}
 
 
-def unix_sockets():
-    """Unix sockets alive in the sandbox's network namespace (``/proc/net/unix``, one line each after a header).
-
-    The server and the collector use pipes only, so any socket here beyond
-    what was there at the start is a program's: one kept alive only by being
-    in flight in another (SCM_RIGHTS), which outlives every process and holds
-    memory a later program would be charged for.  No reset can be proven for
-    it, so the sandbox is rebuilt.
-    """
-    fd = os.open("/proc/net/unix", os.O_RDONLY)
-    try:
-        data = b""
-        while chunk := os.read(fd, CHUNK):
-            data += chunk
-    finally:
-        os.close(fd)
-    return data.count(b"\n") - 1
-
-
 LIMITS = tuple(getattr(resource, name) for name in dir(resource) if name.startswith("RLIMIT_"))
 IOPRIO_GET = {"x86_64": 252, "aarch64": 31}.get(os.uname().machine)
+SCHED_GETATTR = {"x86_64": 315, "aarch64": 275}.get(os.uname().machine)
+SCHED_ATTR_SIZE = 56  # struct sched_attr with its utilisation clamps (SCHED_ATTR_SIZE_VER1)
+PROC_ATTRIBUTES = ("oom_score_adj", "coredump_filter", "autogroup")
+
+
+def proc_attribute(pid, name):
+    """A /proc attribute a process of the same uid may write (None where this kernel has none or hides it)."""
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def sched_attributes(pid):
+    """``sched_getattr``: policy, flags, nice, priority, deadline parameters and utilisation clamps together, which
+    ``sched_setattr`` sets where ``sched_setscheduler`` cannot look (a lowered ``util_max`` is inherited too)."""
+    if SCHED_GETATTR is None:
+        return None
+    import ctypes  # already loaded by primitives: no library is mapped for it
+
+    buffer = ctypes.create_string_buffer(SCHED_ATTR_SIZE)
+    if libc.syscall(SCHED_GETATTR, pid, buffer, SCHED_ATTR_SIZE, 0) != 0:
+        return None
+    return buffer.raw
 
 
 def process_state(pid):
     """What a process of the same uid could change in the server or the collector and every later program would
-    inherit or suffer: rlimits (``prlimit``), nice, scheduling policy and priority, CPU affinity, I/O priority."""
+    inherit, suffer or read back: rlimits (``prlimit``), nice, scheduling policy, priority and every other
+    scheduling attribute (``sched_getattr``), CPU affinity, I/O priority, and the /proc attributes its owner may
+    write (OOM score adjustment, core dump filter, its autogroup's nice)."""
     state = [resource.prlimit(pid, which) for which in LIMITS]
     state += [os.getpriority(os.PRIO_PROCESS, pid), os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority,
-              sorted(os.sched_getaffinity(pid))]
+              sorted(os.sched_getaffinity(pid)), sched_attributes(pid)]
     if IOPRIO_GET is not None:
         state.append(libc.syscall(IOPRIO_GET, 1, pid))  # IOPRIO_WHO_PROCESS
-    return state
+    return state + [proc_attribute(pid, name) for name in PROC_ATTRIBUTES]
 
 
 class Baseline:
@@ -1371,9 +1380,9 @@ class Baseline:
 
     Whatever a program changed that the server can reset (its work folder and
     /dev/shm: contents, mode, xattrs, times) is reset; whatever it cannot
-    (a raised nice, a lowered rlimit, SCHED_IDLE of the server or the
-    collector, which programs of the same uid may set in ``user`` mode;
-    sockets left in flight) makes the run unclean, so the host builds a new
+    (a raised nice, a lowered rlimit, SCHED_IDLE or a clamp of the server or
+    the collector, its OOM score or core dump filter, which programs of the
+    same uid may set in ``user`` mode; sockets left in flight) makes the run unclean, so the host builds a new
     sandbox before the next program.
     """
 

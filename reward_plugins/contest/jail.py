@@ -23,6 +23,18 @@ contestant cannot enter.  Compiled artifacts live in ``/tmp/work/cache``
 (root only, mode 0700), keyed by the host's content hash; a run gets hard
 links to them (root-owned, mode 0555: not writable by the program).
 
+Nothing a program leaves may reach a later one (``docs/sandbox.md``):
+after every request the server kills every process of both uids (it is
+their subreaper, so an orphan's CPU time is counted against its program),
+empties the work folder but for the cache (:func:`tidy`), and verifies with
+``statvfs`` that the tmpfs holds the cache and nothing else and that no
+unix socket is left in flight; otherwise the reply says ``clean: false``
+and the host rebuilds the sandbox.  A program's run folder is read-only
+unless the row declares file I/O, and a program's process gets a second
+seccomp filter (no file locks or watches, no changing another process's
+scheduling); a program that cannot start says so on a close-on-exec pipe,
+never through its own output.
+
 Requests (``primitives.receive``): a JSON header whose ``blobs`` lists the sizes
 of the byte strings that follow it.  Replies (``primitives.send``) likewise, a
 header then blobs.  Operations: ``compile``, ``run``, ``check``,
@@ -43,6 +55,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sandbox"))
 from primitives import (  # noqa: E402
+    PR_SET_CHILD_SUBREAPER,
     PR_SET_DUMPABLE,
     PR_SET_PDEATHSIG,
     libc,
@@ -56,21 +69,45 @@ from primitives import (  # noqa: E402
     send,
     set_caps,
     take_channel,
+    unix_sockets,
 )
 
 del sys.path[0]
 
 WORK = "/tmp/work"
 CACHE = f"{WORK}/cache"
+KEPT = f"{WORK}/kept"  # a run's output kept for the next request's checker (root's, in the server's folder)
+INPUT = f"{WORK}/input"  # a run's input, streamed from the request to this file (root's, in the server's folder)
 CONTESTANT, JUDGE = 65534, 65533
 CHUNK = 1 << 16
 LOG_BYTES = 64 << 10  # a compiler's or checker's messages kept
 ERR_BYTES = 4096  # a program's stderr kept (its tail)
 CAPS = (0, 1, 3, 5, 6, 7)  # CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID
+PAGE = os.sysconf("SC_PAGE_SIZE")
+BASELINE: dict = {}  # set in main: the empty tmpfs's use, the sockets alive, the programs' second filter
+
+
+class NoRoom(Exception):
+    """The work folder holds more than the cache: the host rebuilds the sandbox and asks again."""
 
 
 def blobs(fd, sizes):
     return [read_exact(fd, n) if n else b"" for n in sizes]
+
+
+def receive_file(fd, size, path):
+    """A request's blob written straight to ``path`` (a run's input: never whole in this server's memory, which
+    the sandbox's cgroup would count while the program runs)."""
+    out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o400)
+    try:
+        while size:
+            chunk = read_exact(fd, min(size, CHUNK))
+            size -= len(chunk)
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(out, view):]
+    finally:
+        os.close(out)
 
 
 def reply(fd, header, *data):
@@ -106,22 +143,28 @@ def tail(path, n):
         return ""
 
 
-def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None):
-    """Fork a program as ``uid`` under ``limits``; returns (pid, pidfd, start).  exec failures come back as 127.
+def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None, program=False):
+    """Fork a program as ``uid`` under ``limits``; returns (pid, pidfd, start, why it could not start or None).
 
-    A judge (uid 65533) ignores SIGPIPE: when the contestant has gone, its writes fail and it reads end of input,
-    so it gives its verdict rather than dying of the contestant's exit."""
+    Why it could not start comes on a close-on-exec pipe, which closes when the exec succeeds: never from the
+    program's own output or exit status, which it controls (a program that prints this server's complaint and
+    exits 127 has failed, not the judge).  ``program``: a contestant's program's run, which gets the second
+    seccomp filter.  A judge (uid 65533) ignores SIGPIPE: when the contestant has gone, its writes fail and it
+    reads end of input, so it gives its verdict rather than dying of the contestant's exit."""
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": cwd, "TMPDIR": cwd, **(env_extra or {})}
+    failed_r, failed_w = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid == 0:
         try:
+            os.close(failed_r)
             os.setsid()
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             for signum in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ, signal.SIGXCPU):
                 signal.signal(signum, signal.SIG_DFL)
             if uid == JUDGE:
                 signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-            place([stdin, stdout, stderr])
+            place([stdin, stdout, stderr, failed_w])
+            os.set_inheritable(3, False)  # fd 3 closes when the exec succeeds
             libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
             with open("/proc/self/oom_score_adj", "w") as f:
                 f.write("1000")  # past the sandbox's memory bound, the kernel kills a program, not the server
@@ -141,28 +184,37 @@ def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None):
             if cpu:
                 soft = math.ceil(cpu) + 1  # a second or more past the limit: the measured CPU time decides TLE
                 resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+            if program:
+                load_filter(BASELINE["program_filter"])
             os.execve(argv[0], argv, env)
         except BaseException as exc:
             try:
-                os.write(2, f"jail: cannot start {argv[0]}: {exc}\n".encode())
+                os.write(3, f"cannot start {argv[0]}: {exc}".encode()[:4096])
             finally:
                 os._exit(127)
-    return pid, os.pidfd_open(pid), time.monotonic()
+    os.close(failed_w)
+    try:
+        failed = b""
+        while chunk := os.read(failed_r, 4096):  # end of file at the exec (or the child's end)
+            failed += chunk
+    finally:
+        os.close(failed_r)
+    return pid, os.pidfd_open(pid), time.monotonic(), failed.decode("utf-8", "replace") or None
 
 
-def finish(pid, pidfd, start, wall):
+def finish(pid, pidfd, start, failed, wall):
     """Wait for a program until its wall limit; returns its outcome (exit or signal, CPU seconds, peak RSS)."""
-    return finish_all([(pid, pidfd, start, wall)])[0]
+    return finish_all([(pid, pidfd, start, failed, wall)])[0]
 
 
 def finish_all(runs):
     """Wait for programs running side by side, each until its own wall limit; each outcome notes when it ended
     (``ended``, seconds since the first started) so the host can tell which of two gave up first.  One watcher
     thread per program stamps its end the moment the kernel reports it, so the two ends are seen apart."""
-    origin = min(start for _, _, start, _ in runs)
+    origin = min(run[2] for run in runs)
     ended = [None] * len(runs)
 
-    def watch(k, pid, pidfd, start, wall):
+    def watch(k, pid, pidfd, start, _, wall):
         ready = select.select([pidfd], [], [], max(start + wall - time.monotonic(), 0))[0]
         ended[k] = time.monotonic() - origin
         if not ready:
@@ -180,14 +232,28 @@ def finish_all(runs):
         for thread in threads:
             thread.join()
     outcomes = []
-    for k, (pid, pidfd, start, _) in enumerate(runs):
+    for k, (pid, pidfd, start, failed, _) in enumerate(runs):
         _, status, usage = os.wait4(pid, 0)
         os.close(pidfd)
         outcomes.append({"exit": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
                          "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
                          "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss * 1024,
-                         "wall": ended[k] - (start - origin), "wall_killed": killed[k], "ended": ended[k]})
+                         "wall": ended[k] - (start - origin), "wall_killed": killed[k], "ended": ended[k],
+                         "start_error": failed})
     return outcomes
+
+
+def children_cpu():
+    """CPU seconds of every process this server has reaped: its children, and as their subreaper every orphan."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def count_orphans(outcome, before, waited):
+    """Kill what the program left and add its orphans' CPU time (``before``: :func:`children_cpu` before it started;
+    ``waited``: the CPU its own ``wait4`` counted, the program's and its waited-for children's, and the judge's)."""
+    kill_ours()
+    outcome["cpu"] += max(children_cpu() - before - waited, 0.0)
 
 
 def kill_ours():
@@ -213,6 +279,37 @@ def kill_ours():
         time.sleep(0.002)
 
 
+def used():
+    """(bytes, inodes) the work folder's tmpfs holds."""
+    found = os.statvfs(WORK)
+    return (found.f_blocks - found.f_bfree) * found.f_frsize, found.f_files - found.f_ffree
+
+
+def room():
+    """Whether the tmpfs holds the empty folder's own use and the cache's files, nothing more: what a program
+    left (a file, a folder, a file unlinked but still open in a socket in flight) would show here."""
+    size, inodes = used()
+    base_size, base_inodes = BASELINE["used"]
+    cached = [*BASELINE["cached"].values()]
+    for path in (KEPT, INPUT):  # the server's own: an output for the next checker, the input of this run
+        if os.path.lexists(path):
+            cached.append((-(-os.lstat(path).st_size // PAGE) * PAGE, 1))
+    return (size <= base_size + sum(b for b, _ in cached) + 16 * PAGE
+            and inodes <= base_inodes + sum(n for _, n in cached) + 2)
+
+
+def tidy(keep):
+    """Empty the work folder but for the cache after every request (a program's files, the logs, the judge's
+    folder; ``keep``: the output a checker reads next); True when the tmpfs then holds the cache (and that
+    output) alone and no unix socket is left in flight."""
+    spared = ("cache", "kept") if keep else ("cache",)
+    with os.scandir(WORK) as entries:
+        doomed = [(entry.path, entry.is_dir(follow_symlinks=False)) for entry in entries if entry.name not in spared]
+    for path, is_dir in doomed:
+        remove_tree(path) if is_dir else os.unlink(path)
+    return room() and unix_sockets() == BASELINE["sockets"]
+
+
 def link_artifact(key, into):
     """Hard links to a cached artifact's files (root-owned, read-only) in a program's folder."""
     source = os.path.join(CACHE, key)
@@ -225,7 +322,9 @@ def do_compile(req, data):
     key, uid = req["key"], (JUDGE if req.get("judge") else CONTESTANT)
     target = os.path.join(CACHE, key)
     if os.path.isdir(target):
-        return {"status": "ok", "cached": True}, b""
+        return {"status": "ok", "cached": True, "bytes": BASELINE["cached"][key][0]}, b""
+    if not room():
+        raise NoRoom
     build = f"{WORK}/build"
     fresh_dir(build, uid, 0o700)
     for name, content in zip(req["files"], data, strict=False):
@@ -241,10 +340,12 @@ def do_compile(req, data):
     text = tail(log, LOG_BYTES)
     status = "timeout" if outcome["wall_killed"] or outcome["signal"] == signal.SIGXCPU else (
         "ok" if outcome["exit"] == 0 else "error")
+    if outcome["start_error"]:
+        return {"status": "start_error", "error": outcome["start_error"]}, b""
     if status == "ok":
         staged = f"{CACHE}/.staged"
         fresh_dir(staged, 0, 0o700)
-        total = 0
+        total, kept = 0, []
         with os.scandir(build) as entries:
             for entry in entries:
                 if entry.is_file(follow_symlinks=False) and total + entry.stat().st_size <= req["max_bytes"]:
@@ -252,23 +353,41 @@ def do_compile(req, data):
                     with os.fdopen(fd, "rb") as f:
                         content = f.read(req["max_bytes"] + 1)
                     total += len(content)
+                    kept.append(len(content))
                     write_file(os.path.join(staged, entry.name), content, 0o555)
         os.rename(staged, target)
-    return {"status": status, "cached": False, **outcome}, text.encode()
+        BASELINE["cached"][key] = (sum(-(-size // PAGE) * PAGE for size in kept), len(kept) + 1)
+    return {"status": status, "cached": False, "bytes": BASELINE["cached"].get(key, (0,))[0], **outcome}, \
+        text.encode()
+
+
+def run_folder(req):
+    """The program's folder, with hard links to its artifact: the server's and read-only (judges let a batch
+    program create no file), or the program's own where the row declares file I/O (``writable``)."""
+    if not room():
+        raise NoRoom
+    run = f"{WORK}/run"
+    if req.get("writable"):
+        fresh_dir(run, CONTESTANT, 0o700)
+    else:
+        fresh_dir(run, 0, 0o755)
+    link_artifact(req["key"], run)
+    return run
 
 
 def do_run(req, data):
-    """Run an artifact on one input; its output stays in ``/tmp/work/io/out`` for a later ``check``."""
-    run, io = f"{WORK}/run", f"{WORK}/io"
-    fresh_dir(run, CONTESTANT, 0o700)
+    """Run an artifact on one input (streamed to :data:`INPUT` as the request arrived); its output is returned, or
+    kept (:data:`KEPT`) for the next request's ``check``."""
+    run, io = run_folder(req), f"{WORK}/io"
     fresh_dir(io, 0, 0o700)
-    link_artifact(req["key"], run)
-    write_file(f"{io}/in", data[0])
+    os.rename(INPUT, f"{io}/in")
     stdin = os.open(f"{io}/in", os.O_RDONLY)
     out = os.open(f"{io}/out", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     err = os.open(f"{io}/err", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    before = children_cpu()
     outcome = finish(*spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=stdin, stdout=out,
-                            stderr=err, env_extra=req.get("env")), req["limits"]["wall"])
+                            stderr=err, env_extra=req.get("env"), program=True), req["limits"]["wall"])
+    count_orphans(outcome, before, outcome["cpu"])
     for fd in (stdin, out, err):
         os.close(fd)
     size = os.stat(f"{io}/out").st_size
@@ -277,6 +396,8 @@ def do_run(req, data):
     if req.get("return_output"):
         with open(f"{io}/out", "rb") as f:
             output = f.read(req["limits"]["fsize"])
+    if req.get("keep_output"):
+        os.rename(f"{io}/out", KEPT)
     return outcome, output
 
 
@@ -307,10 +428,9 @@ def judge_outcome(outcome, judge, log):
 
 
 def do_check(req, data):
-    """Run a checker on the last run's output, or the interactor's (``output: tout``), moved into the judge's
-    folder, where the contestant cannot reach."""
-    source = f"{WORK}/judge/feedback/tout" if req.get("output") == "tout" else f"{WORK}/io/out"
-    os.rename(source, f"{WORK}/checked")
+    """Run a checker on the output the last run or interaction kept (the program's, or the interactor's ``tout``),
+    moved into the judge's folder, where the contestant cannot reach."""
+    os.rename(KEPT, f"{WORK}/checked")
     judge = judge_files(data, ("input", "answer"))
     os.rename(f"{WORK}/checked", f"{judge}/output")
     os.chown(f"{judge}/output", 0, 0)
@@ -329,9 +449,7 @@ def do_check(req, data):
 
 def do_interact(req, data):
     """The program and the interactor, each one's stdout the other's stdin; the interactor decides."""
-    run = f"{WORK}/run"
-    fresh_dir(run, CONTESTANT, 0o700)
-    link_artifact(req["key"], run)
+    run = run_folder(req)
     judge = judge_files(data, ("input", "answer"))
     link_artifact(req["judge_key"], f"{judge}/bin")
     to_judge_r, to_judge_w = os.pipe()
@@ -343,14 +461,18 @@ def do_interact(req, data):
     argv = judge_argv(req, judge, tout)
     judge_run = spawn(argv, uid=JUDGE, cwd=f"{judge}/feedback", limits=req["judge_limits"], stdin=to_judge_r,
                       stdout=to_program_w, stderr=fd)
+    before = children_cpu()
     program = spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=to_program_r,
-                    stdout=to_judge_w, stderr=err, env_extra=req.get("env"))
+                    stdout=to_judge_w, stderr=err, env_extra=req.get("env"), program=True)
     for end in (to_judge_r, to_judge_w, to_program_r, to_program_w, fd, err):
         os.close(end)
     outcome, verdict = finish_all([(*program, req["limits"]["wall"]), (*judge_run, req["judge_limits"]["wall"])])
+    count_orphans(outcome, before, outcome["cpu"] + verdict["cpu"])
     verdict = judge_outcome(verdict, judge, log)
     outcome["stderr"] = tail(f"{WORK}/program.err", ERR_BYTES)
     outcome["judge"] = verdict
+    if req.get("keep_output") and os.path.lexists(tout):  # an interactor that judged early may have written none
+        os.rename(tout, KEPT)
     return outcome, b""
 
 
@@ -363,6 +485,7 @@ def forget(req):
         path = os.path.join(CACHE, key)
         if os.path.isdir(path):
             remove_tree(path)
+        BASELINE["cached"].pop(key, None)
     return {"status": "ok"}
 
 
@@ -370,15 +493,22 @@ def main():
     config = json.loads(sys.argv[1])
     mount_tmpfs(WORK, f"size={config['work_bytes']},nr_inodes={config['work_inodes']},mode=0755")
     os.mkdir(CACHE, 0o700)
+    BASELINE.update(used=used(), cached={}, sockets=unix_sockets(),
+                    program_filter=bytes.fromhex(config["program_seccomp"]))
     set_caps(CAPS)
     load_filter(bytes.fromhex(config["seccomp"]))
     inbox, outbox = take_channel()
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans come to this server: killed, reaped and counted
     send(outbox, {"ready": True, "pid": os.getpid()})
     while True:
         try:
             req = receive(inbox)
-            data = blobs(inbox, req.get("blobs", []))
+            sizes = req.get("blobs", [])
+            if req.get("op") == "run":
+                receive_file(inbox, sizes[0], INPUT)
+                sizes = sizes[1:]
+            data = blobs(inbox, sizes)
         except EOFError:
             break
         try:
@@ -386,7 +516,9 @@ def main():
                 header, payload = forget(req), b""
             else:
                 header, payload = OPS[req["op"]](req, data)
-            header["clean"] = kill_ours()
+            header["clean"] = kill_ours() and tidy(req.get("keep_output") and header.get("status") != "jail_error")
+        except NoRoom:  # an earlier program's leftovers: nothing was run, so the host asks a fresh sandbox
+            header, payload = {"status": "no_room", "clean": False}, b""
         except Exception as exc:  # anything odd that a program left: the host rebuilds the sandbox
             header, payload = {"status": "jail_error", "error": f"{type(exc).__name__}: {exc}", "clean": False}, b""
         reply(outbox, header, payload)

@@ -10,18 +10,23 @@ row's language is bound read-only, and only in a sandbox made for that
 language; checkers and interactors run as a second unprivileged uid that
 the contestant cannot signal, trace or write to.
 
-Verdicts, as judges define them: CPU time (user + system, from ``wait4``)
-against the time limit, with a wall-clock bound at twice that plus a second
-for programs that sleep or block; peak memory (``ru_maxrss``) against the
-memory limit, with ``RLIMIT_AS`` (or the runtime's heap flag) stopping the
-allocation itself; output against its cap (``RLIMIT_FSIZE``).  The checker
-(built in, or the row's own, run in the sandbox) decides WA or AC.
+Verdicts, as judges define them: CPU time (user + system, from ``wait4``,
+and the CPU of every orphan the program left, which the server reaps as
+their subreaper) against the time limit, with a wall-clock bound at twice
+that plus a second for programs that sleep or block; memory, the program's
+peak RSS (``ru_maxrss``) and what the sandbox's cgroup grew by while it ran
+(all its processes and every file it wrote), against the memory limit, with
+``RLIMIT_AS`` (or the runtime's heap flag) stopping the allocation itself;
+output against its cap (``RLIMIT_FSIZE``).  The checker (built in, or the
+row's own, run in the sandbox) decides WA or AC.
 
 The compile cache is content-addressed (a hash of the language, its
 command, the toolchain's paths and every source file): a GRPO group's
 identical programs, and every test of one program, compile once; the
 artifact stays in the sandbox (root-owned, unreachable from programs) and
-the host remembers what it holds.  A rebuilt sandbox starts empty.
+the host remembers what it holds.  A rebuilt sandbox starts empty, and a
+program whose sandbox was rebuilt between two of its tests is compiled
+again before the next one.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ from typing import Any, Literal
 from reward_plugins.sandbox import bwrap
 from reward_plugins.sandbox.cgroup import Cgroup
 from reward_plugins.sandbox.output import same_output
-from reward_plugins.sandbox.seccomp import bpf
+from reward_plugins.sandbox.seccomp import bpf, program_bpf
 
 from .languages import LANGUAGES, Language, binds, tool_paths
 
@@ -61,6 +66,9 @@ JUDGE_MEMORY = 512 * MIB
 JUDGE_SECONDS = 10.0
 GRACE = 5.0  # seconds the host waits beyond a request's own limits for the server's answer
 CACHE_ARTIFACTS = 64
+AGAIN = ("no_room", "held")  # replies of a sandbox that an earlier program left unfit: ask a fresh one
+CACHE_BYTES = 512 * MIB  # the artifacts a sandbox keeps, in all (its tmpfs pages are charged to its cgroup)
+DEVICES = ("null", "zero", "urandom")  # the only device nodes a contest sandbox has, as judges allow
 OOM_SIGNS = ("std::bad_alloc", "memory allocation of", "MemoryError", "java.lang.OutOfMemoryError",
              "heap out of memory", "Cannot allocate memory", "out of memory")
 
@@ -135,6 +143,9 @@ class Problem:
     interactor: Checker | None = None
     groups: tuple[tuple[float, tuple[int, ...]], ...] = ()
     """IOI subtasks: (points, test indices); empty: every test is worth the same."""
+    writable: bool = False
+    """File I/O: the program may create files in its folder (judges forbid it for batch problems, so by default
+    its folder is read-only)."""
 
 
 @dataclass
@@ -181,13 +192,14 @@ class Jail:
         host_uid = bwrap.host_uid()
         self.host_uids = (host_uid, host_uid + bwrap.HOST_UID_SPAN)  # the contestant's and the judge's
         userns = bwrap.Namespace.create("root", *self.host_uids)
-        config = {"seccomp": bpf().hex(), "work_bytes": WORK_BYTES, "work_inodes": WORK_INODES}
+        config = {"seccomp": bpf().hex(), "program_seccomp": program_bpf().hex(), "work_bytes": WORK_BYTES,
+                  "work_inodes": WORK_INODES}
         toolchains = {p for lang in self.languages for p in binds(LANGUAGES[lang])}
         command = [sys.executable, "-I", "-B", str(JAIL), json.dumps(config)]
         found = bwrap.isolation().bwrap
         assert found is not None  # the contest reward refuses to bind without a sandbox
         argv = bwrap.bwrap_argv(found, "root", userns, command, (str(JAIL.parent),),
-                                tuple(sorted(toolchains)), ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER"))
+                                tuple(sorted(toolchains)), ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER"), DEVICES)
         fds = userns.fds
         self.cgroup = Cgroup.create()
         if self.cgroup is not None:
@@ -208,16 +220,28 @@ class Jail:
         if not (hello and hello[0].get("ready")):
             raise JailUnavailable(f"the contest sandbox did not start: {self.close() or hello!r}")
 
+    @property
+    def cache_bytes(self) -> int:
+        return sum(record.get("bytes", 0) for record in self.artifacts.values())
+
     def request(self, header: dict, data: list[bytes], seconds: float, memory: int,
                 processes: int) -> tuple[dict, bytes]:
-        """One operation; a dead, silent or unclean server is closed (so rebuilt next time)."""
+        """One operation; a dead, silent or unclean server is closed (so rebuilt next time).
+
+        What an earlier program left can stop an operation before it runs: a
+        cgroup bound that cannot be lowered below what the sandbox holds
+        (``held``), or a work folder that holds more than the cache
+        (``no_room``).  Neither is this operation's doing: the sandbox is
+        closed, and the caller asks a fresh one again (:data:`AGAIN`)."""
         try:
             self.start()
             if self.cgroup is not None:
                 try:
-                    self.cgroup.limit(memory + RESERVE, processes + 16)
-                except OSError as exc:  # v1 refuses a bound below what the sandbox holds now: start afresh
-                    return {"status": "jail_error", "error": f"cgroup: {exc}; {self.close()}"}, b""
+                    self.cgroup.limit(memory + RESERVE + self.cache_bytes, processes + 16)
+                except OSError as exc:  # held above the bound (by what an earlier program left): start afresh
+                    return {"status": "held", "error": f"cgroup: {exc}; {self.close()}"}, b""
+                if header["op"] == "run":
+                    self.cgroup.mark()
             body = json.dumps({**header, "blobs": [len(d) for d in data]}).encode()
             assert self.process is not None and self.process.stdin is not None  # started, with a pipe for its input
             try:
@@ -229,6 +253,8 @@ class Jail:
             if answer is None:
                 return {"status": "jail_error", "error": self.close() or "no answer"}, b""
             reply, payload = answer
+            if header["op"] == "run" and self.cgroup is not None:
+                reply["grown"] = self.cgroup.grown()
             if not reply.get("clean"):
                 self.close()
             return reply, payload
@@ -286,24 +312,28 @@ class Jail:
                   "env": dict(language.env), "max_bytes": limits.output,
                   "limits": {"cpu": limits.seconds, "wall": limits.seconds * 2, "memory": memory,
                              "fsize": limits.output, "processes": limits.processes, "files": 256}}
-        reply, log = self.request(header, blobs, limits.seconds * 2, limits.memory, limits.processes)
+        for _ in range(2):
+            reply, log = self.request(header, blobs, limits.seconds * 2, limits.memory, limits.processes)
+            if reply.get("status") not in AGAIN:
+                break
         self.compiles += not reply.get("cached", False)
         status = {"ok": "ok", "error": "CE", "timeout": "CE"}.get(reply.get("status") or "", "JE")
         record = {"status": status, "log": log.decode("utf-8", "replace") or reply.get("error", ""), "key": key,
-                  "cached": bool(reply.get("cached"))}
-        if reply.get("status") in ("ok", "error"):  # a compile error is as cacheable as a binary; a compiler
-            # stopped by a limit (a busy machine's wall clock) or a judge error is not
+                  "cached": bool(reply.get("cached")), "bytes": int(reply.get("bytes") or 0)}
+        if reply.get("status") in ("ok", "error") and reply.get("clean"):  # a compile error is as cacheable as a
+            # binary, from a sandbox verified fresh before and after; a compiler stopped by a limit (a busy
+            # machine's wall clock), one that could not start, or a judge error is not
             self.artifacts[key] = record
             self._evict()
         return record
 
     def _evict(self) -> None:
-        if len(self.artifacts) <= CACHE_ARTIFACTS:
-            return
+        """Drop the oldest artifacts beyond :data:`CACHE_ARTIFACTS` or :data:`CACHE_BYTES` in all."""
         old = []
-        while len(self.artifacts) > CACHE_ARTIFACTS:
+        while len(self.artifacts) > 1 and (len(self.artifacts) > CACHE_ARTIFACTS or self.cache_bytes > CACHE_BYTES):
             old.append(self.artifacts.popitem(last=False)[0])
-        self.request({"op": "forget", "keys": old}, [], 10, 0, 0)
+        if old:
+            self.request({"op": "forget", "keys": old}, [], 10, 0, 0)
 
     def close(self) -> str:
         process, self.process = self.process, None
@@ -387,11 +417,12 @@ def classify(outcome: dict, language: Language, problem: Problem) -> Verdict | N
     if outcome.get("status") == "jail_error" or not isinstance(outcome.get("cpu"), int | float):
         return "JE"
     signum, code = outcome.get("signal"), outcome.get("exit")
-    if code == 127 and "jail: cannot start" in str(outcome.get("stderr", "")):
+    if outcome.get("start_error"):  # the server's word, on a pipe the program never holds
         return "JE"
     failed = signum is not None or code != 0
     oom = failed and any(sign in str(outcome.get("stderr", "")) for sign in OOM_SIGNS)
-    if outcome.get("rss", 0) > problem.memory + language.rss_allowance or oom:
+    if outcome.get("rss", 0) > problem.memory + language.rss_allowance or oom \
+            or _tree_memory(outcome) > problem.memory + language.memory_slack:
         return "MLE"
     if signum == signal.SIGXCPU or outcome["cpu"] > problem.time_limit * language.time_factor \
             or outcome.get("wall_killed"):
@@ -399,6 +430,19 @@ def classify(outcome: dict, language: Language, problem: Problem) -> Verdict | N
     if signum == signal.SIGXFSZ or outcome.get("out_bytes", 0) >= problem.output:
         return "OLE"
     return "RE" if failed else None
+
+
+def _tree_memory(outcome: dict) -> int:
+    """What the program's whole tree held at its peak, files included: the sandbox cgroup's growth while it ran,
+    less what the server itself wrote there for it (the input file, the output file and its copy in the reply).
+
+    A judge counts every process of the program and what it stored (DOMjudge, CMS and DMOJ do); ``ru_maxrss``
+    counts one process, so children that each stay under the limit, or files, would pass.  An estimate from above:
+    the server's own growth counts too, a few hundred KiB, within every language's allowance."""
+    grown = outcome.get("grown")
+    if not isinstance(grown, int):
+        return 0
+    return grown - int(outcome.get("in_bytes", 0)) - 2 * int(outcome.get("out_bytes", 0))
 
 
 def _checker_verdict(result: dict, protocol: str) -> Verdict:
@@ -422,18 +466,59 @@ JUDGE_LIMITS: dict[str, Any] = {"cpu": JUDGE_SECONDS, "wall": JUDGE_SECONDS * 2,
                 "memory": JUDGE_MEMORY, "stack": 256 * MIB}
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Run:
-    """What every test of one judged program shares."""
+    """What every test of one judged program shares, and how to build its artifacts again in a rebuilt sandbox."""
 
     jail: Jail
-    key: str
-    argv: list[str]
-    language: Language
+    program: Program
     problem: Problem
+    compile_limits: Compile
+    argv: list[str]
     limits: dict
-    checker: str | None = None  # the special judges' artifact keys
-    interactor: str | None = None
+    key: str = ""
+    keys: dict[str, str] = field(default_factory=dict)  # the special judges' artifact keys, by role
+    log: str = ""  # the compiler's messages
+    cached: bool = False  # the program's build came from the cache
+
+    @property
+    def language(self) -> Language:
+        return self.program.language
+
+    def build(self) -> Report | None:
+        """Compile the program and the row's special judges (or find them in the cache); None when all are built,
+        else the report every test gets (CE, or JE for a special judge that does not build)."""
+        jail, n = self.jail, len(self.problem.tests)
+        built = jail.compile(self.language, self.program.files(), self.program.compile_argv(), self.compile_limits)
+        self.key, self.log, self.cached = built["key"], built["log"], built["cached"]
+        if built["status"] != "ok":
+            return Report([built["status"]] * n, 0.0, built["log"], built["cached"])
+        for role in ("checker", "interactor"):
+            if (source := getattr(self.problem, role)) is not None:
+                made = jail.compile(LANGUAGES["cpp"], dict(source.files), source.compile_argv(), self.compile_limits,
+                                    judge=True)
+                if made["status"] != "ok":
+                    return Report(["JE"] * n, 0.0, f"{role}: {made['log']}", built["cached"])
+                self.keys[role] = made["key"]
+        return None
+
+    def ready(self) -> bool:
+        """Whether the sandbox holds every artifact of this program, building them again where it was rebuilt
+        since (what a program left in the middle of another's tests is no reason for a judge error)."""
+        if self.jail.process is not None and all(k in self.jail.artifacts for k in (self.key, *self.keys.values())):
+            return True
+        return self.build() is None
+
+    def ask(self, header: dict, data: list[bytes], seconds: float, memory: int, processes: int) -> tuple[dict, bytes]:
+        """One request about this program, in a sandbox that holds its artifacts; asked twice when a sandbox an
+        earlier program left unfit refused it."""
+        for _ in range(2):
+            if not self.ready():
+                return {"status": "jail_error", "error": "the program's artifacts could not be built again"}, b""
+            reply, payload = self.jail.request(header, data, seconds, memory, processes)
+            if reply.get("status") not in AGAIN:
+                break
+        return reply, payload
 
 
 def judge(program: Program, problem: Problem, *, deadline: float, compile_limits: Compile = Compile(),
@@ -443,23 +528,14 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     first failure (its other tests SKIP); so does everything once the deadline is past."""
     special = problem.interactor or problem.checker
     languages = frozenset({program.language.name} | ({"cpp"} if special else set()))
-    jail = jail_for(languages)
-    built = jail.compile(program.language, program.files(), program.compile_argv(), compile_limits)
-    n = len(problem.tests)
-    if built["status"] != "ok":
-        return Report([built["status"]] * n, 0.0, built["log"], built["cached"])
-    keys = {}
-    for role in ("checker", "interactor"):
-        if (source := getattr(problem, role)) is not None:
-            made = jail.compile(LANGUAGES["cpp"], dict(source.files), source.compile_argv(), compile_limits,
-                                judge=True)
-            if made["status"] != "ok":
-                return Report(["JE"] * n, 0.0, f"{role}: {made['log']}", built["cached"])
-            keys[role] = made["key"]
     lang = program.language
     argv = [part.format(**_tools(lang), memory_mb=problem.memory // MIB, main=lang.main(program.source),
                         source="") for part in lang.run]
-    run = _Run(jail, built["key"], argv, lang, problem, _program_limits(lang, problem), **keys)
+    run = _Run(jail_for(languages), program, problem, compile_limits, argv, _program_limits(lang, problem))
+    failed = run.build()
+    if failed is not None:
+        return failed
+    n = len(problem.tests)
     groups = problem.groups or tuple((1.0, (i,)) for i in range(n))
     verdicts: list[Verdict] = ["SKIP"] * n
     details: list[str] = [""] * n
@@ -478,7 +554,7 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
             break
     total = sum(points for points, _ in groups)
     won = sum(points for points, members in groups if all(verdicts[i] == "AC" for i in members))
-    return Report(verdicts, won / total if total > 0 else 0.0, built["log"], built["cached"], details)
+    return Report(verdicts, won / total if total > 0 else 0.0, run.log, run.cached, details)
 
 
 def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
@@ -486,13 +562,14 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
     data = [test.input.encode("utf-8", "surrogatepass"), test.answer.encode("utf-8", "surrogatepass")]
     problem, lang, limits = run.problem, run.language, run.limits
     memory = max(limits["memory"] or problem.memory + lang.memory_slack, JUDGE_MEMORY)
+    checked = problem.checker is not None
     if problem.interactor is not None:
         header: dict[str, Any] = {
-            "op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.interactor,
+            "op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.keys["interactor"],
             "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS, "protocol": problem.interactor.protocol,
-            "env": dict(lang.env)}
-        outcome, _ = run.jail.request(header, data, limits["wall"] + JUDGE_LIMITS["wall"], memory * 2,
-                                      limits["processes"] + JUDGE_LIMITS["processes"])
+            "env": dict(lang.env), "writable": problem.writable, "keep_output": checked}
+        outcome, _ = run.ask(header, data, limits["wall"] + JUDGE_LIMITS["wall"], memory * 2,
+                             limits["processes"] + JUDGE_LIMITS["processes"])
         judged: dict[str, Any] = (outcome["judge"] if isinstance(outcome.get("judge"), dict)
                                   else {"status": "jail_error"})
         said = _checker_verdict(judged, problem.interactor.protocol)
@@ -503,16 +580,17 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
         verdict = failed or said
         if verdict != "AC" or problem.checker is None:
             return verdict, message
-        return _check(run, data, "tout")  # the interactor's own output file, checked as testlib does
-    header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits,
-              "return_output": problem.checker is None, "env": dict(lang.env)}
-    outcome, output = run.jail.request(header, data[:1], limits["wall"], memory, limits["processes"])
+        return _check(run, data)  # the interactor's own output file, checked as testlib does
+    header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits, "return_output": not checked,
+              "keep_output": checked, "env": dict(lang.env), "writable": problem.writable}
+    outcome, output = run.ask(header, data[:1], limits["wall"], memory, limits["processes"])
+    outcome["in_bytes"] = len(data[0])
     failed = classify(outcome, lang, problem)
     if failed is not None:
         return failed, str(outcome.get("stderr", ""))[-500:]
     if problem.checker is None:
         return ("AC" if token_match(output.decode("utf-8", "replace"), test.answer, problem) else "WA"), ""
-    return _check(run, data, "run")
+    return _check(run, data)
 
 
 def _failed_first(failed: Verdict | None, program: dict, judged: dict, seconds: float) -> bool:
@@ -533,10 +611,12 @@ def _failed_first(failed: Verdict | None, program: dict, judged: dict, seconds: 
     return ended < judge_ended
 
 
-def _check(run: _Run, data: list[bytes], output: str) -> tuple[Verdict, str]:
+def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, str]:
+    """The row's checker on the output the run (or the interactor) just kept; in the same sandbox, or there is no
+    output to check (a sandbox rebuilt in between: a judge error)."""
     assert run.problem.checker is not None  # only a problem with a checker is checked
     protocol = run.problem.checker.protocol
-    header = {"op": "check", "judge_key": run.checker, "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS,
-              "protocol": protocol, "output": output}
+    header = {"op": "check", "judge_key": run.keys["checker"], "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS,
+              "protocol": protocol}
     result, _ = run.jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
     return _checker_verdict(result, protocol), str(result.get("message", ""))[-500:]

@@ -146,7 +146,8 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
     ```python; untagged: the row's `language`, else the `language` parameter) as a contest judge would: compiled in
     a sandbox (cached by content), run on each test under the row's CPU-time and memory limits (time_limit,
     memory_limit; CodeContests, TACO and LiveCodeBench columns are read too), its output checked by the row's
-    testlib or Kattis `checker`, its `interactor`, or the built-in `compare` (token by default).  Returns the
+    testlib or Kattis `checker`, its `interactor`, or the built-in `compare` (token by default); the program may
+    create files only where the row says `file_io` (true), as judges rule for batch tasks.  Returns the
     share of tests accepted, or with `subtasks` ([{"points", "tests"}]) the points of fully accepted groups over
     all points; pass_fail=true: 1.0 only when all pass.  0.0 without a code block, in an unknown language, or when
     it does not compile.  None when the row cannot be judged (named by data check) or the language's toolchain is

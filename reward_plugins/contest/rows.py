@@ -19,6 +19,9 @@ Columns (all but the tests optional):
   default, or ``kattis``);
 * ``compare`` (``token``, ``lines``, ``exact``, ``float``), ``float_tolerance``;
 * ``subtasks``: ``[{"points": 30, "tests": [0, 1, 2]}, ...]``;
+* ``file_io``: true when the task reads or writes files of its own (its
+  program may then create files in its folder; by default it may not, as
+  judges rule for batch tasks);
 * ``language``: the program's language when its code fence names none.
 """
 
@@ -181,8 +184,11 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     checker = _judge_program(row["checker"], "checker", protocol) if row.get("checker") else None
     interactor = _judge_program(row["interactor"], "interactor", protocol) if row.get("interactor") else None
     groups = _groups(row.get("subtasks"), len(tests))
+    writable = False if row.get("file_io") is None else row["file_io"]
+    if not isinstance(writable, bool):
+        raise RowProblem(f"column 'file_io': {writable!r} is not true or false")
     return Problem(tuple(tests), seconds, memory, output_mb * MIB, mode, tolerance, tolerance,  # type: ignore[arg-type]
-                   checker=checker, interactor=interactor, groups=groups)
+                   checker=checker, interactor=interactor, groups=groups, writable=writable)
 
 
 def _groups(value: Any, n: int) -> tuple[tuple[float, tuple[int, ...]], ...]:

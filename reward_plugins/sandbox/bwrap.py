@@ -235,10 +235,11 @@ def needed_paths(*server: str) -> list[str]:
     return _outermost({os.path.realpath(p) for p in paths} | {os.path.abspath(p) for p in paths})
 
 
-def _mount_args(server: tuple[str, ...], extra: tuple[str, ...]) -> list[str]:
+def _mount_args(server: tuple[str, ...], extra: tuple[str, ...], devices: tuple[str, ...] | None = None) -> list[str]:
     """An empty root with the interpreter, the shared libraries and the server bound read-only, nothing else.
 
-    ``extra``: more paths bound read-only at the same place (a compiler's files)."""
+    ``extra``: more paths bound read-only at the same place (a compiler's files); ``devices``: the only device
+    nodes ``/dev`` holds (None: bwrap's minimal ``/dev``, with ``full``, ``random``, ``tty``, ``ptmx``)."""
     args = []
     binds: set[str] = set(needed_paths(*server)) | set(extra)
     for path in SYSTEM_LIBRARIES:
@@ -254,7 +255,13 @@ def _mount_args(server: tuple[str, ...], extra: tuple[str, ...]) -> list[str]:
                 args += ["--perms", "0755", "--dir", str(parent)]
                 made.add(str(parent))
         args += ["--ro-bind", path, path]
-    args += ["--dev", "/dev", "--proc", "/proc"]
+    if devices is None:
+        args += ["--dev", "/dev"]
+    else:
+        args += ["--perms", "0755", "--tmpfs", "/dev"]
+        for name in devices:
+            args += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+    args += ["--proc", "/proc"]
     for listing in ("/proc/keys", "/proc/key-users"):  # every keyring's keys and users, by description: hidden
         if os.path.exists(listing):
             args += ["--ro-bind", "/dev/null", listing]
@@ -264,10 +271,11 @@ def _mount_args(server: tuple[str, ...], extra: tuple[str, ...]) -> list[str]:
 
 
 def bwrap_argv(bwrap: str, mode: Mode, userns: Namespace, command: list[str], server: tuple[str, ...] = (),
-               binds: tuple[str, ...] = (), extra_caps: tuple[str, ...] = ()) -> list[str]:
+               binds: tuple[str, ...] = (), extra_caps: tuple[str, ...] = (),
+               devices: tuple[str, ...] | None = None) -> list[str]:
     """bwrap's argv running ``command``: ``server``, the server's own paths (its script's folder); ``binds``, more
     read-only paths; ``extra_caps``, more capabilities for the server (beyond the mounts' and, in ``root`` mode,
-    changing uid and killing)."""
+    changing uid and killing); ``devices``, the only device nodes in ``/dev`` (default: bwrap's own set)."""
     if mode == "root":
         argv = [bwrap, "--userns", str(userns.fds[0]), "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]
@@ -276,7 +284,7 @@ def bwrap_argv(bwrap: str, mode: Mode, userns: Namespace, command: list[str], se
         argv = [bwrap, "--unshare-all", "--unshare-user", "--uid", "0", "--gid", "0", "--cap-drop", "ALL"]
         caps = ("CAP_SYS_ADMIN", "CAP_SETFCAP")  # to mount the tmpfs, and to map uid 0 into the nested namespace
     argv += [a for cap in (*caps, *extra_caps) for a in ("--cap-add", cap)]
-    argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox", *_mount_args(server, binds),
+    argv += ["--die-with-parent", "--new-session", "--hostname", "sandbox", *_mount_args(server, binds, devices),
              "--chdir", "/tmp", "--clearenv"]
     for key, value in ENV.items():
         argv += ["--setenv", key, value]

@@ -23,6 +23,7 @@ sandbox made on the machine.
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import re
@@ -87,16 +88,20 @@ class Cgroup:
     def __init__(self, dirs: list[Path], files: dict[str, Path]) -> None:
         self.dirs, self.files = dirs, files
         self._set: dict[str, int] = {}
+        self._mark: tuple[int | None, int] | None = None
 
     @classmethod
     def create(cls) -> Cgroup | None:
         """A fresh cgroup, or None where none can be made (see :func:`available`)."""
         name = f"{PREFIX}{os.getpid()}-{next(_serial)}"
         if (parent := _v2_parent()) is not None:
-            parents, files = [parent], {"memory": "memory.max", "swap": "memory.swap.max", "pids": "pids.max"}
+            parents, files = [parent], {"memory": "memory.max", "swap": "memory.swap.max", "pids": "pids.max",
+                                        "usage": "memory.current", "peak": "memory.peak", "reclaim": "memory.reclaim"}
         elif (found := _v1_parents()) is not None:
             parents = list(found)
-            files = {"memory": "memory.limit_in_bytes", "swap": "memory.memsw.limit_in_bytes", "pids": "pids.max"}
+            files = {"memory": "memory.limit_in_bytes", "swap": "memory.memsw.limit_in_bytes", "pids": "pids.max",
+                     "usage": "memory.usage_in_bytes", "peak": "memory.max_usage_in_bytes",
+                     "reclaim": "memory.force_empty"}
         else:
             return None
         for parent in parents:
@@ -112,7 +117,13 @@ class Cgroup:
         return cls(dirs, paths)
 
     def limit(self, memory: int, processes: int) -> None:
-        """Set the total bounds (written only when they change: a sandbox runs many programs)."""
+        """Set the total bounds (written only when they change: a sandbox runs many programs).
+
+        Lowering the memory bound below what the cgroup holds fails (EBUSY on
+        v1, where the kernel's reclaim gives up): the page cache is then
+        reclaimed (``memory.force_empty``, ``memory.reclaim``) and the bound
+        written once more; if it still fails, the :class:`OSError` names what
+        is held, and the caller starts a fresh sandbox."""
         wanted = {"memory": memory, "pids": processes}
         if "swap" in self.files:  # v1: memory+swap, never below memory; v2: swap alone, none at all
             wanted["swap"] = memory if self.files["swap"].name.startswith("memory.memsw") else 0
@@ -120,8 +131,63 @@ class Cgroup:
         order = ("swap", "memory", "pids") if raising else ("memory", "swap", "pids")
         for key in order:
             if key in wanted and self._set.get(key) != wanted[key]:
-                self.files[key].write_text(str(wanted[key]))
+                try:
+                    self.files[key].write_text(str(wanted[key]))
+                except OSError as exc:
+                    if exc.errno != errno.EBUSY or "reclaim" not in self.files:
+                        raise
+                    with contextlib.suppress(OSError):  # v1 refuses while a process is inside: best effort
+                        self.files["reclaim"].write_text("0" if self.files["reclaim"].name.endswith("empty")
+                                                         else str(max(self.usage() - wanted[key], 1)))
+                    try:
+                        self.files[key].write_text(str(wanted[key]))
+                    except OSError as again:
+                        raise OSError(again.errno, f"cannot lower the sandbox's {key} bound to {wanted[key] >> 20} "
+                                                   f"MiB: it holds {self.usage() >> 20} MiB that reclaim cannot "
+                                                   "free") from None
                 self._set[key] = wanted[key]
+
+    def usage(self) -> int:
+        """Bytes charged to the cgroup now: its processes' memory, its tmpfs pages, kernel memory, page cache."""
+        return int(self.files["usage"].read_text())
+
+    def mark(self) -> bool:
+        """Start measuring growth: the peak is reset to the usage now (v1 ``max_usage_in_bytes``; v2
+        ``memory.peak``, per descriptor, Linux 6.12 or later); False where it cannot be reset."""
+        self._mark = None
+        if "peak" not in self.files:
+            return False
+        try:
+            if self.files["peak"].name.startswith("memory.max_usage"):
+                self.files["peak"].write_text("0")
+                self._mark = (None, self.usage())
+            else:
+                fd = os.open(self.files["peak"], os.O_RDWR)
+                os.write(fd, b"reset")
+                self._mark = (fd, self.usage())
+        except OSError:
+            return False
+        return True
+
+    def grown(self) -> int | None:
+        """The most the cgroup held since :meth:`mark` beyond what it held then (every process of the sandbox and
+        every file it wrote on its tmpfs), or None where no mark was made."""
+        mark, self._mark = self._mark, None
+        if mark is None:
+            return None
+        fd, base = mark
+        try:
+            if fd is None:
+                peak = int(self.files["peak"].read_text())
+            else:
+                os.lseek(fd, 0, os.SEEK_SET)
+                peak = int(os.read(fd, 64))
+        except (OSError, ValueError):
+            return None
+        finally:
+            if fd is not None:
+                os.close(fd)
+        return max(peak - base, 0)
 
     def join(self) -> None:
         """Move the calling process in (bwrap's ``preexec_fn``: before it execs, so all it starts is charged)."""

@@ -21,13 +21,14 @@ import os
 import signal
 import sys
 
-__all__ = ["NOBODY", "PR_SET_DUMPABLE", "PR_SET_PDEATHSIG", "libc", "load_filter", "mount_tmpfs",
-           "nest_user_namespace", "place", "probe", "read_exact", "reap", "receive", "remove_tree", "send", "set_caps",
-           "take_channel"]
+__all__ = ["NOBODY", "PR_SET_CHILD_SUBREAPER", "PR_SET_DUMPABLE", "PR_SET_PDEATHSIG", "libc", "load_filter",
+           "mount_tmpfs", "nest_user_namespace", "place", "probe", "read_exact", "reap", "receive", "remove_tree",
+           "send", "set_caps", "take_channel", "unix_sockets"]
 
 NOBODY = 65534  # the programs' uid inside every sandbox
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 PR_SET_NO_NEW_PRIVS = 38
@@ -119,15 +120,62 @@ def reap():
 
 
 def remove_tree(path):
-    """Delete a directory tree without following links; too deep a tree raises (the sandbox is then rebuilt)."""
-    os.chmod(path, 0o700)  # a program may have chmod-ed its directories shut
-    with os.scandir(path) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                remove_tree(entry.path)
-            else:
-                os.unlink(entry.path)
+    """Delete a directory tree without following links, whatever its depth: iteratively, relative to directory
+    descriptors (``openat``/``unlinkat``), holding two descriptors at a time and, per level, the names of the
+    folders still to remove, so neither a chain of thousands of folders (Python's recursion limit) nor a path
+    longer than ``PATH_MAX`` can make it fail, and each folder is read once."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+    def empty_files(fd):  # unlinks the files, returns the folders
+        os.fchmod(fd, 0o700)  # a program may have chmod-ed its directories shut
+        with os.scandir(fd) as entries:
+            found = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+        for name, is_dir in found:
+            if not is_dir:
+                os.unlink(name, dir_fd=fd)
+        return [name for name, is_dir in found if is_dir]
+
+    fd = os.open(path, flags)
+    try:
+        folders, above = empty_files(fd), []
+        while True:
+            if folders:
+                name = folders.pop()
+                below = os.open(name, flags, dir_fd=fd)
+                os.close(fd)
+                fd = below
+                above.append((folders, name))
+                folders = empty_files(fd)
+                continue
+            if not above:
+                break
+            parent = os.open("..", flags, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            folders, name = above.pop()
+            os.rmdir(name, dir_fd=fd)
+    finally:
+        os.close(fd)
     os.rmdir(path)
+
+
+def unix_sockets():
+    """Unix sockets alive in the sandbox's network namespace (``/proc/net/unix``, one line each after a header).
+
+    The servers use pipes only, so any socket here beyond what was there at
+    the start is a program's: one kept alive only by being in flight in
+    another (SCM_RIGHTS), which outlives every process and holds memory a
+    later program would be charged for.  No reset can be proven for it, so
+    the sandbox is rebuilt.
+    """
+    fd = os.open("/proc/net/unix", os.O_RDONLY)
+    try:
+        data = b""
+        while chunk := os.read(fd, 65536):
+            data += chunk
+    finally:
+        os.close(fd)
+    return data.count(b"\n") - 1
 
 
 def take_channel():

@@ -49,7 +49,7 @@ import errno
 import functools
 import tempfile
 
-__all__ = ["BLOCKED", "SeccompUnavailable", "bpf"]
+__all__ = ["BLOCKED", "SeccompUnavailable", "bpf", "program_bpf"]
 
 BLOCKED = (
     "keyctl", "add_key", "request_key",
@@ -72,6 +72,15 @@ CLONE_NAMESPACES = (0x00000080, 0x00020000, 0x02000000, 0x04000000, 0x08000000, 
 
 AF_UNIX, SOCK_STREAM, SOCK_TYPE_MASK = 1, 1, 0xF  # the type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC above
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+
+
+FILE_WATCHES = ("flock", "inotify_init", "inotify_init1", "inotify_add_watch")
+"""A contest program's run: file locks and watches on what other sandboxes bind too (``program_bpf``)."""
+FCNTL_WATCHES = (5, 6, 7, 36, 37, 38, 1024, 1025, 1026)
+"""fcntl's F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY."""
+ON_ANOTHER = (("sched_setattr", 0), ("sched_setscheduler", 0), ("sched_setparam", 0), ("setpriority", 1),
+              ("ioprio_set", 1), ("prlimit64", 0))
+"""Calls that change another process's scheduling or limits, with the argument naming it (0 is the caller)."""
 
 
 class SeccompUnavailable(RuntimeError):
@@ -107,6 +116,29 @@ def bpf() -> bytes:
             rules.add_rule(no_family, "socketpair", seccomp.Arg(1, seccomp.MASKED_EQ, SOCK_TYPE_MASK, kind))
     for request in (TIOCSTI, TIOCLINUX):
         rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
+    with tempfile.TemporaryFile() as out:
+        rules.export_bpf(out)
+        out.seek(0)
+        return out.read()
+
+
+@functools.cache
+def program_bpf() -> bytes:
+    """A second filter, stacked on :func:`bpf`'s in a contest program's process just before it runs (never in its
+    compiler: ``go build`` locks its cache): EPERM for byte-range and whole-file locks, leases and file watches
+    (``inotify``, ``F_NOTIFY``), which reach every sandbox that binds the same read-only file, so two programs
+    scored at once could talk through them; and for changing the scheduling, priority or limits of any process
+    but itself, so nothing it sets outlives it in the server (``docs/sandbox.md``, the contest judge)."""
+    import pyseccomp as seccomp  # bpf() has loaded it already: the sandbox needs it
+
+    deny = seccomp.ERRNO(errno.EPERM)
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in FILE_WATCHES:
+        rules.add_rule(deny, name)
+    for command in FCNTL_WATCHES:
+        rules.add_rule(deny, "fcntl", seccomp.Arg(1, seccomp.EQ, command))
+    for name, which in ON_ANOTHER:
+        rules.add_rule(deny, name, seccomp.Arg(which, seccomp.NE, 0))
     with tempfile.TemporaryFile() as out:
         rules.export_bpf(out)
         out.seek(0)
