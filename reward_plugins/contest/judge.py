@@ -443,9 +443,11 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     first failure (its other tests SKIP); so does everything once the deadline is past."""
     special = problem.interactor or problem.checker
     languages = frozenset({program.language.name} | ({"cpp"} if special else set()))
+    n = len(problem.tests)
+    if (refused := program.language.refusal(program.source)) is not None:
+        return Report(["CE"] * n, 0.0, refused)
     jail = jail_for(languages)
     built = jail.compile(program.language, program.files(), program.compile_argv(), compile_limits)
-    n = len(problem.tests)
     if built["status"] != "ok":
         return Report([built["status"]] * n, 0.0, built["log"], built["cached"])
     keys = {}
