@@ -7,15 +7,19 @@ run in the real sandbox.
 * Go: a package other than ``main`` is a compile error (``go build`` made an archive, which then could not start:
   a judge error before).
 * A source or class file name longer than the file system allows is a compile error, not a judge error.
+* The float comparison reads numbers as C does and NaN and infinities as DOMjudge's compare does.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from reward_plugins.contest.judge import Case, Problem, Program, judge
+from reward_plugins.contest.judge import Case, Problem, Program, c_float, judge, token_match
 from reward_plugins.contest.languages import LANGUAGES, java_entry, missing
 from reward_plugins.sandbox.bwrap import isolation
 
@@ -105,3 +109,46 @@ def test_an_overlong_file_name_is_a_compile_error(length):
     assert verdict == "CE", log
     wide = f"public class {'Ä' * (length // 2)}" + JAVA_BODY  # two bytes a letter: the limit is in bytes
     assert _first("java", wide)[0] == "CE"
+
+
+def _prints(language: str, text: str) -> str:
+    """A program in ``language`` that prints ``text``, an expression of that language."""
+    return {
+        "java": f"class P {{ public static void main(String[] a) {{ System.out.println({text}); }} }}\n",
+        "cpp": f"#include <cstdio>\n#include <cmath>\nint main() {{ std::printf(\"%f\\n\", {text}); }}\n",
+        "python": f"print({text})\n",
+        "go": f"package main\n\nimport (\n\t\"fmt\"\n\t\"math\"\n)\n\nfunc main() {{ fmt.Println({text}) }}\n",
+    }[language]
+
+
+@pytest.mark.parametrize(("language", "text", "answer", "expected"), [
+    ("java", "Double.NaN", "nan", "AC"),  # Java writes NaN, C nan, glibc -nan for a negative one: all NaN
+    ("cpp", "-NAN", "NaN", "AC"),
+    ("go", "math.NaN()", "-nan", "AC"),
+    ("python", "float('inf')", "Infinity", "AC"),  # inf and infinity, any case, are one value
+    ("java", "Double.POSITIVE_INFINITY", "+inf", "AC"),
+    ("go", "math.Inf(-1)", "-INF", "AC"),
+    ("java", "Double.NEGATIVE_INFINITY", "inf", "WA"),  # infinities of different signs differ
+    ("python", "'0x1p3'", "8", "AC"),  # C reads hexadecimal floats
+    ("python", "float('nan')", "1.5", "WA"),  # a NaN is no finite number, and no finite number a NaN
+    ("python", "1.5", "nan", "WA"),
+    ("cpp", "HUGE_VAL", "1e300", "WA"),
+    ("python", "'1_000'", "1000", "WA"),  # Python's float() reads 1_000; C's strtod, and so every judge, does not
+])
+def test_float_compare_reads_non_finite_and_c_numbers_as_domjudge(language, text, answer, expected):
+    """DOMjudge's compare (``compare_float``): a token is a number when C's ``sscanf("%Lf")`` reads all of it;
+    NaN equals NaN, infinities equal when their signs do, other classes differ (before: non-finite tokens were
+    compared as text, so Java's ``NaN`` failed against ``nan``)."""
+    problem = Problem((Case("", answer + "\n"),), compare="float")
+    verdict, log = _first(language, _prints(language, text), problem)
+    assert verdict == expected, log
+
+
+@given(st.sampled_from(["nan", "inf", "infinity", "nan(0x7ff)"]), st.sampled_from(["", "+", "-"]), st.data())
+def test_non_finite_spellings_in_any_case_read_as_one_number(word, sign, data):
+    spelled = "".join(c.upper() if data.draw(st.booleans()) else c for c in word)
+    value = c_float(sign + spelled)
+    assert value is not None and not math.isfinite(value)
+    floats = Problem((), compare="float")
+    other = "nan" if word.startswith("nan") else ("-inf" if sign == "-" else "inf")
+    assert token_match(sign + spelled, other, floats) and token_match(other, sign + spelled, floats)
