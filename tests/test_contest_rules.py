@@ -3,7 +3,7 @@ run in the real sandbox.
 
 * Java: the file is named for the public class whatever its modifiers or alphabet, and the program runs the class
   that declares ``main``, public or not (DOMjudge's ``java_javac_detect``); a class spelled in a comment or a string
-  is no class.
+  is no class; a ``package`` declaration is a compile error (DMOJ).
 * Go: a package other than ``main`` is a compile error (``go build`` made an archive, which then could not start:
   a judge error before).
 * A source or class file name longer than the file system allows is a compile error, not a judge error.
@@ -53,7 +53,7 @@ def _first(language: str, source: str, problem: Problem = ECHO) -> tuple[str, st
 def test_java_public_class_is_found_with_any_modifier(header):
     extra = "\n    static final class Leaf extends Sum {}\n" if "sealed" in header else ""
     source = f"import java.util.*;\n{header}" + JAVA_BODY.replace("{\n", "{" + extra, 1)
-    assert java_entry(source) == ("Sum", "Sum")
+    assert java_entry(source)[:2] == ("Sum", "Sum")
     verdict, log = _first("java", source)
     assert verdict == "AC", log
 
@@ -61,7 +61,7 @@ def test_java_public_class_is_found_with_any_modifier(header):
 @pytest.mark.parametrize("name", ["Ärger", "Решение", "数和", "_$x"])
 def test_java_class_names_in_any_alphabet(name):
     source = f"public class {name}" + JAVA_BODY
-    assert java_entry(source) == (name, name)
+    assert java_entry(source)[:2] == (name, name)
     verdict, log = _first("java", source)
     assert verdict == "AC", log
 
@@ -86,9 +86,18 @@ def test_java_runs_the_class_that_has_main_public_or_not(source):
 ])
 def test_java_class_spelled_in_a_comment_or_string_is_no_class(decoy):
     source = decoy + "public class Real" + JAVA_BODY
-    assert java_entry(source) == ("Real", "Real")
+    assert java_entry(source)[:2] == ("Real", "Real")
     verdict, log = _first("java", source)
     assert verdict == "AC", log
+
+
+@pytest.mark.parametrize("package", ["bin", "com.example.sol", "/* here */ p"])
+def test_java_package_declaration_is_a_compile_error(package):
+    """DMOJ's ``java8_ce_with_package``: CE (DOMjudge allows CE); the run, from the unnamed package, could not
+    find the class (a run-time error before)."""
+    verdict, log = _first("java", f"package {package};\n\nclass Main" + JAVA_BODY)
+    assert verdict == "CE", log
+    assert "package" in log
 
 
 @pytest.mark.parametrize("package", ["solution", "main_test", "Main"])

@@ -70,9 +70,13 @@ class Language:
 
     def refusal(self, source: str) -> str | None:
         """A compile error no compiler gets to report: a source or class file name longer than a file name may be
-        (a Java class named with 300 letters); javac cannot write it, so judges answer CE, not a judge error."""
+        (a Java class named with 300 letters), which javac cannot write, so judges answer CE, not a judge error; a
+        Java ``package`` declaration, which DMOJ refuses as CE (and DOMjudge allows as CE)."""
         names = [self.source_name(source)]
         if self.name == "java":
+            if (package := java_entry(source)[2]) is not None:
+                return (f"error: package {package}: the judge runs a class of the unnamed package (DMOJ: a compile "
+                        "error; javac -d would put it where the run does not look)")
             names.append(f"{java_entry(source)[1]}.class")
         for name in names:
             if len(name.encode("utf-8", "surrogatepass")) > NAME_MAX:
@@ -95,8 +99,8 @@ _JAVA_TYPES = ("class", "interface", "enum", "record")
 
 
 @functools.lru_cache(maxsize=256)
-def java_entry(source: str) -> tuple[str, str]:
-    """Java's (file stem, main class), found as DOMjudge's ``java_javac_detect`` finds them: the file is named for
+def java_entry(source: str) -> tuple[str, str, str | None]:
+    """Java's (file stem, main class, package or None), found as DOMjudge's ``java_javac_detect`` finds them: the file is named for
     the public top-level type (javac requires it), the program runs the top-level type that declares ``public
     static void main`` (else a ``static void main``: the launcher then says why it cannot run), public or not.
 
@@ -108,9 +112,12 @@ def java_entry(source: str) -> tuple[str, str]:
     depth = parens = 0
     words: set[str] = set()  # keywords since the last declaration boundary
     naming = False
+    package = None
     for kind, text in JavaLexer().get_tokens(source):
         if kind in Token.Text or kind in Token.Comment or kind in Token.Whitespace:
             continue
+        if kind in Token.Name.Namespace and words == {"package"} and not depth:
+            package = text
         if naming:
             found.append([text, "public" in words, 0])
             naming = False
@@ -128,7 +135,7 @@ def java_entry(source: str) -> tuple[str, str]:
     public = next((name for name, is_public, _ in found if is_public), None)
     runs = max(found, key=lambda t: t[2], default=None)
     main = runs[0] if runs is not None and runs[2] else public or "Main"
-    return public or main, main
+    return public or main, main, package
 
 
 def _python() -> str:
