@@ -100,9 +100,10 @@ _JAVA_TYPES = ("class", "interface", "enum", "record")
 
 @functools.lru_cache(maxsize=256)
 def java_entry(source: str) -> tuple[str, str, str | None]:
-    """Java's (file stem, main class, package or None), found as DOMjudge's ``java_javac_detect`` finds them: the file is named for
-    the public top-level type (javac requires it), the program runs the top-level type that declares ``public
-    static void main`` (else a ``static void main``: the launcher then says why it cannot run), public or not.
+    """Java's (file stem, main class, package or None), found as DOMjudge's ``java_javac_detect`` finds them: the
+    file is named for the public top-level type (javac requires it), the program runs the top-level type that
+    declares ``public static void main`` (else a ``static void main``: the launcher then says why it cannot run),
+    public or not.
 
     Read from Pygments' Java tokens, so comments, strings and text blocks that spell a class are not taken for
     one, every modifier (``final``, ``strictfp``, ``abstract``, ``sealed``, annotations) is allowed, and names
