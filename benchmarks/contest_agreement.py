@@ -245,7 +245,8 @@ def main() -> int:
             outcomes.append({"suite": item.suite, "case": item.name, "skipped": item.language})
             continue
         agree, said = run(item)
-        expected = " | ".join("/".join(sorted(e)) for e in item.expected)
+        expected = f"score {item.score}" if item.score is not None else " | ".join(
+            "/".join(sorted(e)) for e in item.expected)
         rows[(item.suite, "cases")] += 1
         rows[(item.suite, "agree")] += agree
         false_accept = not agree and said == "AC"
