@@ -36,6 +36,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import select
 import signal
 import struct
@@ -373,19 +374,42 @@ def jail_for(languages: frozenset[str]) -> Jail:
     return _jails[languages]
 
 
-def _number(token: str) -> float | None:
-    try:
-        value = float(token)
-    except ValueError:
+_C_FLOAT = re.compile(r"""[+-]?(?:
+      (?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?                                  # decimal
+    | 0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?   # hexadecimal
+    | inf(?:inity)? | nan(?:\([0-9A-Za-z_]*\))?)""", re.VERBOSE | re.IGNORECASE)
+
+
+def c_float(token: str) -> float | None:
+    """The token's value if all of it is a floating-point number as C's ``strtod`` reads one (DOMjudge's compare
+    asks ``sscanf("%Lf%s") == 1``): decimal, hexadecimal, ``inf``/``infinity`` and ``nan`` in any case, signed;
+    not Python's extras (``1_000``), which no judge reads as a number."""
+    if _C_FLOAT.fullmatch(token) is None:
         return None
-    return value if math.isfinite(value) else None
+    body = token.lstrip("+-").lower()
+    if body.startswith("nan"):
+        return math.nan
+    if body.startswith("0x"):
+        return float.fromhex(token)
+    return float(token)
+
+
+def _float_equal(value: float, expected: float, problem: Problem) -> bool:
+    """DOMjudge's ``compare_float``: finite values within the absolute or the relative tolerance; NaN equals NaN;
+    infinities equal when their signs match; values of different classes differ."""
+    if math.isfinite(value) and math.isfinite(expected):
+        error = abs(value - expected)
+        return error <= problem.float_abs or error <= problem.float_rel * abs(expected)
+    if math.isnan(value) or math.isnan(expected):
+        return math.isnan(value) and math.isnan(expected)
+    return value == expected  # both infinite with one sign, or one finite and one not: never equal
 
 
 def token_match(output: str, answer: str, problem: Problem) -> bool:
     """The built-in checkers: ``exact`` (byte-equal but for a final newline), ``lines`` (each line's trailing
     whitespace and trailing blank lines ignored), ``token`` (whitespace-separated tokens equal), ``float``
     (tokens; where the answer's token is a number, the output's must be one within ``float_abs`` absolute or
-    ``float_rel`` relative error, Kattis's rule)."""
+    ``float_rel`` relative error; NaN and infinities as DOMjudge's compare reads them, :func:`_float_equal`)."""
     if problem.compare == "exact":
         return output.removesuffix("\n") == answer.removesuffix("\n")
     if problem.compare == "lines":
@@ -398,16 +422,13 @@ def token_match(output: str, answer: str, problem: Problem) -> bool:
     if problem.compare == "token":
         return got == want
     for g, w in zip(got, want, strict=False):
-        expected = _number(w)
+        expected = c_float(w)
         if expected is None:
             if g != w:
                 return False
             continue
-        value = _number(g)
-        if value is None:
-            return False
-        error = abs(value - expected)
-        if error > problem.float_abs and error > problem.float_rel * abs(expected):
+        value = c_float(g)
+        if value is None or not _float_equal(value, expected, problem):
             return False
     return True
 
@@ -528,6 +549,8 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     first failure (its other tests SKIP); so does everything once the deadline is past."""
     special = problem.interactor or problem.checker
     languages = frozenset({program.language.name} | ({"cpp"} if special else set()))
+    if (refused := program.language.refusal(program.source)) is not None:
+        return Report(["CE"] * len(problem.tests), 0.0, refused)
     lang = program.language
     argv = [part.format(**_tools(lang), memory_mb=problem.memory // MIB, main=lang.main(program.source),
                         source="") for part in lang.run]

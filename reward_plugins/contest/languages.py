@@ -2,9 +2,11 @@
 
 Flags follow the big judges (Codeforces, AtCoder, Kattis): C and C++ with
 ``-O2`` and ``-DONLINE_JUDGE``, GNU dialects, dynamic linking against the
-system's libraries; Java's class named by its ``public class``; Rust
-``-O``; Go ``go build``; Python and JavaScript checked for syntax at
-"compile" time so a syntax error is a compile error, as judges report it.
+system's libraries; Java's file named by its public class and run from the
+class that has ``main`` (DOMjudge's detection); Rust ``-O``; Go ``go build
+-buildmode=exe`` (a package other than ``main`` is a compile error); Python
+and JavaScript checked for syntax at "compile" time so a syntax error is a
+compile error, as judges report it.
 
 Toolchains are looked up on the system's own path (``/usr/bin``,
 ``/usr/local/bin``) only: the sandbox's programs run as an unprivileged
@@ -24,15 +26,18 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import shutil
 import sys
 from dataclasses import dataclass
 
-__all__ = ["LANGUAGES", "Language", "binds", "by_tag", "missing"]
+from pygments.lexers import JavaLexer
+from pygments.token import Token
+
+__all__ = ["LANGUAGES", "Language", "binds", "by_tag", "java_entry", "missing"]
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 MIB = 1 << 20
+NAME_MAX = 255  # bytes in one file name (Linux file systems): javac writes each class to <name>.class
 
 
 @dataclass(frozen=True)
@@ -60,9 +65,23 @@ class Language:
     def source_name(self, source: str) -> str:
         """The file the source is written to (Java: named for its public class, as javac requires)."""
         if self.name == "java":
-            found = re.search(r"public\s+(?:final\s+|abstract\s+)*class\s+([A-Za-z_$][\w$]*)", source)
-            return f"{found[1] if found else 'Main'}.java"
+            return f"{java_entry(source)[0]}.java"
         return self.source
+
+    def refusal(self, source: str) -> str | None:
+        """A compile error no compiler gets to report: a source or class file name longer than a file name may be
+        (a Java class named with 300 letters), which javac cannot write, so judges answer CE, not a judge error; a
+        Java ``package`` declaration, which DMOJ refuses as CE (and DOMjudge allows as CE)."""
+        names = [self.source_name(source)]
+        if self.name == "java":
+            if (package := java_entry(source)[2]) is not None:
+                return (f"error: package {package}: the judge runs a class of the unnamed package (DMOJ: a compile "
+                        "error; javac -d would put it where the run does not look)")
+            names.append(f"{java_entry(source)[1]}.class")
+        for name in names:
+            if len(name.encode("utf-8", "surrogatepass")) > NAME_MAX:
+                return f"error: the file name {name[:40]}... is longer than the file system allows ({NAME_MAX} bytes)"
+        return None
 
     @property
     def rss_allowance(self) -> int:
@@ -70,7 +89,54 @@ class Language:
         return 0 if self.name in ("c", "cpp", "rust") else self.memory_slack
 
     def main(self, source: str) -> str:
+        """What the run command starts: Java's class that has ``main``; the source's stem otherwise."""
+        if self.name == "java":
+            return java_entry(source)[1]
         return self.source_name(source).rsplit(".", 1)[0]
+
+
+_JAVA_TYPES = ("class", "interface", "enum", "record")
+
+
+@functools.lru_cache(maxsize=256)
+def java_entry(source: str) -> tuple[str, str, str | None]:
+    """Java's (file stem, main class, package or None), found as DOMjudge's ``java_javac_detect`` finds them: the
+    file is named for the public top-level type (javac requires it), the program runs the top-level type that
+    declares ``public static void main`` (else a ``static void main``: the launcher then says why it cannot run),
+    public or not.
+
+    Read from Pygments' Java tokens, so comments, strings and text blocks that spell a class are not taken for
+    one, every modifier (``final``, ``strictfp``, ``abstract``, ``sealed``, annotations) is allowed, and names
+    may be any Java identifier (``Ärger``).  With neither, ``Main``.
+    """
+    found: list[list] = []  # [name, public, main: 0 none, 1 static, 2 public static], top-level types in order
+    depth = parens = 0
+    words: set[str] = set()  # keywords since the last declaration boundary
+    naming = False
+    package = None
+    for kind, text in JavaLexer().get_tokens(source):
+        if kind in Token.Text or kind in Token.Comment or kind in Token.Whitespace:
+            continue
+        if kind in Token.Name.Namespace and words == {"package"} and not depth:
+            package = text
+        if naming:
+            found.append([text, "public" in words, 0])
+            naming = False
+        elif kind in Token.Keyword and text in _JAVA_TYPES:
+            naming = depth == 0 and not parens
+        elif kind in Token.Keyword:
+            words.add(text)
+        elif text in ("(", ")"):
+            parens = max(parens + (1 if text == "(" else -1), 0)
+        elif text in ("{", "}", ";") and not parens:
+            depth = max(depth + {"{": 1, "}": -1, ";": 0}[text], 0)
+            words = set()
+        elif depth == 1 and found and text == "main" and kind in Token.Name.Function and {"static", "void"} <= words:
+            found[-1][2] = max(found[-1][2], 2 if "public" in words else 1)
+    public = next((name for name, is_public, _ in found if is_public), None)
+    runs = max(found, key=lambda t: t[2], default=None)
+    main = runs[0] if runs is not None and runs[2] else public or "Main"
+    return public or main, main, package
 
 
 def _python() -> str:
@@ -87,8 +153,8 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
              ("{rustc}", "-O", "--edition", "2021", "-C", "debuginfo=0", "-o", "main", "main.rs"), ("./main",),
              memory_slack=32 * MIB),
     Language("go", ("go", "golang"), "main.go", ("go",), "golang-go",
-             ("{go}", "build", "-o", "main", "main.go"), ("./main",), heap_flag=True, memory_slack=64 * MIB,
-             processes=32,
+             ("{go}", "build", "-buildmode=exe", "-o", "main", "main.go"), ("./main",), heap_flag=True,
+             memory_slack=64 * MIB, processes=32,
              env=(("GO111MODULE", "off"), ("GOCACHE", "/tmp/work/build/.cache"), ("GOPATH", "/tmp/work/build/.go"),
                   ("CGO_ENABLED", "0"), ("GOTOOLCHAIN", "local"))),
     Language("java", ("java",), "Main.java", ("javac", "java"), "default-jdk-headless",

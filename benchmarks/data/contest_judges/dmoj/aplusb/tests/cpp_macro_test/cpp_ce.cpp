@@ -1,0 +1,4 @@
+#ifdef SIGNATURE_GRADER
+
+int main() { return -1; }
+#endif

@@ -1,0 +1,2 @@
+template <class T> class a { a<T *> operator->(); };
+a<int> i = i->b;

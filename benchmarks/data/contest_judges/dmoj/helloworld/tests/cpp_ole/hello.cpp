@@ -1,0 +1,7 @@
+#include <cstdio>
+
+int main() {
+  while (1)
+    putchar('a');
+  return 0;
+}

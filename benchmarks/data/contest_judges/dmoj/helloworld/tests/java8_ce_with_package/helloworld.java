@@ -1,0 +1,7 @@
+package ca.dmoj;
+
+public class helloworld {
+    public static void main(String[] argv) {
+        throw new RuntimeException();
+    }
+}

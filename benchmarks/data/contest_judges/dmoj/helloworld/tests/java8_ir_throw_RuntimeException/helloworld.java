@@ -1,0 +1,5 @@
+public class helloworld {
+    public static void main(String[] argv) {
+        throw new RuntimeException();
+    }
+}

@@ -1,0 +1,5 @@
+public class нет {
+    public static void main(String[] args){
+        System.out.println("Hello, World!");
+    }
+}

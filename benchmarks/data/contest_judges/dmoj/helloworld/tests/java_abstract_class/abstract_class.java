@@ -1,0 +1,5 @@
+public abstract class abstract_class {
+  public static void main(String[] args) {
+    System.out.println("Hello, World!");
+  }
+}

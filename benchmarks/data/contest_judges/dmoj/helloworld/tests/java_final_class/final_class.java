@@ -1,0 +1,5 @@
+public final class final_class {
+  public static void main(String[] args) {
+    System.out.println("Hello, World!");
+  }
+}

@@ -1,0 +1,2 @@
+with open('/dev/full') as f:
+    print('Hello, World!')

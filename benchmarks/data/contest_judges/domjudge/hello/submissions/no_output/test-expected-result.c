@@ -1,0 +1,10 @@
+/*
+ * This should fail with NO-OUTPUT.
+ *
+ * @EXPECTED_RESULTS@: NO-OUTPUT
+ */
+
+int main()
+{
+	return 0;
+}

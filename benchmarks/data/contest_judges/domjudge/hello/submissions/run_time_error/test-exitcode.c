@@ -1,0 +1,10 @@
+/*
+ * This should fail with RUN-ERROR (due to exitcode != 0)
+ *
+ * @EXPECTED_RESULTS@: RUN-ERROR
+ */
+
+int main()
+{
+	return 1;
+}
