@@ -8,10 +8,10 @@
 * :mod:`grpo_host.integrations.eval_protocol`: eval-protocol reward functions.
 * :mod:`grpo_host.integrations.atropos`: an Atropos ``RewardFunction``.
 * :mod:`grpo_host.integrations.skyrl`: a SkyRL-Gym environment.
-* :mod:`grpo_host.integrations.nemo_gym`: NeMo Gym's verify protocol, which
-  ``grpo-host serve`` answers at ``/verify``.
-* OpenRLHF needs no module here: it posts to a URL, and ``grpo-host serve``
-  answers at ``/get_reward`` (see :mod:`grpo_host.serving.endpoints`).
+* NeMo Gym and OpenRLHF need no module here: they post to a URL, and
+  ``grpo-host serve`` answers at ``/verify`` (NeMo Gym's verify protocol,
+  :mod:`grpo_host.serving.nemo_gym`) and ``/get_reward``
+  (:mod:`grpo_host.serving.endpoints`).
 
 Each turns the framework's sample into a row and scores it through
 :mod:`grpo_host.integrations.scorer`, the path ``grpo-host score`` takes.

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..data import check_rows
 from ..discovery.catalog import reward_row
-from ..integrations import nemo_gym
+from . import nemo_gym
 from ..scoring.special_tokens import strip_end_tokens
 from ..scoring.stats import Tally
 from .batching import chunks
@@ -251,7 +251,7 @@ class Endpoints:
     async def verify(self, request: Request) -> Any:
         """NeMo Gym's resources-server ``/verify``: one rollout in its own schema, merged with other requests' rows
         into micro-batches; the request back with ``reward`` and ``reward_components``, an unscored row masked
-        rather than paid 0 (:mod:`grpo_host.integrations.nemo_gym`)."""
+        rather than paid 0 (:mod:`grpo_host.serving.nemo_gym`)."""
         server = self.server
         body = await self.read_json(request)
         try:
