@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import RolloutError
 from ..scoring.contract import Column, construct, required_columns
+from ..scoring.worker import BACKSTOP
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -237,7 +238,8 @@ def _checked_arguments(env: Environment, name: str, signature: inspect.Signature
 
 
 def _bounded(session: Session, name: str, call: Callable[[], Any]) -> str:
-    """Run ``call`` on the session's tool thread for at most the timeout; its result as text, cut to the cap.
+    """Run ``call`` on the session's tool thread for at most the timeout (CPU seconds of the thread, and a wall-clock
+    backstop for a call that waits: :mod:`grpo_host.scoring.clocks`); its result as text, cut to the cap.
 
     One long-lived thread per session, not one per call: what a tool starts may be tied to the thread that
     started it (a sandbox's ``--die-with-parent`` follows its parent thread), so it must outlive the call.  A
@@ -246,7 +248,10 @@ def _bounded(session: Session, name: str, call: Callable[[], Any]) -> str:
     env = session.environment
     out = session.runner.run([(call, (), {})], env.limits.timeout)[0]
     if out.status == "timeout":
-        raise ToolError(f"tool {name} did not answer within {env.limits.timeout:g} s")
+        raise ToolError(f"tool {name} used its {env.limits.timeout:g} s of CPU time without answering")
+    if out.status == "backstop":
+        raise ToolError(f"tool {name} did not answer within {BACKSTOP * env.limits.timeout:g} s (waiting, not "
+                        "working: the backstop of its timeout)")
     if out.status != "ok":
         raise ToolError(f"tool {name} failed: {out.error}")
     value = out.value
