@@ -107,3 +107,22 @@ def test_truth_sets_give_the_same_verdicts_row_for_row_with_busy_cores(name, sta
     truth = make()[2]
     wrong = [(i, got, want) for i, (got, want) in enumerate(zip(quiet, truth, strict=True)) if got != want]
     assert 1 - len(wrong) / len(truth) >= agreement, wrong[:10]
+
+
+@needs_sandbox
+@pytest.mark.slow  # over 2 s: waits out a backstop
+@pytest.mark.timeout(120)
+def test_a_sandboxed_program_is_timed_by_its_cpu_seconds_and_a_waiting_one_by_the_backstop():
+    """The code sandbox's per-test timeout: a program that works 0.15 s and then sleeps 1.5 s passes a 1 s timeout
+    (it used little CPU; the wall clock said 1.6 s), one that spins is stopped by its CPU seconds, and one that
+    sleeps forever by the wall-clock backstop (3 x the timeout), reported as such."""
+    from reward_plugins.code.sandbox import Limits, Sandbox
+
+    works_then_waits = "import time\nx = 0\nfor i in range(2 * 10**6):\n    x += i\ntime.sleep(1.5)\nprint('done')"
+    with Sandbox() as sandbox:
+        done = sandbox.run(works_then_waits, limits=Limits(timeout=1.0))
+        spins = sandbox.run("while True:\n    pass", limits=Limits(timeout=0.5))
+        sleeps = sandbox.run("import time\ntime.sleep(10**6)", limits=Limits(timeout=0.5))
+    assert (done.status, done.stdout) == ("exited", "done\n"), done
+    assert (spins.status, spins.backstop) == ("timeout", False) and spins.cpu_seconds >= 0.5, spins
+    assert (sleeps.status, sleeps.backstop) == ("timeout", True) and sleeps.cpu_seconds < 0.5, sleeps
