@@ -1190,15 +1190,20 @@ class ProgramClock:
 
     def __init__(self, mode, mains):
         self.mode, self.mains = mode, mains
-        self.restart()
+        self.samples = []  # (when, CPU, CPU waits) at each look since the last restart
+        self.restart(time.monotonic())
         self.first = self.cpu0
 
     def used(self):
         """CPU seconds the program's processes used since it started (reaped ones included)."""
         return self.cpu_total() - self.first
 
-    def restart(self):
-        self.start, self.cpu0, self.waited0 = time.monotonic(), self.cpu_total(), self.waited()
+    def restart(self, since):
+        """Count afresh from ``since`` (a call answered then): from the last look at or before it."""
+        earlier = [sample for sample in self.samples if sample[0] <= since]
+        self.start, self.cpu0, self.waited0 = earlier[-1] if earlier else (time.monotonic(), self.cpu_total(),
+                                                                           self.waited())
+        self.samples = [(self.start, self.cpu0, self.waited0)]
 
     def cpu_total(self):
         me = os.getpid()
@@ -1236,6 +1241,7 @@ class ProgramClock:
     def over(self, timeout, backstop):
         """``"timeout"`` once the CPU used reaches ``timeout``, ``"backstop"`` once :meth:`awake` reaches
         ``backstop``, else None."""
+        self.samples.append((time.monotonic(), self.cpu_total(), self.waited()))
         if self.cpu() >= timeout:
             return "timeout"
         if self.awake() >= backstop:
@@ -1614,9 +1620,10 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, group, budg
     mine = b"D%d;" % group
     while not exited and status is None and not done:
         over = "budget" if spent + clock.awake() >= budget else clock.over(timeout, backstop)
-        if over is not None and collector.last_tick() is not None:
+        if over is not None and (tick := collector.last_tick()) is not None:
             spent += clock.awake()
-            clock.restart()  # answered calls since the last look: each earns the next one a full timeout
+            clock.restart(tick)  # answered calls since the last look: each earns the next one a full timeout
+            spent -= clock.awake()  # what the restart gave back was counted already
             continue
         if over is not None:
             status = "timeout"
