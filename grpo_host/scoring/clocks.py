@@ -14,7 +14,9 @@ load, however heavy, brings an item that works to its backstop.
 
 Where these clocks cannot be read (no ``/proc``: macOS; no per-thread CPU
 clock), each falls back to the wall clock, which is what every bound was
-before.
+before.  An inline thread waiting for the GIL is asleep, not runnable: that
+wait counts towards its backstop (the host's own threads hold the GIL
+little while they wait for items).
 """
 
 from __future__ import annotations
@@ -117,7 +119,11 @@ class Watch:
 
     def over(self, timeout: float, backstop: float) -> Stopped | None:
         """``"timeout"`` once the CPU used reaches ``timeout``, ``"backstop"`` once :meth:`awake` reaches
-        ``backstop``, else None."""
+        ``backstop``, else None.  Before the wall clock reaches either, neither can have (one thread's clocks never
+        run faster than the wall clock; a worker's several threads are its own timer's to stop), and nothing is
+        read."""
+        if self.wall() < min(timeout, backstop):
+            return None
         if self.cpu() >= timeout:
             return "timeout"
         if self.awake() >= backstop:
@@ -125,7 +131,11 @@ class Watch:
         return None
 
     def next_look(self, timeout: float, backstop: float) -> float:
-        """Wall seconds to wait before :meth:`over` can first say something new (at most :data:`POLL`)."""
+        """Wall seconds to wait before :meth:`over` can first say something new (at most :data:`POLL` once the wall
+        clock has passed a bound)."""
+        early = min(timeout, backstop) - self.wall()
+        if early > 0:
+            return early
         return max(0.01, min(timeout - self.cpu(), backstop - self.awake(), POLL))
 
 
