@@ -32,8 +32,10 @@ before anything is generated.
 directly: it gets a :class:`Session` per rollout, whose tools check the
 arguments against the tool's type hints (unknown, missing or mistyped
 arguments, and arguments over ``max_argument_chars``, are refused), run
-the call under ``timeout`` seconds (a call that does not return is
-abandoned on its thread and answered as an error), and cut the result to
+the call under ``timeout`` CPU seconds of its thread, or a wall-clock
+backstop of :data:`~grpo_host.scoring.worker.BACKSTOP` times that for a call
+that waits (a call that does not return is abandoned on its thread and
+answered as an error), and cut the result to
 ``max_output_chars``.  Every failure (a refused call, a timeout, an
 exception of the tool) reaches the engine as an error the model sees in
 the tool result and that :class:`~grpo_host.scoring.trajectory.Trajectory`
@@ -75,7 +77,8 @@ class ToolLimits:
     """Bounds on every tool call of an environment (settable per environment in :func:`environment`)."""
 
     timeout: float = 10.0
-    """Seconds a call may take; past it the call is abandoned and answered as an error."""
+    """CPU seconds a call may use (a call that waits instead is stopped at ``BACKSTOP`` times this, wall clock); past
+    it the call is abandoned and answered as an error."""
     max_output_chars: int = 8192
     """A longer result is cut to this many characters, with a note saying how much was cut."""
     max_argument_chars: int = 65536
