@@ -335,7 +335,8 @@ def score(
     as_json: JsonOpt = False,
     batch_size: Annotated[int, typer.Option(min=1, help="rows scored per ensemble call")] = 256,
     workers: Annotated[int | None, typer.Option(min=1, help="worker processes for process-executor rewards")] = None,
-    strict: Annotated[bool, typer.Option(help="a row that no reward scored is an error")] = False,
+    strict: Annotated[bool, typer.Option(
+        help="a row that no reward scored (every reward timed out on it, or returned null) is an error")] = False,
     pool: Annotated[str, typer.Option(help="where process-executor rewards run: local (worker processes) or ray "
                                            "(actors on the Ray cluster RAY_ADDRESS names, or a local one)")] = "local",
     monitors: Annotated[str, typer.Option(help="monitors to run over the batches: all, none, or names a,b")] = "all",
@@ -351,8 +352,8 @@ def score(
 ) -> None:
     """Score completions offline and summarise per reward, with the monitors' metrics and alerts.
 
-    Exit 1 when rows were bad or a reward failed on some; 130 when interrupted (SIGINT or SIGTERM), after which
-    --resume continues the --out file."""
+    Exit 1 when rows were bad, a reward failed on some or timed out on some (a verdict is missing); 130 when
+    interrupted (SIGINT or SIGTERM), after which --resume continues the --out file."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .discovery.build import Ensemble
@@ -398,9 +399,11 @@ def score(
     else:
         _print_scores(f"{data}", tally, ensemble, err if out_path == Path("-") else out)
     _print_findings(watch.alerts, tally.errors, bad)
+    for line in tally.timeout_lines():
+        err.print(f"timed out: {line}", soft_wrap=True, style="yellow")
     for line in nulls.lines():
         err.print(f"note: {line}", soft_wrap=True, style="yellow")
-    raise typer.Exit(1 if bad or tally.bad or tally.failed else 0)
+    raise typer.Exit(1 if bad or tally.bad or tally.failed or tally.timeouts else 0)
 
 
 def _print_scores(data: str, tally: "Tally", ensemble: "Ensemble", console: Console) -> None:

@@ -14,6 +14,7 @@ pip itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,57 @@ def clean_env(*prefixes: str, **extra: str) -> dict[str, str]:
     what a subprocess under test starts from, so the developer's own settings never leak into a test."""
     drop = ("GRPO_HOST_", *prefixes)
     return {**{k: v for k, v in os.environ.items() if not k.startswith(drop)}, **extra}
+
+
+LOAD_ENV = "GRPO_HOST_TEST_LOAD"
+"""``GRPO_HOST_TEST_LOAD=1``: the whole session runs beside one busy process per core (:func:`session_load`)."""
+
+
+def cores() -> list[int]:
+    """The CPUs this process may run on."""
+    return sorted(os.sched_getaffinity(0))
+
+
+@contextlib.contextmanager
+def hogs(count: int | None = None, cpu: int | None = None) -> Iterator[list[subprocess.Popen]]:
+    """``count`` processes (default: one per core) that spin on the CPU for the block, pinned to ``cpu`` when
+    given; each is killed and reaped after it, whatever happened inside."""
+    pin = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\n" if cpu is not None else ""
+    started: list[subprocess.Popen] = []
+    try:
+        for _ in range(len(cores()) if count is None else count):
+            started.append(subprocess.Popen([sys.executable, "-c", f"{pin}while True:\n    pass"],
+                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+        yield started
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def start_hogs() -> Iterator:
+    """``start_hogs(count=None, cpu=None)`` starts busy processes (see :func:`hogs`) that live until the test ends."""
+    with contextlib.ExitStack() as stack:
+        yield lambda count=None, cpu=None: stack.enter_context(hogs(count, cpu))
+
+
+@pytest.fixture
+def busy_cores() -> Iterator[list[subprocess.Popen]]:
+    """One busy process per core for the test's duration: a machine that trains, or a shared CI runner."""
+    with hogs() as started:
+        yield started
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_load() -> Iterator[None]:
+    """Under ``GRPO_HOST_TEST_LOAD=1``, one busy process per core for the whole session (started once, by the
+    first xdist worker or the only process), so that the suite shows it passes on a machine kept busy."""
+    if os.environ.get(LOAD_ENV) != "1" or os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        yield
+        return
+    with hogs():
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

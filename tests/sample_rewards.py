@@ -32,7 +32,8 @@ def echo(completion, *, answer, params, **_):
 
 @reward
 def misbehave(completion, **_):
-    """Does what the completion says: nan, inf, text, raise, or a number."""
+    """Does what the completion says: nan, inf, text, raise, sleep (wait, using no CPU), spin (work forever), or a
+    number."""
     if completion == "nan":
         return math.nan
     if completion == "inf":
@@ -45,6 +46,25 @@ def misbehave(completion, **_):
         raise RewardUnusable("no such model here")
     if completion == "sleep":
         time.sleep(30)
+    if completion == "spin":
+        while True:
+            pass
+    return float(completion)
+
+
+STARVED_CPU = min(os.sched_getaffinity(0))
+"""The CPU ``starved`` pins itself to: a test's busy process spins on it too."""
+
+
+@reward
+def starved(completion, **_):
+    """Works as many CPU seconds as the completion says, on :data:`STARVED_CPU` at the lowest priority (so a busy
+    process there leaves it about 1.5 % of the core), then returns them: an item that works, starved by load."""
+    os.sched_setaffinity(0, {STARVED_CPU})  # 0: the calling thread (Linux), the inline runner's or the worker's
+    os.setpriority(os.PRIO_PROCESS, 0, 19)
+    end = time.thread_time() + float(completion)
+    while time.thread_time() < end:
+        pass
     return float(completion)
 
 
@@ -129,5 +149,5 @@ def sync_wait(completions, **_):
 
 @hookimpl
 def register_rewards(register):
-    for item in (echo, misbehave, in_worker, batch_count, counted, waits, waits_batch, sync_wait):
+    for item in (echo, misbehave, in_worker, batch_count, counted, waits, waits_batch, sync_wait, starved):
         register(item)

@@ -11,7 +11,6 @@ multiples of what the stop allows (interpreter start-ups included), not of the m
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from conftest import run_cli, write_jsonl
@@ -46,12 +45,13 @@ def kinds(report, name):
 
 @pytest.mark.parametrize("name", ["hostile_hang", "hostile_hang_worker"])
 def test_a_reward_that_never_returns_is_stopped_after_a_few_timeouts(hostile, name):
-    """Before: every probe of every row waited out the timeout (about 16 per row), and nothing stopped it."""
-    start = time.monotonic()
+    """Before: every probe of every row waited out the timeout (about 16 per row), and nothing stopped it.  Now at
+    most HANG_TOTAL items (+ one per other worker) wait out their bound (the backstop: a sleeping reward uses no
+    CPU), however long each takes on a busy machine."""
     report = audit_rows(pairs(ROWS), f"{name}, hostile_print", plugins=hostile, workers=2)
-    seconds = time.monotonic() - start
     audit, seen = kinds(report, name)
-    assert seen["skipped"] > 0 and 0 < seen.get("timeout", 0) + audit.gold_checked <= HANG_TOTAL + 2
+    waited = seen.get("timeout", 0) + seen.get("backstop", 0)
+    assert seen["skipped"] > 0 and 0 < waited + audit.gold_checked <= HANG_TOTAL + 2
     assert audit.stopped.startswith(f"timed out on {HANG_STREAK} items in a row, so it was called no more")
     [hangs] = [f for f in report.findings if f.kind == "hangs"]
     assert hangs.reward == name and "timed out" in hangs.message
@@ -59,8 +59,6 @@ def test_a_reward_that_never_returns_is_stopped_after_a_few_timeouts(hostile, na
     healthy, other = kinds(report, "hostile_print")
     assert not other and not healthy.stopped and healthy.empty == 0.0
     assert {p.probe for p in healthy.probes if p.rows == len(ROWS)} >= {"empty", "prompt_echo", "huge"}
-    # 0.5 s items (+1 s grace and a fresh interpreter per killed worker), at most HANG_TOTAL + workers of them
-    assert seconds < 60, seconds
 
 
 @pytest.mark.parametrize(("name", "calls"), [
@@ -77,7 +75,7 @@ def test_an_async_or_batch_reward_that_never_returns_is_stopped_as_a_sync_one_is
     report = audit_rows(pairs(ROWS * 2), name, plugins=hostile)
     audit, seen = kinds(report, name)
     assert audit.stopped.startswith(f"timed out on {HANG_STREAK} items in a row, so it was called no more"), audit
-    assert seen["skipped"] > 0 and seen["timeout"] > 0 and "raised" not in seen
+    assert seen["skipped"] > 0 and seen.get("timeout", 0) + seen.get("backstop", 0) > 0 and "raised" not in seen
     assert grpo_test_hostile.CALLS[name] <= calls, grpo_test_hostile.CALLS
     [hangs] = [f for f in report.findings if f.kind == "hangs"]
     assert hangs.reward == name and "timed out" in hangs.message
@@ -127,10 +125,9 @@ def test_the_cli_survives_os_exit_and_keeps_stdout_for_the_json(packs, tmp_path)
 
 def test_the_cli_reports_a_hang_and_a_dead_worker_within_the_bound(packs, tmp_path):
     data = write_jsonl(tmp_path / "sums.jsonl", ROWS)
-    start = time.monotonic()
     proc = run_cli("audit", str(data), "-r", "hostile_hang_worker, hostile_signal, hostile_inf", "--workers", "2",
-                   pythonpath=[packs["hostile"]], env={"GRPO_HOST_LOAD_PLUGINS": "hostile", "COLUMNS": "200"})
-    assert time.monotonic() - start < 90
+                   pythonpath=[packs["hostile"]], env={"GRPO_HOST_LOAD_PLUGINS": "hostile", "COLUMNS": "200"},
+                   timeout=600)  # a liveness bound only: the hanging reward is stopped after HANG_STREAK items
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     lines = proc.stdout.splitlines()
     assert any(line.startswith("FAIL hostile_hang_worker: timed out on 3 items in a row") for line in lines)

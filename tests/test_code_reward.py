@@ -357,7 +357,8 @@ def test_mbpp_canonical_solutions_pass_their_asserts(code):
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("shape", ["literal", "script", "io"])
 def test_a_hanging_program_is_penalised_fast_not_left_unscored(shape):
-    """26 tests against a program that never ends: 0.0 (never None) after about one per-test timeout."""
+    """26 tests against a program that never ends: 0.0 (never None) after one per-test timeout, the others failing
+    unrun (one program counted as stopped, not 26)."""
     hang = fenced("def add(a, b):\n    while True:\n        pass\nif __name__ == '__main__':\n    add(1, 2)")
     tests = {
         "literal": "".join(f"assert add({i}, 1) == {i + 1}\n" for i in range(26)),
@@ -366,28 +367,26 @@ def test_a_hanging_program_is_penalised_fast_not_left_unscored(shape):
     }[shape]
     with Ensemble.from_spec("code(timeout=2)", workers=1) as ensemble:
         ensemble.score([fenced("print(1)")], tests=[[{"input": "", "output": "1"}]])  # the worker's sandbox is warm
-        start = time.monotonic()
         result = ensemble.score([hang], tests=[tests])
-        elapsed = time.monotonic() - start
     assert result.values["code"] == [0.0] and result.metrics["code"].timeouts == 0
-    assert elapsed < 2 * 2.0 + 3, elapsed
+    assert result.metrics["code"].counts == {"program_timeouts": 1.0}  # by its CPU seconds: it spins
 
 
 @pytest.mark.slow  # over 2 s: waits out a timeout
 @needs_sandbox
 @pytest.mark.timeout(120)
 def test_a_completion_stays_inside_the_ensembles_item_timeout():
-    """The per-test timeout (60 s) is longer than the item timeout (5 s): the completion's budget, read from the
-    worker's own alarm, fails the case in time, so the row is penalised (0.0) rather than timed out (None)."""
+    """The per-test timeout (60 s, a backstop of 180 s for a program that sleeps) is longer than the item's bound (a
+    1 s timeout, a backstop of 10 s for an item that waits): the completion's budget, read with time_left(),
+    fails the case in time, so the row is penalised (0.0) rather than timed out (None)."""
     sleeper = fenced("import time\ntime.sleep(10**6)\ndef f():\n    pass")
-    spec = [{"name": "code", "params": {"timeout": 60}, "timeout": 5}]
+    spec = [{"name": "code", "params": {"timeout": 60}, "timeout": 1}]
     with Ensemble.from_spec(spec, workers=1) as ensemble:
-        start = time.monotonic()
         result = ensemble.score([sleeper, fenced("print(7)")],
                                 tests=["assert f() is None", [{"input": "", "output": "7"}]])
-        elapsed = time.monotonic() - start
     assert result.values["code"] == [0.0, 1.0]
-    assert result.metrics["code"].timeouts == 0 and elapsed < 5 + 5
+    assert result.metrics["code"].timeouts == 0
+    assert result.metrics["code"].counts == {"program_backstops": 1.0}  # the budget is wall seconds: it waited
 
 
 @needs_sandbox

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import time
 
 import pytest
 from conftest import cli_json, run_cli
@@ -57,15 +56,13 @@ def test_a_rollout_uses_its_tools_and_the_environment_scores_it(notes):
     (lambda s: s.write(text=["not", "text"]), "argument 'text'"),
     (lambda s: s.write(), "missing arguments ['text']"),
     (lambda s: s.write(text="a", path="/etc/passwd"), "unknown arguments ['path']"),
-    (lambda s: s.wait(seconds=30), "did not answer within 1 s"),
+    (lambda s: s.wait(seconds=30), "did not answer within 10 s"),  # waiting, not working: the backstop
     (lambda s: s.write(text=nested(100_000)), "not JSON values"),
 ])
 def test_a_hostile_call_is_refused_or_bounded_with_a_message_the_model_reads(notes, call, message):
     session = started(notes)
-    start = time.monotonic()
-    with pytest.raises(ToolError, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(ToolError, match=message.replace("[", r"\[").replace("]", r"\]")):  # a 30 s wait would answer
         call(session)
-    assert time.monotonic() - start < 10
     assert session.write(text="still alive") == "stored note 1"  # the rollout goes on
 
 

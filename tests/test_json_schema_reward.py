@@ -316,13 +316,11 @@ def test_exponential_error_report_is_a_counted_timeout_and_the_worker_recovers()
     schema = {"anyOf": [{"type": "array", "items": {"$ref": "#"}}, {"type": "array", "items": {"$ref": "#"}}]}
     with Ensemble.from_spec([{"name": "json_schema", "timeout": 1}], workers=1) as ensemble:
         ensemble.score(["[]"], schema=[schema])  # warm the worker
-        start = time.perf_counter()
         result = ensemble.score([nested(40, '["x"]'), nested(40), '{"name": "Ada", "age": 36}'],
                                 schema=[schema, schema, PERSON])
-        elapsed = time.perf_counter() - start
     assert result.values["json_schema"] == [None, 1.0, 1.0]
     assert (result.metrics["json_schema"].timeouts, result.metrics["json_schema"].errors) == (1, 0)
-    assert elapsed < 1 + 1 + 8  # the timeout + the pool's kill grace + a fresh worker's start on a busy machine
+    assert result.failures == {0: {"json_schema": "timeout"}}  # its CPU second spent, not the backstop
 
 
 @pytest.mark.parametrize(
@@ -392,11 +390,11 @@ def test_fenced_json_holding_a_fence_is_found(reward, completion, schema):
 
 
 def test_hostile_fences_are_read_in_linear_time(reward):
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: what the work costs, whatever else the machine does
     for completion in ["```json\n" * 12_000, "```" + " " * 90_000 + "x", "```json\n{" * 9_000, "{" * 90_000,
                        "```json\n\"" + "```json\n" * 10_000]:
         assert score(reward, completion, {"type": "object"}) == 0.0
-    assert time.perf_counter() - start < 2
+    assert time.process_time() - start < 2
 
 
 @pytest.mark.parametrize(

@@ -278,11 +278,11 @@ def test_wrong_key_or_model_stops_the_run(plugins, server, monkeypatch):
 
 
 def test_a_hanging_server_hits_the_deadline(plugins, server):
-    r, seconds = judged(plugins, server, ["hang", "score 3"], deadline=1.0, request_timeout=0.3, retries=20)
+    r, _ = judged(plugins, server, ["hang", "score 3"], deadline=1.0, request_timeout=0.3, retries=20)
     assert r.values["judge"] == [None, 0.3]
     c = counts(r)
     assert c["failures"] == 1 and c["retries"] >= 2  # each 0.3 s timeout retried until the deadline
-    assert 0.9 <= seconds < 5  # the 1 s deadline, not 20 retries of 0.3 s each
+    assert c["retries"] <= 4  # the 1 s deadline holds 1 / 0.3 attempts, not the 20 retries allowed
 
 
 def test_a_second_pass_is_served_from_the_cache(plugins, server, judge_cache):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import random
 import sys
-import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -304,13 +303,11 @@ def test_hostile_tower_is_bounded_through_the_ensemble():
     # 6 s: long enough for a replacement worker (the stuck one is killed) to import sympy within its first item
     with Ensemble.from_spec([{"name": "math", "timeout": 6}], workers=2) as ensemble:
         ensemble.score([r"\boxed{1}"], answer=["1"])  # warm the workers: the bound is on the item, not on startup
-        start = time.perf_counter()
         result = ensemble.score([TOWER, r"\boxed{\frac{1}{2}}", r"\boxed{3}"], answer=["5", "0.5", "4"])
-        elapsed = time.perf_counter() - start
         assert result.values["math"] == [None, 1.0, 0.0]
         metrics = result.metrics["math"]
         assert (metrics.timeouts, metrics.errors) == (1, 0)
-        assert elapsed < 6 + 1 + 5  # timeout + the pool's kill grace + slack for a busy 2-core machine
+        assert result.failures == {0: {"math": "timeout"}}  # stopped by its CPU seconds: it computes
         again = ensemble.score([r"\boxed{2\sqrt{3}}"], answer=[r"\sqrt{12}"])
         assert again.values["math"] == [1.0]
 

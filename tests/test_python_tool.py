@@ -107,7 +107,8 @@ def test_a_hostile_policy_is_bounded_and_the_rollout_goes_on(python_env, listene
         if what == "flood":
             assert out == "error: tool python failed: ToolError: the program printed more than 1024 KiB and was stopped"
         if what == "hang":
-            assert out == "error: tool python failed: ToolError: the program did not finish within 2 s and was stopped"
+            assert out == ("error: tool python failed: ToolError: the program used its 2 s of CPU "
+                           "time without finishing and was stopped")
         assert tool.python(code="print('alive')") == "alive", what  # the next call is served, as fresh as the first
     assert accepted == []
 

@@ -32,8 +32,10 @@ before anything is generated.
 directly: it gets a :class:`Session` per rollout, whose tools check the
 arguments against the tool's type hints (unknown, missing or mistyped
 arguments, and arguments over ``max_argument_chars``, are refused), run
-the call under ``timeout`` seconds (a call that does not return is
-abandoned on its thread and answered as an error), and cut the result to
+the call under ``timeout`` CPU seconds of its thread, or a wall-clock
+backstop of :data:`~grpo_host.scoring.worker.BACKSTOP` times that for a call
+that waits (a call that does not return is abandoned on its thread and
+answered as an error), and cut the result to
 ``max_output_chars``.  Every failure (a refused call, a timeout, an
 exception of the tool) reaches the engine as an error the model sees in
 the tool result and that :class:`~grpo_host.scoring.trajectory.Trajectory`
@@ -55,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import RolloutError
 from ..scoring.contract import Column, construct, required_columns
+from ..scoring.worker import BACKSTOP
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -74,7 +77,8 @@ class ToolLimits:
     """Bounds on every tool call of an environment (settable per environment in :func:`environment`)."""
 
     timeout: float = 10.0
-    """Seconds a call may take; past it the call is abandoned and answered as an error."""
+    """CPU seconds a call may use (a call that waits instead is stopped at ``BACKSTOP`` times this, wall clock); past
+    it the call is abandoned and answered as an error."""
     max_output_chars: int = 8192
     """A longer result is cut to this many characters, with a note saying how much was cut."""
     max_argument_chars: int = 65536
@@ -237,7 +241,8 @@ def _checked_arguments(env: Environment, name: str, signature: inspect.Signature
 
 
 def _bounded(session: Session, name: str, call: Callable[[], Any]) -> str:
-    """Run ``call`` on the session's tool thread for at most the timeout; its result as text, cut to the cap.
+    """Run ``call`` on the session's tool thread for at most the timeout (CPU seconds of the thread, and a wall-clock
+    backstop for a call that waits: :mod:`grpo_host.scoring.clocks`); its result as text, cut to the cap.
 
     One long-lived thread per session, not one per call: what a tool starts may be tied to the thread that
     started it (a sandbox's ``--die-with-parent`` follows its parent thread), so it must outlive the call.  A
@@ -246,7 +251,10 @@ def _bounded(session: Session, name: str, call: Callable[[], Any]) -> str:
     env = session.environment
     out = session.runner.run([(call, (), {})], env.limits.timeout)[0]
     if out.status == "timeout":
-        raise ToolError(f"tool {name} did not answer within {env.limits.timeout:g} s")
+        raise ToolError(f"tool {name} used its {env.limits.timeout:g} s of CPU time without answering")
+    if out.status == "backstop":
+        raise ToolError(f"tool {name} did not answer within {BACKSTOP * env.limits.timeout:g} s (waiting, not "
+                        "working: the backstop of its timeout)")
     if out.status != "ok":
         raise ToolError(f"tool {name} failed: {out.error}")
     value = out.value

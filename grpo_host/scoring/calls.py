@@ -10,9 +10,13 @@ boundary unchanged.  The error policy (:mod:`grpo_host.scoring.policy`)
 then raises one exception chain for all of them: ``RewardError`` from
 :class:`RewardCallError`.
 
-Timeouts: ``alarm`` arms ``SIGALRM`` around the call, which only a worker's
-main thread may do (a worker process, a Ray actor); the inline thread and
-the event loop bound their calls from outside instead.
+Timeouts: ``alarm`` arms two timers around the call, which only a worker's
+main thread may do (a worker process, a Ray actor): ``ITIMER_PROF`` at the
+timeout in CPU seconds of the process (``timeout``), and ``ITIMER_REAL`` at
+the backstop (``backstop``: :data:`~grpo_host.scoring.worker.BACKSTOP` times
+the timeout, in wall seconds not spent waiting for a CPU, see
+:mod:`grpo_host.scoring.clocks`).  The inline thread and the event loop
+bound their calls from outside instead.
 """
 
 from __future__ import annotations
@@ -27,14 +31,18 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 from ..errors import RewardUnusable
+from .clocks import Watch
 from .contract import BadValue
-from .worker import item_deadline
+from .worker import BACKSTOP, item_deadline
 
-__all__ = ["CallTimeout", "Failure", "Outcome", "ProcessExit", "RewardCallError", "acall", "call", "exit_guard",
-           "failed", "install_alarm"]
+__all__ = ["CallBackstop", "CallTimeout", "Failure", "Outcome", "ProcessExit", "RewardCallError", "acall", "call",
+           "exit_guard", "failed", "install_alarm"]
 
-Status = Literal["ok", "error", "timeout", "unusable", "skipped"]
-"""``skipped``: never called, because an executor's ``stop`` said so (see :mod:`grpo_host.scoring.executors`)."""
+Status = Literal["ok", "error", "timeout", "backstop", "unusable", "skipped"]
+"""``timeout``: the item used its timeout's CPU seconds (an async item: its wall seconds); ``backstop``: it waited,
+using no CPU, past the wall-clock backstop (see :mod:`grpo_host.scoring.clocks`), counted among the timeouts but
+told apart; ``skipped``: never called, because an executor's ``stop`` said so (see
+:mod:`grpo_host.scoring.executors`)."""
 
 Kind = Literal["raised", "bad value", "exited", "worker died", "host"]
 """What a failure was: the reward raised, returned a value outside the contract, tried to end the process
@@ -89,6 +97,11 @@ class Outcome(NamedTuple):
     error: Failure | None = None
 
     @property
+    def timed_out(self) -> bool:
+        """Whether the item was stopped by its timeout or by the backstop."""
+        return self.status in ("timeout", "backstop")
+
+    @property
     def failure(self) -> Failure:
         """The :class:`Failure` of an ``error`` or ``unusable`` outcome, which every such outcome carries."""
         if self.error is None:
@@ -97,7 +110,11 @@ class Outcome(NamedTuple):
 
 
 class CallTimeout(BaseException):
-    """Raised by SIGALRM inside a call; a BaseException so reward code's ``except Exception`` cannot eat it."""
+    """Raised by SIGPROF inside a call; a BaseException so reward code's ``except Exception`` cannot eat it."""
+
+
+class CallBackstop(CallTimeout):
+    """Raised by SIGALRM inside a call that waited past its backstop."""
 
 
 class ProcessExit(BaseException):
@@ -141,13 +158,47 @@ def exit_guard() -> Iterator[None]:
         os._exit = real
 
 
-def _on_alarm(signum: int, frame: Any) -> None:
+_armed: tuple[Watch, float] | None = None
+"""The item being timed in this worker (its clocks and its backstop), for the SIGALRM handler."""
+
+
+def _on_cpu_limit(signum: int, frame: Any) -> None:
     raise CallTimeout
 
 
+def _on_backstop(signum: int, frame: Any) -> None:
+    """At the backstop by the wall clock: stop the call, unless part of that time was spent waiting for a CPU, in
+    which case the alarm is set again for what is left."""
+    if _armed is None:  # a late alarm, after the call ended
+        return
+    watch, backstop = _armed
+    left = backstop - watch.awake()
+    if left > 0.001:
+        signal.setitimer(signal.ITIMER_REAL, left)
+        return
+    raise CallBackstop
+
+
 def install_alarm() -> None:
-    """Make SIGALRM raise :class:`CallTimeout` (once, in a worker's main thread) so ``call(alarm=...)`` can time."""
-    signal.signal(signal.SIGALRM, _on_alarm)
+    """Make SIGPROF raise :class:`CallTimeout` and SIGALRM :class:`CallBackstop` (once, in a worker's main thread)
+    so ``call(alarm=...)`` can time."""
+    signal.signal(signal.SIGPROF, _on_cpu_limit)
+    signal.signal(signal.SIGALRM, _on_backstop)
+
+
+@contextlib.contextmanager
+def _timers(timeout: float) -> Iterator[None]:
+    """Arm the CPU timer at ``timeout`` and the backstop at :data:`BACKSTOP` times it for the block."""
+    global _armed
+    _armed = (Watch.process(os.getpid()), BACKSTOP * timeout)
+    signal.setitimer(signal.ITIMER_PROF, timeout)
+    signal.setitimer(signal.ITIMER_REAL, BACKSTOP * timeout)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _armed = None
 
 
 def failed(exc: BaseException) -> Outcome:
@@ -159,19 +210,18 @@ def call(fn: Callable[..., Any], args: tuple[Any, ...] = (), kwargs: dict[str, A
          alarm: float | None = None, timeout: float | None = None) -> Outcome:
     """Run ``fn(*args, **kwargs)``; its value, or its failure, as an :class:`Outcome`.  Never raises.
 
-    :param alarm: seconds after which SIGALRM interrupts the call (see :func:`install_alarm`).
+    :param alarm: CPU seconds after which the call is interrupted, with the backstop after it (see
+        :func:`install_alarm`).
     :param timeout: the item's bound when the caller enforces it from outside (the inline thread); the call
-        reads either as :func:`grpo_host.time_left`.
+        reads the backstop of either as :func:`grpo_host.time_left`.
     """
+    limit = alarm or timeout
+    timers = _timers(alarm) if alarm else contextlib.nullcontext()
     try:
-        with item_deadline(alarm or timeout), _in_call():
-            if alarm:
-                signal.setitimer(signal.ITIMER_REAL, alarm)
-            try:
-                return Outcome("ok", fn(*args, **(kwargs or {})))
-            finally:
-                if alarm:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
+        with item_deadline(limit and BACKSTOP * limit), _in_call(), timers:
+            return Outcome("ok", fn(*args, **(kwargs or {})))
+    except CallBackstop:
+        return Outcome("backstop")
     except CallTimeout:
         return Outcome("timeout")
     except (Exception, SystemExit, ProcessExit) as exc:  # sys.exit in a reward fails its item, not the host

@@ -36,7 +36,11 @@ from .stats import Moments, RewardMetrics
 __all__ = ["BUG_STREAK", "DEFAULT_TIMEOUT", "Ensemble", "Member", "Moments", "RewardMetrics", "ScoreResult"]
 
 DEFAULT_TIMEOUT = 30.0
-"""Per-item seconds when neither the spec nor the reward sets a timeout."""
+"""Per-item seconds (CPU seconds for a synchronous reward: :mod:`grpo_host.scoring.clocks`) when neither the spec
+nor the reward sets a timeout."""
+
+TIMED_OUT = ("timeout", "backstop")
+"""What :attr:`ScoreResult.failures` says of an item stopped by time."""
 
 
 class Pool(Executor, Protocol):
@@ -97,8 +101,12 @@ class ScoreResult:
     """The same messages by row index: what each row that a reward could not score carries."""
     failures: dict[int, dict[str, str]] = field(default_factory=dict)
     """Row index -> reward -> what became of an item that has no value from its reward: ``timeout``,
-    ``skipped`` (not called: see :meth:`Ensemble.stopping_hung`), or the failure's kind (``raised``,
-    ``bad value``, ``exited``, ``worker died``, ``host``; :data:`grpo_host.scoring.calls.Kind`)."""
+    ``backstop`` (it waited past the wall-clock backstop: :mod:`grpo_host.scoring.clocks`), ``skipped`` (not
+    called: see :meth:`Ensemble.stopping_hung`), or the failure's kind (``raised``, ``bad value``, ``exited``,
+    ``worker died``, ``host``; :data:`grpo_host.scoring.calls.Kind`)."""
+    timed_out: list[int] = field(default_factory=list)
+    """Row indices whose every reward timed out (or reached its backstop): rows with no verdict because of time,
+    which ``grpo-host score`` counts and names, and which ``strict`` makes an error as any unscored row."""
 
 
 class Ensemble:
@@ -201,9 +209,13 @@ class Ensemble:
             outcomes, seconds = started[member.name]()
             self._account(member, outcomes, seconds, row_ids, result)
         result.total, result.unscored = self.weighted_total(result.values, n)
+        result.timed_out = [i for i, failed in sorted(result.failures.items())
+                            if len(failed) == len(self.members) and all(f in TIMED_OUT for f in failed.values())]
         if result.unscored and self.strict:
             rows = [row_ids[i] for i in range(n) if result.total[i] is None]
-            raise UnscoredRowsError(f"{result.unscored} rows were scored by no reward (strict): rows {rows[:10]}")
+            timed = f"; every reward timed out on {len(result.timed_out)} of them" if result.timed_out else ""
+            raise UnscoredRowsError(
+                f"{result.unscored} rows were scored by no reward (strict): rows {rows[:10]}{timed}")
         return result
 
     @contextlib.contextmanager
@@ -237,7 +249,7 @@ class Ensemble:
             if not self._policy.hung(member.name, out, in_a_row, in_all):
                 return False
             row, total = self._policy.hangs(member.name)
-            how = "timed out" if out.status == "timeout" else "lost its worker process"
+            how = "timed out" if out.timed_out else "lost its worker process"
             what = f"{how} on {in_a_row} items in a row" if row >= in_a_row else (
                 f"timed out or lost its worker process on {total} items in all (the last {how})")
             self.stopped[member.name] = f"{what}, so it was called no more"
@@ -295,7 +307,7 @@ class Ensemble:
         function returned.
         """
         vals: list[float | None] = []
-        failed = timeouts = 0
+        failed = timeouts = backstops = 0
         counts: dict[str, float] = {}
         for i, out in enumerate(outcomes):
             if out.status == "ok":
@@ -310,8 +322,9 @@ class Ensemble:
             result.failures.setdefault(i, {})[member.name] = out.failure.kind if out.status == "error" else out.status
             if out.status == "skipped":
                 continue
-            if out.status == "timeout":
+            if out.timed_out:
                 timeouts += 1
+                backstops += out.status == "backstop"
                 continue
             failed += 1
             where = f"rows {row_ids[0]}..{row_ids[-1]}" if member.reward.batch else f"row {row_ids[i]}"
@@ -319,7 +332,7 @@ class Ensemble:
             result.errors.append(message)
             result.row_errors.setdefault(i, []).append(message)
         result.values[member.name] = vals
-        result.metrics[member.name] = RewardMetrics.of(vals, failed, timeouts, seconds, counts)
+        result.metrics[member.name] = RewardMetrics.of(vals, failed, timeouts, seconds, counts, backstops)
         total_counts = self.counts[member.name]
         for key, count in counts.items():
             total_counts[key] = total_counts.get(key, 0.0) + count

@@ -5,14 +5,22 @@ and returns one :class:`~grpo_host.scoring.calls.Outcome` per task, in
 order, never raising for a task's failure: each call goes through
 :func:`grpo_host.scoring.calls.call`, the one catch site.
 
+Every bound of a synchronous item counts its work, not the machine's load
+(:mod:`grpo_host.scoring.clocks`): the timeout is CPU seconds, and what uses
+no CPU is stopped at the backstop, :data:`~grpo_host.scoring.worker.BACKSTOP`
+times the timeout in wall seconds not spent waiting for a CPU (outcome
+``backstop``).
+
 * :class:`InlineRunner` runs items on a daemon thread of this process, so the
-  caller can stop waiting after the timeout.  Cheap, but a timed-out call
+  caller can stop waiting once the thread's CPU clock reaches the timeout (or
+  the backstop passes).  Cheap, but a timed-out call
   cannot be killed: it is abandoned (and a new thread takes over).  Fine for
   regexes and string checks.
 * :class:`WorkerPool` runs items in worker processes.  The timeout is
-  enforced twice: inside the worker (``SIGALRM`` raises in the call) and from
-  outside (a worker that has not answered ``grace`` seconds after its
-  deadline, e.g. stuck in C code that never checks signals, is killed with
+  enforced twice: inside the worker (``SIGPROF`` at the CPU timeout,
+  ``SIGALRM`` at the backstop, raise in the call) and from outside (a worker
+  whose CPU time, read from ``/proc``, or backstop clock is ``grace`` seconds
+  past its bound, e.g. stuck in C code that never checks signals, is killed with
   SIGKILL and replaced).  A worker whose call the alarm interrupted is
   replaced too: the call may have been importing a module or updating
   state, and the next item must not inherit that.  This is the one for sympy, code and anything that
@@ -44,7 +52,8 @@ from typing import Any, Protocol
 
 from ..errors import WorkerError
 from .calls import Failure, Outcome, call, install_alarm
-from .worker import mark_worker
+from .clocks import Watch
+from .worker import BACKSTOP, mark_worker
 
 __all__ = ["AsyncRunner", "Executor", "InlineRunner", "Task", "WorkerPool"]
 
@@ -69,7 +78,8 @@ class Executor(Protocol):
 
 
 class InlineRunner:
-    """Runs calls one at a time on a daemon thread; the caller waits at most ``timeout``.
+    """Runs calls one at a time on a daemon thread; the caller waits until the thread has used ``timeout`` CPU
+    seconds on the call, or until the backstop (:class:`~grpo_host.scoring.clocks.Watch`).
 
     The thread starts on the first call that has a timeout and ends on :meth:`close` (a later call starts a
     new one), so an ensemble or a tool session that is done holds no thread.
@@ -81,7 +91,9 @@ class InlineRunner:
     def _start(self) -> queue.SimpleQueue:
         self._jobs = queue.SimpleQueue()
         self._done: queue.SimpleQueue[Outcome] = queue.SimpleQueue()
-        threading.Thread(target=self._loop, args=(self._jobs, self._done), daemon=True, name="grpo-host-inline").start()
+        self._thread = threading.Thread(target=self._loop, args=(self._jobs, self._done), daemon=True,
+                                        name="grpo-host-inline")
+        self._thread.start()
         return self._jobs
 
     @staticmethod
@@ -103,12 +115,17 @@ class InlineRunner:
     def _one(self, task: Task, timeout: float | None) -> Outcome:
         if timeout is None:
             return call(*task)
-        (self._jobs or self._start()).put((task, timeout))
-        try:
-            return self._done.get(timeout=timeout)
-        except queue.Empty:
-            self.close()  # the stuck thread exits if its call ever returns; the next call gets a new one
-            return Outcome("timeout")
+        jobs = self._jobs or self._start()
+        watch, backstop = Watch.thread(self._thread), BACKSTOP * timeout
+        jobs.put((task, timeout))
+        while True:
+            try:
+                return self._done.get(timeout=watch.next_look(timeout, backstop))
+            except queue.Empty:
+                status = watch.over(timeout, backstop)
+                if status is not None:
+                    self.close()  # the stuck thread exits if its call ever returns; the next call gets a new one
+                    return Outcome(status)
 
     def close(self) -> None:
         """Let the thread end (it exits once it is idle); the runner may be used again."""
@@ -347,7 +364,8 @@ class WorkerPool:
         pending = deque(range(len(tasks)))
         idle = [w for w in self._workers if w.ready]
         starting = {w: time.monotonic() + STARTUP_TIMEOUT for w in self._workers if not w.ready}
-        busy: dict[_Worker, tuple[int, float]] = {}
+        busy: dict[_Worker, tuple[int, Watch | None]] = {}  # worker -> (its task, the task's clocks when timed)
+        limits = (0.0, 0.0) if timeout is None else (timeout + self.grace, BACKSTOP * timeout + self.grace)
 
         def done(index: int, out: Outcome) -> None:
             results[index] = out
@@ -370,10 +388,12 @@ class WorkerPool:
                     done(index, Outcome("error", error=Failure.note(f"cannot send to a worker process: {exc}")))
                     idle.append(worker)
                     continue
-                busy[worker] = (index, time.monotonic() + timeout + self.grace if timeout else float("inf"))
+                busy[worker] = (index, Watch.process(worker.process.pid) if timeout else None)
             if not busy and not starting:
                 continue
-            wait_for = min([d for _, d in busy.values()] + list(starting.values())) - time.monotonic()
+            now = time.monotonic()
+            wait_for = min([w.next_look(*limits) for _, w in busy.values() if w is not None]
+                           + [d - now for d in starting.values()], default=float("inf"))
             ready = wait([w.conn.reader for w in (*busy, *starting)],
                          timeout=None if wait_for == float("inf") else max(wait_for, 0))
             for worker in [w for w in starting if w.conn.reader in ready]:
@@ -403,15 +423,16 @@ class WorkerPool:
                     starting[self._replace(worker)] = time.monotonic() + STARTUP_TIMEOUT
                     continue
                 done(index, out)
-                if out.status == "timeout":  # interrupted mid-call: its state is not to be trusted
+                if out.timed_out:  # interrupted mid-call: its state is not to be trusted
                     starting[self._replace(worker, recycled=True)] = time.monotonic() + STARTUP_TIMEOUT
                     continue
                 idle.append(worker)
             now = time.monotonic()
-            for worker, (index, deadline) in list(busy.items()):
-                if now > deadline:  # did not answer its own alarm: stuck outside Python
+            for worker, (index, watch) in list(busy.items()):
+                status = None if watch is None else watch.over(*limits)
+                if status is not None:  # did not answer its own alarm: stuck outside Python
                     del busy[worker]
-                    done(index, Outcome("timeout"))
+                    done(index, Outcome(status))
                     starting[self._replace(worker)] = now + STARTUP_TIMEOUT
             if any(now > deadline for deadline in starting.values()):
                 raise WorkerError(f"a grpo-host worker process did not start within {STARTUP_TIMEOUT:.0f} s "

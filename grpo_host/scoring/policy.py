@@ -94,4 +94,4 @@ class Policy:
 
 def costly(out: Outcome) -> bool:
     """Whether an item cost a timeout or a worker: it timed out, or its worker process died."""
-    return out.status == "timeout" or (out.status == "error" and out.failure.kind == "worker died")
+    return out.timed_out or (out.status == "error" and out.failure.kind == "worker died")

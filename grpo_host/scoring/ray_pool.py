@@ -8,13 +8,17 @@ on a Ray cluster:
 * **Warm state per worker:** one actor per slot, each a long-lived process,
   so a reward's imports and its module-level state (the code reward's
   sandbox) are made once per actor and reused by every item it runs.
-* **Per-item timeouts that hold:** an item's deadline starts when it is
-  handed to an actor that is up.  Inside the actor the same ``SIGALRM`` as
-  in a local worker interrupts Python code at the timeout (sync actor
-  methods run on the actor process's main thread); an item still running
-  ``grace`` seconds later (stuck in C code, or ignoring the alarm) is
-  cancelled from outside, counted as a timeout, and its actor is killed
-  and replaced.  Killing is the only cancellation a running actor task
+* **Per-item timeouts that hold, and count the work:** an item's clocks
+  start when it is handed to an actor that is up.  Inside the actor the
+  same timers as in a local worker interrupt Python code at the timeout in
+  CPU seconds and at the backstop (sync actor methods run on the actor
+  process's main thread; :mod:`grpo_host.scoring.clocks`); an item still
+  running ``grace`` seconds past either (stuck in C code, or ignoring the
+  alarm) is cancelled from outside, counted as a ``timeout`` or a
+  ``backstop`` as a local worker's would be, and its actor is killed and
+  replaced.  The pool reads the CPU time and CPU wait of the actors on its
+  own node from ``/proc``; an actor on another node is bounded from outside
+  by the wall clock at the backstop.  Killing is the only cancellation a running actor task
   has: Ray refuses ``ray.cancel(force=True)`` for actor tasks ("force=True
   is not supported for actor tasks"), and a plain cancel cannot stop a
   running sync method.  An actor whose item its own alarm stopped is
@@ -29,7 +33,7 @@ on a Ray cluster:
   several items has to be killed or loses its actor, its items run again one
   per call, so only the item that hangs or kills its actor is counted; an
   item that hangs outside Python is thus answered after at most
-  ``(chunk + 1) * timeout + 2 * grace``.
+  ``(chunk + 1) * backstop + 2 * grace``.
 
 The pool connects to the cluster ``RAY_ADDRESS`` names (``ray start --head``
 on one machine, ``ray start --address=HEAD:6379`` on the others), or starts
@@ -42,7 +46,7 @@ imported here only, and this module only when the ``ray`` pool is chosen.
 from __future__ import annotations
 
 import logging
-import time
+import os
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
@@ -51,21 +55,23 @@ import ray
 
 from ..errors import WorkerError
 from .calls import Failure, Kind, Outcome, call, install_alarm
+from .clocks import Stopped, Watch
 from .executors import STARTUP_TIMEOUT, Stop, Task
-from .worker import mark_worker
+from .worker import BACKSTOP, mark_worker
 
 __all__ = ["RayPool"]
 
 
 class _Slot:
-    """One warm worker: runs the items of a call one after another, timing each with SIGALRM as a local worker does."""
+    """One warm worker: runs the items of a call one after another, timing each as a local worker does."""
 
     def __init__(self) -> None:
         install_alarm()
         mark_worker()
 
-    def ready(self) -> bool:
-        return True
+    def ready(self) -> tuple[str, int]:
+        """Where the actor runs: its node and its process, so a pool on the same node can read its clocks."""
+        return ray.get_runtime_context().get_node_id(), os.getpid()
 
     def call(self, tasks, timeout) -> list[Outcome]:
         return [call(fn, args, kwargs, alarm=timeout) for fn, args, kwargs in tasks]
@@ -97,13 +103,16 @@ class RayPool:
         """Actors replaced after their own alarm stopped an item (as :class:`WorkerPool` recycles workers)."""
         self._remote = ray.remote(num_cpus=1, max_restarts=0)(_Slot)
         self._actors: list[Any] = []
+        self._pids: list[int | None] = []
+        """Each actor's process id when it runs on this node (its clocks are readable here), else None."""
+        self._node = ray.get_runtime_context().get_node_id()
 
-    def _start(self, count: int) -> list[Any]:
+    def _start(self, count: int) -> list[tuple[Any, int | None]]:
         # Any: Ray types a handle as "ActorHandle or the class itself", whose methods have no .remote() unless
         # each is decorated with @ray.method.
         actors: list[Any] = [self._remote.remote() for _ in range(count)]
         try:
-            ray.get([a.ready.remote() for a in actors], timeout=STARTUP_TIMEOUT)
+            where = ray.get([a.ready.remote() for a in actors], timeout=STARTUP_TIMEOUT)
         except ray.exceptions.GetTimeoutError:
             for actor in actors:
                 ray.kill(actor)
@@ -111,7 +120,7 @@ class RayPool:
                               f"have {count} free CPUs? (it has {ray.cluster_resources().get('CPU', 0):.0f})") from None
         except ray.exceptions.RayError as exc:
             raise WorkerError(f"a grpo-host Ray actor failed to start: {exc}") from None
-        return actors
+        return [(actor, pid if node == self._node else None) for actor, (node, pid) in zip(actors, where, strict=True)]
 
     def _replace(self, slot: int, *, recycled: bool = False) -> None:
         ray.kill(self._actors[slot], no_restart=True)
@@ -119,7 +128,7 @@ class RayPool:
             self.recycled += 1
         else:
             self.killed += 1
-        self._actors[slot] = self._start(1)[0]
+        self._actors[slot], self._pids[slot] = self._start(1)[0]
 
     def run(self, tasks: Sequence[Task], timeout: float | None, stop: Stop | None = None) -> list[Outcome]:
         """Run every task, at most ``size`` calls at a time; one outcome per task, in order.
@@ -129,12 +138,14 @@ class RayPool:
         """
         want = min(self.size, len(tasks))
         if len(self._actors) < want:
-            self._actors += self._start(want - len(self._actors))
+            for actor, pid in self._start(want - len(self._actors)):
+                self._actors.append(actor)
+                self._pids.append(pid)
         results: dict[int, Outcome] = {}  # task index -> its outcome
         pending = deque(range(len(tasks)))
         singles: deque[int] = deque()  # items of a call whose actor had to be killed: each runs again on its own
         idle = list(range(want))
-        busy: dict[Any, tuple[int, list[int], float]] = {}  # ref -> (slot, task indices, deadline)
+        busy: dict[Any, tuple[int, list[int], Watch | None]] = {}  # ref -> (slot, task indices, the call's clocks)
         while pending or singles or busy:
             while (pending or singles) and idle:
                 slot = idle.pop()
@@ -150,11 +161,13 @@ class RayPool:
                         results[i] = Outcome("error", error=Failure.note(f"cannot send to a Ray actor: {exc}"))
                     idle.append(slot)
                     continue
-                deadline = time.monotonic() + len(indices) * timeout + self.grace if timeout else float("inf")
-                busy[ref] = (slot, indices, deadline)
+                pid = self._pids[slot]
+                busy[ref] = (slot, indices, None if not timeout else Watch.elsewhere() if pid is None
+                             else Watch.process(pid))
             if not busy:
                 continue
-            wait_for = min(d for _, _, d in busy.values()) - time.monotonic()
+            wait_for = min((w.next_look(*self._limits(timeout, len(i))) for _, i, w in busy.values()
+                            if w is not None and timeout is not None), default=float("inf"))
             done, _ = ray.wait(list(busy), num_returns=1,
                                timeout=None if wait_for == float("inf") else max(wait_for, 0))
             if done:
@@ -175,32 +188,37 @@ class RayPool:
                         results.update({i: Outcome("skipped") for i in (*pending, *singles)})
                         pending.clear()
                         singles.clear()
-                    if any(outcome.status == "timeout" for outcome in replies):  # interrupted mid-call: not reused
+                    if any(outcome.timed_out for outcome in replies):  # interrupted mid-call: not reused
                         self._replace(slot, recycled=True)
                 idle.append(slot)
-            now = time.monotonic()
-            for ref, (slot, indices, deadline) in list(busy.items()):
-                if now > deadline:  # an item did not answer its own alarm: stuck outside Python
+            for ref, (slot, indices, watch) in list(busy.items()):
+                status = None if watch is None or timeout is None else watch.over(*self._limits(timeout, len(indices)))
+                if status is not None:  # an item did not answer its own alarm: stuck outside Python
                     del busy[ref]
                     ray.cancel(ref)
-                    self._fail(indices, results, singles, None)
+                    self._fail(indices, results, singles, None, timed_out=status)
                     self._replace(slot)
                     idle.append(slot)
         # The loop ends only when no item is pending, waiting to run again or busy: every item has its outcome.
         return [results[i] for i in range(len(tasks))]
 
+    def _limits(self, timeout: float, items: int) -> tuple[float, float]:
+        """A call's bounds from outside: its items' CPU timeouts and backstops added up, each plus ``grace``."""
+        return items * timeout + self.grace, items * BACKSTOP * timeout + self.grace
+
     @staticmethod
     def _fail(indices: list[int], results: dict[int, Outcome], singles: deque[int], error: str | None,
-              kind: Kind = "host") -> None:
-        """A call that failed as a whole: its one item is counted (a timeout when ``error`` is None); a chunk's
+              kind: Kind = "host", timed_out: Stopped = "timeout") -> None:
+        """A call that failed as a whole: its one item is counted (``timed_out`` when ``error`` is None); a chunk's
         items run again one per call, so that only the item that hangs or kills its actor is counted."""
         if len(indices) > 1:
             singles.extend(indices)
         else:
-            results[indices[0]] = (Outcome("timeout") if error is None
+            results[indices[0]] = (Outcome(timed_out) if error is None
                                    else Outcome("error", error=Failure.note(error, kind)))
 
     def close(self) -> None:
         for actor in self._actors:
             ray.kill(actor, no_restart=True)
         self._actors.clear()
+        self._pids.clear()

@@ -68,19 +68,23 @@ class RewardMetrics:
     seconds: float
     counts: dict[str, float] = field(default_factory=dict)
     """The reward's own counters (see :class:`grpo_host.Scored`), summed over the batch."""
+    backstops: int = 0
+    """Of ``timeouts``, the items stopped by the wall-clock backstop (they waited, using no CPU) rather than by
+    their CPU timeout."""
 
     @classmethod
     def of(cls, values: Sequence[float | None], errors: int, timeouts: int, seconds: float,
-           counts: dict[str, float]) -> RewardMetrics:
+           counts: dict[str, float], backstops: int = 0) -> RewardMetrics:
         m = Moments().add(values)
         return cls(mean=m.mean, std=m.std, coverage=m.n / len(values) if values else 0.0,
-                   errors=errors, timeouts=timeouts, seconds=seconds, counts=counts)
+                   errors=errors, timeouts=timeouts, seconds=seconds, counts=counts, backstops=backstops)
 
     def logged(self, name: str) -> Iterator[tuple[str, float]]:
         """The figures a backend logs per batch beside the engine's own mean and std, under their metric names."""
         yield reward_key(name, "coverage"), self.coverage
         yield reward_key(name, "errors"), float(self.errors)
         yield reward_key(name, "timeouts"), float(self.timeouts)
+        yield reward_key(name, "backstops"), float(self.backstops)
         yield reward_key(name, "seconds"), self.seconds
         for key, count in self.counts.items():
             yield reward_key(name, key), count
@@ -94,6 +98,7 @@ class Running:
     rows: int = 0
     errors: int = 0
     timeouts: int = 0
+    backstops: int = 0
     seconds: float = 0.0
     counts: dict[str, float] = field(default_factory=dict)
 
@@ -102,6 +107,7 @@ class Running:
         self.rows += len(values)
         self.errors += metrics.errors
         self.timeouts += metrics.timeouts
+        self.backstops += metrics.backstops
         self.seconds += metrics.seconds
         for key, count in metrics.counts.items():
             self.counts[key] = self.counts.get(key, 0.0) + count
@@ -110,7 +116,8 @@ class Running:
         """The shape of one reward in ``grpo-host score --json``."""
         return {"mean": self.moments.mean, "std": self.moments.std,
                 "coverage": self.moments.n / self.rows if self.rows else 0.0, "errors": self.errors,
-                "timeouts": self.timeouts, "seconds": round(self.seconds, 4), "counts": dict(self.counts)}
+                "timeouts": self.timeouts, "backstops": self.backstops,
+                "seconds": round(self.seconds, 4), "counts": dict(self.counts)}
 
 
 class Tally:
@@ -122,8 +129,9 @@ class Tally:
     """
 
     def __init__(self, names: list[str]) -> None:
-        self.rows = self.bad = self.failed = self.unscored = self.batches = 0
+        self.rows = self.bad = self.failed = self.unscored = self.batches = self.timed_out = 0
         self.errors: list[str] = []  # the first messages of rows a reward failed on
+        self.timed_out_rows: list[str] = []  # the first rows whose every reward timed out
         self._rewards = {n: Running() for n in names}
         self._monitor_metrics: dict[str, Moments] = {}
 
@@ -132,6 +140,8 @@ class Tally:
         self.unscored += result.unscored
         self.failed += len(result.row_errors)
         self.errors += result.errors[: max(0, 10 - len(self.errors))]
+        self.timed_out += len(result.timed_out)
+        self.timed_out_rows += [str(batch.labels[i]) for i in result.timed_out[: max(0, 10 - len(self.timed_out_rows))]]
         for name, values in result.values.items():
             self._rewards[name].add(values, result.metrics[name])
         for key, value in (batch.monitor_metrics or {}).items():
@@ -142,6 +152,26 @@ class Tally:
         """Each monitor metric's mean over the batches."""
         return {key: m.mean for key, m in sorted(self._monitor_metrics.items())}
 
+    @property
+    def timeouts(self) -> int:
+        """Items any reward timed out on: verdicts missing because of time."""
+        return sum(running.timeouts for running in self._rewards.values())
+
+    def timeout_lines(self) -> list[str]:
+        """What ``score`` says of the verdicts time cost: per reward that timed out, how often (and how often at the
+        backstop), then the rows whose every reward timed out, named."""
+        lines = []
+        for name, running in self._rewards.items():
+            if running.timeouts:
+                waited = f" ({running.backstops} waited past the backstop, using no CPU)" if running.backstops else ""
+                lines.append(f"reward {name!r} timed out on {running.timeouts} of {running.rows} rows{waited}")
+        if self.timed_out:
+            more = f" and {self.timed_out - len(self.timed_out_rows)} more" if self.timed_out > len(
+                self.timed_out_rows) else ""
+            lines.append(f"{self.timed_out} rows have no verdict: every reward timed out on them "
+                         f"({', '.join(self.timed_out_rows)}{more})")
+        return lines
+
     def per_reward(self) -> dict[str, dict[str, Any]]:
         return {name: running.as_dict() for name, running in self._rewards.items()}
 
@@ -149,7 +179,7 @@ class Tally:
         """The object ``grpo-host score --json`` prints (with the monitors' ``alerts``, as dicts) and ``serve``'s
         ``/score`` answers with."""
         out = {"rows": self.rows, "scored": self.rows - self.bad, "bad_rows": self.bad, "failed_rows": self.failed,
-               "unscored": self.unscored, "rewards": self.per_reward(),
+               "unscored": self.unscored, "timed_out_rows": self.timed_out, "rewards": self.per_reward(),
                "weights": dict(zip(ensemble.names, ensemble.weights, strict=True))}
         if alerts is not None:
             out["monitors"] = {"metrics": self.monitor_metrics(), "alerts": list(alerts)}

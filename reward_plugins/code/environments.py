@@ -62,7 +62,8 @@ _SHARED = CodeParams.model_fields  # the code reward's limits, reused field by f
 class PythonToolParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    timeout: float = Field(5.0, gt=0, le=MAX_TIMEOUT, description="wall-clock seconds one call's program may run")
+    timeout: float = Field(5.0, gt=0, le=MAX_TIMEOUT, description="CPU seconds one call's program may use (one that "
+                                                                  "waits is stopped at 3 times that, wall clock)")
     # pydantic takes a FieldInfo as the default (its bounds, default and description), which mypy reads as a value
     memory_mb: int = _SHARED["memory_mb"]  # type: ignore[assignment]
     max_processes: int = _SHARED["max_processes"]  # type: ignore[assignment]
@@ -99,13 +100,15 @@ def _run_on_driver(code: str, limits: Limits) -> Execution:
     global _sandbox
     if _sandbox is None:
         _sandbox = Sandbox()
-    return _sandbox.run(code, limits=limits, budget=limits.timeout)
+    return _sandbox.run(code, limits=limits)
 
 
 def describe(result: Execution, limits: Limits) -> str:
     """What the model reads for one program's run (see the module docstring); a limit it broke is a ToolError."""
+    if result.status == "timeout" and result.backstop:
+        raise ToolError(f"the program waited {limits.timeout * limits.backstop:g} s without finishing and was stopped")
     if result.status == "timeout":
-        raise ToolError(f"the program did not finish within {limits.timeout:g} s and was stopped")
+        raise ToolError(f"the program used its {limits.timeout:g} s of CPU time without finishing and was stopped")
     if result.status == "output_limit":
         raise ToolError(f"the program printed more than {limits.max_output >> 10} KiB and was stopped")
     if result.status != "exited":

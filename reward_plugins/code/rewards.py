@@ -20,11 +20,17 @@ then every run says so on stderr and every row is counted as
 
 The reward runs with ``executor="process"``: each grpo-host worker process
 keeps one warm sandbox of its own, so completions are scored on every core.
-A completion has a budget inside the worker's own item timeout (the alarm
-the worker set, read back with ``getitimer``): once a case times out or the
-budget is spent, the remaining cases fail without running, so a hanging
-program is penalised (0.0, or the share passed so far) rather than left
-unscored by the outer timeout.
+A completion has a budget inside the worker's own item bound (the wall
+seconds :func:`grpo_host.time_left` gives, the host's backstop, since the
+worker itself only waits): once a case times out or the budget is spent,
+the remaining cases fail without running, so a hanging program is
+penalised (0.0, or the share passed so far) rather than left unscored by
+the outer timeout.  A case's ``timeout`` counts the CPU seconds of its
+program, with a wall-clock backstop of three times that for a program that
+waits (``Limits.backstop``): a busy machine does not fail a program a quiet
+one passes.  A completion whose program was stopped so is counted, as
+``code/program_timeouts`` (its CPU time) or ``code/program_backstops``
+(waiting).
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from grpo_host import Scored, fenced_blocks, hookimpl, in_worker, reward, time_l
 from reward_plugins.sandbox.output import same_output
 
 from . import shapes
-from .sandbox import Limits, Sandbox, announce_unisolated, isolation
+from .sandbox import Execution, Limits, Sandbox, announce_unisolated, isolation
 from .shapes import Calls
 
 __all__ = ["CodeParams", "IOCase", "code", "extract_code"]
@@ -79,8 +85,9 @@ class CodeParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     pass_fail: bool = Field(False, description="1.0 only when every test passes, else 0.0 (no partial credit)")
-    timeout: float = Field(5.0, gt=0, le=300, description="wall-clock seconds each test (each call, for literal-call "
-                                                           "asserts) may run")
+    timeout: float = Field(5.0, gt=0, le=300, description="CPU seconds each test (each call, for literal-call "
+                                                           "asserts) may use; one that waits instead (a sleep, a "
+                                                           "blocked read) is stopped at 3 times that, wall clock")
     memory_mb: int = Field(1024, ge=32, le=1 << 20, description="memory of a program, in MiB: per process "
                                                                "(address space) and, where a cgroup can be had, in "
                                                                "total over all its processes")
@@ -252,18 +259,20 @@ def code(completion: str, *, tests: Any, params: CodeParams, language: Any = Non
     counts = {} if sandbox.isolated else {"unisolated": 1}
     limits = params.limits()
     if io_cases is not None:
-        outcomes = _run_each(sandbox, source, [{"stdin": c["input"]} for c in io_cases], limits, deadline,
-                             lambda r, i: r.ok and same_output(r.stdout, io_cases[i]["output"]))
+        outcomes, stopped = _run_each(sandbox, source, [{"stdin": c["input"]} for c in io_cases], limits, deadline,
+                                      lambda r, i: r.ok and same_output(r.stdout, io_cases[i]["output"]))
     else:
         if not shapes.compiles(source):  # every test fails, nothing needs to run
             return Scored(0.0, counts)
         plan = shapes.plan(tests)  # from the tests alone: nothing the program defines moves the row's shape
         if isinstance(plan, Calls):
             result = sandbox.run(source, calls=plan, limits=limits, budget=deadline - time.monotonic())
-            outcomes = list(result.cases)
+            outcomes, stopped = list(result.cases), result if result.status == "timeout" else None
         else:
             runs = [{"tests": case, "names": plan.names} for case in plan.cases]
-            outcomes = _run_each(sandbox, source, runs, limits, deadline, lambda r, i: r.passed_asserts)
+            outcomes, stopped = _run_each(sandbox, source, runs, limits, deadline, lambda r, i: r.passed_asserts)
+    if stopped is not None:  # a program stopped by its time limit: by its CPU seconds, or waiting at the backstop
+        counts["program_backstops" if stopped.backstop else "program_timeouts"] = 1
     passed = sum(outcomes)
     if params.pass_fail:
         return Scored(float(passed == len(outcomes)), counts)
@@ -271,8 +280,9 @@ def code(completion: str, *, tests: Any, params: CodeParams, language: Any = Non
 
 
 def _run_each(sandbox: Sandbox, source: str, runs: list[dict], limits: Limits, deadline: float,
-              passed) -> list[bool]:
-    """One program per case, in order; after a timeout, or with the budget spent, the remaining cases fail unrun."""
+              passed) -> tuple[list[bool], Execution | None]:
+    """One program per case, in order; after a timeout, or with the budget spent, the remaining cases fail unrun.
+    Returns the cases' verdicts and the run that timed out, if one did."""
     outcomes = []
     for i, run in enumerate(runs):
         left = deadline - time.monotonic()
@@ -281,8 +291,8 @@ def _run_each(sandbox: Sandbox, source: str, runs: list[dict], limits: Limits, d
         result = sandbox.run(source, limits=limits, budget=left, **run)
         outcomes.append(bool(passed(result, i)))
         if result.status == "timeout":
-            break
-    return outcomes + [False] * (len(runs) - len(outcomes))
+            return outcomes + [False] * (len(runs) - len(outcomes)), result
+    return outcomes + [False] * (len(runs) - len(outcomes)), None
 
 
 @hookimpl

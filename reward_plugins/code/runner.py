@@ -1007,6 +1007,8 @@ def collect(info, pipes, plan_r, control, ticks, alerts):
         "stderr": bytes(buffers[err_r][-4096:]).decode("utf-8", "replace"),
         "seconds": finished["seconds"],
         "clean": finished["clean"],
+        "backstop": finished.get("backstop") is True,
+        "cpu": finished.get("cpu", 0.0),
     }
     results = bytes(buffers[res_r])
     if kind == "script":
@@ -1163,6 +1165,92 @@ class Collector:
                 pass
         except BlockingIOError:
             pass
+
+
+# ---------------------------------------------------------------- the program's clocks
+
+
+POLL = 0.5  # most seconds between two looks at a running program's clocks
+TICKS = os.sysconf("SC_CLK_TCK")  # /proc's CPU times are in these
+
+
+class ProgramClock:
+    """The clocks of one program's per-test timeout: CPU seconds of all its processes, and a wall-clock backstop.
+
+    CPU: what every process of the sandbox but the server, the collector
+    and init has used (``/proc/<pid>/stat``'s utime, stime and the reaped
+    children's cutime, cstime), plus what the server and init gained by
+    reaping the program's orphans, since the start.  Backstop: wall seconds
+    less the time the program's main processes (the program, and a script
+    case's judge) spent runnable but waiting for a CPU
+    (``/proc/<pid>/schedstat``), the least of them: a program that works,
+    however starved, is not stopped by it; one that sleeps or blocks is.
+    This is :mod:`grpo_host.scoring.clocks`'s rule, restated here because this
+    script runs inside the sandbox with the standard library only.
+    """
+
+    def __init__(self, mode, mains):
+        self.mode, self.mains = mode, mains
+        self.samples = []  # (when, CPU, CPU waits) at each look since the last restart
+        self.restart(time.monotonic())
+        self.first = self.cpu0
+
+    def used(self):
+        """CPU seconds the program's processes used since it started (reaped ones included)."""
+        return self.cpu_total() - self.first
+
+    def restart(self, since):
+        """Count afresh from ``since`` (a call answered then): from the last look at or before it."""
+        earlier = [sample for sample in self.samples if sample[0] <= since]
+        self.start, self.cpu0, self.waited0 = earlier[-1] if earlier else (time.monotonic(), self.cpu_total(),
+                                                                           self.waited())
+        self.samples = [(self.start, self.cpu0, self.waited0)]
+
+    def cpu_total(self):
+        me = os.getpid()
+        pids = descendants(me) if self.mode == "none" else [
+            int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (me, COLLECTOR_PID)]
+        ticks = 0
+        for pid in [*pids, me]:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            own = pid not in (me, 1)  # the server and init: only what they reaped of the program's
+            ticks += (int(fields[11]) + int(fields[12])) * own + int(fields[13]) + int(fields[14])
+        return ticks / TICKS
+
+    def waited(self):
+        out = []
+        for pid in self.mains:
+            try:
+                with open(f"/proc/{pid}/schedstat", "rb") as f:
+                    out.append(int(f.read().split()[1]) / 1e9)
+            except (OSError, IndexError, ValueError):  # gone: its clock no longer says anything
+                out.append(None)
+        return out
+
+    def cpu(self):
+        return self.cpu_total() - self.cpu0
+
+    def awake(self):
+        wall = time.monotonic() - self.start
+        waits = [now - then for now, then in zip(self.waited(), self.waited0, strict=True) if None not in (now, then)]
+        return min((wall - waited for waited in waits), default=wall)
+
+    def over(self, timeout, backstop):
+        """``"timeout"`` once the CPU used reaches ``timeout``, ``"backstop"`` once :meth:`awake` reaches
+        ``backstop``, else None."""
+        self.samples.append((time.monotonic(), self.cpu_total(), self.waited()))
+        if self.cpu() >= timeout:
+            return "timeout"
+        if self.awake() >= backstop:
+            return "backstop"
+        return None
+
+    def next_look(self, timeout, backstop):
+        return max(0.001, min(timeout - self.cpu(), backstop - self.awake(), POLL))
 
 
 # ---------------------------------------------------------------- the program's leftovers
@@ -1427,21 +1515,23 @@ def run(req, inbox, collector, mode, drop_uid, workdir, baseline):
     if kind == "calls":
         collector.give_plan(inbox, req["tests_len"])
     segments = req.get("calls_lens") or [req.get("tests_len", 0)]
-    budget_end = time.monotonic() + float(req["budget"])
-    outcome = {"status": "exited", "exit_code": None, "seconds": 0.0, "clean": True}
+    budget = float(req["budget"])  # the whole request's, in the backstop's clock: spent as its programs run
+    outcome = {"status": "exited", "exit_code": None, "seconds": 0.0, "clean": True, "cpu": 0.0}
     for group, segment in enumerate(segments):
         if outcome["status"] != "exited" or not outcome["clean"]:
             forward(inbox, None, req["code_len"] + segment)  # unrun: its payload is consumed all the same
             continue
         before = marks(workdir)
-        status, exit_code, seconds, clean, nonce = run_one(req, inbox, collector, mode, drop_uid, workdir, segment,
-                                                           group, budget_end)
+        status, exit_code, seconds, clean, nonce, backstop, spent, cpu = run_one(
+            req, inbox, collector, mode, drop_uid, workdir, segment, group, budget)
+        budget -= spent
         try:
             clean = baseline.restore(marks(workdir) != before) and clean
         except Exception:  # e.g. a tree too deep to remove: the host builds a new sandbox
             clean = False
         outcome = {"status": status or "exited", "exit_code": exit_code, "seconds": outcome["seconds"] + seconds,
-                   "clean": clean, "nonce": nonce.hex() if nonce else None}
+                   "clean": clean, "nonce": nonce.hex() if nonce else None, "backstop": backstop,
+                   "cpu": outcome.get("cpu", 0.0) + cpu}
         if group < len(segments) - 1 and not collector.boundary(group):
             outcome["clean"] = False  # the collector is gone or hangs: no reply comes, the host rebuilds
     collector.finish(outcome)
@@ -1488,9 +1578,12 @@ def start_script(req, inbox, collector, mode, drop_uid, workdir, segment):
     return judge, program, nonce
 
 
-def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, group, budget_end):
+def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, group, budget):
     """One program (with, for a script case, its judge): fork, feed, bound it, kill what it left; returns
-    (status, exit code, seconds, clean, token): the exit code and the end are the judge's for a script case."""
+    (status, exit code, seconds, clean, token, backstop, spent, cpu): the exit code and the end are the judge's
+    for a script case; ``backstop``: the timeout was the wall clock's (the backstop, or ``budget`` spent: both
+    count wall seconds not spent waiting for a CPU, :class:`ProgramClock`); ``spent``: what it took of
+    ``budget``; ``cpu``: the CPU seconds its processes used."""
     kind = req["kind"]
     stdin_data = (req.get("stdin") or "").encode() if kind == "io" else b""
     start = time.monotonic()
@@ -1528,19 +1621,24 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, group, budg
             os.close(stdin_w)
             stdin_w = None
     timeout = float(req["timeout"])
-    progress_end = start + timeout
-    status, exited, hangup, done = None, False, False, False
+    backstop = timeout * float(req.get("backstop", 1.0))
+    clock = ProgramClock(mode, [p for p in (pid, program) if p is not None])
+    spent = 0.0  # of the budget, by the backstop's clock, before the clock's last restart
+    status, exited, hangup, done, over = None, False, False, False, None
     sent = 0
     mine = b"D%d;" % group
     while not exited and status is None and not done:
-        left = min(budget_end, progress_end) - time.monotonic()
-        if left <= 0 and (tick := collector.last_tick()) is not None:
-            progress_end = tick + timeout  # answered calls since the last look: the clock runs from the latest
+        over = "budget" if spent + clock.awake() >= budget else clock.over(timeout, backstop)
+        if over is not None and (tick := collector.last_tick()) is not None:
+            spent += clock.awake()
+            clock.restart(tick)  # answered calls since the last look: each earns the next one a full timeout
+            spent -= clock.awake()  # what the restart gave back was counted already
             continue
-        if left <= 0:
+        if over is not None:
             status = "timeout"
             break
-        for fd, _ in poller.poll(left * 1000):
+        left = min(budget - spent - clock.awake(), clock.next_look(timeout, backstop))
+        for fd, _ in poller.poll(max(left, 0.001) * 1000):
             if fd == pidfd:
                 exited = True
             elif fd == inbox:
@@ -1575,7 +1673,8 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, group, budg
     os.close(pidfd)
     if hangup:
         raise Hangup
-    return status, os.waitstatus_to_exitcode(wstatus), seconds, clean, nonce
+    return (status, os.waitstatus_to_exitcode(wstatus), seconds, clean, nonce, over in ("backstop", "budget"),
+            spent + clock.awake(), clock.used())
 
 
 def warm_up():

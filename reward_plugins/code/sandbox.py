@@ -88,6 +88,7 @@ SHM_INODES = 256
 MEMORY_RESERVE = 64 << 20  # the sandbox's own processes (bwrap's init, the server, the collector), in its cgroup
 PROCESS_RESERVE = 8  # init, server, collector, a cleanup fork, with room
 ANSWER_GRACE = 1.0  # seconds the host waits beyond a program's budget for the server's answer
+PATIENCE = 0.5  # seconds the host waits on, past that, each time it finds a process of the sandbox runnable
 WORK_PREFIX = "grpo-host-code-"
 NOT_ISOLATED = (
     "grpo-host code reward: RUNNING UNISOLATED ({reason}), as explicitly asked for (unsafe_unisolated=true or "
@@ -103,9 +104,17 @@ class SandboxUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-program limits (every program of a sandbox may use different ones)."""
+    """Per-program limits (every program of a sandbox may use different ones).
+
+    ``timeout`` counts the CPU seconds of the program's processes, so a busy
+    machine does not fail a program that a quiet one passes; a program that
+    uses no CPU (a sleep, a blocked read) is stopped by the wall-clock
+    backstop, ``backstop`` times the timeout, which does not count the time
+    the program waited for a CPU (``runner.ProgramClock``).
+    """
 
     timeout: float = 5.0
+    backstop: float = 3.0
     memory: int = 1 << 30
     processes: int = 16
     file_size: int = 16 << 20
@@ -116,7 +125,8 @@ class Limits:
 class Execution:
     """What became of one program.
 
-    ``status``: ``exited`` (see ``exit_code``), ``timeout`` (wall clock),
+    ``status``: ``exited`` (see ``exit_code``), ``timeout`` (its CPU seconds, or the wall-clock backstop:
+    ``backstop``),
     ``output_limit`` (more than ``max_output`` bytes of output) or
     ``crashed`` (the sandbox itself failed; it is rebuilt for the next run).
     ``cases``: for literal-call tests, the judge's verdict per case.
@@ -135,6 +145,10 @@ class Execution:
     suspects: tuple[int, ...] = ()
     """Literal calls whose result repeats another same-program call's argument (:meth:`Sandbox.run` reruns them
     alone)."""
+    backstop: bool = False
+    """For a ``timeout``: the program was stopped by the wall-clock backstop (it waited), not by its CPU time."""
+    cpu_seconds: float = 0.0
+    """CPU seconds the program's processes used (every program of the run), as the timeout counts them."""
 
     @property
     def ok(self) -> bool:
@@ -278,16 +292,18 @@ class Sandbox:
         program's sake; raises :class:`SandboxUnavailable` when no sandbox
         starts.
         """
+        wall = limits.timeout * limits.backstop  # the longest a program may take by the wall clock
         if calls is not None:
-            kind, payload, longest = "calls", b"", limits.timeout * (len(calls.calls) + len(calls.groups))
+            kind, payload, longest = "calls", b"", wall * (len(calls.calls) + len(calls.groups))
         elif tests is not None:
-            kind, payload, longest = "script", tests.encode("utf-8", "surrogatepass"), limits.timeout
+            kind, payload, longest = "script", tests.encode("utf-8", "surrogatepass"), wall
         else:
-            kind, payload, longest = "io", b"", limits.timeout
+            kind, payload, longest = "io", b"", wall
         total = budget
         budget = longest if budget is None else min(budget, longest)
         header: dict[str, Any] = {
-            "kind": kind, "stdin": stdin, "timeout": limits.timeout, "budget": max(budget, 0.01),
+            "kind": kind, "stdin": stdin, "timeout": limits.timeout, "backstop": limits.backstop,
+            "budget": max(budget, 0.01),
             "memory": limits.memory, "processes": limits.processes, "file_size": limits.file_size,
             "max_output": limits.max_output}
         source = code.encode("utf-8", "surrogatepass")
@@ -326,12 +342,13 @@ class Sandbox:
         again = _script_rerun(reply["rerun"])
         if again is None:  # not what a judge writes: fail closed
             return dataclasses.replace(result, passed_asserts=False)
-        budget = min(end - time.monotonic(), limits.timeout * (len(again.calls) + len(again.groups)))
+        budget = min(end - time.monotonic(), limits.timeout * limits.backstop * (len(again.calls) + len(again.groups)))
         header = {key: value for key, value in header.items() if key != "names"}
         header.update(kind="calls", budget=max(budget, 0.01))
         rerun = self._run_calls(header, source, again, again.groups, again.plan, limits)[0]
         return dataclasses.replace(result, passed_asserts=rerun.status == "exited" and all(rerun.cases),
-                                   seconds=result.seconds + rerun.seconds)
+                                   seconds=result.seconds + rerun.seconds,
+                                   cpu_seconds=result.cpu_seconds + rerun.cpu_seconds)
 
     def _run_calls(self, header: dict, source: bytes, calls: Calls, groups: tuple[tuple[int, ...], ...],
                    plan: bytes, limits: Limits) -> tuple[Execution, dict | None]:
@@ -351,7 +368,7 @@ class Sandbox:
                 self.cgroup.limit(limits.memory + MEMORY_RESERVE, limits.processes + PROCESS_RESERVE)
             header = {**header, "code_len": len(code), "tests_len": len(payload) if tests_len is None else tests_len}
             self._send(header, payload if inline else code + payload)
-            reply = self._receive(time.monotonic() + header["budget"] + ANSWER_GRACE)
+            reply = self._receive(time.monotonic() + header["budget"] + ANSWER_GRACE, patient=True)
             result = _execution(reply, limits, header.get("cases", 0))
             if result is None:  # the server died, lied or hung
                 result, reply = Execution("crashed", stderr=self.close(), cases=(False,) * header.get("cases", 0)), None
@@ -373,20 +390,23 @@ class Sandbox:
         except OSError:
             pass  # the answer read below sees the dead server
 
-    def _receive(self, deadline: float) -> dict | None:
-        header = self._read(4, deadline)
+    def _receive(self, deadline: float, *, patient: bool = False) -> dict | None:
+        """The server's next message, or None when none comes by ``deadline`` (wall clock); ``patient``: past the
+        deadline, wait on while a process of the sandbox is runnable (working, or waiting for a CPU on a busy
+        machine), as the server's own budget does not count CPU wait (``runner.ProgramClock``)."""
+        header = self._read(4, deadline, patient)
         if header is None:
             return None
         (size,) = struct.unpack(">I", header)
         if size > (64 << 20):
             return None
-        body = self._read(size, deadline)
+        body = self._read(size, deadline, patient)
         try:
             return json.loads(body) if body is not None else None
         except ValueError:
             return None
 
-    def _read(self, n: int, deadline: float) -> bytes | None:
+    def _read(self, n: int, deadline: float, patient: bool = False) -> bytes | None:
         assert self.process is not None and self.process.stdout is not None  # started, with a pipe for its output
         fd, buf = self.process.stdout.fileno(), b""
         watched = [fd] if self._owner_fd is None else [fd, self._owner_fd]
@@ -397,6 +417,9 @@ class Sandbox:
                 self.close()
                 raise SandboxUnavailable(f"the process that owns this sandbox ({self.owner}) is gone: its programs "
                                          "were killed")
+            if not ready and patient and self._working():  # late because the machine is busy: wait on
+                deadline = time.monotonic() + PATIENCE
+                continue
             if not ready:
                 return None
             chunk = os.read(fd, n - len(buf))
@@ -404,6 +427,17 @@ class Sandbox:
                 return None
             buf += chunk
         return buf
+
+    def _working(self) -> bool:
+        """Whether a process of the sandbox is runnable now (state R: working, or waiting for a CPU)."""
+        for pid in self.processes():
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    if f.read().rsplit(b")", 1)[1].split()[0] == b"R":
+                        return True
+            except (OSError, IndexError):
+                continue
+        return False
 
     def processes(self) -> list[int]:
         """Host pids of every process inside this sandbox's PID namespace (init, server and collector when idle)."""
@@ -570,4 +604,6 @@ def _execution(reply: dict | None, limits: Limits, cases: int) -> Execution | No
         cases=tuple(v is True for v in verdicts) if cases else (),
         seconds=float(seconds) if isinstance(seconds, int | float) else 0.0,
         suspects=tuple(suspects),
+        backstop=reply["status"] == "timeout" and reply.get("backstop") is True,
+        cpu_seconds=float(cpu) if isinstance(cpu := reply.get("cpu"), int | float) else 0.0,
     )

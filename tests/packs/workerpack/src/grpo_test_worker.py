@@ -45,7 +45,8 @@ def budget_answer(completion: str, *, answer: str, **_) -> Scored:
     say whether it ran in a worker and within its item's time."""
     _set_up()
     left = time_left()
-    counts = {"in_worker": float(in_worker()), "timed": float(left is not None and 0 < left <= TIMEOUT)}
+    # time_left(): the wall seconds to the item's backstop, 10 x its (CPU) timeout
+    counts = {"in_worker": float(in_worker()), "timed": float(left is not None and TIMEOUT < left <= 10 * TIMEOUT)}
     text = strip_end_tokens(split_reasoning(completion).answer, ("</s>",)).strip()
     return Scored(float(text == answer.strip()), counts=counts)
 
