@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..data import check_rows
 from ..discovery.catalog import reward_row
-from . import nemo_gym
 from ..scoring.special_tokens import strip_end_tokens
 from ..scoring.stats import Tally
+from . import nemo_gym
 from .batching import chunks
 from .http import Handler, HTTPError, Request
 
