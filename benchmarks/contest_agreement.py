@@ -2,7 +2,7 @@
 
 Usage (as root: the contest sandbox's root mode)::
 
-    python benchmarks/contest_agreement.py [--only domjudge|dmoj|kattis] [--json PATH]
+    python benchmarks/contest_agreement.py [--only domjudge|dmoj|kattis] [--json PATH] [--repeat N]
 
 Three suites, each a set of submissions with the verdict that judge gives:
 
@@ -32,7 +32,9 @@ OUTPUT-LIMIT), with two documented equivalences: DOMjudge's NO-OUTPUT is a
 wrong answer with empty output (our WA), and a judge that reports memory as a
 run-time error (DOMjudge, Kattis) agrees with our MLE.  Printed: per suite,
 cases, agreement, false accepts (we say AC, the judge does not), and every
-disagreement with both verdicts.
+disagreement with both verdicts.  ``--repeat N`` judges every interactive
+submission N times more and prints each whose verdicts differ between runs
+(the order of two ends must not depend on timing).
 """
 
 from __future__ import annotations
@@ -229,12 +231,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", choices=["domjudge", "dmoj", "kattis"])
     parser.add_argument("--json", type=Path, help="write every case's outcome here")
+    parser.add_argument("--repeat", type=int, default=0, help="judge each interactive submission N times more")
     args = parser.parse_args()
     suites = {"domjudge": domjudge, "dmoj": dmoj, "kattis": kattis}
     items = [item for name, load in suites.items() if args.only in (None, name) for item in load()]
     rows, skipped, outcomes = Counter(), Counter(), []
     start = time.monotonic()
-    excluded = []
+    excluded: list[str] = []
+    unstable: list[str] = []
     for item in items:
         if item.excluded:
             excluded.append(f"{item.suite}/{item.name}: {item.excluded}")
@@ -255,6 +259,11 @@ def main() -> int:
                          "theirs": expected, "agree": agree})
         print(f"{'ok ' if agree else 'DIFF'} {item.suite:8} {item.name:70} ours {said:12} theirs {expected}",
               flush=True)
+        if item.problem.interactor is not None and args.repeat:
+            said_all = Counter([said, *(run(item)[1] for _ in range(args.repeat))])
+            rows[("repeat", "judged")] += 1
+            if len(said_all) > 1:
+                unstable.append(f"{item.suite}/{item.name}: {dict(said_all)}")
     print(f"\n{'suite':10} {'cases':>6} {'agree':>6} {'%':>7} {'false accepts':>14}")
     total = Counter()
     for suite in suites:
@@ -270,6 +279,9 @@ def main() -> int:
     print("skipped (language not judged here):", ", ".join(f"{s}/{lang} {n}" for (s, lang), n in
                                                           sorted(skipped.items())) or "none")
     print("excluded (outside what the reward judges):", *excluded, sep="\n  ")
+    if args.repeat:
+        print(f"interactive submissions judged {args.repeat + 1} times: {rows[('repeat', 'judged')]}, "
+              f"verdicts that differ between runs: {len(unstable)}", *unstable, sep="\n  ")
     print(f"{time.monotonic() - start:.0f} s")
     if args.json:
         args.json.write_text(json.dumps(outcomes, indent=1) + "\n")

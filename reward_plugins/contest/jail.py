@@ -43,6 +43,7 @@ process or file could not be removed, and the host then rebuilds the sandbox.
 """
 
 import contextlib
+import fcntl
 import json
 import math
 import os
@@ -50,7 +51,6 @@ import resource
 import select
 import signal
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sandbox"))
@@ -84,6 +84,8 @@ LOG_BYTES = 64 << 10  # a compiler's or checker's messages kept
 ERR_BYTES = 4096  # a program's stderr kept (its tail)
 CAPS = (0, 1, 3, 5, 6, 7)  # CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID
 PAGE = os.sysconf("SC_PAGE_SIZE")
+PIPE_BYTES = 1 << 20  # each interaction pipe's capacity (problemtools' interactive runner's)
+ACCEPTS = {"kattis": 42, "testlib": 0}  # the exit status with which an interactor accepts, by protocol
 BASELINE: dict = {}  # set in main: the empty tmpfs's use, the sockets alive, the programs' second filter
 
 
@@ -207,39 +209,33 @@ def finish(pid, pidfd, start, failed, wall):
     return finish_all([(pid, pidfd, start, failed, wall)])[0]
 
 
-def finish_all(runs):
-    """Wait for programs running side by side, each until its own wall limit; each outcome notes when it ended
-    (``ended``, seconds since the first started) so the host can tell which of two gave up first.  One watcher
-    thread per program stamps its end the moment the kernel reports it, so the two ends are seen apart."""
-    origin = min(run[2] for run in runs)
-    ended = [None] * len(runs)
-
-    def watch(k, pid, pidfd, start, _, wall):
-        ready = select.select([pidfd], [], [], max(start + wall - time.monotonic(), 0))[0]
-        ended[k] = time.monotonic() - origin
-        if not ready:
-            os.kill(pid, signal.SIGKILL)
-        return not ready
-
-    killed = [False] * len(runs)
-    if len(runs) == 1:
-        killed[0] = watch(0, *runs[0])
-    else:
-        threads = [threading.Thread(target=lambda k=k, run=run: killed.__setitem__(k, watch(k, *run)))
-                   for k, run in enumerate(runs)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    outcomes = []
-    for k, (pid, pidfd, start, failed, _) in enumerate(runs):
-        _, status, usage = os.wait4(pid, 0)
-        os.close(pidfd)
-        outcomes.append({"exit": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
-                         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-                         "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss * 1024,
-                         "wall": ended[k] - (start - origin), "wall_killed": killed[k], "ended": ended[k],
-                         "start_error": failed})
+def finish_all(runs, on_end=None):
+    """Wait for programs running side by side, each until its own wall limit, in one loop that reaps each end the
+    moment it sees it and calls ``on_end(k, outcome)`` before it looks for the next (problemtools' interactive
+    runner's ``wait3`` loop): an interaction closes there the pipe ends the ended process held, so the other
+    process sees that end only after it is taken.  Each outcome's ``order`` says how many were taken before it;
+    ends seen in the same look are taken in the order of ``runs`` (as ``wait3`` returns the older child first)."""
+    outcomes = [None] * len(runs)
+    alive = list(range(len(runs)))
+    while alive:
+        deadline = min(runs[k][2] + runs[k][4] for k in alive)
+        ready = select.select([runs[k][1] for k in alive], [], [], max(deadline - time.monotonic(), 0))[0]
+        now = time.monotonic()
+        for k in [k for k in alive if runs[k][1] in ready or runs[k][2] + runs[k][4] <= now]:
+            pid, pidfd, start, failed, _ = runs[k]
+            killed = pidfd not in ready
+            if killed:
+                os.kill(pid, signal.SIGKILL)
+            _, status, usage = os.wait4(pid, 0)
+            os.close(pidfd)
+            outcomes[k] = {"exit": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
+                           "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                           "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss * 1024,
+                           "wall": now - start, "wall_killed": killed, "order": len(runs) - len(alive),
+                           "start_error": failed}
+            alive.remove(k)
+            if on_end is not None:
+                on_end(k, outcomes[k])
     return outcomes
 
 
@@ -448,25 +444,62 @@ def do_check(req, data):
 
 
 def do_interact(req, data):
-    """The program and the interactor, each one's stdout the other's stdin; the interactor decides."""
+    """The program and the interactor, each one's stdout the other's stdin; the interactor decides.
+
+    Run as problemtools' interactive runner (``support/interactive/interactive.cc``) runs them, so that which of
+    the two ended first is cause, not timing: the server holds its copy of every pipe end until the process at
+    the other end is reaped (:func:`finish_all`), so neither reads the other's end before the server has taken it.
+
+    * The program's output (the interactor's input), write end: closed when the program is reaped.  A program
+      that closes its output and then crashes or spins has ended first, though the interactor read end of input.
+    * The interactor's output (the program's input), write end: closed when the interactor is reaped.  A program
+      that crashes on that end of input, or on a broken pipe, ended second.
+    * The interactor's input, read end: closed when the interactor ended first without accepting (the program's
+      writes then fail and it ends soon); otherwise held to the end, so a program that writes after the
+      interactor accepted gets no broken pipe for it (up to the pipe's 1 MiB, problemtools' size too).
+    * The program's input, read end: held to the end (an interactor writing after the program ended is not hurt).
+
+    The reply's ``order`` (the program's, and the judge's in ``judge``) says which was taken first."""
     run = run_folder(req)
     judge = judge_files(data, ("input", "answer"))
     link_artifact(req["judge_key"], f"{judge}/bin")
     to_judge_r, to_judge_w = os.pipe()
     to_program_r, to_program_w = os.pipe()
+    for end in (to_judge_w, to_program_w):
+        with contextlib.suppress(OSError):  # over the user's pipe quota: the default size, as problemtools allows
+            fcntl.fcntl(end, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    held = {to_judge_r, to_judge_w, to_program_r, to_program_w}
     log = f"{WORK}/judge.log"
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     err = os.open(f"{WORK}/program.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     tout = f"{judge}/feedback/tout"
     argv = judge_argv(req, judge, tout)
-    judge_run = spawn(argv, uid=JUDGE, cwd=f"{judge}/feedback", limits=req["judge_limits"], stdin=to_judge_r,
-                      stdout=to_program_w, stderr=fd)
-    before = children_cpu()
-    program = spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=to_program_r,
-                    stdout=to_judge_w, stderr=err, env_extra=req.get("env"), program=True)
-    for end in (to_judge_r, to_judge_w, to_program_r, to_program_w, fd, err):
-        os.close(end)
-    outcome, verdict = finish_all([(*program, req["limits"]["wall"]), (*judge_run, req["judge_limits"]["wall"])])
+
+    def release(*ends):
+        for end in held.intersection(ends):
+            os.close(end)
+            held.discard(end)
+
+    def ended(k, outcome):
+        if k == 1:  # the program
+            release(to_judge_w)
+            return
+        release(to_program_w)
+        if outcome["order"] == 0 and outcome["exit"] != ACCEPTS[req["protocol"]]:
+            release(to_judge_r)
+
+    try:
+        judge_run = spawn(argv, uid=JUDGE, cwd=f"{judge}/feedback", limits=req["judge_limits"], stdin=to_judge_r,
+                          stdout=to_program_w, stderr=fd)
+        before = children_cpu()
+        program = spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=to_program_r,
+                        stdout=to_judge_w, stderr=err, env_extra=req.get("env"), program=True)
+        os.close(fd)
+        os.close(err)
+        verdict, outcome = finish_all([(*judge_run, req["judge_limits"]["wall"]), (*program, req["limits"]["wall"])],
+                                      ended)
+    finally:
+        release(*held)
     count_orphans(outcome, before, outcome["cpu"] + verdict["cpu"])
     verdict = judge_outcome(verdict, judge, log)
     outcome["stderr"] = tail(f"{WORK}/program.err", ERR_BYTES)

@@ -598,8 +598,8 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
         said = _checker_verdict(judged, problem.interactor.protocol)
         message = str(judged.get("message", ""))[-500:]
         failed = classify(outcome, lang, problem)
-        if said == "WA" and not _failed_first(failed, outcome, judged, limits["cpu"]):
-            return "WA", message  # the interactor judged first: the program's later end is not its verdict (Kattis)
+        if said == "WA" and judged.get("order") == 0:
+            return "WA", message  # the interactor rejected first: the program's later end is not its verdict (Kattis)
         verdict = failed or said
         if verdict != "AC" or problem.checker is None:
             return verdict, message
@@ -614,24 +614,6 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
     if problem.checker is None:
         return ("AC" if token_match(output.decode("utf-8", "replace"), test.answer, problem) else "WA"), ""
     return _check(run, data)
-
-
-def _failed_first(failed: Verdict | None, program: dict, judged: dict, seconds: float) -> bool:
-    """Whether the program failed before the interactor gave its verdict.
-
-    A broken pipe never comes first (the interactor had gone).  A program
-    over its time limit was over it, at the earliest, its limit after it
-    started (CPU time never outruns the wall clock): an interactor that ended
-    before that judged first, one that ended after it did not, however late
-    the program's end was seen on a busy machine.  Otherwise the two ends as
-    the sandbox saw them decide; a tie goes to the interactor.
-    """
-    if failed is None or program.get("signal") == signal.SIGPIPE:
-        return False
-    ended, judge_ended = program.get("ended", 0.0), judged.get("ended", 0.0)
-    if failed == "TLE":
-        return judge_ended >= ended - program.get("wall", 0.0) + seconds
-    return ended < judge_ended
 
 
 def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, str]:
