@@ -501,6 +501,12 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def _ctrl_c_reaches() -> None:
+    """SIGINT back to its default in the child, as a terminal's foreground command has it: a test suite started in
+    the background (``.ci/run &``, nohup) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow  # three rescores stopped mid-batch
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=["TERM", "INT", "KILL"])
 def test_an_interrupted_rescore_says_so_and_leaves_no_worker(tmp_path, sig):
@@ -509,7 +515,8 @@ def test_an_interrupted_rescore_says_so_and_leaves_no_worker(tmp_path, sig):
     marks.mkdir()
     proc = subprocess.Popen([GRPO_HOST, "rescore", str(out), "--rewards", "flaky", "--workers", "2"],
                             env=clean_env(PYTHONPATH=str(pack), FLAKY="slow", SLOW_MARK=str(marks), COLUMNS="200",
-                                          **CLI_ENV), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                          **CLI_ENV), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ctrl_c_reaches)
     workers: list[int] = []
     try:
         deadline = time.monotonic() + 60
