@@ -110,6 +110,13 @@ def run_cli(*args: str, env: dict[str, str] | None = None, pythonpath: list[Path
                           input=input)
 
 
+def data_check_problems(path: Path, rewards: str) -> dict[str, str]:
+    """``grpo-host data check PATH --rewards REWARDS --json``, which must refuse the file: its problem per row."""
+    proc = run_cli("data", "check", str(path), "--rewards", rewards, "--json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    return {row: p["problem"] for p in json.loads(proc.stdout)["problems"] for row in p["rows"]}
+
+
 def cli_json(*args: str, **kw):
     proc = run_cli(*args, "--json", **kw)
     assert proc.returncode == 0, proc.stderr

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, write_jsonl
+from conftest import data_check_problems, write_jsonl
 
 from grpo_host import Ensemble, get_reward
 
@@ -91,9 +91,7 @@ BAD_ROWS = [  # (instruction_id_list, kwargs, what data check says)
 def test_data_check_names_the_row_and_instruction_of_every_bad_row(tmp_path):
     good = {"prompt": "p", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]}
     rows = [good] + [{"prompt": "p", "instruction_id_list": ids, "kwargs": kw} for ids, kw, _ in BAD_ROWS] + [good]
-    proc = run_cli("data", "check", str(write_jsonl(tmp_path / "rows.jsonl", rows)), "--rewards", "ifeval", "--json")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    problems = {row: p["problem"] for p in json.loads(proc.stdout)["problems"] for row in p["rows"]}
+    problems = data_check_problems(write_jsonl(tmp_path / "rows.jsonl", rows), "ifeval")
     assert sorted(problems) == sorted(f"line {i}" for i in range(2, len(BAD_ROWS) + 2))
     for i, (_, _, needle) in enumerate(BAD_ROWS, 2):
         assert needle in problems[f"line {i}"], (i, problems[f"line {i}"])

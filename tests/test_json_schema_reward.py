@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from conftest import run_cli, write_jsonl
+from conftest import data_check_problems, run_cli, write_jsonl
 
 from grpo_host import Ensemble
 from grpo_host.testing import assert_discovered, assert_listing_is_light, data_check, load_pack
@@ -472,9 +472,7 @@ def test_cli_scores_and_checks_every_finding(tmp_path):
         assert (metrics["errors"], metrics["timeouts"]) == (0, 0)
         assert metrics["coverage"] == pytest.approx(sum(e is not None for _, e, _ in rows) / len(rows))
 
-        proc = run_cli("data", "check", str(path), "--rewards", "json_schema", "--json")
-        assert proc.returncode == 1, proc.stdout + proc.stderr
-        problems = {row: p["problem"] for p in json.loads(proc.stdout)["problems"] for row in p["rows"]}
+        problems = data_check_problems(path, "json_schema")
         expected = {f"line {i}": needle for i, (_, _, needle) in enumerate(rows, 1) if needle}
         assert sorted(problems) == sorted(expected)
         for row, needle in expected.items():

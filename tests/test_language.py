@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli, write_jsonl
+from conftest import data_check_problems, write_jsonl
 
 from grpo_host import get_reward
 
@@ -60,9 +60,7 @@ def test_bad_codes_are_refused_naming_the_row_or_the_parameter(tmp_path):
         get_reward("language").bind({"language": "qq"})
     rows = [{"prompt": "p", "language": "fr"}, {"prompt": "p", "language": "French"}, {"prompt": "p"},
             {"prompt": "p", "language": "qq"}]
-    proc = run_cli("data", "check", str(write_jsonl(tmp_path / "rows.jsonl", rows)), "--rewards", "language", "--json")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    problems = {row: p["problem"] for p in json.loads(proc.stdout)["problems"] for row in p["rows"]}
+    problems = data_check_problems(write_jsonl(tmp_path / "rows.jsonl", rows), "language")
     assert sorted(problems) == ["line 2", "line 4"]
     assert "ISO 639 code" in problems["line 2"] and "not one the detector knows" in problems["line 4"]
 
