@@ -21,6 +21,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from conftest import GRPO_HOST, write_jsonl
+from train_helpers import kill_when
 
 from grpo_host.runs.record import read_record
 from grpo_host.training.evaluate import interval, pass_at_k
@@ -145,17 +146,8 @@ def test_the_data_check_refuses_a_broken_row_before_anything_is_generated(env, t
 def test_resume_after_sigkill_generates_only_the_missing_prompts(env, tmp_path):
     data, out = letters(tmp_path, 24), tmp_path / "ev"
     cmd = eval_cmd("builtin:tiny", data, out, "-k", "2", "--batch-size", "2")
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
-    try:
-        deadline = time.monotonic() + 300  # a guard against a hang, not a measure
-        while len(list((out / "rollouts").glob("*.parquet"))) < 2:
-            assert proc.poll() is None and time.monotonic() < deadline, "no part written before the eval ended"
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    kill_when(cmd, lambda: len(list((out / "rollouts").glob("*.parquet"))) >= 2, "two record parts", env=env,
+              cwd=ROOT)
     assert not (out / "eval.json").exists()
     before = {p.name: pq.read_table(p)["row_id"].to_pylist() for p in (out / "rollouts").glob("*.parquet")}
     held = {i for ids in before.values() for i in ids}

@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -53,19 +54,25 @@ def meta_config(tmp_path: Path, **overrides) -> Path:
     return tmp_path / "run.yaml"
 
 
-def kill_after_checkpoint(cmd: list[str], checkpoint: Path, **popen) -> None:
-    """Start a training run and SIGKILL it as soon as ``checkpoint`` is complete on disk."""
+def kill_when(cmd: list[str], ready: Callable[[], bool], what: str, **popen) -> None:
+    """Start ``cmd`` and SIGKILL it as soon as ``ready()`` says so (``what``: the awaited state, for the message
+    if the command ends first).  The deadline guards against a hang; it measures nothing."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **popen)
     try:
-        deadline = time.monotonic() + 240
-        while not (checkpoint / "trainer_state.json").exists():
-            assert proc.poll() is None and time.monotonic() < deadline, "no checkpoint before the run ended"
-            time.sleep(0.05)
+        deadline = time.monotonic() + 300
+        while not ready():
+            assert proc.poll() is None and time.monotonic() < deadline, f"no {what} before the command ended"
+            time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.kill()
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
+
+
+def kill_after_checkpoint(cmd: list[str], checkpoint: Path, **popen) -> None:
+    """Start a training run and SIGKILL it as soon as ``checkpoint`` is complete on disk."""
+    kill_when(cmd, (checkpoint / "trainer_state.json").exists, "checkpoint", **popen)
 
 
 def kill_and_resume(env: dict[str, str], args: list[str], out: Path, steps: int) -> dict:
