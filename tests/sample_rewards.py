@@ -9,10 +9,11 @@ import math
 import os
 import signal
 import time
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from grpo_host import RewardUnusable, Scored, hookimpl, reward
+from grpo_host import RewardUnusable, Scored, hookimpl, reward, uninterrupted
 
 
 class ScaleParams(BaseModel):
@@ -147,7 +148,20 @@ def sync_wait(completions, **_):
     return [1.0] * len(completions)
 
 
+@reward(executor="process")
+def held(completion, **_):
+    """Works the completion's first word in CPU seconds inside ``uninterrupted()``, then writes the file its second
+    word names: a one-time set-up that its item's alarm must not cut short."""
+    seconds, marker = completion.split(" ", 1)
+    with uninterrupted():
+        end = time.process_time() + float(seconds)
+        while time.process_time() < end:
+            pass
+        Path(marker).write_text("done")
+    return 1.0
+
+
 @hookimpl
 def register_rewards(register):
-    for item in (echo, misbehave, in_worker, batch_count, counted, waits, waits_batch, sync_wait, starved):
+    for item in (echo, misbehave, in_worker, batch_count, counted, waits, waits_batch, sync_wait, starved, held):
         register(item)

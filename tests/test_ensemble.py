@@ -171,6 +171,17 @@ def test_a_worker_whose_call_timed_out_is_not_reused(plugins):
         assert before != after and (e.recycled_workers, e.replaced_workers) == (1, 0)
 
 
+@pytest.mark.timeout(60)
+def test_an_alarm_during_an_uninterrupted_block_fires_after_it(plugins, tmp_path):
+    """The block finishes (its file is written) although the item's CPU timeout passed inside it; the item then
+    times out.  A worker has more than one thread, and the kernel may hand the alarm to any of them."""
+    marker = tmp_path / "set-up"
+    with ensemble([{"name": "held", "timeout": 0.2, "on_error": "skip"}], plugins, workers=1) as e:
+        scored = e.score([f"0.6 {marker}"])
+    assert scored.failures == {0: {"held": "timeout"}}
+    assert marker.read_text() == "done"
+
+
 @pytest.mark.slow  # over 2 s: waits out a backstop of 5 s
 @pytest.mark.timeout(120)
 def test_worker_timeouts_kills_and_deaths(plugins):

@@ -33,7 +33,7 @@ from typing import Any, Literal, NamedTuple
 from ..errors import RewardUnusable
 from .clocks import Watch
 from .contract import BadValue
-from .worker import BACKSTOP, item_deadline
+from .worker import BACKSTOP, hold_alarm, item_deadline
 
 __all__ = ["CallBackstop", "CallTimeout", "Failure", "Outcome", "ProcessExit", "RewardCallError", "acall", "call",
            "exit_guard", "failed", "install_alarm"]
@@ -163,7 +163,8 @@ _armed: tuple[Watch, float] | None = None
 
 
 def _on_cpu_limit(signum: int, frame: Any) -> None:
-    raise CallTimeout
+    if not hold_alarm(CallTimeout):
+        raise CallTimeout
 
 
 def _on_backstop(signum: int, frame: Any) -> None:
@@ -176,7 +177,8 @@ def _on_backstop(signum: int, frame: Any) -> None:
     if left > 0.001:
         signal.setitimer(signal.ITIMER_REAL, left)
         return
-    raise CallBackstop
+    if not hold_alarm(CallBackstop):
+        raise CallBackstop
 
 
 def install_alarm() -> None:
@@ -190,7 +192,7 @@ def install_alarm() -> None:
 def _timers(timeout: float) -> Iterator[None]:
     """Arm the CPU timer at ``timeout`` and the backstop at :data:`BACKSTOP` times it for the block."""
     global _armed
-    _armed = (Watch.process(os.getpid()), BACKSTOP * timeout)
+    _armed = (Watch(None, str(os.getpid())), BACKSTOP * timeout)  # its handler reads only the awake clock
     signal.setitimer(signal.ITIMER_PROF, timeout)
     signal.setitimer(signal.ITIMER_REAL, BACKSTOP * timeout)
     try:

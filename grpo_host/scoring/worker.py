@@ -21,13 +21,12 @@ set what they read; a pack imports them from :mod:`grpo_host`.
 from __future__ import annotations
 
 import contextlib
-import signal
 import threading
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["BACKSTOP", "in_worker", "item_deadline", "mark_worker", "time_left", "uninterrupted"]
+__all__ = ["BACKSTOP", "hold_alarm", "in_worker", "item_deadline", "mark_worker", "time_left", "uninterrupted"]
 
 BACKSTOP = 10.0
 """The wall-clock backstop of a synchronous item, as a multiple of its (CPU) timeout: for what waits rather than
@@ -37,8 +36,20 @@ never brings a working item to it; an item stopped by it is reported as ``backst
 _deadline: ContextVar[float | None] = ContextVar("grpo_host_item_deadline", default=None)
 _worker = False
 
-ALARMS = {signal.SIGALRM, signal.SIGPROF}
-"""The signals that stop a worker's item: SIGPROF at its CPU timeout, SIGALRM at its backstop."""
+class _Hold:
+    """The main thread's open :func:`uninterrupted` blocks, and the alarm that came during them."""
+
+    depth = 0
+    pending: type[BaseException] | None = None
+
+
+def hold_alarm(stop: type[BaseException]) -> bool:
+    """For the item alarms' handlers: True while an :func:`uninterrupted` block is open, keeping ``stop`` (the
+    exception the alarm raises) for the block's end."""
+    if not _Hold.depth:
+        return False
+    _Hold.pending = _Hold.pending or stop
+    return True
 
 
 def time_left() -> float | None:
@@ -60,17 +71,23 @@ def uninterrupted() -> Iterator[None]:
     """Hold the worker's item alarms (the CPU timeout and the backstop) back for the block; a pending one fires right
     after it.
 
-    In the main thread, where Python handles signals; elsewhere (an inline thread, the event loop) nothing can
-    interrupt the block, and this does nothing.
+    Python runs signal handlers in the main thread, whichever thread the kernel delivered the signal to (a worker
+    has others), so the alarms' handlers look at this block's flag rather than at a signal mask.  In any other
+    thread (an inline thread, the event loop) no alarm can interrupt the block, and this does nothing.
     """
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, ALARMS)
+    _Hold.depth += 1
+    pending = None
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, ALARMS)
+        _Hold.depth -= 1
+        if not _Hold.depth:
+            pending, _Hold.pending = _Hold.pending, None
+    if pending is not None:
+        raise pending
 
 
 @contextlib.contextmanager
