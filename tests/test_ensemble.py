@@ -223,7 +223,7 @@ def test_counts_a_reward_returns_are_summed_per_batch_and_over_the_run(plugins):
 
 def test_unknown_names_and_bad_params_explain_themselves(plugins):
     with pytest.raises(UnknownNameError, match="unknown reward 'eco'; available: batch_count, counted, echo, "
-                       "in_worker, misbehave, starved, sync_wait, waits, waits_batch"):
+                       "held, in_worker, misbehave, starved, sync_wait, waits, waits_batch"):
         ensemble("eco", plugins)
     with pytest.raises(ValueError, match=r"parameters of 'echo': scale \(number, default 1.0\): multiplier"):
         ensemble("echo(scale=big)", plugins)

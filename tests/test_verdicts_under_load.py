@@ -13,8 +13,12 @@ the same verdicts, row for row, with and without one busy process per core
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
+import threading
+import time
 
 import pytest
 import sample_rewards
@@ -44,6 +48,48 @@ def test_an_item_that_works_is_not_stopped_however_starved(plugins, start_hogs, 
         result = ensemble.score(["0.05"])
     assert result.values["starved"] == [0.05], result.failures
     assert result.metrics["starved"].timeouts == 0
+
+
+def _work(seconds: float) -> float:
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+    return seconds
+
+
+@pytest.mark.timeout(120)
+def test_an_inline_item_is_not_stopped_while_the_process_s_other_threads_hold_the_gil():
+    """0.03 CPU seconds under a 0.05 s timeout (a 0.5 s backstop) beside twenty threads of the same process that
+    spin in Python: the item thread gets the GIL about one turn in twenty-one, sleeping (not runnable) between
+    turns.  The backstop counted that sleep as waiting, and stopped the working item.
+
+    The threads run at a raised priority where the test may (root, as CI): a GIL holder preempted by another
+    process still counts against the item (a thread's CPU wait is read for the item alone), and a busy machine
+    must not decide this test."""
+    from grpo_host.scoring.executors import InlineRunner
+
+    nice = os.getpriority(os.PRIO_PROCESS, 0)  # this thread's: the threads it starts inherit it
+    with contextlib.suppress(PermissionError):
+        os.setpriority(os.PRIO_PROCESS, 0, -10)
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            pass
+
+    spinners = [threading.Thread(target=spin, daemon=True) for _ in range(20)]
+    for thread in spinners:
+        thread.start()
+    runner = InlineRunner()
+    try:
+        outcome = runner.run([(_work, (0.03,), {})], timeout=0.05)[0]
+    finally:
+        stop.set()
+        runner.close()
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+    assert (outcome.status, outcome.value) == ("ok", 0.03), outcome
+    sleeps = InlineRunner().run([(time.sleep, (30,), {})], timeout=0.05)[0]
+    assert sleeps.status == "backstop"  # and what only waits is still stopped
 
 
 def mbpp() -> tuple[list[str], dict, list[float | None]]:
