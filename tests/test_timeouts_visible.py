@@ -1,5 +1,5 @@
 """Timeouts are visible (issue 43): ``grpo-host score`` counts and names the rows whose every reward timed out,
-says how often each reward timed out (and how often it waited past the backstop), and exits 1 when a verdict is
+says how often each reward timed out (and how often at the wall-clock backstop), and exits 1 when a verdict is
 missing because of time; ``--strict`` makes those rows an error.  Before, such rows were ``null`` in the output and
 the run exited 0.
 
@@ -35,7 +35,7 @@ def test_score_names_the_rows_every_reward_timed_out_on_and_exits_1(packs, rows)
     assert summary["timed_out_rows"] == 2 and summary["unscored"] == 2
     figures = summary["rewards"]["hostile_hang"]
     assert (figures["timeouts"], figures["backstops"]) == (2, 2)
-    assert "timed out: reward 'hostile_hang' timed out on 2 of 2 rows (2 waited past the backstop" in proc.stderr
+    assert "timed out: reward 'hostile_hang' timed out on 2 of 2 rows (2 at the wall-clock backstop" in proc.stderr
     assert "timed out: 2 rows have no verdict: every reward timed out on them (line 1, line 2)" in proc.stderr
 
 

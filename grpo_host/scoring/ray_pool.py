@@ -18,7 +18,9 @@ on a Ray cluster:
   ``backstop`` as a local worker's would be, and its actor is killed and
   replaced.  The pool reads the CPU time and CPU wait of the actors on its
   own node from ``/proc``; an actor on another node is bounded from outside
-  by the wall clock at the backstop.  Killing is the only cancellation a running actor task
+  by the plain wall clock at the backstop (its own timers still count its
+  CPU and discount its CPU wait), and a kill there is a ``backstop`` whatever
+  the item was doing.  Killing is the only cancellation a running actor task
   has: Ray refuses ``ray.cancel(force=True)`` for actor tasks ("force=True
   is not supported for actor tasks"), and a plain cancel cannot stop a
   running sync method.  An actor whose item its own alarm stopped is
@@ -85,11 +87,11 @@ class RayPool:
     """``size`` Ray actors with per-item timeouts, hard kills and replacements; see the module docstring.
 
     :param size: actors (one CPU each); default: the cluster's CPUs.
-    :param grace: seconds past an item's timeout before its actor is killed.
+    :param grace: seconds past an item's CPU timeout, or its backstop, before its actor is killed.
     :param chunk: most items per actor call.  Each call costs the caller about 0.7 ms of CPU
         (``benchmarks/serve.md``), which caps one process at about 1,400 calls a second however
         large the cluster; sending up to ``chunk`` items per call divides that cost.  A call's
-        deadline is its items' timeouts added up, plus ``grace``.
+        bounds are its items' CPU timeouts, and their backstops, added up, each plus ``grace``.
     """
 
     def __init__(self, size: int | None = None, *, grace: float = 1.0, chunk: int = 4) -> None:

@@ -69,8 +69,8 @@ class RewardMetrics:
     counts: dict[str, float] = field(default_factory=dict)
     """The reward's own counters (see :class:`grpo_host.Scored`), summed over the batch."""
     backstops: int = 0
-    """Of ``timeouts``, the items stopped by the wall-clock backstop (they waited, using no CPU) rather than by
-    their CPU timeout."""
+    """Of ``timeouts``, the items stopped by the wall-clock backstop rather than by their CPU timeout: they waited,
+    using no CPU, or ran in a Ray actor on another node, whose CPU time cannot be read from here."""
 
     @classmethod
     def of(cls, values: Sequence[float | None], errors: int, timeouts: int, seconds: float,
@@ -163,7 +163,7 @@ class Tally:
         lines = []
         for name, running in self._rewards.items():
             if running.timeouts:
-                waited = f" ({running.backstops} waited past the backstop, using no CPU)" if running.backstops else ""
+                waited = f" ({running.backstops} at the wall-clock backstop)" if running.backstops else ""
                 lines.append(f"reward {name!r} timed out on {running.timeouts} of {running.rows} rows{waited}")
         if self.timed_out:
             more = f" and {self.timed_out - len(self.timed_out_rows)} more" if self.timed_out > len(
