@@ -66,6 +66,10 @@ RESERVE = 320 * MIB  # the cgroup's room beyond the program: the server, the tmp
 JUDGE_MEMORY = 512 * MIB
 JUDGE_SECONDS = 10.0
 GRACE = 5.0  # seconds the host waits beyond a request's own limits for the server's answer
+PATIENCE = 10.0
+"""The host waits this many times a request's wall bound (and :data:`GRACE`) for the server's answer: the server's
+bounds do not count the time its programs spent waiting for a CPU, so on a busy machine its answer comes later
+by the wall clock than the bound says; a server that never answers is still given up on."""
 CACHE_ARTIFACTS = 64
 AGAIN = ("no_room", "held")  # replies of a sandbox that an earlier program left unfit: ask a fresh one
 CACHE_BYTES = 512 * MIB  # the artifacts a sandbox keeps, in all (its tmpfs pages are charged to its cgroup)
@@ -250,7 +254,7 @@ class Jail:
                 self.process.stdin.flush()
             except OSError:
                 pass
-            answer = self._receive(time.monotonic() + seconds + GRACE)
+            answer = self._receive(time.monotonic() + seconds * PATIENCE + GRACE)
             if answer is None:
                 return {"status": "jail_error", "error": self.close() or "no answer"}, b""
             reply, payload = answer
