@@ -52,15 +52,18 @@ def cores() -> list[int]:
 
 
 @contextlib.contextmanager
-def hogs(count: int | None = None, cpu: int | None = None) -> Iterator[list[subprocess.Popen]]:
+def hogs(count: int | None = None, cpu: int | None = None, sessions: bool = False) -> Iterator[list[subprocess.Popen]]:
     """``count`` processes (default: one per core) that spin on the CPU for the block, pinned to ``cpu`` when
-    given; each is killed and reaped after it, whatever happened inside."""
+    given; each is killed and reaped after it, whatever happened inside.  ``sessions``: each in a session of its
+    own, so where the kernel groups the scheduling by session (autogroup) each weighs as much as a sandboxed
+    program, which starts a session of its own too; otherwise the hogs share one group's share against it."""
     pin = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\n" if cpu is not None else ""
     started: list[subprocess.Popen] = []
     try:
         for _ in range(len(cores()) if count is None else count):
             started.append(subprocess.Popen([sys.executable, "-c", f"{pin}while True:\n    pass"],
-                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                            start_new_session=sessions))
         yield started
     finally:
         for proc in started:
@@ -70,9 +73,10 @@ def hogs(count: int | None = None, cpu: int | None = None) -> Iterator[list[subp
 
 @pytest.fixture
 def start_hogs() -> Iterator:
-    """``start_hogs(count=None, cpu=None)`` starts busy processes (see :func:`hogs`) that live until the test ends."""
+    """``start_hogs(count=None, cpu=None, sessions=False)`` starts busy processes (see :func:`hogs`) that live until
+    the test ends."""
     with contextlib.ExitStack() as stack:
-        yield lambda count=None, cpu=None: stack.enter_context(hogs(count, cpu))
+        yield lambda count=None, cpu=None, sessions=False: stack.enter_context(hogs(count, cpu, sessions))
 
 
 @pytest.fixture

@@ -101,6 +101,7 @@ from primitives import (  # noqa: E402
     reap,
     receive,
     remove_tree,
+    run_delay,
     send,
     set_caps,
     take_channel,
@@ -1186,7 +1187,8 @@ class ProgramClock:
     (``/proc/<pid>/schedstat``), the least of them: a program that works,
     however starved, is not stopped by it; one that sleeps or blocks is.
     This is :mod:`grpo_host.scoring.clocks`'s rule, restated here because this
-    script runs inside the sandbox with the standard library only.
+    script runs inside the sandbox with the standard library only; the
+    contest jail's bounds read the same :func:`primitives.run_delay`.
     """
 
     def __init__(self, mode, mains):
@@ -1222,14 +1224,7 @@ class ProgramClock:
         return ticks / TICKS
 
     def waited(self):
-        out = []
-        for pid in self.mains:
-            try:
-                with open(f"/proc/{pid}/schedstat", "rb") as f:
-                    out.append(int(f.read().split()[1]) / 1e9)
-            except (OSError, IndexError, ValueError):  # gone: its clock no longer says anything
-                out.append(None)
-        return out
+        return [run_delay(pid) for pid in self.mains]  # None: gone, its clock no longer says anything
 
     def cpu(self):
         return self.cpu_total() - self.cpu0

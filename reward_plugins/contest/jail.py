@@ -66,6 +66,7 @@ from primitives import (  # noqa: E402
     reap,
     receive,
     remove_tree,
+    run_delay,
     send,
     set_caps,
     take_channel,
@@ -86,6 +87,7 @@ CAPS = (0, 1, 3, 5, 6, 7)  # CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID
 PAGE = os.sysconf("SC_PAGE_SIZE")
 PIPE_BYTES = 1 << 20  # each interaction pipe's capacity (problemtools' interactive runner's)
 ACCEPTS = {"kattis": 42, "testlib": 0}  # the exit status with which an interactor accepts, by protocol
+LOOK = 0.05  # most seconds between two looks at the CPU waits of running programs' processes
 BASELINE: dict = {}  # set in main: the empty tmpfs's use, the sockets alive, the programs' second filter
 
 
@@ -145,8 +147,54 @@ def tail(path, n):
         return ""
 
 
+class Awake:
+    """The clock of a program's wall-clock bound: wall seconds since it started less the seconds its processes
+    (every process of its uid: the program's tree, a compiler's passes) spent runnable but waiting for a CPU.
+
+    The bound is for a program that sleeps or blocks, whose processes wait for no CPU; a program that works,
+    however starved by the machine's load, reaches its CPU limit first (``docs/contest.md``).  Each process's wait
+    is read at every look (:data:`LOOK`), and a process gone since keeps its last reading: a process that lives
+    less than a look may go uncounted, which only makes the bound come sooner.  Waits are summed: processes that
+    wait at the same time (a tree that starves itself) lengthen the bound more than the wall time they waited,
+    but each is bounded by its own CPU limit and their number by the process limit."""
+
+    def __init__(self, pid, uid):
+        self.uid, self.start = uid, time.monotonic()
+        self.seen = {}  # pid -> (its wait when first seen, when last seen)
+        self.gone = 0.0  # the waits of processes whose pid was taken again since
+        self.look()
+        self.seen = {pid: (last, last) for pid, (_, last) in self.seen.items()}  # before the start: not counted
+
+    def look(self):
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                if os.stat(f"/proc/{name}").st_uid != self.uid:
+                    continue
+            except OSError:
+                continue
+            pid = int(name)
+            now = run_delay(pid)
+            if now is None:
+                continue
+            first, last = self.seen.get(pid, (0.0, 0.0))
+            if now < last:  # another process with the same pid: the first one's wait is kept
+                self.gone += last - first
+                first = 0.0
+            self.seen[pid] = (first, now)
+
+    def wall(self):
+        return time.monotonic() - self.start
+
+    def awake(self):
+        self.look()
+        return self.wall() - self.gone - sum(last - first for first, last in self.seen.values())
+
+
 def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None, program=False):
-    """Fork a program as ``uid`` under ``limits``; returns (pid, pidfd, start, why it could not start or None).
+    """Fork a program as ``uid`` under ``limits``; returns (pid, pidfd, its :class:`Awake` clock, why it could not
+    start or None).
 
     Why it could not start comes on a close-on-exec pipe, which closes when the exec succeeds: never from the
     program's own output or exit status, which it controls (a program that prints this server's complaint and
@@ -201,37 +249,38 @@ def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None, prog
             failed += chunk
     finally:
         os.close(failed_r)
-    return pid, os.pidfd_open(pid), time.monotonic(), failed.decode("utf-8", "replace") or None
+    return pid, os.pidfd_open(pid), Awake(pid, uid), failed.decode("utf-8", "replace") or None
 
 
-def finish(pid, pidfd, start, failed, wall):
-    """Wait for a program until its wall limit; returns its outcome (exit or signal, CPU seconds, peak RSS)."""
-    return finish_all([(pid, pidfd, start, failed, wall)])[0]
+def finish(pid, pidfd, clock, failed, wall):
+    """Wait for a program until its wall limit (:class:`Awake`); returns its outcome (exit or signal, CPU seconds,
+    peak RSS)."""
+    return finish_all([(pid, pidfd, clock, failed, wall)])[0]
 
 
 def finish_all(runs, on_end=None):
-    """Wait for programs running side by side, each until its own wall limit, in one loop that reaps each end the
-    moment it sees it and calls ``on_end(k, outcome)`` before it looks for the next (problemtools' interactive
-    runner's ``wait3`` loop): an interaction closes there the pipe ends the ended process held, so the other
-    process sees that end only after it is taken.  Each outcome's ``order`` says how many were taken before it;
-    ends seen in the same look are taken in the order of ``runs`` (as ``wait3`` returns the older child first)."""
+    """Wait for programs running side by side, each until its own wall limit (:class:`Awake`), in one loop that
+    reaps each end the moment it sees it and calls ``on_end(k, outcome)`` before it looks for the next
+    (problemtools' interactive runner's ``wait3`` loop): an interaction closes there the pipe ends the ended
+    process held, so the other process sees that end only after it is taken.  Each outcome's ``order`` says how many
+    were taken before it; ends seen in the same look are taken in the order of ``runs`` (as ``wait3`` returns the
+    older child first)."""
     outcomes = [None] * len(runs)
     alive = list(range(len(runs)))
     while alive:
-        deadline = min(runs[k][2] + runs[k][4] for k in alive)
-        ready = select.select([runs[k][1] for k in alive], [], [], max(deadline - time.monotonic(), 0))[0]
-        now = time.monotonic()
-        for k in [k for k in alive if runs[k][1] in ready or runs[k][2] + runs[k][4] <= now]:
-            pid, pidfd, start, failed, _ = runs[k]
+        ready = select.select([runs[k][1] for k in alive], [], [], LOOK)[0]
+        for k in [k for k in alive if runs[k][1] in ready or runs[k][2].awake() >= runs[k][4]]:
+            pid, pidfd, clock, failed, _ = runs[k]
             killed = pidfd not in ready
             if killed:
                 os.kill(pid, signal.SIGKILL)
+            wall = clock.wall()
             _, status, usage = os.wait4(pid, 0)
             os.close(pidfd)
             outcomes[k] = {"exit": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
                            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
                            "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss * 1024,
-                           "wall": now - start, "wall_killed": killed, "order": len(runs) - len(alive),
+                           "wall": wall, "wall_killed": killed, "order": len(runs) - len(alive),
                            "start_error": failed}
             alive.remove(k)
             if on_end is not None:

@@ -13,7 +13,9 @@ the contestant cannot signal, trace or write to.
 Verdicts, as judges define them: CPU time (user + system, from ``wait4``,
 and the CPU of every orphan the program left, which the server reaps as
 their subreaper) against the time limit, with a wall-clock bound at twice
-that plus a second for programs that sleep or block; memory, the program's
+that plus a second for programs that sleep or block (less the time the
+program's processes waited for a CPU: :class:`reward_plugins.contest.jail.Awake`,
+so a busy machine changes no verdict); memory, the program's
 peak RSS (``ru_maxrss``) and what the sandbox's cgroup grew by while it ran
 (all its processes and every file it wrote), against the memory limit, with
 ``RLIMIT_AS`` (or the runtime's heap flag) stopping the allocation itself;
@@ -66,6 +68,10 @@ RESERVE = 320 * MIB  # the cgroup's room beyond the program: the server, the tmp
 JUDGE_MEMORY = 512 * MIB
 JUDGE_SECONDS = 10.0
 GRACE = 5.0  # seconds the host waits beyond a request's own limits for the server's answer
+PATIENCE = 10.0
+"""The host waits this many times a request's wall bound (and :data:`GRACE`) for the server's answer: the server's
+bounds do not count the time its programs spent waiting for a CPU, so on a busy machine its answer comes later
+by the wall clock than the bound says; a server that never answers is still given up on."""
 CACHE_ARTIFACTS = 64
 AGAIN = ("no_room", "held")  # replies of a sandbox that an earlier program left unfit: ask a fresh one
 CACHE_BYTES = 512 * MIB  # the artifacts a sandbox keeps, in all (its tmpfs pages are charged to its cgroup)
@@ -156,12 +162,21 @@ class Report:
     compile_log: str = ""
     cached: bool = False
     details: list[str] = field(default_factory=list)
+    stopped: bool = False
+    """Tests were left unrun because the completion's budget (its CPU seconds, or the wall deadline) was spent: the
+    score is not the program's verdict."""
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for v in self.verdicts:
             out[v.lower()] = out.get(v.lower(), 0) + 1
         return out
+
+
+def _cpu(outcome: dict) -> float:
+    """The CPU seconds a reply says its processes used (0.0 where it says none: a cached build, a judge error)."""
+    cpu = outcome.get("cpu")
+    return float(cpu) if isinstance(cpu, int | float) and math.isfinite(cpu) and cpu > 0 else 0.0
 
 
 def _key(*parts: object) -> str:
@@ -250,7 +265,7 @@ class Jail:
                 self.process.stdin.flush()
             except OSError:
                 pass
-            answer = self._receive(time.monotonic() + seconds + GRACE)
+            answer = self._receive(time.monotonic() + seconds * PATIENCE + GRACE)
             if answer is None:
                 return {"status": "jail_error", "error": self.close() or "no answer"}, b""
             reply, payload = answer
@@ -306,7 +321,7 @@ class Jail:
         key = _key(language.name, argv, sorted(files.items()), judge)
         if key in self.artifacts and self.process is not None:
             self.artifacts.move_to_end(key)
-            return {**self.artifacts[key], "cached": True}
+            return {**self.artifacts[key], "cached": True, "cpu": 0.0}
         blobs = [text.encode("utf-8", "surrogatepass") for text in files.values()]
         memory = 0 if language.heap_flag else limits.memory
         header = {"op": "compile", "key": key, "argv": argv, "files": list(files), "judge": judge,
@@ -320,7 +335,7 @@ class Jail:
         self.compiles += not reply.get("cached", False)
         status = {"ok": "ok", "error": "CE", "timeout": "CE"}.get(reply.get("status") or "", "JE")
         record = {"status": status, "log": log.decode("utf-8", "replace") or reply.get("error", ""), "key": key,
-                  "cached": bool(reply.get("cached")), "bytes": int(reply.get("bytes") or 0)}
+                  "cached": bool(reply.get("cached")), "bytes": int(reply.get("bytes") or 0), "cpu": _cpu(reply)}
         if reply.get("status") in ("ok", "error") and reply.get("clean"):  # a compile error is as cacheable as a
             # binary, from a sandbox verified fresh before and after; a compiler stopped by a limit (a busy
             # machine's wall clock), one that could not start, or a judge error is not
@@ -501,6 +516,7 @@ class _Run:
     keys: dict[str, str] = field(default_factory=dict)  # the special judges' artifact keys, by role
     log: str = ""  # the compiler's messages
     cached: bool = False  # the program's build came from the cache
+    spent: float = 0.0  # CPU seconds its compiles, runs and checks used: the completion's budget counts them
 
     @property
     def language(self) -> Language:
@@ -512,12 +528,14 @@ class _Run:
         jail, n = self.jail, len(self.problem.tests)
         built = jail.compile(self.language, self.program.files(), self.program.compile_argv(), self.compile_limits)
         self.key, self.log, self.cached = built["key"], built["log"], built["cached"]
+        self.spent += built["cpu"]
         if built["status"] != "ok":
             return Report([built["status"]] * n, 0.0, built["log"], built["cached"])
         for role in ("checker", "interactor"):
             if (source := getattr(self.problem, role)) is not None:
                 made = jail.compile(LANGUAGES["cpp"], dict(source.files), source.compile_argv(), self.compile_limits,
                                     judge=True)
+                self.spent += made["cpu"]
                 if made["status"] != "ok":
                     return Report(["JE"] * n, 0.0, f"{role}: {made['log']}", built["cached"])
                 self.keys[role] = made["key"]
@@ -539,14 +557,18 @@ class _Run:
             reply, payload = self.jail.request(header, data, seconds, memory, processes)
             if reply.get("status") not in AGAIN:
                 break
+        judged = reply.get("judge")
+        self.spent += _cpu(reply) + (_cpu(judged) if isinstance(judged, dict) else 0.0)
         return reply, payload
 
 
 def judge(program: Program, problem: Problem, *, deadline: float, compile_limits: Compile = Compile(),
-          stop_on_failure: bool = False) -> Report:
+          stop_on_failure: bool = False, cpu_budget: float = math.inf) -> Report:
     """Compile ``program`` and run it on every test (every group's, in order); the score is the share of tests
     passed, or with groups the points of groups whose every test passed over all points.  A group stops at its
-    first failure (its other tests SKIP); so does everything once the deadline is past."""
+    first failure (its other tests SKIP); so does everything once the budget is spent: the wall-clock
+    ``deadline`` (monotonic) is past, or the compiles, runs and checks have used ``cpu_budget`` CPU seconds
+    (the report is then ``stopped``)."""
     special = problem.interactor or problem.checker
     languages = frozenset({program.language.name} | ({"cpp"} if special else set()))
     if (refused := program.language.refusal(program.source)) is not None:
@@ -562,22 +584,24 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     groups = problem.groups or tuple((1.0, (i,)) for i in range(n))
     verdicts: list[Verdict] = ["SKIP"] * n
     details: list[str] = [""] * n
+    stopped = False
     for _, members in groups:
         for i in members:
             if verdicts[i] != "SKIP":  # a test in two groups runs once
                 if verdicts[i] != "AC":
                     break
                 continue
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or run.spent >= cpu_budget:
+                stopped = True
                 break
             verdicts[i], details[i] = _one(run, problem.tests[i])
             if verdicts[i] != "AC" and (problem.groups or stop_on_failure):
                 break
-        if stop_on_failure and any(v not in ("AC", "SKIP") for v in verdicts):
+        if stopped or (stop_on_failure and any(v not in ("AC", "SKIP") for v in verdicts)):
             break
     total = sum(points for points, _ in groups)
     won = sum(points for points, members in groups if all(verdicts[i] == "AC" for i in members))
-    return Report(verdicts, won / total if total > 0 else 0.0, run.log, run.cached, details)
+    return Report(verdicts, won / total if total > 0 else 0.0, run.log, run.cached, details, stopped)
 
 
 def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
@@ -624,4 +648,5 @@ def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, str]:
     header = {"op": "check", "judge_key": run.keys["checker"], "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS,
               "protocol": protocol}
     result, _ = run.jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
+    run.spent += _cpu(result)
     return _checker_verdict(result, protocol), str(result.get("message", ""))[-500:]

@@ -16,6 +16,11 @@ groups whose every test is accepted over all points; ``pass_fail`` gives
 ``contest/ce`` counts programs that did not compile, ``contest/cached``
 programs whose build came from the cache.
 
+Budget: a completion's compiles, runs and checks may use :data:`ITEM_TIMEOUT`
+CPU seconds in all (less a margin), within the host's wall-clock backstop for
+the item; one stopped by it scores None and is counted (``contest/budget``),
+never scored as failing the tests it did not run.
+
 No sandbox, no run: the parameters do not bind where the sandbox cannot be
 had in root mode, naming why; a language whose toolchain is not installed
 scores None and is counted (``contest/no_toolchain``), with the system
@@ -26,14 +31,14 @@ from __future__ import annotations
 
 import functools
 import logging
-import signal
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from grpo_host import Scored, fenced_blocks, hookimpl, reward
+from grpo_host import Scored, fenced_blocks, hookimpl, reward, time_left
 
 from .judge import Compile, JailUnavailable, Program, judge
 from .languages import LANGUAGES, by_tag, missing
@@ -120,9 +125,12 @@ def _note(problem: str) -> None:
 
 
 def _deadline() -> float:
-    """The end of this completion's budget: inside the worker's own item alarm when one is set."""
-    left = signal.getitimer(signal.ITIMER_REAL)[0]
-    return time.monotonic() + (left if left > 0 else ITEM_TIMEOUT) - BUDGET_MARGIN
+    """The wall-clock end of this completion's budget: inside the host's backstop for the item (:func:`time_left`,
+    which time spent waiting for a CPU only lengthens); none outside an item the host timed.  The budget itself is
+    the work's CPU seconds (:data:`ITEM_TIMEOUT` less :data:`BUDGET_MARGIN`): the compiles, runs and checks run in
+    the sandbox, not in the worker whose CPU the host's item timeout counts."""
+    left = time_left()
+    return math.inf if left is None else time.monotonic() + left - BUDGET_MARGIN
 
 
 @reward(
@@ -151,7 +159,8 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
     share of tests accepted, or with `subtasks` ([{"points", "tests"}]) the points of fully accepted groups over
     all points; pass_fail=true: 1.0 only when all pass.  0.0 without a code block, in an unknown language, or when
     it does not compile.  None when the row cannot be judged (named by data check) or the language's toolchain is
-    not installed.  Verdicts are counted: contest/ac, wa, tle, mle, re, ole, je, skip (tests), ce, cached
+    not installed, or when the completion's budget (CPU seconds of its compiles, runs and checks) ran out before
+    every test ran.  Verdicts are counted: contest/ac, wa, tle, mle, re, ole, je, skip (tests), ce, cached, budget
     (programs)."""
     row = {**row, "language": language}
     try:
@@ -169,12 +178,14 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
     limits = Compile(seconds=params.compile_seconds, memory=params.compile_memory_mb << 20)
     try:
         report = judge(Program(lang, source), problem, deadline=_deadline(), compile_limits=limits,
-                       stop_on_failure=params.stop_on_failure)
+                       stop_on_failure=params.stop_on_failure, cpu_budget=ITEM_TIMEOUT - BUDGET_MARGIN)
     except JailUnavailable as exc:
         _note(str(exc))
         return Scored(None, {"je": 1})
     counts = {"ce": 1} if report.verdicts and report.verdicts[0] == "CE" else report.counts()
     counts["cached"] = int(report.cached)
+    if report.stopped:  # tests left unrun are no failures of the program's: no score, counted
+        return Scored(None, {**counts, "budget": 1})
     if params.pass_fail:
         return Scored(float(all(v == "AC" for v in report.verdicts)), counts)
     return Scored(report.score, counts)

@@ -23,7 +23,7 @@ import sys
 
 __all__ = ["NOBODY", "PR_SET_CHILD_SUBREAPER", "PR_SET_DUMPABLE", "PR_SET_PDEATHSIG", "libc", "load_filter",
            "mount_tmpfs", "nest_user_namespace", "place", "probe", "read_exact", "reap", "receive", "remove_tree",
-           "send", "set_caps", "take_channel", "unix_sockets"]
+           "run_delay", "send", "set_caps", "take_channel", "unix_sockets"]
 
 NOBODY = 65534  # the programs' uid inside every sandbox
 PR_SET_PDEATHSIG = 1
@@ -107,6 +107,18 @@ def place(fds):
         if fd is not None:
             os.dup2(fd, target)
     os.closerange(len(fds), 1 << 16)
+
+
+def run_delay(pid):
+    """Seconds process ``pid``'s main thread has spent runnable but waiting for a CPU (the second field of
+    ``/proc/<pid>/schedstat``), or None where it cannot be read (gone).  The servers' wall-clock backstops
+    subtract it, so a program starved by the machine's load is not stopped as one that sleeps is; this is
+    :mod:`grpo_host.scoring.clocks`'s rule, here because servers import nothing from grpo-host."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def reap():
