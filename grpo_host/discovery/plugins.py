@@ -14,7 +14,7 @@ import functools
 import importlib
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -183,6 +183,12 @@ class _Loading:
 def default_plugins() -> Plugins:
     """The plugin set of this process, loaded on first use from the installed entry points."""
     return load_plugins()
+
+
+def plugins_of(specs: Sequence[str]) -> Plugins:
+    """The installed packs plus the plugin modules a run config names under ``plugins`` (see :func:`import_plugin`):
+    what ``train``, ``eval`` and ``rescore`` score a run with."""
+    return load_plugins(plugins=[import_plugin(str(spec)) for spec in specs]) if specs else default_plugins()
 
 
 def list_rewards(plugins: Plugins | None = None) -> list[Reward]:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..discovery.build import Ensemble
-from ..discovery.plugins import import_plugin, load_plugins
+from ..discovery.plugins import plugins_of
 from ..errors import RecordError
 from .record import advantages, read_parts, reward_column
 
@@ -70,10 +70,7 @@ def run_plugins(path: str | Path) -> Any:
         specs = (yaml.safe_load(config.read_text()) or {}).get("plugins") or []
     except (yaml.YAMLError, AttributeError):
         return None
-    if not specs:
-        return None
-
-    return load_plugins(plugins=[import_plugin(str(spec)) for spec in specs])
+    return plugins_of(specs) if specs else None
 
 
 def _sign(value: float | None) -> int:

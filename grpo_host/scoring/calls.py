@@ -35,8 +35,8 @@ from .clocks import Watch
 from .contract import BadValue
 from .worker import BACKSTOP, hold_alarm, item_deadline
 
-__all__ = ["CallBackstop", "CallTimeout", "Failure", "Outcome", "ProcessExit", "RewardCallError", "acall", "call",
-           "exit_guard", "failed", "install_alarm"]
+__all__ = ["TIMED_OUT", "CallBackstop", "CallTimeout", "Failure", "Outcome", "ProcessExit", "RewardCallError", "acall",
+           "call", "exit_guard", "failed", "install_alarm"]
 
 Status = Literal["ok", "error", "timeout", "backstop", "unusable", "skipped"]
 """``timeout``: the item used its timeout's CPU seconds (an async item: its wall seconds); ``backstop``: it waited,
@@ -89,6 +89,10 @@ class RewardCallError(Exception):
         self.failure = failure
 
 
+TIMED_OUT = ("timeout", "backstop")
+"""The statuses of an item stopped by time: its CPU timeout, or the wall-clock backstop."""
+
+
 class Outcome(NamedTuple):
     """What became of one call: ``ok`` with its value, ``error``/``unusable`` with a :class:`Failure`, ``timeout``."""
 
@@ -99,7 +103,7 @@ class Outcome(NamedTuple):
     @property
     def timed_out(self) -> bool:
         """Whether the item was stopped by its timeout or by the backstop."""
-        return self.status in ("timeout", "backstop")
+        return self.status in TIMED_OUT
 
     @property
     def failure(self) -> Failure:

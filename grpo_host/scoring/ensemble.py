@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Self, TypeGuard
 
 from ..errors import UnscoredRowsError, UserError
-from .calls import Outcome, acall
+from .calls import TIMED_OUT, Outcome, acall
 from .contract import AsyncReward, Reward, ascore_row, gather_bounded, score_row
 from .executors import AsyncRunner, Executor, InlineRunner, Stop, WorkerPool
 from .policy import BUG_STREAK, OnError, Policy, check_on_error
@@ -38,10 +38,6 @@ __all__ = ["BUG_STREAK", "DEFAULT_TIMEOUT", "Ensemble", "Member", "Moments", "Re
 DEFAULT_TIMEOUT = 30.0
 """Per-item seconds (CPU seconds for a synchronous reward: :mod:`grpo_host.scoring.clocks`) when neither the spec
 nor the reward sets a timeout."""
-
-TIMED_OUT = ("timeout", "backstop")
-"""What :attr:`ScoreResult.failures` says of an item stopped by time."""
-
 
 class Pool(Executor, Protocol):
     """An executor for ``executor="process"`` items: one that counts the workers it killed and replaced."""

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..discovery.build import Ensemble
-from ..discovery.plugins import Plugins, default_plugins, import_plugin, load_plugins
+from ..discovery.plugins import plugins_of
 from ..errors import OutputError, UserError
 from ..runs.guard import is_run, refuse_overwrite
 from ..runs.record import FOLDER, RolloutRecord, read_record, reward_column
@@ -473,10 +473,6 @@ def _held(folder: Path, k: int) -> set[int]:
     return {row_id for row_id, n in counts.items() if n == k}
 
 
-def load_plugins_for(specs: Sequence[str]) -> Plugins:
-    return load_plugins(plugins=[import_plugin(spec) for spec in specs]) if specs else default_plugins()
-
-
 Progress = Callable[[str, int], None]
 """``(phase, prompts)``: ``generated`` or ``scored``, called after each batch; also ``("total", n)`` once."""
 
@@ -495,7 +491,7 @@ def evaluate(settings: EvalSettings, *, progress: Progress | None = None) -> dic
         raise FileNotFoundError(f"no such dataset: {s.data}")
     pinned = _fingerprint(model, s)
     done = _prepare_out(out, model, s, pinned)
-    plugins = load_plugins_for(s.plugins)
+    plugins = plugins_of(s.plugins)
     report = progress or (lambda phase, n: None)
     ensemble = Ensemble.from_spec(s.rewards, plugins=plugins, workers=s.workers)
     try:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..audit import TRAIN_SAMPLE, audit_rows
 from ..data import check_rows, read_rows
 from ..discovery.build import Ensemble
-from ..discovery.plugins import default_plugins, import_plugin, load_plugins
+from ..discovery.plugins import plugins_of
 from ..distributed import is_main_process
 from ..errors import (
     AuditFailed,
@@ -177,12 +177,6 @@ class Job:
                        monitor_seconds=round(self.monitors.seconds, 4) if self.monitors else 0.0)
 
 
-def _load_plugins(config: RunConfig) -> Plugins:
-    if not config.plugins:
-        return default_plugins()
-    return load_plugins(plugins=[import_plugin(spec) for spec in config.plugins])
-
-
 def read_checked(path: str, ensemble: Ensemble, what: str, environment: Any = None) -> list[Row]:
     """Read, check and normalise one dataset; raise :class:`DataCheckFailed` with the report when it has problems.
 
@@ -248,7 +242,7 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
         check_output_dir(config)  # before anything is read or written: a refused run changes nothing
     offline_for_local_models(config.model)
     check_model(config.model)
-    plugins = _load_plugins(config)
+    plugins = plugins_of(config.plugins)
     backend = plugins.registry.backend(config.backend)  # an unknown backend fails before any data is read
     if backend.validate is not None:  # a backend rejects settings its engine cannot honour, before any data is read
         backend.validate(config)
