@@ -75,6 +75,8 @@ def test_rewards_as_a_yaml_list():
         ({**BASE, "lora": {"dropout": 1.5}}, [], "config key 'lora.dropout'"),
         ({k: v for k, v in BASE.items() if k != "model"}, [], "config key 'model' is required"),
         ({**BASE, "eval_every": 10}, [], "config key '(top level)': eval_every is set but data.val is not"),
+        ({**BASE, "eval_k": 2, "environment": "notes"}, [],
+         "eval_k is set, but the run generates through an environment or a rollout function"),
         (BASE, ["temperature=hot"], "--set temperature=hot: config key 'temperature': Input should be a valid number"),
         (BASE, ["lora.r=0"], "--set lora.r=0: config key 'lora.r': Input should be greater than or equal to 1"),
         (BASE, ["seeed=1"], "--set seeed=1: unknown config key 'seeed' (did you mean 'seed'?)"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import shutil
 import signal
 import socket
 import subprocess
@@ -120,6 +121,22 @@ def test_the_table_fits_80_columns_and_a_finished_folder_is_not_started_again(en
     assert changed.returncode == 2 and "k 2 -> 3" in changed.stderr
 
 
+def test_a_resumed_evaluation_of_other_weights_is_refused_naming_them(env, tmp_path):
+    """A model folder is pinned by its weights too: new weights saved under the same path (a run resumed to more
+    steps) are another model, whose evaluation must not be merged with the old one's."""
+    from grpo_host.training.builtin_model import tiny_model_dir
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model_dir(env["GRPO_HOST_CACHE"]), model)
+    data, out = letters(tmp_path, 2), tmp_path / "ev"
+    assert run(eval_cmd(str(model), data, out, "-k", "1"), env).returncode == 0
+    weights = next(model.glob("*.safetensors"))
+    weights.write_bytes(weights.read_bytes())  # the same bytes, saved again
+    again = run(eval_cmd(str(model), data, out, "-k", "1", "--resume"), env)
+    assert again.returncode == 2 and "--resume continues the same evaluation, but weights" in again.stderr, (
+        again.stderr)
+
+
 def test_temperature_0_is_greedy_k_times(env, tmp_path):
     data, out = letters(tmp_path, 2), tmp_path / "ev"
     proc = run(eval_cmd("builtin:tiny", data, out, "-k", "3", "--temperature", "0", "--json"), env)
@@ -141,6 +158,17 @@ def test_the_data_check_refuses_a_broken_row_before_anything_is_generated(env, t
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "line 3" in proc.stderr and "answer" in proc.stderr and "letter_share" in proc.stderr
     assert not (out / "rollouts").exists()
+
+
+def test_train_checks_the_eval_data_before_it_trains(env, tmp_path):
+    rows = [json.loads(line) for line in LETTERS.read_text().splitlines()[:4]]
+    del rows[2]["answer"]
+    broken, out = write_jsonl(tmp_path / "broken.jsonl", rows), tmp_path / "run"
+    proc = run([GRPO_HOST, "train", str(ROOT / "examples" / "letters.yaml"), "--set", f"output_dir={out}",
+                "--set", "eval_k=2", "--set", f"eval_data={broken}"], env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "line 3" in proc.stderr and "answer" in proc.stderr, proc.stderr
+    assert not list(out.glob("checkpoint-*"))
 
 
 def test_resume_after_sigkill_generates_only_the_missing_prompts(env, tmp_path):
@@ -332,3 +360,13 @@ def test_a_runs_last_checkpoint_scores_higher_than_its_first_on_letters(env, tmp
                  "--json"], env)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["metrics"] == last["metrics"]  # the same seed, the same samples
+    # resumed to more steps, the run saves a new model: the old model's evaluation is kept beside, not continued
+    before = (out / "eval" / "model" / "eval.json").read_text()
+    more = run([GRPO_HOST, "train", str(ROOT / "examples" / "letters.yaml"), "--set", f"output_dir={out}",
+                "--set", "max_steps=20", "--set", "save_every=4", "--set", "eval_k=2", "--set", f"eval_data={data}",
+                "--set", "resume=true"], env)
+    assert more.returncode == 0, more.stdout + more.stderr
+    assert sorted(p.name for p in (out / "eval").iterdir()) == [
+        "model", "model.before-1", "step-12", "step-16", "step-20", "step-4", "step-8"]
+    assert (out / "eval" / "model.before-1" / "eval.json").read_text() == before
+    assert json.loads((out / "eval" / "model" / "eval.json").read_text())["generated_prompts"] == 16

@@ -417,18 +417,42 @@ def generator(model: Model, s: EvalSettings) -> Generate:
 # --- the evaluation --------------------------------------------------------------------------------------------------
 
 
+WEIGHT_FILES = ("*.safetensors", "*.bin", "*.npz", "*.gguf", "*.pt", "config.json", "adapter_config.json")
+"""The files of a model folder whose change makes it another model (an evaluation of it is not continued)."""
+
+
 def _fingerprint(model: Model, s: EvalSettings) -> dict[str, Any]:
-    """What pins an evaluation (``eval-config.json``): a resume continues only the same one."""
+    """What pins an evaluation (``eval-config.json``): a resume continues only the same one.  A model folder is
+    pinned by its weights' names, sizes and modification times too: a run resumed to more steps saves new weights
+    under the same path."""
     digest = hashlib.sha256()
     data = Path(s.data)
-    files = sorted(p for p in data.rglob("*") if p.is_file()) if data.is_dir() else [data]
-    for file in files:
-        with file.open("rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                digest.update(chunk)
-    return {"model": model.given, "data": str(s.data), "data_sha256": digest.hexdigest(), "rewards": s.rewards,
-            "k": s.k, **{key: getattr(s, key) for key in SAMPLING},
-            "backend": None if model.url else s.backend, "served_model": s.served_model}
+    try:
+        files = sorted(p for p in data.rglob("*") if p.is_file()) if data.is_dir() else [data]
+        for file in files:
+            with file.open("rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(chunk)
+    except OSError as exc:
+        raise UserError(f"the dataset {s.data}: cannot be read ({exc.strerror or exc})") from None
+    folder = Path(model.path) if model.path is not None and Path(model.path).is_dir() else None
+    found = set() if folder is None else {p for pattern in WEIGHT_FILES for p in folder.glob(pattern) if p.is_file()}
+    weights = None if folder is None else [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in sorted(found)]
+    return {"model": model.given, "step": model.step, "weights": weights, "data": str(s.data),
+            "data_sha256": digest.hexdigest(), "rewards": s.rewards, "k": s.k,
+            **{key: getattr(s, key) for key in SAMPLING}, "backend": None if model.url else s.backend,
+            "served_model": s.served_model}
+
+
+def pinned_as_before(settings: EvalSettings, out: Path) -> bool:
+    """Whether ``out`` holds an evaluation pinned as ``settings`` would pin it now (the same model weights, data,
+    rewards and sampling), so ``--resume`` may continue it."""
+    try:
+        before = json.loads((out / CONFIG).read_text())
+    except (OSError, ValueError):
+        return False
+    model = resolve(settings.model)
+    return before == _fingerprint(model, settings.filled(model))
 
 
 def _prepare_out(out: Path, model: Model, s: EvalSettings, pinned: dict[str, Any]) -> set[int]:
@@ -533,13 +557,26 @@ def evaluate_run(config: RunConfig, *, echo: bool = True) -> dict[str, dict[str,
         name = "model" if model == run else f"step-{model.name.removeprefix('checkpoint-')}"  # not checkpoint-N:
         # a folder holding checkpoint-N folders is a run, whose own folders nothing may write into
         out = run / "eval" / name
-        found[name] = result = evaluate(EvalSettings(str(model), data, k=config.eval_k, out=str(out),
-                                                     resume=(out / CONFIG).is_file(), workers=config.workers))
+        settings = EvalSettings(str(model), data, k=config.eval_k, out=str(out), workers=config.workers)
+        if (out / CONFIG).is_file():
+            if pinned_as_before(settings, out):
+                settings.resume = True  # a killed run's evaluation, continued
+            else:  # of weights since replaced (a resumed run saves its model again): kept, beside
+                out.rename(_aside(out))
+        found[name] = result = evaluate(settings)
         if echo:
             total, k = result["metrics"][TOTAL], config.eval_k
             print(f"eval {name} (step {result['step']}): total mean@{k} {shown(total['mean@k'])}, "
                   f"pass@{k} {shown(total[f'pass@{k}'])} -> {out}", flush=True)
     return found
+
+
+def _aside(out: Path) -> Path:
+    """A free name beside ``out`` for an evaluation of weights the run no longer has: ``<name>.before-<n>``."""
+    n = 1
+    while (aside := out.with_name(f"{out.name}.before-{n}")).exists():
+        n += 1
+    return aside
 
 
 def shown(figure: Mapping[str, Any]) -> str:

@@ -254,6 +254,8 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
         environment = _environment(config, plugins)
         rows = read_checked(config.data.train, ensemble, "train", environment)
         val = read_checked(config.data.val, ensemble, "val", environment) if config.data.val else []
+        if config.eval_k is not None and config.eval_data is not None:  # checked now, not after the training
+            read_checked(config.eval_data, ensemble, "evaluation")
         _audit(config, plugins, ensemble, rows, echo=quiet is None)
     except BaseException:
         ensemble.close()
@@ -285,6 +287,10 @@ def train(config: RunConfig, *, echo: bool = True) -> Summary:
         if is_main_process():
             print(f"{config.output_dir} holds a finished run ({done['steps']} of {config.max_steps} steps"
                   "): nothing to resume; raise max_steps to train further", flush=True)
+            if config.eval_k is not None:  # its evaluation may be missing, or cut short: continue it
+                from .evaluate import evaluate_run
+
+                evaluate_run(config, echo=echo)
         return Summary(**{k: v for k, v in done.items() if k in Summary.__dataclass_fields__})
     job = prepare(config, echo=echo)
     backend = job.plugins.registry.backend(config.backend)
