@@ -714,10 +714,8 @@ def eval_(
         return
     out.print(f"{found['model']} on {found['data']}: {found['prompts']} prompts x {found['k']} samples; "
               f"{found['interval']}; -> {found['out']}")
-    j = found["k"]
-    lines = [("reward", "mean@k", "pass@1", f"pass@{j}")]
-    for name, m in found["metrics"].items():
-        lines.append((name, *(shown(m[key]) for key in ("mean@k", "pass@1", f"pass@{j}"))))
+    keys = list(dict.fromkeys(("mean@k", "pass@1", f"pass@{found['k']}")))  # k = 1: one pass@1 column
+    lines = [("reward", *keys)] + [(name, *(shown(m[key]) for key in keys)) for name, m in found["metrics"].items()]
     for line in _one_line_each(lines):
         out.print(line, soft_wrap=True)
 

@@ -77,6 +77,21 @@ def test_a_rollout_in_nemo_gyms_schema_gets_its_reward_and_components(server):
     assert wrong["reward"] == 0.5 and wrong["reward_components"] == {"accuracy": 0.0, "r1_strict_format": 1.0}
 
 
+class SolvedRequest(MathVerifyRequest):
+    """A row that also keeps its worked solution, as SkyRL's GSM8K rows do under ``answer``."""
+
+    answer: str = ""
+
+
+def test_the_gold_is_expected_answer_over_a_field_named_answer(server):
+    """The protocol's gold decides (as SkyRL's ``ground_truth`` does there): a dataset's own ``answer`` field, here
+    a worked solution, is not what ``accuracy`` compares with."""
+    body = SolvedRequest(responses_create_params=PARAMS, response=response(TEXT), expected_answer="4",
+                         answer="2 + 2 makes 4. #### 4")
+    reply = httpx.post(server.url + "/verify", json=body.model_dump(mode="json"), timeout=30)
+    assert reply.status_code == 200 and reply.json()["reward_components"]["accuracy"] == 1.0, reply.text
+
+
 def test_a_tool_using_rollout_scores_as_its_final_text(server):
     """Function calls, their outputs and reasoning items: text rewards score the final answer with its reasoning,
     exactly as the same text written without tools."""

@@ -60,7 +60,7 @@ def test_a_row_lacking_a_column_fails_at_init_naming_row_reward_and_column():
     env = skyrl_gym.make("grpo_host", env_config=DictConfig({}), extras={"extra_info": {"index": 9}})
     with pytest.raises(UserError, match=r"accuracy.*answer") as caught:
         env.init(PROMPT)
-    assert "skyrl row 9" in str(caught.value)
+    assert "skyrl row 9" in str(caught.value) and "\n" not in str(caught.value)  # one line
     with pytest.raises(RuntimeError, match="call init"):
         env.step(GOOD)
 

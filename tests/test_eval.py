@@ -129,7 +129,10 @@ def test_a_resumed_evaluation_of_other_weights_is_refused_naming_them(env, tmp_p
     model = tmp_path / "model"
     shutil.copytree(tiny_model_dir(env["GRPO_HOST_CACHE"]), model)
     data, out = letters(tmp_path, 2), tmp_path / "ev"
-    assert run(eval_cmd(str(model), data, out, "-k", "1"), env).returncode == 0
+    first = run(eval_cmd(str(model), data, out, "-k", "1"), env)
+    assert first.returncode == 0, first.stderr
+    assert next(line for line in first.stdout.splitlines() if line.startswith("reward")).split() == [
+        "reward", "mean@k", "pass@1"]  # k = 1: pass@1 once
     weights = next(model.glob("*.safetensors"))
     weights.write_bytes(weights.read_bytes())  # the same bytes, saved again
     again = run(eval_cmd(str(model), data, out, "-k", "1", "--resume"), env)
@@ -236,6 +239,8 @@ class TinyServer:
         self.model_dir = model_dir
         self.requests: list[dict] = []
         self.in_flight = self.max_in_flight = 0
+        self.parts = False
+        """Answer chat content as a list of parts (``[{"type": "text", "text": ...}]``), as multimodal servers do."""
         self._lock = threading.Lock()
 
     def start(self) -> TinyServer:
@@ -296,8 +301,9 @@ class TinyServer:
             text, tokens = await asyncio.to_thread(self._generate, body)
         finally:
             self.in_flight -= 1
+        content = [{"type": "text", "text": text}] if self.parts else text
         choice = {"index": 0, "finish_reason": "stop",
-                  **({"message": {"role": "assistant", "content": text}} if "messages" in body else {"text": text})}
+                  **({"message": {"role": "assistant", "content": content}} if "messages" in body else {"text": text})}
         return JSONResponse({"id": "x", "object": "chat.completion", "model": body["model"], "choices": [choice],
                              "usage": {"completion_tokens": tokens}})
 
@@ -333,6 +339,11 @@ def test_an_openai_compatible_endpoint_is_asked_k_times_per_prompt_within_the_co
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["samples"] == 2
     assert [b["prompt"] for b in tiny_server.requests[12:]] == ["letter b"] * 2
+    # chat content as a list of parts: its text is the completion, not the list's repr
+    tiny_server.parts = True
+    proc = run(eval_cmd(url, data, tmp_path / "ev-parts", "-k", "3", "--json"), env)
+    assert proc.returncode == 0, proc.stderr
+    assert read_record(tmp_path / "ev-parts")["completion"].to_pylist() == [r["completion"] for r in table]
 
 
 # --- a run's checkpoints, evaluated at the end of train (eval_k) ----------------------------------------------

@@ -77,8 +77,9 @@ class GrpoHostEnv(BaseTextEnv):
         row = {**self.row, "prompt": prompt}
         report = check_rows([(self.where, row)], scorer.ensemble(self.rewards).rewards)
         if not report.ok:
-            raise UserError(f"grpo-host: the data check failed, so this row cannot be scored with {self.rewards!r}:\n"
-                            f"{report}")
+            problem = report.problems[0]  # one row: one line, its first problem (a row rarely has two)
+            raise UserError(f"grpo-host: {self.where} cannot be scored with {self.rewards!r}: reward "
+                            f"{problem.reward!r}, column {problem.column!r}: {problem.problem}")
         self.row = row
         return prompt, {}
 

@@ -26,7 +26,7 @@ The request becomes a grpo-host row:
   web search, MCP, ...) carry nothing a grpo-host reward reads and are
   skipped;
 * every other top-level field is a column; NeMo Gym's ``expected_answer``
-  is also the ``answer`` column when the row has none (as JSON text when it
+  is the ``answer`` column, over a field of that name (as JSON text when it
   is not a string: a number's gold ``4`` is ``"4"``).
 
 The answer is the request with ``reward`` (the spec's weighted total) and
@@ -73,9 +73,11 @@ def row_of(body: Any) -> dict[str, Any]:
         raise ValueError("'response' must be an object whose 'output' is a list of Responses API output items")
     row = {k: v for k, v in body.items() if k not in PROTOCOL}
     gold = body.get("expected_answer")
-    if row.get("answer") is None and gold is not None:
+    if gold is not None:  # the protocol's gold, over a dataset's own `answer` field (as SkyRL's ground_truth)
         row["answer"] = gold if isinstance(gold, str) else json.dumps(gold)
-    row["prompt"] = _prompt(params)
+    prompt = _prompt(params)
+    if prompt is not None or "prompt" not in row:  # an empty input keeps a prompt the request carries as a field
+        row["prompt"] = prompt
     row["completion"] = _messages(response["output"])
     return row
 

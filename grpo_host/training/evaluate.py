@@ -360,7 +360,7 @@ def endpoint_generator(url: str, s: EvalSettings) -> Generate:
                 else:
                     if response.status_code == 200:
                         return _sample(response, url)
-                    problem = f"HTTP {response.status_code}: {response.text[:200]}"
+                    problem = f"HTTP {response.status_code}: {' '.join(response.text[:200].split())}"  # one line
                     if response.status_code != 429 and response.status_code < 500:
                         break
                 if attempt < RETRIES:
@@ -397,6 +397,8 @@ def _sample(response: Any, url: str) -> Sample:
         tokens = (reply.get("usage") or {}).get("completion_tokens")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise UserError(f"endpoint {url}: an answer that is not an OpenAI completion ({exc!r})") from None
+    if isinstance(text, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        text = "".join(part.get("text") or "" for part in text if isinstance(part, dict) and part.get("type") == "text")
     if not isinstance(text, str):
         text = "" if text is None else str(text)
     return Sample(text, None, tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None)
