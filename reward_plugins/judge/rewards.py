@@ -356,6 +356,19 @@ async def _judge_one_group(s: GroupParams, prompt: Any, completions: list[str]) 
     "position_gap / position_pairs (mean score advantage of being shown earlier) and rank_flips / rank_pairs "
     "(pairs of completions the orders rank the other way round). Completions are shown as marked data that the "
     "judge must not obey.",
+    examples=[  # each states the judge's reply (served to every request) and the score each member derives from it
+        {"prompt": "Name a prime number.", "completions": ["7"],
+         "judge_reply": "A correct, minimal answer.\n<scores>\nResponse 1: 7\n</scores>", "scores": [0.7]},
+        # shown in two orders, a judge that only favours whatever comes first gives every member the same score
+        {"prompt": "Name a prime number.", "completions": ["7", "9"],
+         "judge_reply": "The first response is better.\n<scores>\nResponse 1: 9\nResponse 2: 3\n</scores>",
+         "scores": [0.6, 0.6]},
+        # a reply that misses a response, or scores one off the 0..10 scale, makes the whole group None
+        {"prompt": "Name a prime number.", "completions": ["7", "9"],
+         "judge_reply": "<scores>\nResponse 1: 8\n</scores>", "scores": [None, None]},
+        {"prompt": "Name a prime number.", "completions": ["7", "9"], "params": {"score_format": "line"},
+         "judge_reply": "Both are numbers.\nScore 1: 10\nScore 2: 12", "scores": [None, None]},
+    ],
 )
 async def judge_group(completions: list[str], *, prompts: list[Any], params: GroupParams, **_: Any) -> list[Scored]:
     groups: dict[str, list[int]] = {}
