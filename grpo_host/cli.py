@@ -143,7 +143,7 @@ def rewards_show(name: str) -> None:
     out.print("columns: " + (", ".join(f"{k} ({v})" for k, v in row["requires"].items()) or "none"))
     _print_params(row["params"])
     if r.examples:
-        from .examples import score_example
+        from .scoring.examples import score_example
 
         table = Table("completion", "columns", "score", title="examples")
         for ex in r.examples:

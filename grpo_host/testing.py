@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .discovery.plugins import GROUP, PluginRecord, Plugins, load_plugins
-from .examples import chat_server, score_example
+from .scoring.examples import chat_server, score_example
 
 if TYPE_CHECKING:
     from .audit import AuditReport

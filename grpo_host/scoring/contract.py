@@ -503,7 +503,7 @@ def reward(
         (several completions of one prompt, one score each) for a batch
         reward whose score depends on the group; ``judge_reply`` is what a
         judge server answers, served from 127.0.0.1 as the reward's
-        ``base_url`` (see :mod:`grpo_host.examples`).
+        ``base_url`` (see :mod:`grpo_host.scoring.examples`).
     :param empty_ok: required columns whose empty value ("", [], {}) is
         meaningful (a JSON schema ``{}``), so ``data check`` accepts it.
     :param concurrency: for an ``async def`` function, how many of a batch's
