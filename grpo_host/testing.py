@@ -168,7 +168,10 @@ def check_examples(reward: Any) -> int:
     for i, example in enumerate(reward.examples):
         if "score" not in example and "scores" not in example:
             continue
-        got = score_example(reward, example)
+        try:
+            got = score_example(reward, example)
+        except ValueError as exc:
+            raise AssertionError(f"reward {reward.name!r} ({reward.origin}) example {i}: {exc}") from None
         want = list(example["scores"]) if "completions" in example else [example["score"]]
         shown = example["completions"] if "completions" in example else example["completion"]
         checked += 1

@@ -58,3 +58,16 @@ def test_a_judge_reply_is_served_over_http_in_the_openai_chat_format():
     assert [s.value for s in scores] == [0.4, 0.4]
     assert len(server.requests) == 2 and all(r["model"] == server.model for r in server.requests)
     assert score_example(judge_group, {"prompt": "p", "completions": ["a"], "judge_reply": "no verdict"}) == [None]
+
+
+@pytest.mark.parametrize(("example", "message"), [
+    ({"completions": ["a", "b"], "score": 1.0}, r"example 0: an example gives .* not completions, score"),
+    ({"completion": "a", "scores": [1.0]}, r"not completion, scores"),
+    ({"completions": ["a", "b"], "scores": [1.0]}, r"example 0: an example states 1 scores for 2 completions"),
+])
+def test_a_malformed_example_is_named(example, message):
+    from dataclasses import replace
+
+    length = next(r for r in list_rewards() if r.name == "length")
+    with pytest.raises(AssertionError, match=message):
+        check_examples(replace(length, examples=(example,)))

@@ -91,8 +91,15 @@ def score_example(reward: Any, example: Mapping[str, Any]) -> list[float | None]
     """The score of each completion of ``example`` (one for ``completion``, one per member for ``completions``),
     scored by ``reward`` bound with the example's ``params`` and, for a ``judge_reply``, against a chat server
     giving that reply (no cache, no retries: the reply is the whole story)."""
-    params = dict(example.get("params") or {})
     group = "completions" in example
+    single = ("completion", "score")
+    if any(k in example for k in single) if group else ("completion" not in example or "scores" in example):
+        raise ValueError(f"an example gives 'completion' (and 'score') or a group's 'completions' (and 'scores'), "
+                         f"not {', '.join(sorted(set(example) & set(EXAMPLE_KEYS)))}")
+    if group and "scores" in example and len(example["scores"]) != len(example["completions"]):
+        raise ValueError(f"an example states {len(example['scores'])} scores for {len(example['completions'])} "
+                         "completions")
+    params = dict(example.get("params") or {})
     completions = list(example["completions"]) if group else [example["completion"]]
     n = len(completions)
     columns = {k: [v] * n for k, v in example_columns(example).items()}

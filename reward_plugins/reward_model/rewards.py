@@ -106,7 +106,8 @@ TINY_MODEL = str(Path(__file__).with_name("tiny_model"))
 its logit is about +1 for an answer that ends a sentence ('.', '!' or '?') and -1 otherwise.  The examples name it
 so that they load offline and state scores that hold for any model that orders the completions the same way."""
 
-_TINY: dict[str, Any] = {"model": TINY_MODEL, "normalize": "group"}
+_TINY: dict[str, Any] = {"model": TINY_MODEL, "normalize": "group", "device": "cpu"}
+"""On the CPU: ``rewards show`` must not take a GPU a run may be using for a 6 KB model."""
 EXAMPLES: list[dict[str, Any]] = [
     {"prompt": "Capital of France?", "completions": ["Paris.", "Paris"], "params": _TINY,
      "scores": [2 ** -0.5, -(2 ** -0.5)]},  # two different logits: +-1/sqrt(2), whatever their size
