@@ -143,14 +143,19 @@ def rewards_show(name: str) -> None:
     out.print("columns: " + (", ".join(f"{k} ({v})" for k, v in row["requires"].items()) or "none"))
     _print_params(row["params"])
     if r.examples:
+        from .scoring.examples import score_example
+
         table = Table("completion", "columns", "score", title="examples")
         for ex in r.examples:
-            cols = {k: v for k, v in ex.items() if k not in ("completion", "prompt", "score")}
+            # a group example shows its completions and one score each; params and a judge's reply are columns here
+            cols = {k: v for k, v in ex.items() if k not in ("completion", "completions", "prompt", "score", "scores")}
             try:
-                score = str(r.score_one(ex["completion"], ex.get("prompt"), **cols))
+                scores = score_example(r, ex)
+                score = str(scores if "completions" in ex else scores[0])
             except Exception as exc:  # show, do not crash: this is documentation
                 score = f"error: {exc}"
-            table.add_row(_clip(repr(ex["completion"])), _clip(json.dumps(cols)) if cols else "", score)
+            shown = ex["completions"] if "completions" in ex else ex["completion"]
+            table.add_row(_clip(repr(shown)), _clip(json.dumps(cols)) if cols else "", score)
         out.print(table)
 
 

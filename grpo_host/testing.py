@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .discovery.plugins import GROUP, PluginRecord, Plugins, load_plugins
+from .scoring.examples import chat_server, score_example
 
 if TYPE_CHECKING:
     from .audit import AuditReport
@@ -42,10 +43,12 @@ __all__ = [
     "assert_audit_passes",
     "assert_discovered",
     "assert_listing_is_light",
+    "chat_server",
     "check_examples",
     "data_check",
     "load_pack",
     "observe",
+    "score_example",
     "score_rows",
     "scored_batch",
 ]
@@ -155,19 +158,27 @@ def score_rows(spec: str, rows: Iterable[Mapping[str, Any]], *, plugins: Plugins
 
 
 def check_examples(reward: Any) -> int:
-    """Score every example of ``reward`` (a :class:`~grpo_host.Reward`) that states a ``score`` and assert it gets
-    that score (to 1e-9); returns how many were checked.  The examples are the reward's documentation
-    (``rewards show`` prints them), so this keeps the documentation true."""
+    """Score every example of ``reward`` (a :class:`~grpo_host.Reward`) that states a ``score`` (or, for a group
+    example, ``scores``) and assert it gets that score (to 1e-9); returns how many were checked.  The examples are
+    the reward's documentation (``rewards show`` prints them), so this keeps the documentation true.
+
+    An example is scored as :func:`score_example` scores it: with its ``params``, its ``completions`` as one group,
+    and its ``judge_reply`` given by a real chat server on 127.0.0.1 (:func:`chat_server`)."""
     wrong, checked = [], 0
     for i, example in enumerate(reward.examples):
-        if "score" not in example:
+        if "score" not in example and "scores" not in example:
             continue
-        columns = {k: v for k, v in example.items() if k not in ("completion", "prompt", "score")}
-        got = reward.score_one(example["completion"], example.get("prompt"), **columns)
-        want = example["score"]
+        try:
+            got = score_example(reward, example)
+        except ValueError as exc:
+            raise AssertionError(f"reward {reward.name!r} ({reward.origin}) example {i}: {exc}") from None
+        want = list(example["scores"]) if "completions" in example else [example["score"]]
+        shown = example["completions"] if "completions" in example else example["completion"]
         checked += 1
-        if (got is None) != (want is None) or (got is not None and abs(got - want) > 1e-9):
-            wrong.append(f"example {i} ({example['completion']!r:.60}): documented {want!r}, scored {got!r}")
+        if len(got) != len(want) or any((g is None) != (w is None) or (g is not None and abs(g - w) > 1e-9)
+                                        for g, w in zip(got, want, strict=False)):
+            documented, scored = (want, got) if "completions" in example else (want[0], got[0])
+            wrong.append(f"example {i} ({shown!r:.60}): documented {documented!r}, scored {scored!r}")
     if wrong:
         raise AssertionError(f"reward {reward.name!r} ({reward.origin}) does not score its examples as documented:\n"
                              + "\n".join(wrong))

@@ -32,6 +32,13 @@ def test_rewards_list_table_and_show():
     assert missing.returncode == 2 and "available: accuracy" in missing.stderr
 
 
+def test_rewards_show_scores_group_examples_against_their_judge_reply():
+    """A group example prints each member's score, got from the stated judge reply served on 127.0.0.1."""
+    show = run_cli("rewards", "show", "judge_group")
+    assert show.returncode == 0, show.stderr
+    assert "[0.6, 0.6]" in show.stdout and "[None, None]" in show.stdout and "error" not in show.stdout
+
+
 def test_brackets_are_printed_not_taken_for_style_tags():
     assert "columns: tests (list[reward_plugins.code.rewards.IOCase] | str)" in run_cli(
         "rewards", "show", "code").stdout

@@ -143,3 +143,24 @@ def test_the_accelerator_scores_as_the_cpu_does(model):
     on_cpu = scorer(model)(prompts=[CHAT] * 4, completions=COMPLETIONS)
     on_device = scorer(model, device=device, dtype="float32")(prompts=[CHAT] * 4, completions=COMPLETIONS)
     assert on_device == pytest.approx(on_cpu, abs=1e-3)
+
+
+def test_the_shipped_tiny_model_is_what_its_script_builds_and_reads_sentence_ends(tmp_path):
+    """The examples' model (reward_plugins/reward_model/tiny_model) is rebuilt by its script to the same weights and
+    template, and its logit is +-1 by whether the answer ends a sentence, as its docstring says."""
+    import subprocess
+    import sys
+
+    from safetensors.torch import load_file
+
+    from reward_plugins.reward_model.rewards import TINY_MODEL
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "build_tiny_reward_model.py"
+    subprocess.run([sys.executable, str(script), str(tmp_path / "rebuilt")], check=True, capture_output=True)
+    shipped, rebuilt = Path(TINY_MODEL), tmp_path / "rebuilt"
+    want, got = load_file(shipped / "model.safetensors"), load_file(rebuilt / "model.safetensors")
+    assert sorted(want) == sorted(got) and all(torch.equal(want[k], got[k]) for k in want)
+    assert (shipped / "chat_template.jinja").read_text() == (rebuilt / "chat_template.jinja").read_text()
+    values = scorer(Path(TINY_MODEL))(prompts=["Capital of France?"] * 4,
+                                      completions=["Paris.", "Paris", "Is it Paris?", "<think>Paris.</think>Lyon"])
+    assert values == pytest.approx([1.0, -1.0, 1.0, -1.0], abs=1e-5)

@@ -498,7 +498,12 @@ def reward(
         key is the score it must get, stated as TRL's docstring examples
         state their output, and checked by
         :func:`grpo_host.testing.check_examples` (``score`` is therefore
-        not a column an example can carry).
+        not a column an example can carry).  ``params`` scores the example
+        with those parameters; ``completions`` with ``scores`` is a group
+        (several completions of one prompt, one score each) for a batch
+        reward whose score depends on the group; ``judge_reply`` is what a
+        judge server answers, served from 127.0.0.1 as the reward's
+        ``base_url`` (see :mod:`grpo_host.scoring.examples`).
     :param empty_ok: required columns whose empty value ("", [], {}) is
         meaningful (a JSON schema ``{}``), so ``data check`` accepts it.
     :param concurrency: for an ``async def`` function, how many of a batch's

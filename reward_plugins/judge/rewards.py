@@ -223,6 +223,15 @@ def _judge_reward(**declaration: Any):
     "(scored (v-1)/(N-1)). The judge reasons first and ends with the verdict; a reply without one, or a judgment "
     "that got no reply after retries and within the deadline, scores None and is counted (unparseable, failures). "
     "The completion is shown to the judge as marked data that it must not obey.",
+    examples=[  # each states the judge's reply and the score the reward derives from it
+        {"prompt": "What is 2+2?", "completion": "4", "judge_reply": "Correct and concise.\n<score>10</score>",
+         "score": 1.0},
+        {"prompt": "What is 2+2?", "completion": "4, I think", "judge_reply": "Hedged.\n<score>7/10</score>",
+         "score": 0.7},
+        {"prompt": "What is 2+2?", "completion": "5", "params": {"scale": "likert", "score_format": "line"},
+         "judge_reply": "Wrong.\nScore: 1", "score": 0.0},
+        {"prompt": "What is 2+2?", "completion": "4", "judge_reply": "A fine answer, I would say.", "score": None},
+    ],
 )
 async def judge(completion: str, *, prompt: Any = None, params: JudgeParams, **_: Any) -> Scored:
     tally = _tally()
@@ -236,6 +245,12 @@ async def judge(completion: str, *, prompt: Any = None, params: JudgeParams, **_
     params=ReferenceParams,
     description="An LLM judge compares the response with the reference answer (the answer column): PASS scores "
     "1.0, FAIL 0.0. No verdict, or no reply after retries and within the deadline, scores None and is counted.",
+    examples=[
+        {"prompt": "Capital of France?", "completion": "Paris", "answer": "Paris",
+         "judge_reply": "Same city.\n<verdict>PASS</verdict>", "score": 1.0},
+        {"prompt": "Capital of France?", "completion": "Lyon", "answer": "Paris",
+         "judge_reply": "A different city.\n<verdict>FAIL</verdict>", "score": 0.0},
+    ],
 )
 async def judge_reference(completion: str, *, prompt: Any = None, answer: str, params: ReferenceParams,
                           **_: Any) -> Scored:
@@ -251,6 +266,13 @@ async def judge_reference(completion: str, *, prompt: Any = None, answer: str, p
     description="An LLM judge decides, one request per criterion, whether the response meets each of the given "
     "criteria (MET or NOT_MET); the score is sum(weight * met) / sum(weight). A criterion without a verdict "
     "makes the row None (counted), since a partial sum would be biased low.",
+    examples=[  # the judge gives the same reply for every criterion here
+        {"prompt": "Greet the user.", "completion": "Hello!", "judge_reply": "<verdict>MET</verdict>", "score": 1.0,
+         "params": {"criteria": [{"name": "greets", "description": "says hello"},
+                                 {"name": "brief", "description": "one sentence", "weight": 3}]}},
+        {"prompt": "Greet the user.", "completion": "Go away.", "judge_reply": "<verdict>NOT_MET</verdict>",
+         "score": 0.0, "params": {"criteria": [{"name": "greets", "description": "says hello"}]}},
+    ],
 )
 async def judge_criteria(completion: str, *, prompt: Any = None, params: CriteriaParams, **_: Any) -> Scored:
     tally = _tally()
@@ -356,6 +378,19 @@ async def _judge_one_group(s: GroupParams, prompt: Any, completions: list[str]) 
     "position_gap / position_pairs (mean score advantage of being shown earlier) and rank_flips / rank_pairs "
     "(pairs of completions the orders rank the other way round). Completions are shown as marked data that the "
     "judge must not obey.",
+    examples=[  # each states the judge's reply (served to every request) and the score each member derives from it
+        {"prompt": "Name a prime number.", "completions": ["7"],
+         "judge_reply": "A correct, minimal answer.\n<scores>\nResponse 1: 7\n</scores>", "scores": [0.7]},
+        # shown in two orders, a judge that only favours whatever comes first gives every member the same score
+        {"prompt": "Name a prime number.", "completions": ["7", "9"],
+         "judge_reply": "The first response is better.\n<scores>\nResponse 1: 9\nResponse 2: 3\n</scores>",
+         "scores": [0.6, 0.6]},
+        # a reply that misses a response, or scores one off the 0..10 scale, makes the whole group None
+        {"prompt": "Name a prime number.", "completions": ["7", "9"],
+         "judge_reply": "<scores>\nResponse 1: 8\n</scores>", "scores": [None, None]},
+        {"prompt": "Name a prime number.", "completions": ["7", "9"], "params": {"score_format": "line"},
+         "judge_reply": "Both are numbers.\nScore 1: 10\nScore 2: 12", "scores": [None, None]},
+    ],
 )
 async def judge_group(completions: list[str], *, prompts: list[Any], params: GroupParams, **_: Any) -> list[Scored]:
     groups: dict[str, list[int]] = {}

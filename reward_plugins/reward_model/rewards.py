@@ -16,13 +16,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from grpo_host import Scored, hookimpl, reward, split_reasoning
 
-__all__ = ["RewardModelParams", "check_row", "conversation", "group_zscores", "reward_model"]
+__all__ = ["TINY_MODEL", "RewardModelParams", "check_row", "conversation", "group_zscores", "reward_model"]
 
 ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
 
@@ -100,8 +101,28 @@ loads, saying what was expected.  Conversations are sorted by length and run bat
 score does not depend on its batch.  Needs the `prm` extra (transformers, torch): pip install 'grpo-host[prm]'."""
 
 
+TINY_MODEL = str(Path(__file__).with_name("tiny_model"))
+"""A toy reward model shipped with the pack (scripts/build_tiny_reward_model.py writes it): its weights are set so
+its logit is about +1 for an answer that ends a sentence ('.', '!' or '?') and -1 otherwise.  The examples name it
+so that they load offline and state scores that hold for any model that orders the completions the same way."""
+
+_TINY: dict[str, Any] = {"model": TINY_MODEL, "normalize": "group", "device": "cpu"}
+"""On the CPU: ``rewards show`` must not take a GPU a run may be using for a 6 KB model."""
+EXAMPLES: list[dict[str, Any]] = [
+    {"prompt": "Capital of France?", "completions": ["Paris.", "Paris"], "params": _TINY,
+     "scores": [2 ** -0.5, -(2 ** -0.5)]},  # two different logits: +-1/sqrt(2), whatever their size
+    {"prompt": "Capital of France?", "completions": ["Paris.", "<think>Lyon?</think>paris", "It is Paris!"],
+     "params": _TINY, "scores": [3 ** -0.5, -2 * 3 ** -0.5, 3 ** -0.5]},
+    {"prompt": "Capital of France?", "completions": ["Paris.", "It is Paris!"], "params": _TINY,
+     "scores": [0.0, 0.0]},  # a group the model cannot tell apart
+    # too long for max_length: None, never cut; the rest of the group is normalised without it
+    {"prompt": "Capital of France?", "completions": ["Paris.", "Paris, a city on the Seine."],
+     "params": {**_TINY, "max_length": 48}, "scores": [0.0, None]},
+]
+
+
 @reward(name="reward_model", requires={"prompt": Any}, params=RewardModelParams, batch=True, timeout=600.0,
-        check_row=check_row, description=DESCRIPTION)
+        check_row=check_row, description=DESCRIPTION, examples=EXAMPLES)
 def reward_model(completions: list[str], *, prompts: list[Any], params: RewardModelParams, **_: Any) -> list[Scored]:
     from .scoring import score_conversations
 
