@@ -39,8 +39,8 @@ API = [
 """Every name ``grpo_host`` exports, as ``__all__`` lists them."""
 
 TESTING = [
-    "HEAVY_MODULES", "assert_audit_passes", "assert_discovered", "assert_listing_is_light", "check_examples",
-    "data_check", "load_pack", "observe", "score_rows", "scored_batch",
+    "HEAVY_MODULES", "assert_audit_passes", "assert_discovered", "assert_listing_is_light", "chat_server",
+    "check_examples", "data_check", "load_pack", "observe", "score_example", "score_rows", "scored_batch",
 ]
 """Every name :mod:`grpo_host.testing` exports for a pack's tests."""
 
