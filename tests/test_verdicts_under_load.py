@@ -92,6 +92,51 @@ def test_an_inline_item_is_not_stopped_while_the_process_s_other_threads_hold_th
     assert sleeps.status == "backstop"  # and what only waits is still stopped
 
 
+def _spin_forever() -> None:
+    while True:
+        pass
+
+
+@pytest.mark.slow  # over 2 s: waits out a backstop
+@pytest.mark.timeout(120)
+def test_an_inline_wait_beside_a_busy_thread_is_still_stopped_at_the_backstop():
+    """A sleep under a 0.05 s timeout (a 0.5 s backstop) while another thread of the process spins in Python: the
+    other thread's CPU is not time the sleeper was held back (it used no CPU to be held back from), so the
+    backstop stops it.  Crediting every other thread's CPU deferred it without end: an abandoned spinning call
+    (the CI run of stop 47) kept every later wait in that process from its backstop."""
+    from grpo_host.scoring.executors import InlineRunner
+
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            pass
+
+    spinner = threading.Thread(target=spin, daemon=True)
+    spinner.start()
+    try:
+        sleeps = InlineRunner().run([(time.sleep, (30,), {})], timeout=0.05)[0]
+    finally:
+        stop.set()
+    assert sleeps.status == "backstop", sleeps
+
+
+@pytest.mark.timeout(120)
+def test_an_abandoned_inline_call_that_spins_in_python_stops():
+    """A call stopped at its CPU timeout is abandoned, and its thread is asked to stop: one spinning in Python code
+    ends instead of using a CPU and the GIL for the rest of the process's life."""
+    from grpo_host.scoring.executors import InlineRunner
+
+    before = set(threading.enumerate())
+    runner = InlineRunner()
+    outcome = runner.run([(_spin_forever, (), {})], timeout=0.05)[0]
+    abandoned = [t for t in set(threading.enumerate()) - before if t.name == "grpo-host-inline"]
+    assert outcome.status == "timeout" and len(abandoned) == 1, (outcome, abandoned)
+    abandoned[0].join(60)  # a liveness bound, not a speed one: on the old code it spun for ever
+    assert not abandoned[0].is_alive()
+    assert runner.run([(sum, ([1, 2],), {})], timeout=0.05)[0].value == 3  # a new thread took over
+
+
 def mbpp() -> tuple[list[str], dict, list[float | None]]:
     """Every MBPP row's own solution, its asserts, and the verdict it has (1.0 bar ``MBPP_DIFFER``)."""
     rows = [json.loads(line) for line in MBPP.read_text().splitlines()]

@@ -15,7 +15,10 @@ times the timeout in wall seconds not spent waiting for a CPU (outcome
   caller can stop waiting once the thread's CPU clock reaches the timeout (or
   the backstop passes).  Cheap, but a timed-out call
   cannot be killed: it is abandoned (and a new thread takes over).  Fine for
-  regexes and string checks.
+  regexes and string checks.  An abandoned thread is asked to stop (an
+  exception raised in it at its next Python instruction), so a call that
+  spins in Python code does not go on using a CPU and the GIL for the
+  life of the process; one that waits in C code stops when the wait ends.
 * :class:`WorkerPool` runs items in worker processes.  The timeout is
   enforced twice: inside the worker (``SIGPROF`` at the CPU timeout,
   ``SIGALRM`` at the backstop, raise in the call) and from outside (a worker
@@ -98,9 +101,10 @@ class InlineRunner:
 
     @staticmethod
     def _loop(jobs: queue.SimpleQueue, done: queue.SimpleQueue) -> None:
-        while (job := jobs.get()) is not None:
-            task, timeout = job
-            done.put(call(*task, timeout=timeout))
+        with contextlib.suppress(Abandoned):
+            while (job := jobs.get()) is not None:
+                task, timeout = job
+                done.put(call(*task, timeout=timeout))
 
     def run(self, tasks: Sequence[Task], timeout: float | None, stop: Stop | None = None) -> list[Outcome]:
         outcomes: list[Outcome] = []
@@ -124,7 +128,8 @@ class InlineRunner:
             except queue.Empty:
                 status = watch.over(timeout, backstop)
                 if status is not None:
-                    self.close()  # the stuck thread exits if its call ever returns; the next call gets a new one
+                    self.close()  # the next call gets a new thread
+                    _abandon(self._thread)
                     return Outcome(status)
 
     def close(self) -> None:
@@ -132,6 +137,20 @@ class InlineRunner:
         if self._jobs is not None:
             self._jobs.put(None)
             self._jobs = None
+
+
+class Abandoned(BaseException):
+    """Raised in an inline thread whose call was given up on; a BaseException so the reward's ``except Exception``
+    does not eat it (one that catches everything keeps its thread, as before)."""
+
+
+def _abandon(thread: threading.Thread) -> None:
+    """Raise :class:`Abandoned` in ``thread`` at its next Python instruction (CPython's
+    ``PyThreadState_SetAsyncExc``; elsewhere the thread is left to end when its call returns)."""
+    if thread.ident is not None and sys.implementation.name == "cpython":
+        import ctypes
+
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(Abandoned))
 
 
 class AsyncRunner:
