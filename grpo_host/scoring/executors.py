@@ -147,7 +147,7 @@ class Abandoned(BaseException):
 def _abandon(thread: threading.Thread) -> None:
     """Raise :class:`Abandoned` in ``thread`` at its next Python instruction (CPython's
     ``PyThreadState_SetAsyncExc``; elsewhere the thread is left to end when its call returns)."""
-    if thread.ident is not None and sys.implementation.name == "cpython":
+    if thread.ident is not None and thread.is_alive() and sys.implementation.name == "cpython":
         import ctypes
 
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(Abandoned))
