@@ -150,6 +150,27 @@ def test_temperature_0_is_greedy_k_times(env, tmp_path):
                     for r in table if r["row_id"] == i}) == 1
 
 
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_the_model_s_generation_config_shapes_eval_s_samples_no_more_than_training_s(tmp_path, temperature):
+    """TRL's GRPOTrainer sets temperature, top_p, top_k, min_p and repetition_penalty itself, so a model's
+    ``generation_config.json`` (Qwen2.5's says repetition_penalty 1.05) does not change how training samples; eval
+    left repetition_penalty to it, and sampled another distribution than the one trained on."""
+    from grpo_host.training.builtin_model import build_tiny
+    from grpo_host.training.evaluate import EvalSettings, transformers_generator
+
+    clean, penalised = build_tiny(tmp_path / "clean"), build_tiny(tmp_path / "penalised")
+    config = json.loads((penalised / "generation_config.json").read_text())
+    (penalised / "generation_config.json").write_text(json.dumps(config | {"repetition_penalty": 50.0}))
+    settings = dict(data="-", temperature=temperature, top_p=1.0, top_k=0, min_p=0.0, max_completion_length=24,
+                    seed=0, device="cpu")
+    prompts = ["abc", "hello there"]
+    samples = [transformers_generator(str(path), EvalSettings(model=str(path), **settings))(prompts, 2, 7)
+               for path in (clean, penalised)]
+    ids = [[sample.ids for sample in row] for row in samples[0]]
+    assert any(len(set(i)) < len(i) for row in ids for i in row)  # a token repeats: the penalty would tell
+    assert ids == [[sample.ids for sample in row] for row in samples[1]]
+
+
 def test_the_data_check_refuses_a_broken_row_before_anything_is_generated(env, tmp_path):
     rows = [json.loads(line) for line in LETTERS.read_text().splitlines()[:4]]
     del rows[2]["answer"]

@@ -269,11 +269,12 @@ def transformers_generator(path: str, s: EvalSettings) -> Generate:
         batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
         # each prompt k times (what num_return_sequences does inside), so temperature 0 (greedy) works as well
         batch = {key: value.repeat_interleave(k, dim=0) for key, value in batch.items()}
-        options: dict[str, Any] = {"do_sample": False}
+        # every value TRL's GRPOTrainer sets explicitly, so the model's generation_config.json (a Qwen's
+        # repetition_penalty 1.05, say) shapes eval's samples no more than training's
+        options: dict[str, Any] = {"do_sample": False, "repetition_penalty": 1.0}
         if s.temperature:
-            options = {"do_sample": True, "temperature": s.temperature, "top_p": s.top_p, "top_k": s.top_k or None}
-            if s.min_p:
-                options["min_p"] = s.min_p
+            options.update(do_sample=True, temperature=s.temperature, top_p=s.top_p, top_k=s.top_k,
+                           min_p=s.min_p or None)
         with torch.no_grad():
             out = model.generate(**batch, max_new_tokens=s.max_completion_length,
                                  pad_token_id=tokenizer.pad_token_id, **options)
