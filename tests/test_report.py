@@ -9,11 +9,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import sample_rewards
 from conftest import GRPO_HOST, run_cli
 from train_helpers import QUICK, ROOT
 
 from grpo_host import Ensemble
-from grpo_host.discovery.plugins import default_plugins
+from grpo_host.discovery.plugins import default_plugins, load_plugins
 from grpo_host.kinds.monitor import MonitorSet, choose
 from grpo_host.runs.record import RolloutRecord
 from grpo_host.runs.report import build_report, write_report
@@ -64,6 +65,44 @@ def _monitored_run(tmp_path: Path) -> Path:
     (run / "metrics.jsonl").write_text("\n".join(lines) + "\n")
     (run / "summary.json").write_text(json.dumps({"alerts": [a.as_dict() for a in monitors.alerts]}))
     return run
+
+
+def test_per_step_figures_read_part_by_part_are_those_of_the_whole_record(tmp_path):
+    """The page reads the record one part at a time (memory holds a part, not the record); its per-step means,
+    coverage, failures and lengths equal those computed over the whole record at once, where a step spans two
+    parts and a reward returns None on some rollouts."""
+    from grpo_host.runs.record import read_record, record_folder
+    from grpo_host.runs.report import _Scan
+
+    out = tmp_path / "scores.jsonl"
+    out.write_text("")
+    record = RolloutRecord.beside(out, ["echo", "misbehave"])
+    completions = ["1", "x", "raise", "25"]  # echo: None for x and raise; misbehave: fails on raise, None on x
+    plugins = load_plugins(entry_points_group=None, plugins=[sample_rewards])
+    with Ensemble.from_spec("echo, misbehave [on_error=skip]", plugins=plugins) as ensemble:
+        for index, step in enumerate((1, 1, 2, 3)):
+            chosen = completions[index:] + completions[:index]
+            rows = [{"prompt": "say 1", "answer": "1", "completion": c} for c in chosen]
+            record.take(score_batch(ensemble, rows, index=index, step=step, completions=chosen,
+                                    labels=[f"line {i}" for i in range(4)], groups=["g", "g", "h", "h"]))
+    figures = _Scan(record_folder(out), 300).per_step()
+    table = read_record(out).to_pylist()
+    assert figures["steps"] == [1, 2, 3]
+
+    def mean(values: list) -> float | None:
+        kept = [v for v in values if v is not None]
+        return sum(kept) / len(kept) if kept else None
+
+    for i, step in enumerate(figures["steps"]):
+        rows = [r for r in table if r["step"] == step]
+        assert figures["total"][i] == pytest.approx(mean([r["total"] for r in rows]))
+        assert figures["failed"][i] == sum(r["error"] is not None for r in rows)
+        assert figures["lengths"][0][i] == pytest.approx(mean([len(r["completion"]) for r in rows]))
+        for name in ("echo", "misbehave"):
+            values = [r[f"reward/{name}"] for r in rows]
+            assert figures["mean"][name][i] == pytest.approx(mean(values))
+            assert figures["coverage"][name][i] == pytest.approx(sum(v is not None for v in values) / len(rows))
+    assert sum(figures["failed"]) > 0 and any(r["reward/echo"] is None for r in table)  # both were there
 
 
 def test_monitors_that_saw_nothing_get_a_line_not_a_chart(tmp_path):

@@ -53,8 +53,8 @@ if TYPE_CHECKING:
     from ..scoring.ensemble import Ensemble
 
 __all__ = [
-    "FOLDER", "RecordMode", "RolloutRecord", "advantages", "read_parts", "read_record", "record_folder",
-    "reward_column", "schema",
+    "FOLDER", "RecordMode", "RolloutRecord", "advantages", "part_step", "read_parts", "read_record", "record_columns",
+    "record_folder", "reward_column", "schema",
 ]
 
 FOLDER = "rollouts"
@@ -161,7 +161,7 @@ class RolloutRecord:
         folder = Path(job.output_dir) / FOLDER
         if is_main_process():
             for part in folder.glob("*.parquet") if folder.is_dir() else ():
-                if resume_step is None or _part_step(part) > resume_step:
+                if resume_step is None or part_step(part) > resume_step:
                     part.unlink()
         rank = os.environ.get("RANK", "0")
         record = cls(folder, job.ensemble.names, mode=mode, sample=config.record_sample,
@@ -187,7 +187,7 @@ class RolloutRecord:
         folder = Path(f"{out}.{FOLDER}")
         if folder.is_dir():
             for part in folder.glob("*.parquet"):
-                if not resume or (kept_steps is not None and _part_step(part) > kept_steps):
+                if not resume or (kept_steps is not None and part_step(part) > kept_steps):
                     part.unlink()
             for torn in folder.glob(".*.parquet.tmp"):  # a part a kill cut short, before its rename
                 torn.unlink()
@@ -195,7 +195,7 @@ class RolloutRecord:
 
     def last_step(self) -> int:
         """The highest step among the parts in the folder (0: none)."""
-        return max((_part_step(p) for p in self.folder.glob("*.parquet")), default=0) if self.folder.is_dir() else 0
+        return max((part_step(p) for p in self.folder.glob("*.parquet")), default=0) if self.folder.is_dir() else 0
 
     def take(self, batch: ScoredBatch) -> None:
         """Record one scored batch (a :class:`grpo_host.scoring.batch.Sink`); the seconds it took are left on the
@@ -286,7 +286,8 @@ def schema(names: Sequence[str]) -> Any:
     return pa.schema(fields + [pa.field(reward_column(n), pa.float64()) for n in names])
 
 
-def _part_step(part: Path) -> int:
+def part_step(part: Path) -> int:
+    """The step a part's name gives (``part-<step>-...``); -1 for a name without one (listed first)."""
     try:
         return int(part.name.split("-")[1])
     except (IndexError, ValueError):
@@ -381,14 +382,29 @@ def read_parts(path: str | Path) -> Iterator[tuple[Path, Any]]:
     import pyarrow.parquet as pq
 
     folder = record_folder(path)
-    for part in sorted(folder.glob("*.parquet"), key=lambda p: (_part_step(p), p.name)):
+    for part in sorted(folder.glob("*.parquet"), key=lambda p: (part_step(p), p.name)):
         try:
-            table = pq.read_table(part)
+            table = pq.ParquetFile(part).read()  # not read_table: its dataset layer costs more than a small part
         except (OSError, pa.ArrowException) as exc:
             raise RecordError(f"{part}: not a readable rollout part: {exc}") from None
         except Exception as exc:  # pyarrow raises what it likes on a damaged file (e.g. a bad Thrift header)
             raise RecordError(f"{part}: not a readable rollout part ({type(exc).__name__}: {exc})") from None
         yield part, _checked(part, table)
+
+
+def record_columns(path: str | Path) -> set[str]:
+    """The columns any readable part of the record under ``path`` has, from the parts' footers (a part that cannot
+    be read is left to :func:`read_parts` to name)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns: set[str] = set()
+    for part in record_folder(path).glob("*.parquet"):
+        try:
+            columns |= set(pq.read_schema(part).names)
+        except (OSError, pa.ArrowException):
+            continue
+    return columns
 
 
 def read_record(path: str | Path) -> Any:

@@ -11,8 +11,9 @@ writes one HTML file whose plots are plotly figures with plotly.js embedded
 Every value that came from a completion, a prompt or a dataset is escaped
 (``html.escape``; plotly escapes its own JSON), so a completion holding
 ``</script>`` is text on the page, never markup.  The per-step figures come
-from the record (training rollouts, ``split == train``); where the record
-has token lengths they are plotted, else characters.  The rollouts table
+from the record (training rollouts, ``split == train``), read one part at
+a time (memory holds a part and the shown steps' rollouts, not the record);
+where the record has token lengths they are plotted, else characters.  The rollouts table
 holds whole groups from steps spread evenly over the run, at most
 ``rollouts`` rows, and filters as one types.
 """
@@ -28,7 +29,7 @@ from typing import Any
 
 from ..errors import OutputError, RecordError
 from .guard import refuse_overwrite, run_inputs
-from .record import read_record, record_folder
+from .record import read_parts, record_folder
 
 __all__ = ["build_report", "default_output", "write_report"]
 
@@ -89,30 +90,101 @@ def _finite(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
-def _per_step(table: Any, names: Sequence[str]) -> dict[str, Any]:
-    """Per-step figures of the training rollouts: each reward's mean and coverage, the total, errors, lengths."""
+class _Scan:
+    """What the page needs from the record, read one part at a time so memory holds a part, not the record: per
+    step and split the sums and counts behind each mean, which batch is which step, and the rollouts of the
+    steps the table shows."""
+
+    def __init__(self, folder: Path, rollouts: int) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self.shown = _shown_steps(_steps(folder), rollouts)
+        self.names: list[str] = []
+        self.rollouts = 0
+        self.batch_steps: dict[Any, Any] = {}
+        sums, kept = [], []
+        for _, table in read_parts(folder):
+            self.rollouts += table.num_rows
+            self.names += [c.removeprefix("reward/") for c in table.column_names
+                           if c.startswith("reward/") and c.removeprefix("reward/") not in self.names]
+            sums.append(_part_sums(table))
+            pairs = table.select(["batch", "step"]).group_by(["batch", "step"]).aggregate([]).to_pydict()
+            self.batch_steps.update(zip(pairs["batch"], pairs["step"], strict=True))
+            if self.shown:
+                shown = table.filter(pc.is_in(table["step"], pa.array(self.shown, table["step"].type)))
+                if shown.num_rows:
+                    kept.append(shown)
+        self.sums = pa.concat_tables(sums, promote_options="default") if sums else None
+        self.kept = pa.concat_tables(kept, promote_options="default") if kept else None
+
+    def per_step(self) -> dict[str, Any]:
+        """Per-step figures of the training rollouts (all rollouts where none is training's): each reward's mean
+        and coverage, the total, the rollouts a reward failed on, lengths (tokens where recorded, else
+        characters)."""
+        out: dict[str, Any] = {"steps": [], "total": [], "failed": [], "mean": {n: [] for n in self.names},
+                               "coverage": {n: [] for n in self.names}, "lengths": ([], "characters")}
+        if self.sums is None or self.sums.num_rows == 0:
+            return out
+        train = self.sums.filter(self.sums["_train"])
+        if train.num_rows == 0:
+            train = self.sums
+        summed = [c for c in train.column_names if c not in ("step", "_train")]
+        g = train.group_by("step").aggregate([(c, "sum") for c in summed]).sort_by("step").to_pydict()
+        count = g["step_count_sum"]
+
+        def got(column: str) -> list[Any]:
+            return g.get(f"{column}_sum", [None] * len(count))
+
+        def mean(column: str) -> list[float | None]:
+            return [total / n if n else None for total, n in zip(got(f"{column}_sum"), got(f"{column}_count"),
+                                                                strict=True)]
+
+        out.update(steps=g["step"], total=mean("total"), failed=got("_failed_sum"),
+                   mean={n: mean(f"reward/{n}") for n in self.names},
+                   coverage={n: [(c or 0) / t if t else None for c, t in zip(got(f"reward/{n}_count"), count,
+                                                                            strict=True)]
+                             for n in self.names})
+        tokens = any(got("length_count"))
+        out["lengths"] = (mean("length"), "tokens") if tokens else (mean("_chars"), "characters")
+        return out
+
+
+def _steps(folder: Path) -> list[int]:
+    """Every step the record holds, from the parts' footers where a row group's ``step`` statistics say it holds
+    one step (a part is one batch), else from its ``step`` column; a part that cannot be read is left for
+    :func:`~grpo_host.runs.record.read_parts` to name."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    steps: set[int] = set()
+    for part in folder.glob("*.parquet"):
+        try:
+            file = pq.ParquetFile(part)
+            for group in range(file.metadata.num_row_groups):
+                meta = file.metadata.row_group(group)
+                stats = next((meta.column(j).statistics for j in range(meta.num_columns)
+                              if meta.column(j).path_in_schema == "step"), None)
+                if stats is not None and stats.has_min_max and stats.min == stats.max and not stats.null_count:
+                    steps.add(stats.min)
+                else:
+                    steps.update(pc.unique(file.read_row_group(group, columns=["step"])["step"]).to_pylist())
+        except Exception:  # pyarrow raises what it likes on a damaged file
+            continue
+    return sorted(s for s in steps if isinstance(s, int))
+
+
+def _part_sums(table: Any) -> Any:
+    """One part's sums and counts per step and split (training or not): what the per-step means are built from."""
     import pyarrow.compute as pc
 
-    train = table.filter(pc.equal(table["split"], "train"))
-    if train.num_rows == 0:
-        train = table
-    lengths = "length" if train["length"].null_count < train.num_rows else None
-    extra = train.append_column("_chars", pc.utf8_length(train["completion"]))
+    extra = table.append_column("_chars", pc.utf8_length(table["completion"]))
     extra = extra.append_column("_failed", pc.invert(pc.is_null(extra["error"])).cast("int64"))
-    aggregations = [("step", "count"), ("total", "mean"), ("_failed", "sum"), ("_chars", "mean")]
-    aggregations += [(f"reward/{n}", "mean") for n in names] + [(f"reward/{n}", "count") for n in names]
-    if lengths:
-        aggregations.append(("length", "mean"))
-    grouped = extra.group_by("step").aggregate(aggregations).sort_by("step").to_pydict()
-    steps = grouped["step"]
-    count = grouped["step_count"]
-    out: dict[str, Any] = {"steps": steps, "total": grouped["total_mean"], "failed": grouped["_failed_sum"],
-                           "mean": {n: grouped[f"reward/{n}_mean"] for n in names},
-                           "coverage": {n: [c / t if t else None
-                                            for c, t in zip(grouped[f"reward/{n}_count"], count, strict=True)]
-                                        for n in names}}
-    out["lengths"] = (grouped["length_mean"], "tokens") if lengths else (grouped["_chars_mean"], "characters")
-    return out
+    extra = extra.append_column("_train", pc.fill_null(pc.equal(extra["split"], "train"), False))
+    measured = ["total", "_chars", "length", *[c for c in table.column_names if c.startswith("reward/")]]
+    aggregations = [("step", "count"), ("_failed", "sum")]
+    aggregations += [(c, "sum") for c in measured] + [(c, "count") for c in measured]
+    return extra.group_by(["step", "_train"]).aggregate(aggregations)
 
 
 def _figure(title: str, series: Mapping[str, tuple[Sequence[Any], Sequence[Any]]], ytitle: str) -> Any:
@@ -180,18 +252,24 @@ def _monitor_figures(records: list[dict[str, Any]], alerts: list[dict[str, Any]]
     return figures, quiet
 
 
-def _sampled(table: Any, limit: int) -> list[dict[str, Any]]:
-    """Whole groups from steps spread evenly over the record: at most ``limit`` rollouts, an even share per step."""
-    import pyarrow.compute as pc
-
-    steps = sorted(set(table["step"].to_pylist()))
+def _shown_steps(steps: Sequence[int], limit: int) -> list[int]:
+    """The steps the rollouts table takes groups from: spread evenly over the record, the last one included."""
     if not steps:
         return []
     every = max(1, math.ceil(len(steps) / max(1, limit // 8)))
-    chosen_steps = steps[::every] + ([steps[-1]] if (len(steps) - 1) % every else [])
-    share = math.ceil(limit / len(chosen_steps))
+    return list(steps[::every]) + ([steps[-1]] if (len(steps) - 1) % every else [])
+
+
+def _sampled(table: Any, steps: Sequence[int], limit: int) -> list[dict[str, Any]]:
+    """Whole groups from ``steps`` (the rollouts of those steps are ``table``): at most ``limit`` rollouts, an
+    even share per step."""
+    import pyarrow.compute as pc
+
+    if table is None or not steps:
+        return []
+    share = math.ceil(limit / len(steps))
     chosen: list[dict[str, Any]] = []
-    for step in chosen_steps:
+    for step in steps:
         taken: list[dict[str, Any]] = []
         rows = table.filter(pc.equal(table["step"], step)).to_pylist()
         for group in dict.fromkeys(r["group"] for r in rows):
@@ -246,14 +324,11 @@ def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
     except ImportError:
         raise RecordError("grpo-host report draws with plotly: pip install 'grpo-host[report]' (or plotly)") from None
     path = Path(path)
-    folder = record_folder(path)
-    table = read_record(folder)
-    names = [c.removeprefix("reward/") for c in table.column_names if c.startswith("reward/")]
-    per_step = _per_step(table, names)
+    scan = _Scan(record_folder(path), rollouts)
+    names, batch_steps = scan.names, scan.batch_steps
+    per_step = scan.per_step()
     records = _records(path) if path.is_dir() else []  # a run folder's; a score --out file has the record only
     alerts = _alerts(path) if path.is_dir() else []
-    pairs = table.select(["batch", "step"]).group_by(["batch", "step"]).aggregate([]).to_pydict()
-    batch_steps = dict(zip(pairs["batch"], pairs["step"], strict=True))
     steps = per_step["steps"]
 
     figures = [
@@ -282,13 +357,13 @@ def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
         f"{html.escape(str(a.get('message')))}</li>" for a in alerts)
     title = f"grpo-host report: {path}"
     body = [f"<h1>{html.escape(title)}</h1>",
-            f"<p>{table.num_rows} recorded rollouts over {len(steps)} steps; rewards: "
+            f"<p>{scan.rollouts} recorded rollouts over {len(steps)} steps; rewards: "
             f"{html.escape(', '.join(names))}.</p>",
             "<h2>Alerts</h2>" + (f'<ul class="alerts">{alert_items}</ul>' if alerts else "<p>none</p>"),
             "<h2>Curves</h2>", *parts,
             *([f'<p class="quiet">Monitors with nothing to chart (one value at every step, no alert): '
                f"{html.escape('; '.join(quiet))}.</p>"] if quiet else []),
-            "<h2>Sampled rollouts</h2>", _rollouts_table(_sampled(table, rollouts), names)]
+            "<h2>Sampled rollouts</h2>", _rollouts_table(_sampled(scan.kept, scan.shown, rollouts), names)]
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")

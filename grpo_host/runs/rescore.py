@@ -4,7 +4,8 @@ A reward pack gets a bug fixed or a new version; the run it scored is
 already done.  The rollout record (:mod:`grpo_host.runs.record`) holds every
 recorded rollout with what its rewards read (prompt, completion or
 trajectory, the row's columns), so this module scores them again with the
-rewards as installed now, batch by batch as they were scored, and counts,
+rewards as installed now, batch by batch as they were scored (one step's
+parts in memory at a time), and counts,
 per reward and per step:
 
 - **changed verdicts**: a rollout whose value differs from the recorded one
@@ -27,14 +28,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..discovery.build import Ensemble
 from ..discovery.plugins import plugins_of
 from ..errors import RecordError
-from .record import advantages, read_parts, reward_column
+from .record import advantages, part_step, read_parts, record_columns, reward_column
 
 __all__ = ["rescore", "run_plugins", "run_rewards"]
 
@@ -101,22 +102,16 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
 
     A damaged record (a part that cannot be read, a column of another type, a rollout whose data is not JSON) is
     a :class:`RecordError` naming the part."""
-    recorded: set[str] = set()
+    recorded = {c.removeprefix("reward/") for c in record_columns(path) if c.startswith("reward/")}
     rollouts_read = 0
-    batches: dict[tuple[int, int], list[dict[str, Any]]] = {}
-    for part, table in read_parts(path):
-        recorded |= {c.removeprefix("reward/") for c in table.column_names if c.startswith("reward/")}
-        rollouts_read += table.num_rows
-        for rollout in table.to_pylist():
-            rollout["_part"] = part
-            batches.setdefault((rollout["step"], rollout["batch"]), []).append(rollout)
     failures: list[str] = []
     with Ensemble.from_spec(spec, plugins=plugins, workers=workers) as ensemble:
         compared = [n for n in ensemble.names if n in recorded]
         per_reward = {n: {"compared": 0, "changed": 0, "errors": 0, "timeouts": 0} for n in ensemble.names}
         steps: dict[int, dict[str, Any]] = {}
         flips_total = 0
-        for (step, _), rollouts in sorted(batches.items()):
+        for (step, _), rollouts in _batches(path):
+            rollouts_read += len(rollouts)
             result = _score(ensemble, rollouts)
             new_adv = advantages(result.total, [r["group"] for r in rollouts])
             flips = sum(_sign(r["advantage"]) != _sign(a) for r, a in zip(rollouts, new_adv, strict=True))
@@ -139,6 +134,21 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
             "new_rewards": {n: per_reward[n] for n in ensemble.names if n not in recorded},
             "not_rescored": sorted(recorded - set(ensemble.names)), "advantage_sign_changed": flips_total,
             "steps": [steps[s] for s in sorted(steps)], "failures": failures}
+
+
+def _batches(path: str | Path) -> Iterator[tuple[tuple[int, int], list[dict[str, Any]]]]:
+    """The record's batches, ``(step, batch) -> rollouts``, in order, read one step's parts at a time (parts come
+    in step order), so memory holds one step, not the record."""
+    held: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    holding = None
+    for part, table in read_parts(path):
+        if part_step(part) != holding:
+            yield from sorted(held.items())
+            held, holding = {}, part_step(part)
+        for rollout in table.to_pylist():
+            rollout["_part"] = part
+            held.setdefault((rollout["step"], rollout["batch"]), []).append(rollout)
+    yield from sorted(held.items())
 
 
 def _score(ensemble: Any, rollouts: Sequence[dict[str, Any]]) -> Any:
