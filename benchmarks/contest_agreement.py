@@ -20,6 +20,8 @@ Three suites, each a set of submissions with the verdict that judge gives:
   (``tests/data/contest/kattis``, MIT): the folder's verdict, as Kattis
   reports it (memory as a run-time error).
 
+Each suite is judged under its own judge's rules where the judges differ
+(``rules=`` ``domjudge``, ``dmoj``, ``kattis``: :mod:`reward_plugins.contest.rules`).
 Only submissions in a language the judge runs count (C, C++, Java, Python 3,
 JavaScript, Go, Rust where installed; a DMOJ ``PY2`` program that is Python 3
 too); the others are listed as skipped.  Excluded, and listed with why: DMOJ
@@ -54,6 +56,7 @@ import yaml
 
 from reward_plugins.contest.judge import MIB, Case, Checker, Problem, Program, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
+from reward_plugins.contest.rules import RULES
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "data" / "contest_judges"
@@ -217,7 +220,7 @@ def run(item: Item) -> tuple[bool, str]:
     language = LANGUAGES[item.language]
     per_test = len(item.expected) > 1
     report = judge(Program(language, item.source), item.problem, deadline=time.monotonic() + 600,
-                   stop_on_failure=not per_test and not item.problem.groups)
+                   stop_on_failure=not per_test and not item.problem.groups, rules=RULES[item.suite])
     if item.score is not None:
         return report.score == item.score, f"score {report.score}"
     if per_test:

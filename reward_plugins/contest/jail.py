@@ -192,6 +192,13 @@ class Awake:
         return self.wall() - self.gone - sum(last - first for first, last in self.seen.values())
 
 
+def _stack(limits):
+    """The stack limit a request asks: bytes, or None for unlimited (the contest rules' ``unlimited_stack``, still
+    under the address-space limit and the sandbox's cgroup)."""
+    stack = limits.get("stack", 8 << 20)
+    return resource.RLIM_INFINITY if stack is None else stack
+
+
 def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None, program=False):
     """Fork a program as ``uid`` under ``limits``; returns (pid, pidfd, its :class:`Awake` clock, why it could not
     start or None).
@@ -226,7 +233,7 @@ def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None, prog
             cpu = limits.get("cpu")
             rules = [(resource.RLIMIT_FSIZE, limits["fsize"]), (resource.RLIMIT_NOFILE, limits.get("files", 64)),
                      (resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, limits["processes"]),
-                     (resource.RLIMIT_STACK, limits.get("stack", 8 << 20)), (resource.RLIMIT_MSGQUEUE, 0)]
+                     (resource.RLIMIT_STACK, _stack(limits)), (resource.RLIMIT_MSGQUEUE, 0)]
             if limits.get("memory"):
                 rules.append((resource.RLIMIT_AS, limits["memory"]))
             for which, value in rules:
@@ -252,24 +259,66 @@ def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None, prog
     return pid, os.pidfd_open(pid), Awake(pid, uid), failed.decode("utf-8", "replace") or None
 
 
-def finish(pid, pidfd, clock, failed, wall):
-    """Wait for a program until its wall limit (:class:`Awake`); returns its outcome (exit or signal, CPU seconds,
-    peak RSS)."""
-    return finish_all([(pid, pidfd, clock, failed, wall)])[0]
+def finish(pid, pidfd, clock, failed, wall, pumps=()):
+    """Wait for a program until its wall limit (:class:`Awake`), moving its ``pumps``' output meanwhile; returns its
+    outcome (exit or signal, CPU seconds, peak RSS)."""
+    return finish_all([(pid, pidfd, clock, failed, wall)], pumps=pumps)[0]
 
 
-def finish_all(runs, on_end=None):
+class Pump:
+    """A program's stdout or stderr read through a pipe and written to ``into`` up to ``cap`` bytes, the rest read
+    and thrown away, so the program runs on (DOMjudge's ``runguard --streamsize``: the contest rules'
+    ``truncate_output``); ``total`` counts every byte it wrote, ``kept`` those in the file."""
+
+    def __init__(self, fd, into, cap):
+        self.fd, self.into, self.cap, self.total, self.kept, self.open = fd, into, cap, 0, 0, True
+        os.set_blocking(fd, False)
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+
+    def move(self):
+        """Read what the pipe holds now (at most a few MiB, so the wait loop looks at its clocks)."""
+        for _ in range(8):
+            try:
+                chunk = os.read(self.fd, PIPE_BYTES)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self.open = False
+                return
+            self.total += len(chunk)
+            view = memoryview(chunk)[:max(self.cap - self.kept, 0)]
+            while view:
+                written = os.write(self.into, view)
+                self.kept += written
+                view = view[written:]
+
+    @property
+    def truncated(self):
+        return self.total > self.kept
+
+
+def finish_all(runs, on_end=None, pumps=()):
     """Wait for programs running side by side, each until its own wall limit (:class:`Awake`), in one loop that
     reaps each end the moment it sees it and calls ``on_end(k, outcome)`` before it looks for the next
     (problemtools' interactive runner's ``wait3`` loop): an interaction closes there the pipe ends the ended
     process held, so the other process sees that end only after it is taken.  Each outcome's ``order`` says how many
     were taken before it; ends seen in the same look are taken in the order of ``runs`` (as ``wait3`` returns the
-    older child first)."""
+    older child first).  ``pumps`` (:class:`Pump`) are moved whenever they are readable, and once more after the
+    last end (what an orphan still writes is not waited for)."""
     outcomes = [None] * len(runs)
     alive = list(range(len(runs)))
+    looked = 0.0
     while alive:
-        ready = select.select([runs[k][1] for k in alive], [], [], LOOK)[0]
-        for k in [k for k in alive if runs[k][1] in ready or runs[k][2].awake() >= runs[k][4]]:
+        flowing = [pump.fd for pump in pumps if pump.open]
+        ready = select.select([runs[k][1] for k in alive] + flowing, [], [], LOOK)[0]
+        for pump in pumps:
+            if pump.fd in ready:
+                pump.move()
+        now = time.monotonic()
+        look = now - looked >= LOOK
+        looked = now if look else looked
+        for k in [k for k in alive if runs[k][1] in ready or (look and runs[k][2].awake() >= runs[k][4])]:
             pid, pidfd, clock, failed, _ = runs[k]
             killed = pidfd not in ready
             if killed:
@@ -285,6 +334,9 @@ def finish_all(runs, on_end=None):
             alive.remove(k)
             if on_end is not None:
                 on_end(k, outcomes[k])
+    for pump in pumps:
+        if pump.open:
+            pump.move()
     return outcomes
 
 
@@ -429,12 +481,23 @@ def do_run(req, data):
     stdin = os.open(f"{io}/in", os.O_RDONLY)
     out = os.open(f"{io}/out", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     err = os.open(f"{io}/err", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    pumps, ends = [], (out, err)
+    if req.get("truncate"):  # the program writes into pipes; the server keeps the first fsize bytes of each
+        pipes = [os.pipe(), os.pipe()]
+        pumps = [Pump(r, into, req["limits"]["fsize"]) for (r, _), into in zip(pipes, (out, err), strict=True)]
+        ends = tuple(w for _, w in pipes)
     before = children_cpu()
-    outcome = finish(*spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=stdin, stdout=out,
-                            stderr=err, env_extra=req.get("env"), program=True), req["limits"]["wall"])
+    started = spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=stdin, stdout=ends[0],
+                    stderr=ends[1], env_extra=req.get("env"), program=True)
+    if pumps:
+        for end in ends:
+            os.close(end)
+    outcome = finish(*started, req["limits"]["wall"], pumps)
     count_orphans(outcome, before, outcome["cpu"])
-    for fd in (stdin, out, err):
+    for fd in (stdin, out, err, *(pump.fd for pump in pumps)):
         os.close(fd)
+    if pumps:
+        outcome["truncated"] = pumps[0].truncated
     size = os.stat(f"{io}/out").st_size
     outcome.update(out_bytes=size, stderr=tail(f"{io}/err", ERR_BYTES))
     output = b""

@@ -12,8 +12,9 @@ the contestant cannot signal, trace or write to.
 
 Verdicts, as judges define them: CPU time (user + system, from ``wait4``,
 and the CPU of every orphan the program left, which the server reaps as
-their subreaper) against the time limit, with a wall-clock bound at twice
-that plus a second for programs that sleep or block (less the time the
+their subreaper) against the time limit, with a wall-clock bound (twice
+that plus a second under the default rules, :mod:`reward_plugins.contest.rules`)
+for programs that sleep or block (less the time the
 program's processes waited for a CPU: :class:`reward_plugins.contest.jail.Awake`,
 so a busy machine changes no verdict); memory, the program's
 peak RSS (``ru_maxrss``) and what the sandbox's cgroup grew by while it ran
@@ -55,7 +56,8 @@ from reward_plugins.sandbox.cgroup import Cgroup
 from reward_plugins.sandbox.output import same_output
 from reward_plugins.sandbox.seccomp import bpf, program_bpf
 
-from .languages import LANGUAGES, Language, binds, tool_paths
+from .languages import LANGUAGES, Language, binds, java_entry, tool_paths
+from .rules import RULES, Rules
 
 __all__ = ["Checker", "Jail", "JailUnavailable", "Problem", "Program", "Report", "Case", "judge", "token_match"]
 
@@ -463,6 +465,8 @@ def classify(outcome: dict, language: Language, problem: Problem) -> Verdict | N
     if signum == signal.SIGXCPU or outcome["cpu"] > problem.time_limit * language.time_factor \
             or outcome.get("wall_killed"):
         return "TLE"
+    if "truncated" in outcome:  # output past the cap was thrown away (DOMjudge): a crash first, then OLE
+        return "RE" if failed else ("OLE" if outcome["truncated"] else None)
     if signum == signal.SIGXFSZ or outcome.get("out_bytes", 0) >= problem.output:
         return "OLE"
     return "RE" if failed else None
@@ -491,11 +495,11 @@ def _checker_verdict(result: dict, protocol: str) -> Verdict:
     return table.get(code, "JE") if isinstance(code, int) else "JE"
 
 
-def _program_limits(language: Language, problem: Problem) -> dict:
+def _program_limits(language: Language, problem: Problem, rules: Rules) -> dict:
     seconds = problem.time_limit * language.time_factor
-    return {"cpu": seconds, "wall": seconds * 2 + 1, "fsize": problem.output, "processes": language.processes,
+    return {"cpu": seconds, "wall": rules.wall_limit(seconds), "fsize": problem.output, "processes": language.processes,
             "files": language.files, "memory": 0 if language.heap_flag else problem.memory + language.memory_slack,
-            "stack": min(problem.memory, 1 << 30)}
+            "stack": None if rules.unlimited_stack else min(problem.memory, 1 << 30)}
 
 
 JUDGE_LIMITS: dict[str, Any] = {"cpu": JUDGE_SECONDS, "wall": JUDGE_SECONDS * 2, "fsize": 64 * MIB, "processes": 4,
@@ -517,6 +521,7 @@ class _Run:
     log: str = ""  # the compiler's messages
     cached: bool = False  # the program's build came from the cache
     spent: float = 0.0  # CPU seconds its compiles, runs and checks used: the completion's budget counts them
+    truncate: bool = False  # output past the cap is thrown away and the program runs on (the rules' truncate_output)
 
     @property
     def language(self) -> Language:
@@ -563,20 +568,23 @@ class _Run:
 
 
 def judge(program: Program, problem: Problem, *, deadline: float, compile_limits: Compile = Compile(),
-          stop_on_failure: bool = False, cpu_budget: float = math.inf) -> Report:
+          stop_on_failure: bool = False, cpu_budget: float = math.inf, rules: Rules = RULES["kattis"]) -> Report:
     """Compile ``program`` and run it on every test (every group's, in order); the score is the share of tests
     passed, or with groups the points of groups whose every test passed over all points.  A group stops at its
     first failure (its other tests SKIP); so does everything once the budget is spent: the wall-clock
     ``deadline`` (monotonic) is past, or the compiles, runs and checks have used ``cpu_budget`` CPU seconds
-    (the report is then ``stopped``)."""
+    (the report is then ``stopped``).  ``rules``: whose policy decides where the reference judges differ
+    (:mod:`reward_plugins.contest.rules`)."""
     special = problem.interactor or problem.checker
     languages = frozenset({program.language.name} | ({"cpp"} if special else set()))
-    if (refused := program.language.refusal(program.source)) is not None:
+    if (refused := _refusal(program, rules)) is not None:
         return Report(["CE"] * len(problem.tests), 0.0, refused)
     lang = program.language
-    argv = [part.format(**_tools(lang), memory_mb=problem.memory // MIB, main=lang.main(program.source),
-                        source="") for part in lang.run]
-    run = _Run(jail_for(languages), program, problem, compile_limits, argv, _program_limits(lang, problem))
+    main = java_entry(program.source)[3] if rules.java_public_class and lang.name == "java" else lang.main(
+        program.source)  # DMOJ runs the public class, which the refusal above made sure of
+    argv = [part.format(**_tools(lang), memory_mb=problem.memory // MIB, main=main, source="") for part in lang.run]
+    run = _Run(jail_for(languages), program, problem, compile_limits, argv, _program_limits(lang, problem, rules))
+    run.truncate = rules.truncate_output
     failed = run.build()
     if failed is not None:
         return failed
@@ -604,6 +612,24 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     return Report(verdicts, won / total if total > 0 else 0.0, run.log, run.cached, details, stopped)
 
 
+def _bound(limits: dict) -> float:
+    """The seconds a run may take by the server's clocks, from which the host's patience grows: its wall bound, and
+    never less than twice its CPU limit plus a second.  A program that works ends at its CPU limit, which on a busy
+    machine (its own processes sharing a CPU) comes later by the wall clock than a tight wall bound (DOMjudge's
+    rules) says; the host must not give up on it first (a judge error)."""
+    return max(limits["wall"], 2 * limits["cpu"] + 1)
+
+
+def _refusal(program: Program, rules: Rules) -> str | None:
+    """A compile error decided before the compiler runs: the language's own (:meth:`Language.refusal`), or under
+    ``java_public_class`` rules a Java program without a public top-level class (DMOJ's ``find_class``)."""
+    if (refused := program.language.refusal(program.source)) is not None:
+        return refused
+    if rules.java_public_class and program.language.name == "java" and not java_entry(program.source)[3]:
+        return f'error: no public class: the main class must be declared as a "public class" ({rules.name} rules)'
+    return None
+
+
 def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
     """One test: run (or interact), classify the resources used, then check."""
     data = [test.input.encode("utf-8", "surrogatepass"), test.answer.encode("utf-8", "surrogatepass")]
@@ -615,7 +641,7 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
             "op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.keys["interactor"],
             "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS, "protocol": problem.interactor.protocol,
             "env": dict(lang.env), "writable": problem.writable, "keep_output": checked}
-        outcome, _ = run.ask(header, data, limits["wall"] + JUDGE_LIMITS["wall"], memory * 2,
+        outcome, _ = run.ask(header, data, _bound(limits) + JUDGE_LIMITS["wall"], memory * 2,
                              limits["processes"] + JUDGE_LIMITS["processes"])
         judged: dict[str, Any] = (outcome["judge"] if isinstance(outcome.get("judge"), dict)
                                   else {"status": "jail_error"})
@@ -629,8 +655,8 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
             return verdict, message
         return _check(run, data)  # the interactor's own output file, checked as testlib does
     header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits, "return_output": not checked,
-              "keep_output": checked, "env": dict(lang.env), "writable": problem.writable}
-    outcome, output = run.ask(header, data[:1], limits["wall"], memory, limits["processes"])
+              "keep_output": checked, "env": dict(lang.env), "writable": problem.writable, "truncate": run.truncate}
+    outcome, output = run.ask(header, data[:1], _bound(limits), memory, limits["processes"])
     outcome["in_bytes"] = len(data[0])
     failed = classify(outcome, lang, problem)
     if failed is not None:

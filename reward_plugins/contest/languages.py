@@ -99,20 +99,21 @@ _JAVA_TYPES = ("class", "interface", "enum", "record")
 
 
 @functools.lru_cache(maxsize=256)
-def java_entry(source: str) -> tuple[str, str, str | None]:
-    """Java's (file stem, main class, package or None), found as DOMjudge's ``java_javac_detect`` finds them: the
-    file is named for the public top-level type (javac requires it), the program runs the top-level type that
-    declares ``public static void main`` (else a ``static void main``: the launcher then says why it cannot run),
-    public or not.
+def java_entry(source: str) -> tuple[str, str, str | None, str | None]:
+    """Java's (file stem, main class, package or None, public class or None), found as DOMjudge's
+    ``java_javac_detect`` finds them: the file is named for the public top-level type (javac requires it), the
+    program runs the top-level type that declares ``public static void main`` (else a ``static void main``: the
+    launcher then says why it cannot run), public or not.  The fourth is the public top-level ``class`` (not an
+    interface, enum or record), which DMOJ's rules run (:mod:`reward_plugins.contest.rules`).
 
     Read from Pygments' Java tokens, so comments, strings and text blocks that spell a class are not taken for
     one, every modifier (``final``, ``strictfp``, ``abstract``, ``sealed``, annotations) is allowed, and names
     may be any Java identifier (``Ärger``).  With neither, ``Main``.
     """
-    found: list[list] = []  # [name, public, main: 0 none, 1 static, 2 public static], top-level types in order
+    found: list[list] = []  # [name, public, main: 0 none, 1 static, 2 public static, kind], top-level types in order
     depth = parens = 0
     words: set[str] = set()  # keywords since the last declaration boundary
-    naming = False
+    naming = ""  # the type keyword whose name comes next
     package = None
     for kind, text in JavaLexer().get_tokens(source):
         if kind in Token.Text or kind in Token.Comment or kind in Token.Whitespace:
@@ -120,10 +121,10 @@ def java_entry(source: str) -> tuple[str, str, str | None]:
         if kind in Token.Name.Namespace and words == {"package"} and not depth:
             package = text
         if naming:
-            found.append([text, "public" in words, 0])
-            naming = False
+            found.append([text, "public" in words, 0, naming])
+            naming = ""
         elif kind in Token.Keyword and text in _JAVA_TYPES:
-            naming = depth == 0 and not parens
+            naming = text if depth == 0 and not parens else ""
         elif kind in Token.Keyword:
             words.add(text)
         elif text in ("(", ")"):
@@ -133,10 +134,11 @@ def java_entry(source: str) -> tuple[str, str, str | None]:
             words = set()
         elif depth == 1 and found and text == "main" and kind in Token.Name.Function and {"static", "void"} <= words:
             found[-1][2] = max(found[-1][2], 2 if "public" in words else 1)
-    public = next((name for name, is_public, _ in found if is_public), None)
+    public = next((name for name, is_public, _, _ in found if is_public), None)
     runs = max(found, key=lambda t: t[2], default=None)
     main = runs[0] if runs is not None and runs[2] else public or "Main"
-    return public or main, main, package
+    public_class = next((name for name, is_public, _, kind in found if is_public and kind == "class"), None)
+    return public or main, main, package, public_class
 
 
 def _python() -> str:

@@ -34,7 +34,7 @@ import logging
 import math
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -43,6 +43,7 @@ from grpo_host import Scored, fenced_blocks, hookimpl, reward, time_left
 from .judge import Compile, JailUnavailable, Program, judge
 from .languages import LANGUAGES, by_tag, missing
 from .rows import TEST_COLUMNS, RowProblem, problem_from_row
+from .rules import RULES
 
 __all__ = ["ContestParams", "check_row", "contest", "extract_program"]
 
@@ -71,6 +72,14 @@ class ContestParams(BaseModel):
                                                      "ICPC judges do; groups always stop at their first failure")
     compile_seconds: float = Field(30.0, gt=0, le=300, description="CPU seconds a compilation may take")
     compile_memory_mb: int = Field(2048, ge=64, le=16384, description="memory of one compiler process, in MiB")
+    rules: Literal["kattis", "domjudge", "dmoj"] = Field(
+        "kattis", description="whose rules decide where the reference judges differ: kattis (output stopped at the "
+                              "cap: OLE; the stack is the memory limit; a Java class with main runs, public or not; "
+                              "a sleeping program stopped at 2x its limit + 1 s), domjudge (output past the cap "
+                              "thrown away and the program runs on: a flood is TLE, OLE only for one that ends; "
+                              "unlimited stack, under the memory limit; stopped at its limit + max(1 s, 10%)), dmoj "
+                              "(output stopped at the cap: OLE; unlimited stack; Java needs a public class, which "
+                              "runs, else CE; stopped at 3x its limit); docs/contest.md")
 
     @model_validator(mode="after")
     def _sandbox(self) -> ContestParams:
@@ -160,8 +169,9 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
     all points; pass_fail=true: 1.0 only when all pass.  0.0 without a code block, in an unknown language, or when
     it does not compile.  None when the row cannot be judged (named by data check) or the language's toolchain is
     not installed, or when the completion's budget (CPU seconds of its compiles, runs and checks) ran out before
-    every test ran.  Verdicts are counted: contest/ac, wa, tle, mle, re, ole, je, skip (tests), ce, cached, budget
-    (programs)."""
+    every test ran.  Where the reference judges differ (an output flood, the stack, a Java class that is not public,
+    the wall clock of a sleeping program), `rules` (kattis, domjudge, dmoj) says whose policy applies.  Verdicts are
+    counted: contest/ac, wa, tle, mle, re, ole, je, skip (tests), ce, cached, budget (programs)."""
     row = {**row, "language": language}
     try:
         problem = _problem(row, params)
@@ -178,7 +188,8 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
     limits = Compile(seconds=params.compile_seconds, memory=params.compile_memory_mb << 20)
     try:
         report = judge(Program(lang, source), problem, deadline=_deadline(), compile_limits=limits,
-                       stop_on_failure=params.stop_on_failure, cpu_budget=ITEM_TIMEOUT - BUDGET_MARGIN)
+                       stop_on_failure=params.stop_on_failure, cpu_budget=ITEM_TIMEOUT - BUDGET_MARGIN,
+                       rules=RULES[params.rules])
     except JailUnavailable as exc:
         _note(str(exc))
         return Scored(None, {"je": 1})
