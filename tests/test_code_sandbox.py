@@ -1064,6 +1064,32 @@ def test_a_hanging_program_fails_within_one_timeout(runner, outside):
 
 
 @pytest.mark.timeout(120)
+def test_clocks_read_late_still_count_every_process(runner, outside):
+    """The server reads the programs' clocks only once a limit could be reached (``docs/sandbox.md``, Time): a
+    short program's CPU seconds are still counted whole, and three processes spinning at once are still stopped by
+    the CPU timeout, the first look coming no later than the wall time on every CPU allows."""
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\nprint('done')\n"
+    spin = "import os\nfor _ in range(2):\n    if os.fork() == 0:\n        break\nwhile True:\n    pass\n"
+    short, spinning = runner.run([{"code": burn}, {"code": spin, "limits": {"timeout": 1.0}}])
+    assert short["status"] == "exited" and short["stdout"] == "done\n" and 0.25 <= short["cpu"] < 1.0, short
+    assert spinning["status"] == "timeout" and not spinning["backstop"] and 1.0 <= spinning["cpu"] < 3.0, spinning
+
+
+def test_a_programs_stdio_behaves_as_its_descriptors_do(runner, outside):
+    """The programs' text files are made once by the server (``runner.program_stdio``), each while its descriptor
+    was of the kind a program's is: input read whole, output and errors where they belong, and each says it can
+    seek exactly when a file made in the program would (an ``io`` program's pipes never; a literal-call program's
+    stdin, ``/dev/null``, yes)."""
+    probe = ("import sys\nprint(repr(sys.stdin.read()), sys.stdin.seekable(), sys.stdout.seekable(), "
+             "sys.stderr.seekable())\nprint('e', file=sys.stderr)\n")
+    calls = "import sys\ndef probe():\n    return [sys.stdin.read(), sys.stdin.seekable(), sys.stdout.seekable()]\n"
+    io, literal = runner.run([{"code": probe, "stdin": "a\nb\n"},
+                              {"code": calls, "calls": "assert probe() == ['', True, False]\n"}])
+    assert io["stdout"] == "'a\\nb\\n' False False False\n" and io["stderr"] == "e\n", io
+    assert literal["cases"] == [True], literal
+
+
+@pytest.mark.timeout(120)
 def test_a_killed_owner_leaves_no_process_and_no_folder(runner, outside):
     """What the worker pool's SIGKILL does to a worker: its sandbox, its cgroups and its processes go too."""
     sleeper = ("import subprocess, sys\n"

@@ -74,6 +74,7 @@ makes the host rebuild the sandbox.  When the host's end of fd 0 closes
 folder and exits.
 """
 
+import _signal  # type: ignore[import-not-found]  # signal.signal's C function: its wrapper makes enums, per program
 import builtins
 import collections
 import contextlib
@@ -98,6 +99,7 @@ from primitives import (  # noqa: E402
     nest_user_namespace,
     place,
     read_exact,
+    read_proc,
     reap,
     receive,
     remove_tree,
@@ -117,6 +119,7 @@ TOKEN_BYTES = 16
 ROOT_CAPS = (5, 6, 7)  # CAP_KILL, SETGID, SETUID: what the root-mode server keeps (to kill and to drop to 65534)
 NPROC_BASE = 0  # processes of the program's uid that are not the program's (set in main)
 COLLECTOR_PID = None  # never killed with a program's leftovers
+STDIO: dict = {}  # the programs' text files: stdin ("io": a pipe, "null": /dev/null), "out", "err" (program_stdio)
 plain = None  # the codec module, imported in main from this file's folder
 
 # Only what the server needs is imported: every shared library mapped here is copied on every fork
@@ -186,7 +189,7 @@ def child(req, drop_uid, workdir, fds, extra_processes=0):
         os.setsid()
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # a program dies with the server (unisolated too)
         for signum in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGXFSZ):
-            signal.signal(signum, signal.SIG_DFL)
+            _signal.signal(signum, _signal.SIG_DFL)
         place(fds)  # 0 stdin, 1 stdout, 2 stderr, 3 results (calls) or answers (script), 4 source, 5 calls/requests
         libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # a non-dumpable process's /proc files are not its own to write
         oom = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
@@ -207,10 +210,8 @@ def child(req, drop_uid, workdir, fds, extra_processes=0):
             calls = [[(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in steps]
                      for steps in json.loads(read_all(5))]
             os.close(5)
-        # the program's stdio, open for as long as its process lives
-        sys.stdin = open(0, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
-        sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
-        sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+        # the program's stdio, open for as long as its process lives (made by the server: program_stdio)
+        sys.stdin, sys.stdout, sys.stderr = STDIO["io" if kind == "io" else "null"], STDIO["out"], STDIO["err"]
         sys.argv = ["solution.py"]
         os.environ["TMPDIR"] = workdir  # tempfile's choice: /tmp is not the programs' to write
         sys.path[:0] = [workdir]
@@ -1173,6 +1174,7 @@ class Collector:
 
 POLL = 0.5  # most seconds between two looks at a running program's clocks
 TICKS = os.sysconf("SC_CLK_TCK")  # /proc's CPU times are in these
+CPUS = 1  # the most CPUs a program's processes can use at once (main: the host's count and this one's, the larger)
 
 
 class ProgramClock:
@@ -1189,17 +1191,36 @@ class ProgramClock:
     This is :mod:`grpo_host.scoring.clocks`'s rule, restated here because this
     script runs inside the sandbox with the standard library only; the
     contest jail's bounds read the same :func:`primitives.run_delay`.
+
+    Reading /proc costs every program some hundred microseconds, and most
+    programs end in milliseconds, so the clock reads nothing in its first
+    :data:`POLL` seconds, nor until something *can* be over (:meth:`look`):
+    the program's processes cannot use more CPU than the wall time since the
+    start on every CPU of the machine, and neither the backstop's clock nor
+    the budget's runs faster than the wall.  (Before, the first look came at
+    the start and the next one :data:`POLL` later: the looks a
+    :meth:`restart` picks from are as far apart as they were.)
+    The start needs no reading either: it is taken before the program's fork,
+    when only the server, the collector and init exist (:func:`kill_all` left
+    no other), so the CPU then is what the server and init had reaped
+    (:func:`reaped_cpu`), and a process forked after it has waited for no CPU yet.
     """
 
-    def __init__(self, mode, mains):
-        self.mode, self.mains = mode, mains
-        self.samples = []  # (when, CPU, CPU waits) at each look since the last restart
-        self.restart(time.monotonic())
-        self.first = self.cpu0
+    def __init__(self, mode, start, cpu0):
+        self.mode, self.mains = mode, []
+        self.start, self.cpu0 = start, cpu0
+        self.first = cpu0
+        self.samples = [(start, cpu0, None)]  # (when, CPU, CPU waits) at each look since the last restart
+        self.waited0 = None  # None: nothing waited yet (the start, before the mains were forked)
 
-    def used(self):
-        """CPU seconds the program's processes used since it started (reaped ones included)."""
-        return self.cpu_total() - self.first
+    def watch(self, mains):
+        """The program's main processes, forked after the start: the backstop's clock counts their CPU waits."""
+        self.mains = mains
+
+    def used(self, settled=False):
+        """CPU seconds the program's processes used since it started (reaped ones included); ``settled``: every
+        one of them is dead and reaped (:func:`alone`), so :func:`reaped_cpu` holds it all."""
+        return (reaped_cpu(self.mode) if settled else self.cpu_total()) - self.first
 
     def restart(self, since):
         """Count afresh from ``since`` (a call answered then): from the last look at or before it."""
@@ -1215,8 +1236,7 @@ class ProgramClock:
         ticks = 0
         for pid in [*pids, me]:
             try:
-                with open(f"/proc/{pid}/stat", "rb") as f:
-                    fields = f.read().rsplit(b")", 1)[1].split()
+                fields = read_proc(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()
             except OSError:
                 continue
             own = pid not in (me, 1)  # the server and init: only what they reaped of the program's
@@ -1231,8 +1251,23 @@ class ProgramClock:
 
     def awake(self):
         wall = time.monotonic() - self.start
-        waits = [now - then for now, then in zip(self.waited(), self.waited0, strict=True) if None not in (now, then)]
+        waited0 = self.waited0 if self.waited0 is not None else [0.0] * len(self.mains)
+        waits = [now - then for now, then in zip(self.waited(), waited0, strict=True) if None not in (now, then)]
         return min((wall - waited for waited in waits), default=wall)
+
+    def quiet(self, timeout, backstop, budget):
+        """Wall seconds from now during which nothing can be over (``budget``: what is left of the run's), at most
+        :data:`POLL` from the start, so the looks that :meth:`restart` picks from stay as close together as they
+        were; 0 or less when something may be: the CPU used since the start is at most the wall time on every
+        CPU, and :meth:`awake` at most the wall time."""
+        return min(timeout / CPUS, backstop, budget, POLL) - (time.monotonic() - self.start)
+
+    def look(self, timeout, backstop, budget):
+        """``"budget"`` once :meth:`awake` reaches ``budget`` (what is left of the run's), else :meth:`over`; None
+        without reading anything while :meth:`quiet`."""
+        if self.quiet(timeout, backstop, budget) > 0:
+            return None
+        return "budget" if self.awake() >= budget else self.over(timeout, backstop)
 
     def over(self, timeout, backstop):
         """``"timeout"`` once the CPU used reaches ``timeout``, ``"backstop"`` once :meth:`awake` reaches
@@ -1244,8 +1279,22 @@ class ProgramClock:
             return "backstop"
         return None
 
-    def next_look(self, timeout, backstop):
-        return max(0.001, min(timeout - self.cpu(), backstop - self.awake(), POLL))
+    def next_look(self, timeout, backstop, budget):
+        """Seconds until the next look: the end of a quiet spell, else the least left of any clock (or POLL)."""
+        if (quiet := self.quiet(timeout, backstop, budget)) > 0:
+            return max(0.001, min(quiet, POLL))
+        return max(0.001, min(budget - self.awake(), timeout - self.cpu(), backstop - self.awake(), POLL))
+
+
+def reaped_cpu(mode):
+    """CPU seconds of the processes the server (``times``) and, in a sandbox, init have reaped: all of
+    :meth:`ProgramClock.cpu_total` while no process but the server, the collector and init exists."""
+    times = os.times()
+    total = times.children_user + times.children_system
+    if mode != "none":
+        fields = read_proc("/proc/1/stat").rsplit(b")", 1)[1].split()
+        total += (int(fields[13]) + int(fields[14])) / TICKS
+    return total
 
 
 # ---------------------------------------------------------------- the program's leftovers
@@ -1262,8 +1311,7 @@ def descendants(root):
             continue
         for tid in tasks:
             try:
-                with open(f"/proc/{pid}/task/{tid}/children") as f:
-                    kids = [int(k) for k in f.read().split()]
+                kids = [int(k) for k in read_proc(f"/proc/{pid}/task/{tid}/children").split()]
             except OSError:
                 continue
             out += kids
@@ -1281,8 +1329,7 @@ def others(mode):
     alive = []
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                stat = f.read()
+            stat = read_proc(f"/proc/{pid}/stat")
         except OSError:
             continue
         if stat[stat.rindex(b")") + 2:stat.rindex(b")") + 3] != b"Z":
@@ -1309,13 +1356,11 @@ def alone(mode):
     """
     me = os.getpid()
     try:
-        with open(f"/proc/{me}/task/{me}/children") as f:
-            if f.read().split() != [str(COLLECTOR_PID)]:
-                return False
+        if read_proc(f"/proc/{me}/task/{me}/children").split() != [b"%d" % COLLECTOR_PID]:
+            return False
         if mode == "none":
             return True
-        with open("/proc/1/task/1/children") as f:
-            return f.read().split() == [str(me)]
+        return read_proc("/proc/1/task/1/children").split() == [b"%d" % me]
     except OSError:
         return False
 
@@ -1426,8 +1471,7 @@ PROC_ATTRIBUTES = ("oom_score_adj", "coredump_filter", "autogroup")
 def proc_attribute(pid, name):
     """A /proc attribute a process of the same uid may write (None where this kernel has none or hides it)."""
     try:
-        with open(f"/proc/{pid}/{name}", "rb") as f:
-            return f.read()
+        return read_proc(f"/proc/{pid}/{name}")
     except OSError:
         return None
 
@@ -1582,6 +1626,7 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, group, budg
     kind = req["kind"]
     stdin_data = (req.get("stdin") or "").encode() if kind == "io" else b""
     start = time.monotonic()
+    clock = ProgramClock(mode, start, reaped_cpu(mode))  # before the fork: nothing of the program's has run
     program = nonce = stdin_w = None
     if kind == "script":
         pid, program, nonce = start_script(req, inbox, collector, mode, drop_uid, workdir, segment)
@@ -1617,13 +1662,13 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, group, budg
             stdin_w = None
     timeout = float(req["timeout"])
     backstop = timeout * float(req.get("backstop", 1.0))
-    clock = ProgramClock(mode, [p for p in (pid, program) if p is not None])
+    clock.watch([p for p in (pid, program) if p is not None])
     spent = 0.0  # of the budget, by the backstop's clock, before the clock's last restart
     status, exited, hangup, done, over = None, False, False, False, None
     sent = 0
     mine = b"D%d;" % group
     while not exited and status is None and not done:
-        over = "budget" if spent + clock.awake() >= budget else clock.over(timeout, backstop)
+        over = clock.look(timeout, backstop, budget - spent)
         if over is not None and (tick := collector.last_tick()) is not None:
             spent += clock.awake()
             clock.restart(tick)  # answered calls since the last look: each earns the next one a full timeout
@@ -1632,8 +1677,7 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, group, budg
         if over is not None:
             status = "timeout"
             break
-        left = min(budget - spent - clock.awake(), clock.next_look(timeout, backstop))
-        for fd, _ in poller.poll(max(left, 0.001) * 1000):
+        for fd, _ in poller.poll(clock.next_look(timeout, backstop, budget - spent) * 1000):
             if fd == pidfd:
                 exited = True
             elif fd == inbox:
@@ -1662,14 +1706,16 @@ def run_one(req, inbox, collector, mode, drop_uid, workdir, segment, group, budg
     if program is not None:  # the judge is done: its program too
         os.kill(program, signal.SIGKILL)
         os.waitpid(program, 0)
-    clean = kill_all(mode)
+    clock.watch([])  # reaped: their pids may be another process's now, and the wall is all they had
+    settled = alone(mode)  # nothing left, all reaped: their CPU is in what the server and init reaped
+    clean = settled or kill_all(mode)
     if stdin_w is not None:
         os.close(stdin_w)
     os.close(pidfd)
     if hangup:
         raise Hangup
     return (status, os.waitstatus_to_exitcode(wstatus), seconds, clean, nonce, over in ("backstop", "budget"),
-            spent + clock.awake(), clock.used())
+            spent + clock.awake(), clock.used(settled))
 
 
 def warm_up():
@@ -1688,10 +1734,38 @@ def warm_up():
         __import__(name)
     warm = compile("import sys\nx = [i for i in range(3)]\nassert x\n", "warm.py", "exec")
     exec(warm, {"__builtins__": __builtins__})
-    open(os.devnull, "w", encoding="utf-8", errors="replace").close()
+    STDIO.update(program_stdio())
     plain.decode(plain.encode([(1, 2.5), {"a": b"x"}]))
     gc.collect()
     gc.freeze()
+
+
+def program_stdio():
+    """The programs' ``sys.stdin``, ``sys.stdout`` and ``sys.stderr``, made once here rather than in every program
+    (three text files cost a fresh fork ~0.4 ms, nearly all of it in copied pages).
+
+    A text file asks its descriptor once, when made, whether it can seek, and
+    a program's are pipes (stdin: ``/dev/null`` but for ``io`` programs), so
+    each is made while its descriptor is one; a fork then puts the program's
+    own descriptor under it (:func:`place`).  The server never uses them: each
+    program gets them as new, empty buffers and all.
+    """
+    streams = {"null": open(0, encoding="utf-8", errors="replace", closefd=False)}  # noqa: SIM115 - fd 0: /dev/null
+    saved = [os.dup(fd) for fd in (0, 1, 2)]
+    read, write = os.pipe()
+    try:
+        for fd, end in ((0, read), (1, write), (2, write)):
+            os.dup2(end, fd)
+        streams["io"] = open(0, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+        streams["out"] = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+        streams["err"] = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    finally:
+        for fd, old in enumerate(saved):
+            os.dup2(old, fd)
+            os.close(old)
+        os.close(read)
+        os.close(write)
+    return streams
 
 
 def set_up(config):
@@ -1719,8 +1793,9 @@ def set_up(config):
 
 
 def main():
-    global NPROC_BASE, plain
+    global CPUS, NPROC_BASE, plain
     config = json.loads(sys.argv[1])
+    CPUS = max(int(config.get("cpus") or 1), os.cpu_count() or 1)
     mode, drop_uid = config["mode"], config["drop_uid"]
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import plain as codec

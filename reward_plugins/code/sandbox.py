@@ -169,7 +169,7 @@ def _server_command(mode: Mode, *, work_root: str | None = None) -> list[str]:
         seccomp = bpf().hex()
     except SeccompUnavailable:
         seccomp = ""  # only reachable in "none" mode: isolation() refuses sandboxes without a filter
-    config = {"mode": mode, "drop_uid": drop_uid, "seccomp": seccomp,
+    config = {"mode": mode, "drop_uid": drop_uid, "seccomp": seccomp, "cpus": os.cpu_count() or 1,
               "work_bytes": WORK_BYTES, "work_inodes": WORK_INODES, "shm_bytes": SHM_BYTES, "shm_inodes": SHM_INODES}
     if work_root is not None:
         config["work_root"] = work_root

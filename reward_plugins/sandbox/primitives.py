@@ -22,7 +22,8 @@ import signal
 import sys
 
 __all__ = ["NOBODY", "PR_SET_CHILD_SUBREAPER", "PR_SET_DUMPABLE", "PR_SET_PDEATHSIG", "libc", "load_filter",
-           "mount_tmpfs", "nest_user_namespace", "place", "probe", "read_exact", "reap", "receive", "remove_tree",
+           "mount_tmpfs", "nest_user_namespace", "place", "probe", "read_exact", "read_proc", "reap", "receive",
+           "remove_tree",
            "run_delay", "send", "set_caps", "take_channel", "unix_sockets"]
 
 NOBODY = 65534  # the programs' uid inside every sandbox
@@ -109,14 +110,26 @@ def place(fds):
     os.closerange(len(fds), 1 << 16)
 
 
+def read_proc(path):
+    """A /proc file's bytes, read with plain descriptors: ``open`` would build a buffered file object each time,
+    and the servers read several such files per program."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        data = b""
+        while chunk := os.read(fd, 65536):
+            data += chunk
+    finally:
+        os.close(fd)
+    return data
+
+
 def run_delay(pid):
     """Seconds process ``pid``'s main thread has spent runnable but waiting for a CPU (the second field of
     ``/proc/<pid>/schedstat``), or None where it cannot be read (gone).  The servers' wall-clock backstops
     subtract it, so a program starved by the machine's load is not stopped as one that sleeps is; this is
     :mod:`grpo_host.scoring.clocks`'s rule, here because servers import nothing from grpo-host."""
     try:
-        with open(f"/proc/{pid}/schedstat", "rb") as f:
-            return int(f.read().split()[1]) / 1e9
+        return int(read_proc(f"/proc/{pid}/schedstat").split()[1]) / 1e9
     except (OSError, IndexError, ValueError):
         return None
 
@@ -180,14 +193,7 @@ def unix_sockets():
     later program would be charged for.  No reset can be proven for it, so
     the sandbox is rebuilt.
     """
-    fd = os.open("/proc/net/unix", os.O_RDONLY)
-    try:
-        data = b""
-        while chunk := os.read(fd, 65536):
-            data += chunk
-    finally:
-        os.close(fd)
-    return data.count(b"\n") - 1
+    return read_proc("/proc/net/unix").count(b"\n") - 1
 
 
 def take_channel():
