@@ -26,7 +26,9 @@ times the timeout in wall seconds not spent waiting for a CPU (outcome
   past its bound, e.g. stuck in C code that never checks signals, is killed with
   SIGKILL and replaced).  A worker whose call the alarm interrupted is
   replaced too: the call may have been importing a module or updating
-  state, and the next item must not inherit that.  This is the one for sympy, code and anything that
+  state, and the next item must not inherit that.  Consecutive items go to a
+  worker in chunks (:func:`chunk_size`), one message each way per chunk:
+  the messages, not the items, were most of a cheap item's cost.  This is the one for sympy, code and anything that
   can hang the interpreter.  :class:`grpo_host.scoring.ray_pool.RayPool` is
   the same on a Ray cluster.
 * :class:`AsyncRunner` runs ``async def`` rewards on an event loop of its
