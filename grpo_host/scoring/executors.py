@@ -455,7 +455,7 @@ class WorkerPool:
         def done(index: int, out: Outcome) -> None:
             nonlocal stopped
             results[index] = out
-            if not stopped and stop is not None and stop(out):
+            if stop is not None and stop(out):
                 stopped = True
                 for left in pending:
                     results[left] = Outcome("skipped")
