@@ -2,6 +2,7 @@
 
 Run:  python benchmarks/math_verdicts.py --write before.json      (on the code before a change)
       python benchmarks/math_verdicts.py --compare before.json    (after it: exit 1 on any changed verdict)
+      python benchmarks/math_verdicts.py --compare before.json --workers   (the throughput sets through the workers)
 
 A speed change must not change a verdict, so this scores, with the reward itself in this process
 (``score_one``, the parameters each set is scored with in ``tests/test_math_truth.py``):
@@ -25,6 +26,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "math"
@@ -62,16 +64,34 @@ def cases(pairs: int) -> Iterator[tuple[str, str, str, dict]]:
         yield "reasoning-gym pairs", completion, gold, {}
 
 
-def verdicts(pairs: int) -> list[dict]:
+THROUGHPUT_SETS = ("generated", "reasoning-gym pairs")
+
+
+def verdicts(pairs: int, workers: bool = False) -> list[dict]:
+    """Every case's verdict; with ``workers``, the throughput sets' through ``Ensemble.score`` (worker processes,
+    batches of 256, as ``math_throughput.py`` and ``grpo-host score`` call it) instead of in this process."""
     from reward_plugins.math import rewards
 
     bound: dict[str, object] = {}
-    out = []
+    out: list[dict[str, Any]] = []
     for kind, completion, gold, params in cases(pairs):
         key = json.dumps(params, sort_keys=True)
         reward = bound.setdefault(key, rewards.math_answer.bind(params))
-        out.append({"set": kind, "gold": gold, "completion": completion[-120:], "params": params,
-                    "verdict": reward.score_one(completion, answer=gold)})  # type: ignore[attr-defined]
+        verdict = None if workers and kind in THROUGHPUT_SETS else reward.score_one(  # type: ignore[attr-defined]
+            completion, answer=gold)
+        out.append({"set": kind, "gold": gold, "completion": completion, "params": params, "verdict": verdict})
+    if workers:
+        from grpo_host import Ensemble
+
+        rows = [row for row in out if row["set"] in THROUGHPUT_SETS]
+        with Ensemble.from_spec("math") as ensemble:
+            for start in range(0, len(rows), 256):
+                batch = rows[start : start + 256]
+                values = ensemble.score([r["completion"] for r in batch], answer=[r["gold"] for r in batch])
+                for row, value in zip(batch, values.values["math"], strict=True):
+                    row["verdict"] = value
+    for row in out:
+        row["completion"] = row["completion"][-120:]
     return out
 
 
@@ -80,10 +100,12 @@ def main() -> None:
     parser.add_argument("--write", type=Path, help="write the verdicts to this JSON file")
     parser.add_argument("--compare", type=Path, help="compare with the verdicts in this file; exit 1 on a change")
     parser.add_argument("--pairs", type=int, default=10_000, help="pairs per throughput set")
+    parser.add_argument("--workers", action="store_true",
+                        help="score the throughput sets through Ensemble.score's worker processes")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     start, cpu = time.perf_counter(), time.process_time()
-    now = verdicts(args.pairs)
+    now = verdicts(args.pairs, args.workers)
     print(f"{len(now)} verdicts in {time.perf_counter() - start:.1f} s ({time.process_time() - cpu:.1f} CPU-s)",
           file=sys.stderr)
     if args.write:

@@ -14,6 +14,7 @@ from grpo_host.discovery.plugins import load_plugins
 from grpo_host.errors import SpecError, UnknownNameError, UnscoredRowsError
 from grpo_host.scoring.calls import RewardCallError
 from grpo_host.scoring.ensemble import Member
+from grpo_host.scoring.executors import MAX_CHUNK, chunk_size
 
 
 @pytest.fixture(scope="module")
@@ -199,6 +200,45 @@ def test_worker_timeouts_kills_and_deaths(plugins):
         # alarm (or, on a machine too loaded for the alarm to be answered within the grace, killed too)
         assert e.replaced_workers >= 2 and e.replaced_workers + e.recycled_workers == 3
         assert all(x is not None for x in e.score(["a", "b", "c"]).values["in_worker"])  # pool recovered
+
+
+def test_a_large_batch_goes_to_the_workers_in_chunks_of_consecutive_items(plugins):
+    """64 items on 2 workers: chunks of 8 consecutive items (one message each way, a GRPO group in one worker)."""
+    assert chunk_size(64, 2) == 8 and chunk_size(5, 2) == 1 and chunk_size(10_000, 2) == MAX_CHUNK
+    with ensemble("in_worker", plugins, workers=2) as e:
+        pids = e.score([str(i) for i in range(64)]).values["in_worker"]
+    assert all(len(set(pids[k : k + 8])) == 1 for k in range(0, 64, 8)) and len(set(pids)) == 2
+
+
+@pytest.mark.timeout(120)
+def test_in_a_chunk_only_the_item_that_times_out_raises_or_kills_its_worker_is_counted(plugins):
+    """A chunk whose worker dies runs its unanswered items again one per message, so the item that killed it is
+    the one counted; one that spins is stopped by its own alarm and the rest of its chunk runs in a fresh worker."""
+    items = ["ok"] * 64
+    items[10], items[20], items[41] = "die", "raise", "spin"
+    with ensemble([{"name": "in_worker", "timeout": 0.5, "on_error": "skip"}], plugins, workers=2) as e:
+        r = e.score(items)
+        m = r.metrics["in_worker"]
+        assert [i for i, v in enumerate(r.values["in_worker"]) if v is None] == [10, 20, 41]
+        assert (m.timeouts, m.errors) == (1, 2) and r.failures[41] == {"in_worker": "timeout"}
+        assert "worker process died" in r.row_errors[10][0] and "ValueError: bad item" in r.row_errors[20][0]
+        # 'die' killed its chunk's worker, then its own alone; 'spin''s worker was recycled after its alarm (or,
+        # on a machine too loaded for the alarm to be answered within the grace, killed)
+        assert e.replaced_workers >= 2 and e.recycled_workers + e.replaced_workers >= 3
+
+
+@pytest.mark.slow  # over 2 s: waits out a backstop of 5 s twice (the chunk's, then the item's alone)
+@pytest.mark.timeout(120)
+def test_in_a_chunk_an_item_stuck_outside_python_is_found_and_counted_alone(plugins):
+    """'stuck' ignores its alarm: its chunk's worker is killed from outside, and the chunk's unanswered items run
+    again one by one, so the backstop is counted on that item only and the others get their values."""
+    items = ["ok"] * 64
+    items[30] = "stuck"
+    with ensemble([{"name": "in_worker", "timeout": 0.5, "on_error": "skip"}], plugins, workers=2) as e:
+        r = e.score(items)
+        assert [i for i, v in enumerate(r.values["in_worker"]) if v is None] == [30]
+        assert r.failures == {30: {"in_worker": "backstop"}} and r.metrics["in_worker"].backstops == 1
+        assert e.replaced_workers == 2  # the chunk's worker, then the one that ran 'stuck' alone
 
 
 @pytest.mark.parametrize("spec", ["in_worker [on_error=skip]", "misbehave [on_error=skip]"])

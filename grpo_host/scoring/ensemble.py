@@ -218,7 +218,8 @@ class Ensemble:
     def stopping_hung(self, in_a_row: int, in_all: int) -> Iterator[dict[str, str]]:
         """Within the block, a member whose items timed out or lost their worker process ``in_a_row`` times in a row, or
         ``in_all`` times in all, is called no more: its items left in that batch, and in every later one, are
-        ``skipped`` (a per-item reward's items already running finish under their timeout, sync or async; a batch reward
+        ``skipped`` (a per-item reward's items already running, or already handed to a worker in a chunk, finish under
+        their timeout, sync or async; a batch reward
         is stopped between batches, each timed-out batch counting once). Yields :attr:`stopped`, the members stopped so
         far.
 

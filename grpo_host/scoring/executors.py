@@ -26,7 +26,9 @@ times the timeout in wall seconds not spent waiting for a CPU (outcome
   past its bound, e.g. stuck in C code that never checks signals, is killed with
   SIGKILL and replaced).  A worker whose call the alarm interrupted is
   replaced too: the call may have been importing a module or updating
-  state, and the next item must not inherit that.  This is the one for sympy, code and anything that
+  state, and the next item must not inherit that.  Consecutive items go to a
+  worker in chunks (:func:`chunk_size`), one message each way per chunk:
+  the messages, not the items, were most of a cheap item's cost.  This is the one for sympy, code and anything that
   can hang the interpreter.  :class:`grpo_host.scoring.ray_pool.RayPool` is
   the same on a Ray cluster.
 * :class:`AsyncRunner` runs ``async def`` rewards on an event loop of its
@@ -42,6 +44,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import os
+import pickle
 import queue
 import signal
 import subprocess
@@ -236,8 +239,14 @@ def _leave_with(parent: int) -> None:
     os._exit(0)
 
 
+FLUSH = 0.5
+"""A worker running a chunk of items sends back what it has answered once half a timeout of CPU or wall time has
+passed since its last message, so the pool's outside bound on a chunk (:func:`_chunk_limits`) never counts more
+than that of items already done against the one running."""
+
+
 def _worker_main(conn) -> None:
-    """Serve calls from the parent until it closes the pipe, sends None, or is gone."""
+    """Serve chunks of calls from the parent until it closes the pipe, sends None, or is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     threading.Thread(target=_leave_with, args=(os.getppid(),), daemon=True, name="grpo-host parent watch").start()
     install_alarm()
@@ -251,19 +260,47 @@ def _worker_main(conn) -> None:
             msg = conn.recv()
         except (EOFError, OSError):  # parent gone
             return
-        if msg is None:
+        if msg is None or not _serve_chunk(conn, *msg):
             return
-        index, fn, args, kwargs, timeout = msg
+
+
+def _serve_chunk(conn, items: list[tuple[int, Callable[..., Any], tuple, dict]], timeout: float | None) -> bool:
+    """Run a chunk's items in order, each under its own alarm, and send their outcomes back: at the end, after an
+    item its alarm stopped (the parent replaces this worker then: the rest of the chunk is not run here), and
+    whenever :data:`FLUSH` times the timeout has passed since the last message.  False once the parent is gone."""
+    answered: list[tuple[int, Outcome]] = []
+    cpu, wall = time.process_time(), time.monotonic()
+    for n, (index, fn, args, kwargs) in enumerate(items, 1):
         out = call(fn, args, kwargs, alarm=timeout)
-        try:
+        answered.append((index, out))
+        due = timeout is not None and max(time.process_time() - cpu, time.monotonic() - wall) >= FLUSH * timeout
+        if n == len(items) or out.timed_out or due:
             try:
-                conn.send((index, out))
-            except OSError:
-                raise
-            except Exception as exc:  # the value did not pickle
-                conn.send((index, Outcome("error", error=Failure.note(f"result could not be sent back: {exc}"))))
-        except OSError:  # the parent is gone (a broken pipe): nobody to answer
-            return
+                _send_outcomes(conn, answered)
+            except OSError:  # the parent is gone (a broken pipe): nobody to answer
+                return False
+            if out.timed_out:
+                return True
+            answered, cpu, wall = [], time.process_time(), time.monotonic()
+    return True
+
+
+def _send_outcomes(conn, answered: list[tuple[int, Outcome]]) -> None:
+    """Send (index, outcome) pairs in one message; a value that does not pickle becomes its item's error."""
+    try:
+        conn.send(answered)
+    except OSError:
+        raise
+    except Exception:  # some value did not pickle: find which, and send the rest as they are
+        conn.send([(index, _picklable(out)) for index, out in answered])
+
+
+def _picklable(out: Outcome) -> Outcome:
+    try:
+        pickle.dumps(out)
+    except Exception as exc:
+        return Outcome("error", error=Failure.note(f"result could not be sent back: {exc}"))
+    return out
 
 
 class _Worker:
@@ -332,6 +369,29 @@ class _Duplex:
         self.writer.close()
 
 
+MAX_CHUNK = 16
+"""Most tasks a worker is sent in one message."""
+CHUNKS_PER_WORKER = 4
+"""Chunks are no larger than leaves this many per worker, so the workers finish a batch at about the same time."""
+
+
+def chunk_size(tasks: int, workers: int) -> int:
+    """How many consecutive tasks go to a worker in one message: one when there are few (every worker busy, the
+    batch's last items not waiting behind others), else up to :data:`MAX_CHUNK`.  Each message costs both processes
+    a pickling, a pipe write and a wake-up, about as much as a plain number's whole verdict."""
+    return max(1, min(MAX_CHUNK, tasks // (CHUNKS_PER_WORKER * workers)))
+
+
+def _chunk_limits(timeout: float | None, grace: float, unanswered: int) -> tuple[float, float]:
+    """The outside bounds (CPU seconds, backstop seconds) on a worker's clocks since its chunk was handed out or it
+    last sent outcomes back: the running task's timeout and backstop plus ``grace``, and, while more than it is
+    unanswered, the :data:`FLUSH` share of a timeout that tasks done but not yet sent may have used before it."""
+    if timeout is None:
+        return 0.0, 0.0
+    done_before = FLUSH * timeout if unanswered > 1 else 0.0
+    return timeout + done_before + grace, BACKSTOP * timeout + done_before + grace
+
+
 class WorkerPool:
     """A fixed set of worker processes with per-call timeouts and hard kills.
 
@@ -367,52 +427,73 @@ class WorkerPool:
     def run(self, tasks: Sequence[Task], timeout: float | None, stop: Stop | None = None) -> list[Outcome]:
         """Run every task, at most ``size`` at a time; one :class:`Outcome` per task, in order.
 
-        A task's deadline starts when it is handed to a worker that has said
-        it is ready, so interpreter start-up never eats into an item's timeout.
-        ``stop``, when given, sees each outcome; once it says so, the tasks not
-        yet handed out are ``skipped``.
+        Tasks go to the workers in chunks of consecutive ones (:func:`chunk_size`: one message each way per chunk,
+        not per task, and a GRPO group's items, which share a gold, land in one worker) while there are enough to
+        keep every worker busy; each task still runs under its own alarm in the worker.  A chunk's clocks start
+        when it is handed to a worker that has said it is ready, so interpreter start-up never eats into an item's
+        timeout, and start again at each message the worker sends back (:data:`FLUSH`); from outside, a chunk is
+        bounded by :func:`_chunk_limits`.  When a chunk's worker dies or is killed from outside, its unanswered
+        tasks run again one per message, so only the task that kills or hangs a worker is counted.  ``stop``,
+        when given, sees each outcome; once it says so, the tasks not yet handed out are ``skipped`` (those of a
+        chunk already handed out run).
 
-        One loop of about 80 lines on purpose: the pending queue and the three
-        states of a worker (starting, idle, busy) change together at every
-        wake-up, and split into functions they would be one mutable state
+        One loop of about 100 lines on purpose: the pending queue and the three states of a worker (starting,
+        idle, busy) change together at every wake-up, and split into functions they would be one mutable state
         handed between them.
         """
         while len(self._workers) < min(self.size, len(tasks)):
             self._workers.append(_Worker())
         results: dict[int, Outcome] = {}  # task index -> its outcome
         pending = deque(range(len(tasks)))
+        alone: set[int] = set()  # tasks of a chunk whose worker died or was killed: sent one per message
         idle = [w for w in self._workers if w.ready]
         starting = {w: time.monotonic() + STARTUP_TIMEOUT for w in self._workers if not w.ready}
-        busy: dict[_Worker, tuple[int, Watch | None]] = {}  # worker -> (its task, the task's clocks when timed)
-        limits = (0.0, 0.0) if timeout is None else (timeout + self.grace, BACKSTOP * timeout + self.grace)
+        busy: dict[_Worker, tuple[deque[int], Watch | None]] = {}  # worker -> (its unanswered tasks, their clocks)
+        size = chunk_size(len(tasks), self.size)
+        stopped = False
 
         def done(index: int, out: Outcome) -> None:
+            nonlocal stopped
             results[index] = out
             if stop is not None and stop(out):
+                stopped = True
                 for left in pending:
                     results[left] = Outcome("skipped")
                 pending.clear()
 
+        def again(indices: deque[int]) -> None:
+            """A lost chunk's unanswered tasks, back at the front of the queue to run one by one (or skipped)."""
+            for index in indices:
+                results[index] = Outcome("skipped")
+            if not stopped:
+                alone.update(indices)
+                pending.extendleft(reversed(indices))
+
         while pending or busy:
             while pending and idle:
-                worker, index = idle.pop(), pending.popleft()
-                fn, args, kwargs = tasks[index]
+                worker, chunk = idle.pop(), deque([pending.popleft()])
+                while pending and len(chunk) < size and chunk[0] not in alone and pending[0] not in alone:
+                    chunk.append(pending.popleft())
                 try:
-                    worker.conn.send((index, fn, args, kwargs, timeout))
+                    worker.conn.send(([(i, *tasks[i]) for i in chunk], timeout))
                 except (BrokenPipeError, OSError):
                     starting[self._replace(worker)] = time.monotonic() + STARTUP_TIMEOUT
-                    pending.appendleft(index)
+                    pending.extendleft(reversed(chunk))
                     continue
-                except Exception as exc:  # the task did not pickle
-                    done(index, Outcome("error", error=Failure.note(f"cannot send to a worker process: {exc}")))
+                except Exception as exc:  # a task did not pickle: send each alone to find which
+                    if len(chunk) > 1:
+                        alone.update(chunk)
+                        pending.extendleft(reversed(chunk))
+                    else:
+                        done(chunk[0], Outcome("error", error=Failure.note(f"cannot send to a worker process: {exc}")))
                     idle.append(worker)
                     continue
-                busy[worker] = (index, Watch.process(worker.process.pid) if timeout else None)
+                busy[worker] = (chunk, Watch.process(worker.process.pid) if timeout else None)
             if not busy and not starting:
                 continue
             now = time.monotonic()
-            wait_for = min([w.next_look(*limits) for _, w in busy.values() if w is not None]
-                           + [d - now for d in starting.values()], default=float("inf"))
+            wait_for = min([w.next_look(*_chunk_limits(timeout, self.grace, len(c))) for c, w in busy.values()
+                            if w is not None] + [d - now for d in starting.values()], default=float("inf"))
             ready = wait([w.conn.reader for w in (*busy, *starting)],
                          timeout=None if wait_for == float("inf") else max(wait_for, 0))
             for worker in [w for w in starting if w.conn.reader in ready]:
@@ -429,29 +510,39 @@ class WorkerPool:
                 worker.ready = True
                 idle.append(worker)
             for worker in [w for w in busy if w.conn.reader in ready]:
-                index, _ = busy.pop(worker)
+                chunk, _ = busy.pop(worker)
                 try:
-                    out: Outcome
-                    _, out = worker.conn.recv()
+                    answered: list[tuple[int, Outcome]] = worker.conn.recv()
                 except (EOFError, OSError):
                     try:  # the pipe closes as it dies: its exit code follows at once
                         code = worker.process.wait(1)
                     except subprocess.TimeoutExpired:
                         code = None
-                    done(index, Outcome("error", error=Failure.note(_died(code), "worker died")))
+                    if len(chunk) == 1:
+                        done(chunk[0], Outcome("error", error=Failure.note(_died(code), "worker died")))
+                    else:  # which of them killed it is not known: each runs again alone
+                        again(chunk)
                     starting[self._replace(worker)] = time.monotonic() + STARTUP_TIMEOUT
                     continue
-                done(index, out)
-                if out.timed_out:  # interrupted mid-call: its state is not to be trusted
+                for index, out in answered:
+                    chunk.remove(index)
+                    done(index, out)
+                if answered and answered[-1][1].timed_out:  # interrupted mid-call: its state is not to be trusted
+                    again(chunk)
                     starting[self._replace(worker, recycled=True)] = time.monotonic() + STARTUP_TIMEOUT
-                    continue
-                idle.append(worker)
+                elif chunk:  # more of the chunk to come: its clocks start again
+                    busy[worker] = (chunk, Watch.process(worker.process.pid) if timeout else None)
+                else:
+                    idle.append(worker)
             now = time.monotonic()
-            for worker, (index, watch) in list(busy.items()):
-                status = None if watch is None else watch.over(*limits)
+            for worker, (chunk, watch) in list(busy.items()):
+                status = None if watch is None else watch.over(*_chunk_limits(timeout, self.grace, len(chunk)))
                 if status is not None:  # did not answer its own alarm: stuck outside Python
                     del busy[worker]
-                    done(index, Outcome(status))
+                    if len(chunk) == 1:
+                        done(chunk[0], Outcome(status))
+                    else:  # which one hangs is not known: each runs again alone
+                        again(chunk)
                     starting[self._replace(worker)] = now + STARTUP_TIMEOUT
             if any(now > deadline for deadline in starting.values()):
                 raise WorkerError(f"a grpo-host worker process did not start within {STARTUP_TIMEOUT:.0f} s "
