@@ -70,3 +70,15 @@ def test_an_unscored_completion_is_reported_with_no_reward(server):
         result = env.step({"completion": []})
     assert result.reward is None and result.done
     assert result.observation["error"] == "line 1: no 'completion' to score"  # the file's line
+
+
+def test_the_pinned_openenv_declares_no_validation_graders():
+    """Why grpo-host registers no ``openenv.validation.graders`` (docs/frameworks.md, "Not yet"): openenv-core 0.3.0
+    has no ``openenv.validation`` package, and nothing declares the group.  When the pin moves to a release that has
+    them, this fails, and the audit's gold self-check and probes can be mapped onto what it declares."""
+    import importlib.metadata
+    import importlib.util
+
+    assert importlib.metadata.version("openenv-core") == "0.3.0"
+    assert importlib.util.find_spec("openenv.validation") is None
+    assert not importlib.metadata.entry_points(group="openenv.validation.graders")
