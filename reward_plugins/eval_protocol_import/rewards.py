@@ -6,14 +6,18 @@ Rewriting one as a grpo-host reward would drift from the function its
 authors keep, so this reward calls it::
 
     grpo-host score rows.jsonl --rewards \\
-        "eval_protocol(function=eval_protocol.rewards.accuracy:accuracy_reward), r1_strict_format:0.5"
+        "eval_protocol(function=eval_protocol.rewards.format:format_reward), accuracy:2"
 
 * ``messages`` is the row's prompt (text as one user turn, or its chat
   messages) followed by the completion's messages (a text completion is one
   assistant turn; a rollout's tool calls, tool results and
   ``reasoning_content`` pass as they are);
 * ``ground_truth`` is the ``answer`` column (eval-protocol's name for the
-  gold; as for the export in ``grpo_host.integrations.eval_protocol``);
+  gold; as for the export in ``grpo_host.integrations.eval_protocol``), or
+  with ``ground_truth=messages`` that text as one assistant message in a
+  list (eval-protocol's ``accuracy_reward`` reads a list of messages, and
+  pays a plain string 0.0 as "invalid ground truth" while saying the score
+  is valid);
   the columns in ``columns`` go as keyword arguments under their own names.
 * What the function reads is checked before it is called: ``columns``, and
   ``answer`` when the function's ``ground_truth`` has no default, are the
@@ -41,7 +45,7 @@ import importlib
 import inspect
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -55,6 +59,9 @@ class EvalProtocolParams(BaseModel):
                           "@reward_function)")
     columns: list[str] = Field(default_factory=list, description="row columns the function reads, passed as "
                                "keyword arguments and required by data check")
+    ground_truth: Literal["text", "messages"] = Field("text", description="how the answer column goes as "
+                                                      "ground_truth: as it is, or as one assistant message in a "
+                                                      "list (what accuracy_reward reads)")
     _fn: Callable[..., Any] = PrivateAttr()
     _needs_gold: bool = PrivateAttr()
 
@@ -107,7 +114,8 @@ def eval_protocol(rollout: Trajectory, *, params: EvalProtocolParams, prompt: An
     extra = {name: columns[name] for name in params.columns if name in columns and name != "answer"}
     if "answer" in params.columns:
         extra["answer"] = answer
-    gold = {"ground_truth": answer} if answer is not None else {}
+    gold = {} if answer is None else {"ground_truth": answer if params.ground_truth == "text" else [
+        {"role": "assistant", "content": answer if isinstance(answer, str) else str(answer)}]}
     result = params._fn(messages=_messages(prompt, rollout), **gold, **extra)
     if inspect.isawaitable(result):
         result = asyncio.run(_finished(result))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from grpo_host.integrations import scorer
 
-ACCURACY = "eval_protocol(function=eval_protocol.rewards.accuracy:accuracy_reward)"
+ACCURACY = "eval_protocol(function=eval_protocol.rewards.accuracy:accuracy_reward, ground_truth=messages)"
 MINE = '''
 from eval_protocol import reward_function
 from eval_protocol.models import EvaluateResult, Message, MetricResult
@@ -73,7 +73,8 @@ def cases():
     from eval_protocol.rewards.accuracy import accuracy_reward
 
     own = accuracy_reward(messages=[{"role": "user", "content": "What is 2+2?"},
-                                    {"role": "assistant", "content": good}], ground_truth="4")
+                                    {"role": "assistant", "content": good}],
+                          ground_truth=[{"role": "assistant", "content": "4"}])
     out["accuracy_own"] = [own.score, own.is_score_valid]
     rows = folder / "rows.jsonl"  # the counters as grpo-host score totals them, the function found on PYTHONPATH
     rows.write_text("".join(json.dumps({"prompt": "q", "completion": c, "answer": "4", "unit": "km"}) + "\n"
@@ -100,7 +101,7 @@ def parity(path):
                 continue
             result = accuracy_reward(messages=[{"role": "user", "content": row["prompt"]},
                                                {"role": "assistant", "content": row["completion"]}],
-                                     ground_truth=row["answer"])
+                                     ground_truth=[{"role": "assistant", "content": row["answer"]}])
             out.append(result.score if result.is_score_valid else None)
         return out
 
