@@ -55,7 +55,8 @@ def main() -> None:
         folder = Path(tmp)
         server = Server(folder, folder / "serve.log", p.SPEC)
         stack = contextlib.ExitStack()
-        openenv_url = stack.enter_context(openenv_server(folder, p.SPEC, p.served_rows(data)))
+        # a session per repeat: a run's slot may outlive it until the collector frees it
+        openenv_url = stack.enter_context(openenv_server(folder, p.SPEC, p.served_rows(data), sessions=args.repeats))
         peers = {"verifiers": peer_python("verifiers==0.4.0"), "eval_protocol": peer_python("eval-protocol==0.3.33")}
         runners = {
             "score": lambda: p.via_scorer(data),
