@@ -14,12 +14,20 @@ is checked against the baseline's values first.  verifiers and eval-protocol
 run in venvs of their own (``tests/peers.py``), so their seconds are measured
 there, by ``tests/peer_scripts/parity_rows.py``.
 
+The imports are measured too: the ``openenv`` environment (a grpo-host
+agent's rollout slot stepping OpenEnv's own server of the spec on 127.0.0.1,
+a ``reset`` and a ``step`` per row), against the same baseline; and the
+``eval_protocol`` reward, eval-protocol's own ``accuracy_reward`` through
+``grpo-host score``'s path against eval-protocol's own call of it, row for row
+(``tests/peer_scripts/eval_protocol_import.py``).
+
     python benchmarks/adapters.py --rows 1000 --repeats 3
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -38,6 +46,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     import adapter_parity as p
+    from openenv_server import openenv_server
     from peers import peer_python
     from test_serve import Server
 
@@ -45,6 +54,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         server = Server(folder, folder / "serve.log", p.SPEC)
+        stack = contextlib.ExitStack()
+        # a session per repeat: a run's slot may outlive it until the collector frees it
+        openenv_url = stack.enter_context(openenv_server(folder, p.SPEC, p.served_rows(data), sessions=args.repeats))
         peers = {"verifiers": peer_python("verifiers==0.4.0"), "eval_protocol": peer_python("eval-protocol==0.3.33")}
         runners = {
             "score": lambda: p.via_scorer(data),
@@ -54,8 +66,10 @@ def main() -> None:
             "atropos": lambda: p.via_atropos(data),
             "nemo_gym_verify": lambda: p.via_nemo_gym(data, server.url),
             "skyrl": lambda: p.via_skyrl(data),
+            "openenv_environment": lambda: p.via_openenv_environment(data, openenv_url),
         }
         best: dict[str, float] = {}
+        imported: dict[str, float] = {}  # eval-protocol's accuracy_reward: through the eval_protocol reward, and alone
         load = [os.getloadavg()[0]]
         try:
             reference = None
@@ -65,9 +79,14 @@ def main() -> None:
                     reference = reference or results
                     assert results == reference, f"{name} gave other values than grpo-host score's path"
                     best[name] = min(best.get(name, seconds), seconds)
+                found = p.via_eval_protocol_import(peers["eval_protocol"], data, folder)
+                assert found["grpo_host"] == found["eval_protocol"], "eval_protocol differs from its own call"
+                for side in ("grpo_host", "eval_protocol"):
+                    imported[side] = min(imported.get(side, found[f"{side}_seconds"]), found[f"{side}_seconds"])
                 load.append(os.getloadavg()[0])
         finally:
             server.stop()
+            stack.close()
     base = best["score"] / len(data) * 1000
     print(json.dumps({
         "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
@@ -75,6 +94,7 @@ def main() -> None:
         "rows": len(data), "repeats": args.repeats, "spec": p.SPEC,
         "ms_per_row": {name: round(s / len(data) * 1000, 4) for name, s in best.items()},
         "x_score": {name: round(s / len(data) * 1000 / base, 1) for name, s in best.items() if name != "score"},
+        "eval_protocol_import_ms_per_row": {side: round(s / len(data) * 1000, 4) for side, s in imported.items()},
     }, indent=2))
 
 

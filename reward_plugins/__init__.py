@@ -25,6 +25,11 @@ The packs (entry point: module):
 * ``judge``: ``judge.rewards``, an LLM judge over an OpenAI-compatible server;
 * ``remote``: ``remote.rewards``, a member scored by a ``grpo-host serve`` elsewhere;
 * ``monitors``: ``monitors.monitors``, the built-in run monitors.
+* ``reasoning_tasks``: ``reasoning_tasks.rewards``, reasoning-gym's tasks scored by their own checks;
+* ``eval_protocol_import``: ``eval_protocol_import.rewards``, an eval-protocol ``@reward_function`` named by
+  import path, as the ``eval_protocol`` reward;
+* ``openenv_client``: ``openenv_client.environments``, the ``openenv`` environment: any OpenEnv server, stepped
+  through openenv-core's own client.
 
 Packs import only ``grpo_host`` and, for what they share, the shared
 packages, which have public names only and no pack of their own:

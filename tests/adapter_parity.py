@@ -200,3 +200,47 @@ def via_peer(framework: str, python: Path, data: list[dict[str, Any]], folder: P
     path.write_text("".join(json.dumps(r) + "\n" for r in data))
     found = run_in(python, HERE / "peer_scripts" / "parity_rows.py", framework, str(path), SPEC, timeout=900)
     return found["results"], found["seconds"]
+
+
+def served_rows(data: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows an OpenEnv server of ``SPEC`` can serve (its data check refuses the rows without a gold at start):
+    each row's columns without the completion, which the agent's action brings."""
+    return [{k: v for k, v in row.items() if k != "completion"} for row in data if "answer" in row]
+
+
+def via_openenv_environment(data: list[dict[str, Any]], url: str) -> tuple[list[Result], float]:
+    """The ``openenv`` environment stepping OpenEnv's own server of ``SPEC`` over :func:`served_rows` (``url``), as
+    a grpo-host agent rollout does: one rollout slot, a ``reset`` (the row's ``seed`` picks the served row) and one
+    ``step`` whose action is the completion, per row.  A row the server's data check refused is unscored."""
+    from grpo_host import Session, load_plugins
+
+    names = _names()
+    served = [i for i, row in enumerate(data) if "answer" in row]
+    seeds = {i: {"seed": j} for j, i in enumerate(served)}
+    slot = load_plugins().registry.environment("openenv").session_class()(
+        {"url": url, "reset_columns": ["seed"], "show_schema": False},
+        rows=[seeds.get(i, {}) for i in range(len(data))])
+
+    def each(part: list[dict[str, Any]]) -> list[Result]:
+        out: list[Result] = []
+        for i, row in enumerate(part):
+            if i not in seeds:
+                out.append({"rewards": dict.fromkeys(names), "total": None})
+                continue
+            slot.reset(**{Session.ROW_KEY: i})
+            step = json.loads(slot.step(action={"completion": row["completion"]}))
+            out.append({"rewards": step["observation"]["rewards"], "total": slot.get_reward()})
+        return out
+
+    return _timed(each, data)
+
+
+def via_eval_protocol_import(python: Path, data: list[dict[str, Any]], folder: Path) -> dict[str, Any]:
+    """eval-protocol's ``accuracy_reward`` on the rows through the grpo-host ``eval_protocol`` reward and through
+    eval-protocol's own call, in its venv (``peer_scripts/eval_protocol_import.py parity``): each row's value (None:
+    unscored) and the seconds each took."""
+    from peers import run_in
+
+    path = folder / "parity-eval-protocol-import.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in data))
+    return run_in(python, HERE / "peer_scripts" / "eval_protocol_import.py", "parity", str(path), timeout=900)

@@ -3,15 +3,9 @@
 
 from __future__ import annotations
 
-import json
-import socket
-import subprocess
-import sys
-import time
-
-import httpx
 import pytest
 from openenv.core.generic_client import GenericEnvClient
+from openenv_server import openenv_server
 
 from grpo_host import UserError
 from grpo_host.integrations.openenv import CompletionAction, SpecRubric, environment_factory
@@ -48,37 +42,12 @@ def test_bad_rows_are_refused_before_the_environment_exists():
         environment_factory(SPEC, [{"prompt": "a", "answer": "1"}, {"prompt": "b", "answer": ""}])
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """OpenEnv's own server for a grpo-host spec over two rows, as ``uvicorn server:app`` runs it."""
-    folder = tmp_path_factory.mktemp("openenv")
-    (folder / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [
-        {"prompt": "What is 2+2?", "answer": "4"}, {"prompt": "What is 2+3?", "answer": "5"}]))
-    (folder / "server.py").write_text(
-        f"from grpo_host.integrations.openenv import app\n\napp = app({SPEC!r}, 'rows.jsonl')\n")
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "uvicorn", "server:app", "--port", str(port)], cwd=folder,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(600):
-            if proc.poll() is not None:
-                pytest.fail(f"the OpenEnv server exited: {proc.stderr.read()}")
-            try:
-                if httpx.get(f"{url}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with openenv_server(tmp_path_factory.mktemp("openenv"), SPEC, [
+            {"prompt": "What is 2+2?", "answer": "4"}, {"prompt": "What is 2+3?", "answer": "5"}]) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(30)
 
 
 def test_openenv_client_steps_the_served_environment(server):
@@ -101,3 +70,15 @@ def test_an_unscored_completion_is_reported_with_no_reward(server):
         result = env.step({"completion": []})
     assert result.reward is None and result.done
     assert result.observation["error"] == "line 1: no 'completion' to score"  # the file's line
+
+
+def test_the_pinned_openenv_declares_no_validation_graders():
+    """Why grpo-host registers no ``openenv.validation.graders`` (docs/frameworks.md, "Not yet"): openenv-core 0.3.0
+    has no ``openenv.validation`` package, and nothing declares the group.  When the pin moves to a release that has
+    them, this fails, and the audit's gold self-check and probes can be mapped onto what it declares."""
+    import importlib.metadata
+    import importlib.util
+
+    assert importlib.metadata.version("openenv-core") == "0.3.0"
+    assert importlib.util.find_spec("openenv.validation") is None
+    assert not importlib.metadata.entry_points(group="openenv.validation.graders")

@@ -8,7 +8,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from adapter_parity import SPEC, rows, via_atropos, via_nemo_gym, via_openenv, via_peer, via_score, via_skyrl
+from adapter_parity import (
+    SPEC,
+    rows,
+    served_rows,
+    via_atropos,
+    via_eval_protocol_import,
+    via_nemo_gym,
+    via_openenv,
+    via_openenv_environment,
+    via_peer,
+    via_score,
+    via_skyrl,
+)
+from openenv_server import openenv_server
 from peers import peer_python
 
 sys.path.insert(0, str(Path(__file__).parent / "vendored"))  # NeMo Gym's schema (tests/vendored/nemo_gym_verify.py)
@@ -69,3 +82,24 @@ def test_eval_protocol(data, reference, tmp_path):
 
 def test_verifiers(data, reference, tmp_path):
     same(via_peer("verifiers", peer_python("verifiers==0.4.0"), data, tmp_path)[0], reference)
+
+
+def test_openenv_environment(data, reference, tmp_path):
+    """The import: a grpo-host agent's ``openenv`` environment stepping OpenEnv's own server of the spec.  The
+    server's data check refuses the rows without a gold before it starts, naming the first; it serves the rest."""
+    from grpo_host import UserError
+    from grpo_host.integrations.openenv import environment_factory
+
+    with pytest.raises(UserError, match=r"reward 'accuracy', column 'answer': missing in 10 rows \(first: row 97,"):
+        environment_factory(SPEC, [{k: v for k, v in r.items() if k != "completion"} for r in data])
+    with openenv_server(tmp_path, SPEC, served_rows(data)) as url:
+        same(via_openenv_environment(data, url)[0], reference)
+
+
+def test_eval_protocol_import(data, tmp_path):
+    """The import: eval-protocol's own ``accuracy_reward`` as the grpo-host ``eval_protocol`` reward gives what
+    eval-protocol's own call of it gives, row for row; a row without a gold is refused by the data check (None)
+    where eval-protocol alone would call the function without one."""
+    found = via_eval_protocol_import(peer_python("eval-protocol==0.3.33"), data, tmp_path)
+    assert found["grpo_host"] == found["eval_protocol"]
+    assert sum(v is None for v in found["grpo_host"]) == 10 and {0.0, 1.0} <= set(found["grpo_host"])

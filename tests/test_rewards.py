@@ -133,3 +133,26 @@ def test_columns_of_the_wrong_length_are_not_forwarded():
 
     spy(prompts=["p", "q"], completions=["a", "b"], answer=["1", "2"], trainer_state=object(), short=["x"])
     assert set(seen) == {"prompt", "answer"}
+
+
+def test_a_params_model_names_the_columns_its_parameters_make_the_reward_read():
+    """``requires()`` on the params model: ``bind`` adds those columns, so the data check refuses a row lacking one
+    before the reward runs (the ``eval_protocol`` reward names its function's columns this way)."""
+    from pydantic import BaseModel
+
+    from grpo_host import check_rows, reward
+
+    class Params(BaseModel):
+        column: str = "unit"
+
+        def requires(self) -> dict:
+            return {self.column: str}
+
+    @reward(name="reads_a_named_column", params=Params)
+    def reads_a_named_column(completion: str, *, params: Params, **columns) -> float:
+        return float(columns[params.column] in completion)
+
+    bound = reads_a_named_column.bind({"column": "label"})
+    assert [c.names for c in bound.requires] == [("label",)] and reads_a_named_column.requires == ()
+    report = check_rows([("row 1", {"prompt": "p", "label": "x"}), ("row 2", {"prompt": "p"})], [bound])
+    assert [(p.reward, p.column, p.problem) for p in report.problems] == [("reads_a_named_column", "label", "missing")]

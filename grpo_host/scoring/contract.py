@@ -274,6 +274,9 @@ class Reward:
                 f"bad parameters for reward {self.name!r} ({self.origin}):\n{exc}\n"
                 f"parameters of {self.name!r}: {self.describe_params()}"
             ) from None
+        more = getattr(bound, "requires", None)  # columns these parameters make the reward read
+        if callable(more):
+            return replace(self, bound=bound, requires=self.requires + required_columns(more()))
         return replace(self, bound=bound)
 
     def describe_params(self) -> str:
@@ -483,7 +486,11 @@ def reward(
     :param requires: dataset columns the reward reads, mapped to their type.
         A tuple key is an any-of group: ``{("expected", "answer"): str}``.
     :param params: a pydantic model of the reward's parameters; the function
-        then receives a validated instance as ``params=``.
+        then receives a validated instance as ``params=``.  A model with a
+        ``requires(self)`` method (a mapping as ``requires`` takes) names the
+        columns those parameters make the reward read (a function it calls,
+        named by a parameter): :meth:`Reward.bind` adds them to the bound
+        reward's ``requires``, so ``data check`` checks them too.
     :param description: one paragraph with the exact scoring rule; defaults
         to the function's docstring.
     :param batch: the function takes lists (``completions``, ``prompts=``, one
