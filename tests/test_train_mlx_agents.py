@@ -120,3 +120,23 @@ def test_the_loss_mask_excludes_exactly_the_tool_result_tokens(warm, packs):
     ours = loss_inputs([plain])
     theirs = _prepare_grpo_inputs(([episode.prompt_ids],), [mx.array(call, dtype=mx.int32)], [0])
     assert ours[0].tolist() == theirs[0].tolist() and ours[1].tolist() == theirs[1].tolist()
+
+
+def test_validation_batches_run_episodes_too(packs, env, tmp_path):
+    """The trainer takes its next training batch before it evaluates: both batches' rows stay known to the loop.
+
+    The untrained builtin:tiny-tools is enough here (no call needs to be made), so no warm-up.
+    """
+    write_jsonl(tmp_path / "rows.jsonl", ROWS)
+    config = {"model": "builtin:tiny-tools", "data": {"train": "rows.jsonl", "val": "rows.jsonl"},
+              "rewards": "seen_tools:1", "environment": "notes", "max_tool_calls": 1, "group_size": 2,
+              "batch_size": 2, "max_steps": 2, "eval_every": 1, "max_completion_length": 16, "output_dir": "out",
+              "audit": "off", "backend": "mlx"}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
+    proc = subprocess.run([GRPO_HOST, "train", "run.yaml"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=600, env={**env, "PYTHONPATH": str(packs["agentpack"])})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = read_metrics(tmp_path / "out")
+    evals = [r for r in records if "eval_loss" in r]
+    assert evals and all("eval_tools/call_frequency" in r and "eval_rewards/NotesSession/mean" in r for r in evals)
+    assert [r["step"] for r in records if "reward" in r] == [1, 2]

@@ -485,7 +485,7 @@ def _iterate_batches(checkpoints: _Checkpoints, skip: int, stop_requested: Calla
         if not train:
             for batch in batches:
                 if agents is not None:
-                    agents.batch_started(batch)
+                    agents.batch_started(batch, train=False)
                 yield batch
             return
         for _ in range(skip):
@@ -497,7 +497,7 @@ def _iterate_batches(checkpoints: _Checkpoints, skip: int, stop_requested: Calla
                     checkpoints.after_iteration(done, force=True)
                     raise _MonitorStop(done)
             if agents is not None:
-                agents.batch_started(batch)
+                agents.batch_started(batch, train=True)
             yield batch
 
     return iterate

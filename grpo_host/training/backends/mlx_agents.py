@@ -25,7 +25,7 @@ afterwards, also when the run fails:
 Everything else (advantages, the clipped objective, KL, gradient
 accumulation, the optimizer step) is mlx-lm-lora's, unchanged.  The row of
 each prompt is found from the batch the backend's ``iterate_batches``
-wrapper handed the trainer last (:meth:`AgentRollouts.batch_started`).
+wrapper handed the trainer (:meth:`AgentRollouts.batch_started`).
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError, DataRefused
+from ...kinds.environment import Session
 from ..agent_loop import ChatTools, Episode, run_episode, session_tools
 
 if TYPE_CHECKING:
-    from ...kinds.environment import Session
     from ..train import Job
 
 __all__ = ["AgentRollouts", "EnvironmentReward", "loss_inputs", "swapped"]
@@ -76,8 +76,10 @@ class AgentRollouts:
                                          "observation is appended to the last one)")
         self.pool: dict[str | None, list[Any]] = {}
         self.sessions: list[Any] = []
-        self.episodes: dict[int, Episode] = {}
-        self.batch: Any = None
+        self.episodes: list[Episode] = []
+        self.indices: list[int] = []
+        self.cursor = 0
+        self.latest: dict[bool, Any] = {}
         self.rewards = [EnvironmentReward(self, t) for t in self._session_types() if t.environment.has_reward]
         self.figures: dict[str, float] = {}
 
@@ -100,8 +102,10 @@ class AgentRollouts:
             pool.append(self.factories[name]())
         return pool[index]
 
-    def batch_started(self, batch: Any) -> None:
-        self.batch = batch
+    def batch_started(self, batch: Any, train: bool) -> None:
+        """The batch the trainer was just handed, training or validation: the trainer takes its next training
+        batch before it evaluates, so the last one of each kind is kept."""
+        self.latest[train] = batch
 
     def generate(self, model: Any, tokenizer: Any, prompt_tokens: Sequence[Any], max_tokens: int, group_size: int,
                  batch_size: int, end_token: str, temperature: float, top_p: float, top_k: int,
@@ -110,18 +114,19 @@ class AgentRollouts:
         import mlx.core as mx
         from mlx_lm.sample_utils import make_sampler
 
-        if self.batch is None or prompt_tokens is not self.batch[0]:
+        batch = next((b for b in self.latest.values() if b[0] is prompt_tokens), None)
+        if batch is None:
             raise RuntimeError("mlx-lm-lora generated for a batch its iterate_batches did not hand out; the agent "
                                "loop cannot tell which rows it holds (install the mlx-lm-lora version grpo-host[mlx] "
                                "names)")
-        row_ids = [int(r) for r in self.batch[4]]
+        row_ids = [int(r) for r in batch[4]]
         sampler = make_sampler(temperature, top_p=top_p, min_p=min_p, top_k=top_k)
         stops = set(tokenizer.eos_token_ids)
         end = tokenizer.encode(end_token, add_special_tokens=False) if end_token else []
         was_training = model.training
         model.eval()
         completions, trajectories, indices, sessions = [], [], [], []
-        self.episodes = {}
+        episodes: list[Episode] = []
         counts: dict[str | None, int] = {}
         calls = failures = 0
         try:
@@ -136,25 +141,38 @@ class AgentRollouts:
                     if len(episode.prompt_ids) < len(prompt_tokens[index]):
                         raise RuntimeError(f"{self.job.rows[row_id].where}: the episode's prompt is shorter than the "
                                            "row's; the loss would be computed from the wrong position")
-                    tokens = mx.array(episode.ids, dtype=mx.int32)
-                    self.episodes[id(tokens)] = episode
-                    completions.append(tokens)
+                    episodes.append(episode)
+                    completions.append(mx.array(episode.ids, dtype=mx.int32))
                     trajectories.append(episode.messages)
                     indices.append(index)
                     sessions.append(session)
                     calls, failures = calls + episode.calls, failures + episode.failures
         finally:
             model.train(was_training)
-        self.sessions = sessions
+        self.sessions, self.episodes, self.indices, self.cursor = sessions, episodes, indices, 0
         self.figures = {"tools/call_frequency": calls / len(completions),
                         "tools/failure_frequency": failures / calls if calls else 0.0}
         return completions, trajectories, indices
 
     def prepare_inputs(self, batch: Any, completions: Sequence[Any], batch_indices: Sequence[int]) -> tuple[Any, ...]:
-        """``_prepare_grpo_inputs``'s contract (see :func:`loss_inputs`) for the episodes of these completions."""
+        """``_prepare_grpo_inputs``'s contract (see :func:`loss_inputs`) for the episodes of these completions.
+
+        The trainer passes the generated completions back in consecutive
+        chunks, but not as the same array objects (``mx.value_and_grad``
+        hands its function new ones), so each chunk is found among the last
+        batch's episodes by its position and checked token for token.
+        """
         if not completions or len(batch_indices) != len(completions):
             raise ValueError("batch_indices must identify the prompt for each completion.")
-        return loss_inputs([self.episodes[id(c)] for c in completions])
+        tokens = [[int(t) for t in c.tolist()] for c in completions]
+        starts = [self.cursor, *range(len(self.episodes))]
+        for start in starts:
+            chunk = self.episodes[start:start + len(tokens)]
+            if [e.ids for e in chunk] == tokens and [self.indices[start + j] for j in range(len(chunk))] == list(
+                    batch_indices):
+                self.cursor = start + len(tokens)
+                return loss_inputs(chunk)
+        raise RuntimeError("mlx-lm-lora asked for the loss of completions the agent loop did not generate last")
 
 
 def loss_inputs(episodes: Sequence[Episode]) -> tuple[Any, Any, Any]:
