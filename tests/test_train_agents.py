@@ -11,76 +11,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
+from agent_helpers import ROWS, warm_up
 from conftest import GRPO_HOST, write_jsonl
 from train_helpers import read_metrics
 
 pytestmark = pytest.mark.slow
-
-ROWS = [{"prompt": [{"role": "user", "content": "What is in your notes?"}], "answer": "1"},
-        {"prompt": [{"role": "user", "content": "Check your notes."}], "answer": "2"}]
-CALL = '<tool_call>\n{"name": "read", "arguments": {}}\n</tool_call><|im_end|>'
-OBSERVATION = "You can write notes."  # what the notes environment's reset appends to the prompt
-
-
-def warm_up(out: Path, pack: Path) -> Path:
-    """builtin:tiny-tools fine-tuned to answer every row's prompt (as TRL renders it) with CALL."""
-    import sys
-
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl.chat_template_utils import get_training_chat_template
-
-    from grpo_host.discovery.plugins import load_plugins
-    from grpo_host.training.builtin_model import tiny_model_dir
-
-    sys.path.insert(0, str(pack))
-    try:
-        env = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "agentpack"}).registry.environment("notes")
-    finally:
-        sys.path.remove(str(pack))
-    session = env.session_class()(rows=[{"answer": "1"}])
-    source = tiny_model_dir(out.parent / "cache", tools=True)
-    tokenizer = AutoTokenizer.from_pretrained(str(source))
-    model = AutoModelForCausalLM.from_pretrained(str(source))
-    template = get_training_chat_template(tokenizer) or tokenizer.chat_template
-    target = tokenizer.encode(CALL, add_special_tokens=False)
-    examples = []
-    for row in ROWS:
-        messages = [{**row["prompt"][-1], "content": row["prompt"][-1]["content"] + OBSERVATION}]
-        prompt = tokenizer.apply_chat_template(messages, tools=[getattr(session, t) for t in env.tools],
-                                               add_generation_prompt=True, tokenize=False, chat_template=template)
-        ids = tokenizer.encode(prompt, add_special_tokens=False)
-        examples.append((torch.tensor([ids + target]), torch.tensor([[-100] * len(ids) + target])))
-    torch.manual_seed(0)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    for step in range(1000):  # until greedy decoding gives CALL for every row: a step count alone did not hold
-        if step % 50 == 0 and step and all(_says_call(model, ids, labels) for ids, labels in examples):
-            break
-        ids, labels = examples[step % len(examples)]
-        model(input_ids=ids, labels=labels).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    else:
-        raise AssertionError("the warm-up did not teach builtin:tiny-tools to open with its tool call")
-    model.save_pretrained(str(out))
-    tokenizer.save_pretrained(str(out))
-    return out
-
-
-def _says_call(model, ids, labels) -> bool:
-    """Whether the model's most likely next token is the target's at every position of CALL (so greedy decoding
-    writes CALL exactly)."""
-    import torch
-
-    with torch.no_grad():
-        predicted = model(input_ids=ids).logits[0, :-1].argmax(-1)
-    wanted = labels[0, 1:]
-    return bool((predicted[wanted != -100] == wanted[wanted != -100]).all())
-
 
 @pytest.fixture(scope="module")
 def agent_run(tmp_path_factory, packs, env):
@@ -113,16 +51,6 @@ def test_the_rewards_receive_the_trajectories_trl_generated(agent_run):
     assert all(r["tools/call_frequency"] > 0 for r in records)  # TRL's own count agrees that tools were called
     assert sum(r["rewards/seen_tools/mean"] for r in records) > 0
     assert all("rewards/NotesSession/mean" in r for r in records)  # the environment's own reward, through TRL
-
-
-def test_the_same_config_on_mlx_is_refused_before_any_data_is_read(agent_run, tmp_path):
-    root, _, run_env = agent_run
-    config = yaml.safe_load((root / "run.yaml").read_text())
-    (tmp_path / "run.yaml").write_text(yaml.safe_dump({**config, "data": "no-such-rows.jsonl"}))
-    proc = subprocess.run([GRPO_HOST, "train", "run.yaml", "--backend", "mlx"], capture_output=True, text=True,
-                          env=run_env, cwd=tmp_path, timeout=120)
-    assert proc.returncode == 2 and "the mlx backend has no multi-turn rollout loop" in proc.stderr, proc.stderr
-    assert "Traceback" not in proc.stderr and "no-such-rows" not in proc.stderr
 
 
 @pytest.mark.parametrize(("rollout", "code", "expected"), [

@@ -194,6 +194,7 @@ def _cli(env, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     ("mlx={use_vllm: true}", "config key 'mlx.use_vllm': not an option of the mlx backend"),
     ("mlx={max_grad_norm: big}", "config key 'mlx.max_grad_norm': expected float"),
     ("rewards=meta_intact:1, meta_intact:0.5", "'meta_intact' appears twice"),
+    ("rollout=scripted", "config key 'rollout': a rollout function has TRL's rollout_func contract"),
 ])
 def test_settings_mlx_cannot_honour_fail_before_data_is_read(env, tmp_path, override, message):
     config = meta_config(tmp_path, data="missing.jsonl")  # the data is never reached

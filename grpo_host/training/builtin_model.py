@@ -38,7 +38,7 @@ TINY = "builtin:tiny"
 TINY_TOOLS = "builtin:tiny-tools"
 """The same model with Qwen3's chat template (TRL's copy, read from the installed trl when the model is built) and
 ``<|im_start|>``/``<|im_end|>`` as single tokens: a template TRL can parse tool calls from (``add_response_schema``
-knows it), for agent runs on a machine with no downloads.  TRL only: mlx-lm-lora has no multi-turn loop."""
+knows it), for agent runs on a machine with no downloads, on TRL or on the MLX backend's agent loop."""
 VERSION = 1  # bump when the files change, so old caches are not reused
 
 SPECIAL = ["<pad>", "<s>", "</s>", "<unk>", "<|system|>", "<|user|>", "<|assistant|>"]

@@ -28,6 +28,7 @@ trainer shards batches and averages gradients over ``mx.distributed``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -42,13 +43,14 @@ from ...scoring.stats import Moments, reward_key
 from ..config import RunConfig
 from .contract import TrainingBackend
 from .reward_funcs import ROW_ID, EnsembleRewardFuncs
-from .steps import check_prompt_length
+from .steps import check_prompt_length, rollout_environments
 
 if TYPE_CHECKING:
     from mlx_lm.tuner.callbacks import TrainingCallback
 
     from ...scoring.batch import ScoredBatch
     from ..train import Job, Summary
+    from .mlx_agents import AgentRollouts, EnvironmentReward
 
 __all__ = ["EXTRA_OPTIONS", "FILL_NAME", "REPORTERS", "MlxBackend", "MlxRewardFuncs", "base_quantization", "grpo_args",
            "quantize_base", "run", "validate"]
@@ -82,6 +84,15 @@ def _require_mlx() -> None:
                           "pip install 'grpo-host[mlx]'")
 
 
+def _require_trl_parser() -> None:
+    """Environments read tool calls with TRL's chat-template utilities (the parser the TRL path uses)."""
+    from importlib.util import find_spec
+
+    if find_spec("trl") is None:
+        raise ConfigError("config key 'environment': the mlx backend reads tool calls with TRL's response parser, "
+                          "and trl is not installed: pip install 'grpo-host[mlx,trl]'")
+
+
 def _extra(config: RunConfig) -> dict[str, Any]:
     """The ``mlx:`` section with defaults filled in; an unknown key or a wrong type is a :class:`ConfigError`."""
     out = {}
@@ -102,15 +113,17 @@ def validate(config: RunConfig) -> None:
 
     The engine must do what the config says or refuse: a loss type it does
     not implement, a tracker it cannot report to, a reward name it would
-    log twice, an environment (it has no multi-turn loop), or a local model
-    folder whose quantization the config contradicts is a
-    :class:`ConfigError` naming the key.
+    log twice, a rollout function (TRL's contract), an environment without
+    trl installed (its tool-call parser), or a local model folder whose
+    quantization the config contradicts is a :class:`ConfigError` naming
+    the key.
     """
-    if config.environment is not None or config.max_tool_calls is not None or config.rollout is not None:
-        key = next(k for k in ("environment", "max_tool_calls", "rollout") if getattr(config, k) is not None)
-        raise ConfigError(f"config key {key!r}: the mlx backend has no multi-turn rollout loop yet (mlx-lm-lora "
-                          "generates one completion per prompt, with no tool calls between turns); train agents "
-                          "with backend: trl")
+    if config.rollout is not None:
+        raise ConfigError("config key 'rollout': a rollout function has TRL's rollout_func contract (it is handed "
+                          "TRL's trainer); the mlx backend runs environments with its own agent loop instead "
+                          "(config key 'environment'), or train with backend: trl")
+    if config.environment is not None:
+        _require_trl_parser()
     if config.loss_type not in LOSS_TYPES:
         raise ConfigError(f"config key 'loss_type': {config.loss_type!r} is not implemented by mlx-lm-lora's GRPO "
                           f"trainer (it has {', '.join(LOSS_TYPES)}); use one of those with backend mlx")
@@ -252,6 +265,17 @@ class _Member:
         return self.owner.member(self.index, prompts, completions, types)
 
 
+class _EnvironmentMember:
+    """An environment's own reward with mlx-lm-lora's reward-function contract."""
+
+    def __init__(self, owner: MlxRewardFuncs, reward: EnvironmentReward) -> None:
+        self.owner, self.reward, self.__name__ = owner, reward, reward.__name__
+
+    def __call__(self, prompts: Sequence[Any] = (), completions: Sequence[Any] = (), answer: Any = None,
+                 types: Sequence[Any] | None = None, **_: Any) -> list[float | None]:
+        return self.owner.environment_reward(self.reward, len(completions))
+
+
 class _Fill:
     """The backend's last reward function: applies the unscored-row policy and records the pass's metrics."""
 
@@ -282,15 +306,19 @@ class MlxRewardFuncs:
         ids are validation rows, whose passes are logged as ``eval_*``.
     """
 
-    def __init__(self, job: Job, train_rows: int, stats: RewardStats, record: RolloutRecord | None = None) -> None:
-        self.ensemble, self.train_rows, self.stats = job.ensemble, train_rows, stats
+    def __init__(self, job: Job, train_rows: int, stats: RewardStats, record: RolloutRecord | None = None,
+                 agents: AgentRollouts | None = None) -> None:
+        self.ensemble, self.train_rows, self.stats, self.agents = job.ensemble, train_rows, stats, agents
         self.scorer = EnsembleRewardFuncs(job.ensemble, job.rows, monitors=job.monitors, sinks=[self],
                                           max_length=job.config.max_completion_length, record=record,
                                           group_size=job.config.group_size)
         names = job.ensemble.names
-        self.funcs: list[Callable[..., list]] = [_Member(self, i, n) for i, n in enumerate(names)] + [_Fill(self)]
-        self.weights = [*job.ensemble.weights, 1.0]
+        own = agents.rewards if agents is not None else []
+        self.funcs: list[Callable[..., list]] = [_Member(self, i, n) for i, n in enumerate(names)]
+        self.funcs += [_EnvironmentMember(self, reward) for reward in own] + [_Fill(self)]
+        self.weights = [*job.ensemble.weights, *(1.0 for _ in own), 1.0]
         self._values: dict[int, list[float | None]] = {}
+        self._own: dict[str, list[float | None]] = {}
         self._scored: ScoredBatch | None = None
 
     def take(self, batch: ScoredBatch) -> None:
@@ -306,10 +334,19 @@ class MlxRewardFuncs:
         self._values[index] = values
         return values
 
+    def environment_reward(self, reward: EnvironmentReward, count: int) -> list[float | None]:
+        values = self._own[reward.__name__] = reward.values(count)
+        return values
+
     def fill(self, row_ids: Sequence[Any]) -> list[float]:
         names = self.ensemble.names
         values = {name: self._values[i] for i, name in enumerate(names)}
         total, unscored = self.ensemble.weighted_total(values, len(row_ids))
+        if self._own:  # an environment's own reward scores a rollout too (weight 1), as TRL sums it in
+            total = [None if t is None and all(v[i] is None for v in self._own.values())
+                     else (t or 0.0) + sum(v[i] or 0.0 for v in self._own.values()) for i, t in enumerate(total)]
+            unscored = sum(t is None for t in total)
+            values.update(self._own)
         groups: dict[Any, Moments] = {}
         for row, t in zip(row_ids, total, strict=True):
             if t is not None:
@@ -318,7 +355,9 @@ class MlxRewardFuncs:
         out = [0.0 if t is not None else means.get(row, 0.0) for row, t in zip(row_ids, total, strict=True)]
         mode = "eval" if any(int(r) >= self.train_rows for r in row_ids) else "train"
         self.stats.add(mode, self._metrics(values, total, unscored))
-        self._values, self._scored = {}, None
+        if self.agents is not None:
+            self.stats.add(mode, dict(self.agents.figures))
+        self._values, self._scored, self._own = {}, None, {}
         return out
 
     def _metrics(self, values: dict[str, list[float | None]], total: list[float | None],
@@ -428,21 +467,26 @@ class _Checkpoints:
         os.replace(partial, folder / "trainer_state.json")
 
 
-def _iterate_batches(checkpoints: _Checkpoints, skip: int,
-                     stop_requested: Callable[[], Any]) -> Callable[..., Iterator]:
+def _iterate_batches(checkpoints: _Checkpoints, skip: int, stop_requested: Callable[[], Any],
+                     agents: AgentRollouts | None = None) -> Callable[..., Iterator]:
     """The trainer's batch iterator, with checkpoints between training iterations and ``skip`` batches dropped.
 
     The trainer asks for iteration ``k + 1``'s batch only after iteration
     ``k`` has updated the model and saved, so that is where checkpoints go.
     Dropping the batches a resumed run already trained on (with numpy
-    seeded as in the first run) continues the same data order.
+    seeded as in the first run) continues the same data order.  The agent
+    loop (``agents``) is told each batch it hands out, training or
+    validation, to find the rows it generates for.
     """
     from mlx_lm_lora.trainer.grpo_trainer import iterate_grpo_batches
 
     def iterate(dataset: Any, batch_size: int, max_seq_length: int, train: bool = False) -> Iterator:
         batches = iterate_grpo_batches(dataset, batch_size, max_seq_length, train)
         if not train:
-            yield from batches
+            for batch in batches:
+                if agents is not None:
+                    agents.batch_started(batch, train=False)
+                yield batch
             return
         for _ in range(skip):
             next(batches)
@@ -452,6 +496,8 @@ def _iterate_batches(checkpoints: _Checkpoints, skip: int,
                 if stop_requested() is not None and done % checkpoints.ga == 0:
                     checkpoints.after_iteration(done, force=True)
                     raise _MonitorStop(done)
+            if agents is not None:
+                agents.batch_started(batch, train=True)
             yield batch
 
     return iterate
@@ -473,17 +519,20 @@ def _encode(tokenizer: Any, prompt: str | list[dict[str, Any]]) -> list[int]:
     return list(tokenizer.encode(prompt))
 
 
-def _examples(job: Job, tokenizer: Any, rows: list[Any], first_id: int) -> list[tuple]:
+def _examples(job: Job, tokenizer: Any, rows: list[Any], first_id: int,
+              agents: AgentRollouts | None = None) -> list[tuple]:
     """mlx-lm-lora's 5-tuples: (prompt tokens, answer tokens, prompt, answer, row id).
 
     Every row carries its id as the fifth element (the trainer looks at row
     0 only to decide whether rows have one).  Answer tokens are not used by
     GRPO, so none are made.  A prompt over ``max_prompt_length`` tokens is
     an error naming its row, as on TRL (the trainer would cut it silently).
+    With an environment (``agents``) the prompt is rendered with its tools,
+    as its episodes start.
     """
     out: list[tuple] = []
     for i, (where, row) in enumerate(rows):
-        ids = _encode(tokenizer, row["prompt"])
+        ids = _encode(tokenizer, row["prompt"]) if agents is None else agents.prompt_ids(where, first_id + i)
         check_prompt_length(job, where, len(ids))
         prompt = row["prompt"] if isinstance(row["prompt"], str) else json.dumps(row["prompt"])
         out.append((ids, [], prompt, str(row.get("answer") or ""), first_id + i))
@@ -614,7 +663,7 @@ class MlxBackend(TrainingBackend):
     def reward_functions(self) -> tuple[list[Any], list[float]]:
         self.stats = RewardStats()
         self.rewards = MlxRewardFuncs(self.job, len(self.job.train), self.stats,
-                                      RolloutRecord.for_run(self.job, self.resume_step))
+                                      RolloutRecord.for_run(self.job, self.resume_step), getattr(self, "agents", None))
         return self.rewards.funcs, self.rewards.weights
 
     def prepare(self) -> None:
@@ -626,10 +675,9 @@ class MlxBackend(TrainingBackend):
         job, config = self.job, self.job.config
         self.extra, world_size, self.main = _extra(config), _world_size(), is_main_process()
         _check_sizes(job, world_size)
-        named = next((row for row in job.rows if row.data.get("environment") is not None), None)
-        if named is not None:
-            raise ConfigError(f"{named.where} names environment {named.data['environment']!r} (column "
-                              "'environment'): the mlx backend has no multi-turn rollout loop yet; use backend: trl")
+        factories, choices = rollout_environments(job)  # names and parameters checked before any model is loaded
+        if factories:
+            _require_trl_parser()
         self.offset = self.resume_step or 0
         _same_start_everywhere(self.offset, world_size)
         ga = config.gradient_accumulation_steps
@@ -652,8 +700,14 @@ class MlxBackend(TrainingBackend):
                 self.reference, _, reference_config = _load_with_config(job.model_path)
                 quantize_base(self.reference, reference_config, self.quantization)
             self.reference.freeze()
-        self.train_set = _examples(job, self.tokenizer, job.train, 0)
-        self.val_set = _examples(job, self.tokenizer, job.val, len(job.train))
+        self.agents = None
+        if factories:
+            from .mlx_agents import AgentRollouts
+
+            self.agents = AgentRollouts(job, factories, choices, self.tokenizer,
+                                        self.model_config.get("max_position_embeddings"))
+        self.train_set = _examples(job, self.tokenizer, job.train, 0, self.agents)
+        self.val_set = _examples(job, self.tokenizer, job.val, len(job.train), self.agents)
         longest = max(len(example[0]) for example in self.train_set + self.val_set)
 
         self.optimizer = _optimizer(config, self.extra["max_grad_norm"])
@@ -695,19 +749,26 @@ class MlxBackend(TrainingBackend):
         ga, iters = self.job.config.gradient_accumulation_steps, self.iters
         try:
             if iters:
-                train_grpo(
-                    model=self.model,
-                    ref_model=self.reference,
-                    tokenizer=self.tokenizer,
-                    optimizer=self.optimizer,
-                    train_dataset=self.train_set,
-                    val_dataset=self.val_set or None,
-                    reward_funcs=self.rewards.funcs,
-                    args=self.args,
-                    iterate_batches=_iterate_batches(self.checkpoints, self.offset * ga, self.stop_requested),
-                    training_callback=cast("TrainingCallback", _Reports(self, self.stats, self.offset, self.trackers)),
-                    end_answer_token=self.extra["end_answer_token"],
-                )
+                with contextlib.ExitStack() as stack:
+                    if self.agents is not None:
+                        from .mlx_agents import swapped
+
+                        stack.enter_context(swapped(self.agents))
+                    train_grpo(
+                        model=self.model,
+                        ref_model=self.reference,
+                        tokenizer=self.tokenizer,
+                        optimizer=self.optimizer,
+                        train_dataset=self.train_set,
+                        val_dataset=self.val_set or None,
+                        reward_funcs=self.rewards.funcs,
+                        args=self.args,
+                        iterate_batches=_iterate_batches(self.checkpoints, self.offset * ga, self.stop_requested,
+                                                         self.agents),
+                        training_callback=cast("TrainingCallback",
+                                               _Reports(self, self.stats, self.offset, self.trackers)),
+                        end_answer_token=self.extra["end_answer_token"],
+                    )
                 self.checkpoints.after_iteration(iters)  # the trainer's last iteration has no next batch to ask for
         except _MonitorStop as stop:  # the checkpoint is written; the summary says which alert stopped it
             iters = stop.iteration

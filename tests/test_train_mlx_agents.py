@@ -1,0 +1,144 @@
+"""Agents on the MLX host: the agent loop inside mlx-lm-lora's GRPO trainer, with a real environment pack.
+
+The policy is ``builtin:tiny-tools`` warmed up to open with a ``read`` tool
+call (:mod:`agent_helpers`, as the TRL agent tests), loaded by ``mlx_lm``;
+the environment is the test agent pack's ``notes``.  One run goes through
+the real CLI; the loss mask is checked on a real episode of the same model.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+from agent_helpers import CALL, ROWS, warm_up
+from conftest import GRPO_HOST, write_jsonl
+from train_helpers import read_metrics
+
+# An SFT warm-up with torch, then MLX episodes and training runs: minutes on a shared CPU, so past the suite's 600 s
+# per test for the first test, whose setup does the warm-up (a limit against hangs, not a speed assertion).
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+
+pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory, packs):
+    return warm_up(tmp_path_factory.mktemp("mlx-agent") / "warm", packs["agentpack"])
+
+
+@pytest.fixture(scope="module")
+def mlx_agent_run(warm, tmp_path_factory, packs, env):
+    root = tmp_path_factory.mktemp("mlx-agent-run")
+    write_jsonl(root / "rows.jsonl", ROWS)
+    config = {"model": str(warm), "data": "rows.jsonl", "rewards": "seen_tools:1, r1_strict_format:0",
+              "environment": "notes", "max_tool_calls": 2, "group_size": 2, "batch_size": 2, "max_steps": 2,
+              "max_completion_length": 120, "temperature": 0.3, "learning_rate": 1e-5, "output_dir": "out",
+              "audit": "off", "backend": "mlx"}
+    (root / "run.yaml").write_text(yaml.safe_dump(config))
+    run_env = {**env, "PYTHONPATH": str(packs["agentpack"]), "SEEN_FILE": str(root / "seen.jsonl")}
+    proc = subprocess.run([GRPO_HOST, "train", "run.yaml"], capture_output=True, text=True, env=run_env, cwd=root,
+                          timeout=900)
+    return root, proc
+
+
+def test_mlx_runs_the_environment_and_the_rewards_receive_the_trajectories(mlx_agent_run):
+    root, proc = mlx_agent_run
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "(mlx)" in proc.stdout
+    seen = [json.loads(line) for line in (root / "seen.jsonl").read_text().splitlines()]
+    assert len(seen) == 2 * 2 * 2  # 2 steps x 2 prompts x 2 completions, each scored once
+    called = [s for s in seen if s["calls"]]
+    assert called, seen  # the warmed-up policy opens with its tool call
+    for rollout in called:  # exactly what the environment's tool returned for the call parsed from the tokens
+        assert rollout["calls"][0] == ["read", {}] and rollout["results"][0] == ""
+    records = [r for r in read_metrics(root / "out") if "reward" in r]
+    assert [r["step"] for r in records] == [1, 2]
+    assert all(r["tools/call_frequency"] > 0 for r in records)  # TRL's figure, under TRL's name
+    assert all(r["tools/failure_frequency"] == 0 for r in records)
+    assert sum(r["rewards/seen_tools/mean"] for r in records) > 0
+    assert all("rewards/NotesSession/mean" in r for r in records)  # the environment's own reward, as on TRL
+
+
+def test_the_record_holds_multi_turn_trajectories_with_tool_results(mlx_agent_run):
+    from grpo_host.runs.record import read_record
+
+    root, proc = mlx_agent_run
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = read_record(root / "out" / "rollouts").to_pylist()
+    assert len(rows) == 8
+    trajectories = [json.loads(r["trajectory"]) for r in rows if r["trajectory"]]
+    multi = [t for t in trajectories if [m["role"] for m in t][:2] == ["assistant", "tool"]]
+    assert multi, trajectories
+    for messages in multi:
+        assert messages[0]["tool_calls"][0]["function"] == {"name": "read", "arguments": {}}
+        assert messages[1] == {"role": "tool", "name": "read", "content": ""}
+    assert {r["step"] for r in rows} == {1, 2}
+
+
+def test_the_loss_mask_excludes_exactly_the_tool_result_tokens(warm, packs):
+    import mlx.core as mx
+    from mlx_lm import load
+    from mlx_lm.sample_utils import make_sampler
+    from mlx_lm_lora.trainer.grpo_trainer import _prepare_grpo_inputs
+
+    from grpo_host.discovery.plugins import load_plugins
+    from grpo_host.training.agent_loop import ChatTools, Episode, run_episode
+    from grpo_host.training.backends.mlx_agents import _sampling, loss_inputs
+
+    sys.path.insert(0, str(packs["agentpack"]))
+    try:
+        notes = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "agentpack"}).registry.environment("notes")
+    finally:
+        sys.path.remove(str(packs["agentpack"]))
+    session = notes.session_class()(rows=[{"answer": "1"}])
+    model, tokenizer = load(str(warm))
+    chat = ChatTools(tokenizer._tokenizer)
+    generate = _sampling(model, make_sampler(0.0), set(tokenizer.eos_token_ids), [])
+    episode = run_episode(chat, session, ROWS[0]["prompt"], 0, generate, max_tokens=120, max_tool_calls=1)
+
+    assert [m["role"] for m in episode.messages][:2] == ["assistant", "tool"] and episode.calls == 1
+    call = tokenizer.encode(CALL, add_special_tokens=False)
+    suffix = chat.tool_suffix([episode.messages[1]])
+    assert episode.ids[:len(call) + len(suffix)] == call + suffix  # the call, then the tool result as rendered
+    assert "<tool_response>" in tokenizer.decode(suffix)
+
+    inputs, mask, lengths = loss_inputs([episode])
+    start = len(episode.prompt_ids) - 1  # the target at position p is token p + 1
+    row = [bool(x) for x in mask[0].tolist()]
+    assert inputs[0].tolist()[:len(episode.prompt_ids) + len(episode.ids)] == episode.prompt_ids + episode.ids
+    assert not any(row[:start]) and not any(row[start + len(episode.ids):])  # prompt and padding: out
+    trained = [t for t, m in zip(episode.ids, row[start:], strict=False) if m]
+    masked = [t for t, m in zip(episode.ids, row[start:start + len(episode.ids)], strict=True) if not m]
+    assert masked == suffix  # the tool result's tokens, and only they, are out of the loss
+    assert trained == call + episode.ids[len(call) + len(suffix):]
+    assert lengths.tolist() == [len(episode.ids) - len(suffix)]
+
+    # without tool results the layout is mlx-lm-lora's own: the same inputs and mask as _prepare_grpo_inputs
+    plain = Episode(episode.prompt_ids, ids=call, mask=[1] * len(call))
+    ours = loss_inputs([plain])
+    theirs = _prepare_grpo_inputs(([episode.prompt_ids],), [mx.array(call, dtype=mx.int32)], [0])
+    assert ours[0].tolist() == theirs[0].tolist() and ours[1].tolist() == theirs[1].tolist()
+
+
+def test_validation_batches_run_episodes_too(packs, env, tmp_path):
+    """The trainer takes its next training batch before it evaluates: both batches' rows stay known to the loop.
+
+    The untrained builtin:tiny-tools is enough here (no call needs to be made), so no warm-up.
+    """
+    write_jsonl(tmp_path / "rows.jsonl", ROWS)
+    config = {"model": "builtin:tiny-tools", "data": {"train": "rows.jsonl", "val": "rows.jsonl"},
+              "rewards": "seen_tools:1", "environment": "notes", "max_tool_calls": 1, "group_size": 2,
+              "batch_size": 2, "max_steps": 2, "eval_every": 1, "max_completion_length": 16, "output_dir": "out",
+              "audit": "off", "backend": "mlx"}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(config))
+    proc = subprocess.run([GRPO_HOST, "train", "run.yaml"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=600, env={**env, "PYTHONPATH": str(packs["agentpack"])})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = read_metrics(tmp_path / "out")
+    evals = [r for r in records if "eval_loss" in r]
+    assert evals and all("eval_tools/call_frequency" in r and "eval_rewards/NotesSession/mean" in r for r in evals)
+    assert [r["step"] for r in records if "reward" in r] == [1, 2]
