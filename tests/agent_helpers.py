@@ -16,6 +16,22 @@ CALL = '<tool_call>\n{"name": "read", "arguments": {}}\n</tool_call><|im_end|>'
 OBSERVATION = "You can write notes."  # what the notes environment's reset appends to the prompt
 
 
+def shared_warm_up(tmp_path_factory, pack: Path) -> Path:
+    """:func:`warm_up` once per test session: the warm-up is deterministic, so the TRL and MLX agent tests (often
+    on two xdist workers) share one model; the first worker to take the lock makes it in the session's folder."""
+    import os
+
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the session's, shared by its workers
+    out = root / "warm-tiny-tools" / "model"
+    with FileLock(str(root / "warm-tiny-tools.lock")):
+        if not (out / "config.json").is_file():
+            warm_up(out, pack)
+    return out
+
+
 def warm_up(out: Path, pack: Path) -> Path:
     """builtin:tiny-tools fine-tuned to answer every row's prompt (as TRL renders it) with CALL."""
     import sys

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 import yaml
-from agent_helpers import ROWS, warm_up
+from agent_helpers import ROWS, shared_warm_up
 from conftest import GRPO_HOST, write_jsonl
 from train_helpers import read_metrics
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def agent_run(tmp_path_factory, packs, env):
     root = tmp_path_factory.mktemp("agent")
-    model = warm_up(root / "warm", packs["agentpack"])
+    model = shared_warm_up(tmp_path_factory, packs["agentpack"])
     write_jsonl(root / "rows.jsonl", ROWS)
     config = {"model": str(model), "data": "rows.jsonl", "rewards": "seen_tools:1, r1_strict_format:0",
               "environment": "notes", "max_tool_calls": 2, "group_size": 2, "batch_size": 2, "max_steps": 2,

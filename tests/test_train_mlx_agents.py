@@ -14,7 +14,7 @@ import sys
 
 import pytest
 import yaml
-from agent_helpers import CALL, ROWS, warm_up
+from agent_helpers import CALL, ROWS, shared_warm_up
 from conftest import GRPO_HOST, write_jsonl
 from train_helpers import read_metrics
 
@@ -27,7 +27,7 @@ pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
 
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory, packs):
-    return warm_up(tmp_path_factory.mktemp("mlx-agent") / "warm", packs["agentpack"])
+    return shared_warm_up(tmp_path_factory, packs["agentpack"])
 
 
 @pytest.fixture(scope="module")
