@@ -4,6 +4,7 @@ Usage::
 
     python -m venv /tmp/bfcl-venv && /tmp/bfcl-venv/bin/pip install bfcl-eval==2026.3.23 soundfile
     python benchmarks/bfcl_agreement.py --bfcl-python /tmp/bfcl-venv/bin/python [--every N] [--write-cases PATH]
+    python benchmarks/bfcl_agreement.py --bfcl-python /tmp/bfcl-venv/bin/python --real
 
 Every row of BFCL's Python categories (``bfcl_eval/data/BFCL_v4_*.json`` of
 the installed package, with ``possible_answer/``) gives model outputs:
@@ -20,12 +21,17 @@ package's own runner and handlers); ours from ``tool_call_match`` or
 category, cases, agreement, and false accepts (we pay 1.0, BFCL refuses) and
 false rejects.  ``--write-cases`` writes every case in our form with BFCL's
 verdict (the test suite's ``tests/data/bfcl/agreement.jsonl``).
+
+``--real`` scores real model outputs instead: the BFCL result files vendored
+under ``data/bfcl_real/`` (see its ``SOURCE.md``), each output given as it is
+to BFCL's checker and, as a chat rollout, to ours.
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import itertools
 import json
 import subprocess
 import sys
@@ -44,6 +50,9 @@ MULTI_TURN = ["multi_turn_base", "multi_turn_long_context", "multi_turn_miss_fun
 FC_MODEL = "firefunction-v2-FC"  # a function-calling model BFCL does not rename tools for
 DOT_MODEL = "gpt-4.1-2025-04-14-FC"  # one it does (dots to underscores)
 TEXT_MODEL = "gpt-5-mini-2025-08-07"  # a prompting-mode model (calls written as text)
+REAL = Path(__file__).with_name("data") / "bfcl_real"
+REAL_MODELS = {"glyphh-ada-1.1": FC_MODEL, "gemma4-e4b-toolcall-v02": TEXT_MODEL,  # how each wrote its calls
+               "AIREV-Agent-0.8B": TEXT_MODEL}
 
 
 def load(data: Path, category: str) -> list[tuple[dict, Any]]:
@@ -225,6 +234,45 @@ def multi_turn_cases(data: Path, every: int) -> list[dict]:
     return cases
 
 
+def real_cases(data: Path, every: int) -> list[dict]:
+    """Cases from real model outputs: every Nth line of each vendored result file, as BFCL's runner judges it."""
+    cases = []
+    for model, bfcl_model in REAL_MODELS.items():
+        fc_mode = bfcl_model != TEXT_MODEL
+        params = {} if fc_mode else {"text_calls": "python"}
+        for path in sorted((REAL / model).glob("BFCL_v4_*_result.json")):
+            category = path.name.removeprefix("BFCL_v4_").removesuffix("_result.json")
+            rows = {row["id"]: (row, answer) for row, answer in load(data, category)}
+            for line in itertools.islice(path.open(), 0, None, every):
+                output = json.loads(line)
+                row, answer = rows[output["id"]]
+                result, label = output["result"], f"{model} {category}"
+                entry = {k: row[k] for k in ("id", "function") if k in row}
+                if category in MULTI_TURN:
+                    ours: list[dict] = []
+                    for steps in result:
+                        ours += [{"role": "user", "content": "..."}] + rollout(steps)
+                    entry |= {k: row[k] for k in ("initial_config", "involved_classes")}
+                    cases.append({"category": label, "variant": "real", "reward": "tool_call_state", "params": params,
+                                  "columns": {"initial_config": row["initial_config"], "ground_truth": answer,
+                                              "involved_classes": row["involved_classes"], "id": row["id"]},
+                                  "completion": ours,
+                                  "bfcl": {"kind": "multi_turn", "category": category, "entry": entry, "answer": answer,
+                                           "result": result, "model": bfcl_model, "fc": fc_mode}})
+                    continue
+                relevance = category in IRRELEVANCE
+                steps = [result] if result else []  # one assistant step: its calls, or its text
+                final = "Done." if fc_mode else ""  # (a prompting model's last message is its output)
+                bfcl = {"kind": "relevance" if relevance else "ast", "category": category, "entry": entry,
+                        "result": result, "model": bfcl_model, "fc": fc_mode}
+                if not relevance:
+                    bfcl |= {"answer": answer, "format": "python"}
+                cases.append({"category": label, "variant": "real", "reward": "tool_call_match", "params": params,
+                              "columns": {"tools": row["function"], "ground_truth": answer if not relevance else []},
+                              "completion": rollout(steps, final=final), "bfcl": bfcl})
+    return cases
+
+
 def bfcl_verdicts(python: str, cases: list[dict]) -> list[bool]:
     script = Path(__file__).with_name("bfcl_reference.py")
     stdin = "".join(json.dumps(c["bfcl"]) + "\n" for c in cases)
@@ -235,14 +283,16 @@ def bfcl_verdicts(python: str, cases: list[dict]) -> list[bool]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bfcl-python", required=True, help="a Python with bfcl-eval==2026.3.23 installed")
-    parser.add_argument("--every", type=int, default=1, help="use every Nth row of each category")
+    parser.add_argument("--every", type=int, default=1, help="use every Nth row of each category (or output)")
     parser.add_argument("--write-cases", type=Path, help="write the cases in our form with BFCL's verdicts")
+    parser.add_argument("--real", action="store_true", help=f"score the real model outputs under {REAL}")
     args = parser.parse_args()
     data = Path(subprocess.run([args.bfcl_python, "-c", "import bfcl_eval, os; print(os.path.dirname("
                                 "bfcl_eval.__file__))"], capture_output=True, text=True, check=True).stdout.strip())
     data = data / "data"
     registry = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "tool_calls"}).registry
-    cases = single_turn_cases(data, args.every) + multi_turn_cases(data, args.every)
+    cases = (real_cases(data, args.every) if args.real
+             else single_turn_cases(data, args.every) + multi_turn_cases(data, args.every))
     refused = sorted({c["bfcl"]["entry"]["id"] for c in cases
                       if registry.reward(c["reward"]).check_row(c["columns"]) is not None})
     cases = [c for c in cases if c["bfcl"]["entry"]["id"] not in refused]
@@ -258,8 +308,8 @@ def main() -> None:
     disagreements = []
     for case, mine, bfcl in zip(cases, ours, theirs, strict=True):
         for key in (case["category"], "single-turn" if case["reward"] == "tool_call_match" else "multi-turn"):
-            table[key].update(cases=1, agree=mine == bfcl, bfcl_accepts=bfcl, false_accepts=mine and not bfcl,
-                              false_rejects=bfcl and not mine)
+            table[key].update(cases=1, agree=int(mine == bfcl), bfcl_accepts=int(bfcl),
+                              false_accepts=int(mine and not bfcl), false_rejects=int(bfcl and not mine))
         if mine != bfcl:
             disagreements.append((case["bfcl"]["entry"]["id"], case["variant"], bfcl, mine))
     print("| category | cases | BFCL accepts | agreement | false accepts | false rejects |\n"

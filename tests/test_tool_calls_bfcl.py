@@ -3,6 +3,8 @@
 ``tests/data/bfcl/agreement.jsonl`` holds cases built from BFCL's data by
 ``benchmarks/bfcl_agreement.py --every 40`` with the verdict the installed
 ``bfcl-eval`` 2026.3.23 gave each (its runner, its handlers, its checkers);
+``tests/data/bfcl/real.jsonl`` holds real model outputs the same way
+(``--real --every 20``: result files submitted to BFCL's repository);
 the other tests pin one rule each: irrelevance as BFCL decodes it, order
 within and across turns, calls written as text, OpenAI-style names, and a
 dispatch that never runs model output as code.
@@ -22,7 +24,9 @@ from grpo_host.data import check_rows
 from grpo_host.discovery.plugins import load_plugins
 from reward_plugins.tool_calls.dispatch import Call, execute_multi_turn_func_call, parse_call
 
-ROWS = [json.loads(line) for line in (Path(__file__).parent / "data" / "bfcl" / "agreement.jsonl").open()]
+DATA = Path(__file__).parent / "data" / "bfcl"
+ROWS = [json.loads(line) for line in (DATA / "agreement.jsonl").open()]
+REAL = [json.loads(line) for line in (DATA / "real.jsonl").open()]
 
 
 @pytest.fixture(scope="module")
@@ -39,14 +43,14 @@ def verdicts(rewards, row: dict) -> list[tuple[str, bool, bool]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r['category']}-{r['columns'].get('id', len(r['cases']))}")
+@pytest.mark.parametrize("row", ROWS + REAL, ids=lambda r: f"{r['category']}-{r['columns'].get('id', len(r['cases']))}")
 def test_every_case_gets_bfcls_verdict(rewards, row):
     assert [(v, bfcl) for v, bfcl, _ in verdicts(rewards, row)] == [(v, ours) for v, _, ours in verdicts(rewards, row)]
 
 
-@pytest.mark.parametrize("category", sorted({r["category"] for r in ROWS}))
+@pytest.mark.parametrize("category", sorted({r["category"] for r in ROWS + REAL}))
 def test_the_first_row_of_each_category_gets_bfcls_verdicts(rewards, category):
-    row = next(r for r in ROWS if r["category"] == category)
+    row = next(r for r in ROWS + REAL if r["category"] == category)
     assert all(bfcl == ours for _, bfcl, ours in verdicts(rewards, row)), verdicts(rewards, row)
 
 
@@ -243,3 +247,9 @@ def test_a_backend_changing_a_list_it_was_given_does_not_change_the_ground_truth
                   {"role": "user", "content": "..."}, assistant(("mention", {"tweet_id": 0,
                                                                              "mentioned_usernames": ["@c"]}))]
     assert [rewards["tool_call_state"].score_one(completion, **row) for _ in range(3)] == [1.0, 1.0, 1.0]
+
+
+def test_the_real_outputs_hold_accepts_and_rejects_for_both_rewards():
+    seen = {(r["reward"], c["bfcl"]) for r in REAL for c in r["cases"]}
+    assert seen == {("tool_call_match", True), ("tool_call_match", False), ("tool_call_state", True),
+                    ("tool_call_state", False)}
