@@ -16,11 +16,13 @@ An inline thread waiting for the GIL is asleep, not runnable, so the
 kernel does not count that wait; the CPU time the process's other threads
 used meanwhile (they held the GIL) is taken off its backstop clock instead,
 so twenty busy scoring threads (``serve --concurrency 20``) do not stop a
-working item.  That credit is at most :data:`HELD_SHARE` times the item's
-own CPU time: a thread that works gets its turns with the GIL, while one
-that only waits (a sleep, a read) uses none, so a busy thread beside it
-(another request, a spinning call abandoned earlier) never defers its
-backstop.  What load can still change is the CPU time of the same
+working item.  The credit cannot be bounded by the item's own CPU time:
+CPython hands the GIL over unevenly, and beside twenty spinning threads a
+working item saw 7 to over 1,000 times its own CPU in the others'.  So a
+thread that burns CPU without end beside a waiting item defers that item's
+backstop; the one such thread the host makes, an abandoned inline call, is
+stopped when it runs Python (:class:`~grpo_host.scoring.executors.InlineRunner`),
+and one stuck in C code is the case the worker pool exists for.  What load can still change is the CPU time of the same
 work (a sibling hyper-thread, a lower all-core clock): by a factor, which
 is why timeouts leave room.
 
@@ -41,7 +43,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Literal
 
-__all__ = ["HELD_SHARE", "POLL", "Stopped", "Watch", "cpu_seconds", "waited_seconds"]
+__all__ = ["POLL", "Stopped", "Watch", "cpu_seconds", "waited_seconds"]
 
 Stopped = Literal["timeout", "backstop"]
 """Which bound stopped an item: its CPU timeout, or the backstop."""
@@ -49,11 +51,6 @@ Stopped = Literal["timeout", "backstop"]
 POLL = 1.0
 """Most seconds between two looks at an item watched from outside: a process's CPU time can grow faster than the
 wall clock (several threads), so the lower bound on the time left is not waited out in one sleep."""
-
-HELD_SHARE = 64
-"""At most how many seconds of its process's other threads' CPU count as holding an inline item back, per CPU second
-the item itself used: a working thread among n busy ones gets about one GIL turn in n, so up to 64 busy threads
-cannot stop it, and an item that uses no CPU gets no credit."""
 
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -114,8 +111,7 @@ class Watch:
     def __init__(self, cpu: Callable[[], float | None] | None, task: str | None,
                  held: Callable[[], float | None] | None = None) -> None:
         """``cpu``: the item's CPU clock; ``task``: its ``/proc`` task, whose CPU wait does not count as awake;
-        ``held``: a clock of other time it may have been held back (an inline thread: its process's other threads'
-        CPU), credited up to :data:`HELD_SHARE` times its own CPU time."""
+        ``held``: a clock of other time it was held back (an inline thread: its process's other threads' CPU)."""
         self._cpu = cpu
         self._task = task
         self._held = held
@@ -165,9 +161,7 @@ class Watch:
 
     def awake(self) -> float:
         """Wall seconds since the start, less those the task spent waiting for a CPU (or held back: see ``held``)."""
-        held = 0.0
-        if self._held is not None:
-            held = min((self._held() or self._held0) - self._held0, HELD_SHARE * self.cpu())
+        held = (self._held() or self._held0) - self._held0 if self._held is not None else 0.0
         if self._waited0 is None:
             return self.wall() - held
         now = waited_seconds(self._task) if self._task else None
