@@ -25,6 +25,8 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import math_throughput as mt  # beside this script: its directory is first on sys.path
+
 HOOK = '''
 import os, sys
 if os.environ.get("MATH_PROFILE_DIR") and "grpo_host.scoring.executors" in " ".join(getattr(sys, "orig_argv", [])):
@@ -37,14 +39,7 @@ if os.environ.get("MATH_PROFILE_DIR") and "grpo_host.scoring.executors" in " ".j
     signal.signal(signal.SIGUSR1, _dump)
 '''
 
-AREAS = [  # (area, what a profiled function's file path contains), first match wins
-    ("LaTeX grammar (antlr4, latex2sympy2)", ("antlr4", "latex2sympy2")),
-    ("math-verify", ("math_verify",)),
-    ("sympy", ("sympy", "mpmath")),
-    ("finding answers (find.py)", ("math/find.py",)),
-    ("reading values (read.py)", ("math/read.py",)),
-    ("comparing (compare.py)", ("math/compare.py",)),
-    ("the reward (rewards.py)", ("math/rewards.py",)),
+AREAS = [*mt.AREAS,  # the reward's areas, as math_throughput.py --profile names them, then the host's
     ("pipes and pickling (executors, multiprocessing)", ("scoring/executors.py", "multiprocessing", "selectors",
                                                          "pickle", "copyreg")),
     ("item timers and clocks (calls, clocks, worker)", ("scoring/calls.py", "scoring/clocks.py", "scoring/worker.py",
@@ -74,9 +69,6 @@ def main() -> None:
     hook = Path(tempfile.mkdtemp(prefix="math-profile-"))
     (hook / "sitecustomize.py").write_text(HOOK)
     sys.path.insert(0, str(hook))  # the workers' PYTHONPATH is this sys.path
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import math_throughput as mt
-
     from grpo_host import Ensemble
 
     for name in args.sets:
