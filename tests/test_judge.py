@@ -420,10 +420,14 @@ def test_an_async_reward_from_a_pip_installed_pack(packs, tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_server(tmp_path_factory):
-    """``transformers serve`` with the embedded tiny model, offline, on a free port."""
+    """``transformers serve`` with the embedded tiny model, offline, on a free port.
+
+    The tools variant, for its 4,096 positions: the judge's prompt runs to over a thousand of the tiny vocabulary's
+    tokens, more than the plain model's 512, and ``transformers serve`` (5.25 on) refuses a prompt longer than the
+    model's context with an HTTP 400."""
     from grpo_host.training.builtin_model import tiny_model_dir
 
-    model = tiny_model_dir(tmp_path_factory.mktemp("tiny"))
+    model = tiny_model_dir(tmp_path_factory.mktemp("tiny"), tools=True)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
