@@ -13,9 +13,22 @@ command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>
 for pair in gcc:gcc g++:g++ javac:default-jdk-headless node:nodejs rustc:rustc go:golang-go; do
   [ -x "/usr/bin/${pair%%:*}" ] || [ -x "/usr/local/bin/${pair%%:*}" ] || need+=("${pair#*:}")
 done
-[ ${#need[@]} -eq 0 ] && exit 0
+# the contest reward's further languages (reward_plugins/contest/languages.py), without recommended packages; on
+# Debian 12, download / installed size: pypy3 13 / 77 MB, ruby 7 / 28 MB, php-cli 3 / 16 MB, fp-compiler (Pascal)
+# 9 / 64 MB, mono-mcs (C#, with mono-runtime) 7 / 25 MB: about 39 MB to download in all.  Kotlin (kotlin: 87 / 355
+# MB) and Haskell (ghc: 73 / 795 MB, the largest toolchain here by far, and its tests compile for seconds each)
+# only with SYSTEM_DEPS_HEAVY=1: their tests skip, naming the package, without them.
+lean=()
+langs="pypy3:pypy3 ruby:ruby php:php-cli fpc:fp-compiler /usr/lib/mono/4.5/mcs.exe:mono-mcs"
+[ "${SYSTEM_DEPS_HEAVY:-0}" = 1 ] && langs="$langs kotlinc:kotlin ghc:ghc"
+for pair in $langs; do
+  tool=${pair%%:*}
+  case $tool in /*) [ -e "$tool" ] ;; *) [ -x "/usr/bin/$tool" ] || [ -x "/usr/local/bin/$tool" ] ;; esac \
+    || lean+=("${pair#*:}")
+done
+[ ${#need[@]} -eq 0 ] && [ ${#lean[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "system-deps: no apt-get here; install ${need[*]} with this system's package manager" >&2
+  echo "system-deps: no apt-get here; install ${need[*]} ${lean[*]} with this system's package manager" >&2
   exit 0
 fi
 if [ "$(id -u)" = 0 ]; then
@@ -23,10 +36,15 @@ if [ "$(id -u)" = 0 ]; then
 elif sudo -n true 2>/dev/null; then
   sudo=(sudo)
 else
-  echo "system-deps: not root and no password-less sudo; install ${need[*]} (apt-get install ${need[*]})" >&2
+  echo "system-deps: not root and no password-less sudo; install ${need[*]} ${lean[*]} (apt-get install" \
+    "${need[*]} ${lean[*]})" >&2
   exit 0
 fi
-if ! { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq "${need[@]}"; } >/dev/null; then
+"${sudo[@]}" apt-get update -qq >/dev/null || echo "system-deps: apt-get update failed" >&2
+if [ ${#need[@]} -gt 0 ] && ! "${sudo[@]}" apt-get install -y -qq "${need[@]}" >/dev/null; then
   echo "system-deps: could not install ${need[*]}" >&2
+fi
+if [ ${#lean[@]} -gt 0 ] && ! "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${lean[@]}" >/dev/null; then
+  echo "system-deps: could not install ${lean[*]}" >&2
 fi
 exit 0

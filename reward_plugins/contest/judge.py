@@ -79,7 +79,8 @@ AGAIN = ("no_room", "held")  # replies of a sandbox that an earlier program left
 CACHE_BYTES = 512 * MIB  # the artifacts a sandbox keeps, in all (its tmpfs pages are charged to its cgroup)
 DEVICES = ("null", "zero", "urandom")  # the only device nodes a contest sandbox has, as judges allow
 OOM_SIGNS = ("std::bad_alloc", "memory allocation of", "MemoryError", "java.lang.OutOfMemoryError",
-             "heap out of memory", "Cannot allocate memory", "out of memory")
+             "heap out of memory", "Cannot allocate memory", "out of memory", "failed to allocate memory",
+             "Allowed memory size of", "OutOfMemoryException", "Heap exhausted")
 
 Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP"]
 

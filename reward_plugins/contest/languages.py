@@ -1,25 +1,34 @@
-"""The languages a contest program may be written in: how each compiles and runs, and what it needs bound.
+"""The languages a contest program may be written in: one table of how each compiles, runs and reports its version,
+and what it needs bound.
 
-Flags follow the big judges (Codeforces, AtCoder, Kattis): C and C++ with
-``-O2`` and ``-DONLINE_JUDGE``, GNU dialects, dynamic linking against the
-system's libraries; Java's file named by its public class and run from the
-class that has ``main`` (DOMjudge's detection); Rust ``-O``; Go ``go build
--buildmode=exe`` (a package other than ``main`` is a compile error); Python
-and JavaScript checked for syntax at "compile" time so a syntax error is a
-compile error, as judges report it.
+Flags follow the big judges: Kattis's language pages (``open.kattis.com/languages/<language>``: compiler and run
+commands, read 2026-12) and DOMjudge's default compile scripts (``sql/files/defaultdata/<lang>/run``).  C and
+C++ with ``-O2`` and ``-DONLINE_JUDGE``, GNU dialects, dynamic linking against the system's libraries (Kattis and
+DOMjudge link statically; the sandbox binds the system's libraries read-only instead), the C++ dialect chosen by
+the fence tag as judges name it (``c++14``, ``cpp17``, ``gnu++20``; Codeforces' ``GNU G++20`` is ``g++20``);
+Java's file named by its public class and run from the class that has ``main`` (DOMjudge's detection); Rust
+``-O``; Go ``go build -buildmode=exe`` (a package other than ``main`` is a compile error); Python, PyPy, Ruby
+and PHP checked for syntax at "compile" time so a syntax error is a compile error, as judges report it (Kattis
+``php -l``, DOMjudge ``ruby -c``); Pascal ``fpc -O2 -XS -Xt`` (Kattis) with DOMjudge's ``-Sg -viwn``; C# with
+Mono's ``mcs -optimize+ -r:System.Numerics`` (Kattis); Kotlin ``kotlinc`` run on the JVM with Kattis's flags
+(``-XX:+UseSerialGC -Xss64m -Xmx<limit>m``), its program in ``main.kt`` so its class is ``MainKt``; Haskell
+``ghc -O2 -ferror-spans -threaded -rtsopts`` run with ``+RTS -M<limit>m -RTS`` (Kattis).
 
 Toolchains are looked up on the system's own path (``/usr/bin``,
-``/usr/local/bin``) only: the sandbox's programs run as an unprivileged
-uid, which cannot enter a per-user install such as ``~/.cargo``.  Each
-toolchain's files are bound read-only into a sandbox only when a row needs
-that language (:func:`binds`), and a language whose toolchain is missing
-fails closed with the system package that provides it (:func:`missing`).
+``/usr/local/bin``) only, or at a fixed absolute path of Debian's packages (a
+compiler behind a shell launcher is called directly: the sandbox has no
+shell); the sandbox's programs run as an unprivileged uid, which cannot
+enter a per-user install such as ``~/.cargo``.  Each toolchain's files are
+bound read-only into a sandbox only when a row needs that language
+(:func:`binds`), and a language whose toolchain is missing fails closed with
+the system package that provides it (:func:`missing`).
 
-Memory: native programs and Python get ``RLIMIT_AS`` at the limit plus a
-small allowance for their runtime's own mappings; the JVM and V8 reserve
-far more address space than they use, so they get their heap flag at the
-limit instead and the sandbox's cgroup as the hard bound (see
-``docs/contest.md``).
+Memory: native programs and the interpreters get ``RLIMIT_AS`` at the limit
+plus a small allowance for their runtime's own mappings; the JVM (Java,
+Kotlin), V8 and GHC's runtime reserve far more address space than they use,
+so they get their heap flag at the limit instead (``-Xmx``,
+``--max-old-space-size``, ``+RTS -M``) and the sandbox's cgroup as the hard
+bound (see ``docs/contest.md``).
 """
 
 from __future__ import annotations
@@ -27,13 +36,14 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 
 from pygments.lexers import JavaLexer
 from pygments.token import Token
 
-__all__ = ["LANGUAGES", "Language", "binds", "by_tag", "java_entry", "missing"]
+__all__ = ["LANGUAGES", "Language", "binds", "by_tag", "java_entry", "missing", "tool_paths", "version"]
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 MIB = 1 << 20
@@ -51,16 +61,26 @@ class Language:
     package: str
     compile: tuple[str, ...]
     run: tuple[str, ...]
+    version: tuple[str, ...] = ()
+    """The command that prints the toolchain's version (its first line is :func:`version`)."""
     heap_flag: bool = False
     """No RLIMIT_AS (the runtime reserves far more address space than it uses): memory is bounded by its heap flag
-    (``{memory_mb}`` in ``run``: Java, JavaScript) or, for Go, by the sandbox's cgroup alone."""
+    (``{memory_mb}`` in ``run``: Java, Kotlin, JavaScript, Haskell) or, for Go, by the sandbox's cgroup alone."""
     memory_slack: int = 16 * MIB
     """Address space (and peak RSS) beyond the limit that the runtime itself needs."""
+    native: bool = False
+    """Machine code with no runtime of its own (C, C++, Rust, Pascal): its whole peak RSS is the program's."""
     processes: int = 4
     """Processes and threads the program may have (a runtime's own threads count)."""
     time_factor: float = 1.0
     files: int = 64
     env: tuple[tuple[str, str], ...] = ()
+    reads: tuple[str, ...] = ()
+    """Further paths the toolchain reads (headers, a configuration file, a runtime's home), bound read-only where
+    they exist, with the targets of the links under them."""
+    pch: tuple[str, ...] = ()
+    """System headers precompiled once per sandbox, toolchain and flags (C++: ``bits/stdc++.h``); the compile
+    command then ends with ``-o main <source>``, and the header is built with what comes before."""
 
     def source_name(self, source: str) -> str:
         """The file the source is written to (Java: named for its public class, as javac requires)."""
@@ -86,7 +106,7 @@ class Language:
     @property
     def rss_allowance(self) -> int:
         """Peak RSS beyond the limit not held against the program: a runtime's own (native code gets none)."""
-        return 0 if self.name in ("c", "cpp", "rust") else self.memory_slack
+        return 0 if self.native else self.memory_slack
 
     def main(self, source: str) -> str:
         """What the run command starts: Java's class that has ``main``; the source's stem otherwise."""
@@ -145,32 +165,82 @@ def _python() -> str:
     return sys.executable
 
 
+def _cpp(name: str, dialect: str, *tags: str) -> Language:
+    """g++ at one GNU dialect (Kattis: ``-std=gnu++20``; Codeforces' G++14/17/20), ``bits/stdc++.h`` precompiled."""
+    return Language(name, tags, "main.cpp", ("g++", "as", "ld"), "g++",
+                    ("{g++}", f"-std={dialect}", "-O2", "-pipe", "-DONLINE_JUDGE", "-o", "main", "main.cpp"),
+                    ("./main",),
+                    version=("{g++}", "--version"), native=True, reads=("/usr/include",), pch=("bits/stdc++.h",))
+
+
+_SYNTAX = "import sys; compile(open('main.py', 'rb').read(), 'main.py', 'exec')"  # no .pyc left in the artifact
+_KOTLIN = "/usr/share/kotlin/kotlinc"  # Debian's kotlin package (its kotlinc is a bash launcher of this jar)
+_KOTLINC = ("-cp", "{kotlin-preloader}", "org.jetbrains.kotlin.preloading.Preloader", "-cp", "{kotlin-compiler}",
+            "org.jetbrains.kotlin.cli.jvm.K2JVMCompiler")  # what Debian's kotlinc runs
+_GHC = "/usr/lib/ghc"  # Debian's ghc: /usr/bin/ghc is a shell launcher of bin/ghc -B<this>
+
 LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
     Language("c", ("c",), "main.c", ("gcc", "as", "ld"), "gcc",
              ("{gcc}", "-std=gnu17", "-O2", "-pipe", "-DONLINE_JUDGE", "-o", "main", "main.c", "-lm"),
-             ("./main",)),
-    Language("cpp", ("cpp", "c++", "cc", "cxx", "cpp17", "cpp20"), "main.cpp", ("g++", "as", "ld"), "g++",
-             ("{g++}", "-std=gnu++17", "-O2", "-pipe", "-DONLINE_JUDGE", "-o", "main", "main.cpp"), ("./main",)),
+             ("./main",), version=("{gcc}", "--version"), native=True, reads=("/usr/include",)),
+    _cpp("cpp", "gnu++17", "cpp", "c++", "cc", "cxx", "cpp17", "c++17", "gnu++17", "g++17"),
+    _cpp("cpp14", "gnu++14", "cpp14", "c++14", "gnu++14", "g++14"),
+    _cpp("cpp20", "gnu++20", "cpp20", "c++20", "gnu++20", "g++20"),
     Language("rust", ("rust", "rs"), "main.rs", ("rustc", "cc", "as", "ld"), "rustc",
              ("{rustc}", "-O", "--edition", "2021", "-C", "debuginfo=0", "-o", "main", "main.rs"), ("./main",),
-             memory_slack=32 * MIB),
+             version=("{rustc}", "--version"), memory_slack=32 * MIB, native=True, reads=("/usr/include",)),
     Language("go", ("go", "golang"), "main.go", ("go",), "golang-go",
-             ("{go}", "build", "-buildmode=exe", "-o", "main", "main.go"), ("./main",), heap_flag=True,
-             memory_slack=64 * MIB, processes=32,
+             ("{go}", "build", "-buildmode=exe", "-o", "main", "main.go"), ("./main",), version=("{go}", "version"),
+             heap_flag=True, memory_slack=64 * MIB, processes=32,
              env=(("GO111MODULE", "off"), ("GOCACHE", "/tmp/work/build/.cache"), ("GOPATH", "/tmp/work/build/.go"),
                   ("CGO_ENABLED", "0"), ("GOTOOLCHAIN", "local"))),
     Language("java", ("java",), "Main.java", ("javac", "java"), "default-jdk-headless",
              ("{javac}", "-encoding", "UTF-8", "-J-Xmx512m", "-J-XX:+UseSerialGC", "-d", ".", "{source}"),
              ("{java}", "-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-              "-XX:-UsePerfData", "-cp", ".", "{main}"),
+              "-XX:-UsePerfData", "-cp", ".", "{main}"), version=("{javac}", "-version"),
              heap_flag=True, memory_slack=128 * MIB, processes=64, time_factor=2.0, files=256),
+    Language("kotlin", ("kotlin", "kt", "kts"), "main.kt",
+             ("java", f"{_KOTLIN}/lib/kotlin-preloader.jar", f"{_KOTLIN}/lib/kotlin-compiler.jar",
+              f"{_KOTLIN}/lib/kotlin-stdlib.jar"), "kotlin",
+             ("{java}", "-Xmx768m", "-Xss16m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+              *_KOTLINC, "-kotlin-home", _KOTLIN, "-nowarn", "-d", ".", "main.kt"),
+             ("{java}", "-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+              "-XX:-UsePerfData", "-cp", ".:{kotlin-stdlib}", "MainKt"),
+             version=("{java}", *_KOTLINC, "-version"),
+             heap_flag=True, memory_slack=128 * MIB, processes=64, time_factor=2.0, files=256,
+             reads=("/usr/share/kotlin", "/usr/share/java")),
     Language("javascript", ("javascript", "js", "node", "nodejs"), "main.js", ("node",), "nodejs",
              ("{node}", "--check", "main.js"), ("{node}", "--max-old-space-size={memory_mb}", "main.js"),
-             heap_flag=True, memory_slack=96 * MIB, processes=16, files=128),
+             version=("{node}", "--version"), heap_flag=True, memory_slack=96 * MIB, processes=16, files=128),
     Language("python", ("python", "python3", "py", "py3"), "main.py", (), "python3",
-             ("{python}", "-I", "-S", "-B", "-c",
-              "import sys; compile(open('main.py', 'rb').read(), 'main.py', 'exec')"),
-             ("{python}", "-I", "-S", "-B", "main.py"), memory_slack=48 * MIB),
+             ("{python}", "-I", "-S", "-B", "-c", _SYNTAX), ("{python}", "-I", "-S", "-B", "main.py"),
+             version=("{python}", "--version"), memory_slack=48 * MIB),
+    Language("pypy3", ("pypy3", "pypy"), "main.py", ("pypy3",), "pypy3",
+             ("{pypy3}", "-S", "-B", "-c", _SYNTAX), ("{pypy3}", "-S", "-B", "main.py"),
+             version=("{pypy3}", "--version"), memory_slack=96 * MIB),
+    Language("ruby", ("ruby", "rb"), "main.rb", ("ruby",), "ruby",
+             ("{ruby}", "-c", "main.rb"), ("{ruby}", "main.rb"), version=("{ruby}", "--version"),
+             memory_slack=128 * MIB, processes=8),
+    Language("php", ("php",), "main.php", ("php",), "php-cli",
+             ("{php}", "-n", "-d", "display_errors=stderr", "-d", "html_errors=0", "-l", "main.php"),
+             ("{php}", "-n", "-d", "display_errors=stderr", "-d", "html_errors=0", "-d", "memory_limit={memory_mb}M",
+              "main.php"), version=("{php}", "-n", "--version"), memory_slack=48 * MIB,
+             reads=("/usr/share/zoneinfo",)),
+    Language("pascal", ("pascal", "pas", "fpc", "freepascal", "delphi"), "main.pas", ("fpc", "ppcx64", "ld", "ld.bfd"),
+             "fp-compiler",
+             ("{fpc}", "-O2", "-XS", "-Xt", "-Sg", "-viwn", "-dONLINE_JUDGE", "-omain", "main.pas"), ("./main",),
+             version=("{fpc}", "-iV"), native=True, reads=("/etc/fpc.cfg",)),
+    Language("csharp", ("csharp", "cs", "c#", "mono", "mcs"), "main.cs", ("mono", "/usr/lib/mono/4.5/mcs.exe"),
+             "mono-mcs", ("{mono}", "{mcs}", "-optimize+", "-r:System.Numerics", "-d:ONLINE_JUDGE", "-out:main.exe",
+                          "main.cs"), ("{mono}", "main.exe"), version=("{mono}", "--version"),
+             memory_slack=96 * MIB, processes=32, files=128, reads=("/etc/mono",),
+             env=(("MONO_LOG_DEST", "/dev/null"),)),  # its warnings (a thread's priority, which the programs' filter
+             # refuses) go to stdout otherwise, into the program's output
+    Language("haskell", ("haskell", "hs", "ghc"), "main.hs",
+             (f"{_GHC}/bin/ghc", "x86_64-linux-gnu-gcc", "gcc", "as", "ld", "ld.gold", "x86_64-linux-gnu-ld.gold"),
+             "ghc", ("{ghc}", f"-B{_GHC}", "-O2", "-ferror-spans", "-threaded", "-rtsopts", "-o", "main", "main.hs"),
+             ("./main", "+RTS", "-M{memory_mb}m", "-RTS"), version=("{ghc}", f"-B{_GHC}", "--version"),
+             heap_flag=True, memory_slack=32 * MIB, processes=16, reads=(_GHC, "/var/lib/ghc", "/usr/include")),
 )}
 
 _TAGS = {tag: lang for lang in LANGUAGES.values() for tag in (lang.name, *lang.tags)}
@@ -183,37 +253,69 @@ def by_tag(tag: str | None) -> Language | None:
     return _TAGS.get(str(tag).strip().lower().replace(" ", ""))
 
 
+def _placeholder(tool: str) -> str:
+    """A tool's name in the commands' ``{...}`` placeholders: ``g++``; an absolute path's file stem (``mcs``)."""
+    return os.path.basename(tool).split(".")[0] if os.path.isabs(tool) else tool
+
+
+_NAMED = ("gcc", "g++", "cc", "as", "ld", "ld.gold", "ld.bfd", "x86_64-linux-gnu-gcc", "x86_64-linux-gnu-ld.gold",
+          "ppcx64")
+"""Tools kept at the path they are called by (a link's name): gcc finds its passes by it, and ghc its C compiler,
+fpc its compiler proper."""
+
+
 @functools.cache
 def tool_paths(lang: Language) -> dict[str, str] | None:
-    """Each tool's real path on the system path (Java's launcher finds its home from it), or None if one is
-    missing; Python is the interpreter that runs grpo-host (already bound into every sandbox)."""
+    """Each tool's path by placeholder (real paths, so Java's launcher finds its home from its own; those in
+    :data:`_NAMED` as called, and absolute ones as written: a jar's relative class path is read from where it
+    lies), or None if one is missing; Python is the interpreter that runs grpo-host (already
+    bound into every sandbox)."""
     if lang.name == "python":
         return {"python": _python()}
     found = {}
     for tool in lang.tools:
-        path = shutil.which(tool, path=SYSTEM_PATH)
+        path = (tool if os.path.exists(tool) else None) if os.path.isabs(tool) else shutil.which(tool, path=SYSTEM_PATH)
         if path is None:
             return None
-        found[tool] = path if tool in ("gcc", "g++", "cc", "as", "ld") else os.path.realpath(path)
+        found[_placeholder(tool)] = path if tool in _NAMED or os.path.isabs(tool) else os.path.realpath(path)
     return found
 
 
 def missing(lang: Language) -> str | None:
     """Why ``lang`` cannot be judged here (naming the system package), or None."""
     if tool_paths(lang) is None:
-        absent = [t for t in lang.tools if shutil.which(t, path=SYSTEM_PATH) is None]
+        absent = [t for t in lang.tools
+                  if not (os.path.exists(t) if os.path.isabs(t) else shutil.which(t, path=SYSTEM_PATH))]
         return (f"the {lang.name} toolchain is not installed ({', '.join(absent)} not on {SYSTEM_PATH}): "
                 f"apt-get install {lang.package}")
     return None
 
 
+@functools.cache
+def version(lang: Language) -> str | None:
+    """The first line the toolchain's version probe prints (``g++ (Debian 12.2.0-14) 12.2.0``), or None when it is
+    missing or the probe fails; run on the host, once per process."""
+    tools = tool_paths(lang)
+    if tools is None or not lang.version:
+        return None
+    argv = [part.format(**tools) for part in lang.version]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=60, check=False, env={"PATH": SYSTEM_PATH})
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = (done.stdout + done.stderr).decode("utf-8", "replace").strip().splitlines()
+    return lines[0].strip() if done.returncode == 0 and lines else None
+
+
 def binds(lang: Language) -> tuple[str, ...]:
-    """What a sandbox must bind read-only for ``lang``: its tools (at their path) and the files they read."""
+    """What a sandbox must bind read-only for ``lang``: its tools (at their path), the files they read (its
+    ``reads``, with the targets of their links), a JDK's linked-out files, a GOROOT."""
     tools = tool_paths(lang) or {}
     paths = set(tools.values())
-    if lang.name in ("c", "cpp", "rust"):
-        paths |= {p for p in ("/usr/include",) if os.path.isdir(p)}
-    if lang.name == "java":  # Debian's JDK links its conf/ and security files into /etc
+    for read in lang.reads:
+        if os.path.exists(read):
+            paths |= {read} | (_links_out(read) if os.path.isdir(read) else {os.path.realpath(read)} - {read})
+    if "java" in tools:  # Debian's JDK links its conf/ and security files into /etc
         home = os.path.dirname(os.path.dirname(tools["java"]))
         paths |= _links_out(os.path.join(home, "conf")) | _links_out(os.path.join(home, "lib"))
     if lang.name == "go":  # GOROOT: the compiler, linker and std, whose src/ Debian links into /usr/share
