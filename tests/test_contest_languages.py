@@ -106,16 +106,70 @@ def test_the_fence_tag_chooses_the_cpp_dialect(tag, verdict):
 
 
 @pytest.mark.skipif(bool(missing(LANGUAGES["cpp"])), reason=str(missing(LANGUAGES["cpp"])))
-@pytest.mark.parametrize("name", ["cpp", "cpp20"])
-def test_bits_stdcpp_is_read_precompiled_per_dialect(name):
+@pytest.mark.parametrize(("name", "header"), [("cpp", "bits/stdc++.h"), ("cpp", "iostream"),
+                                              ("cpp20", "bits/stdc++.h")])
+def test_system_headers_are_read_precompiled_per_dialect(name, header):
     """g++ -H marks a precompiled header it used with ``!`` (and an unusable one with ``x``): each dialect's
-    compile uses the sandbox's own build of ``bits/stdc++.h`` for its flags."""
+    compile uses the sandbox's own build of the header for its flags."""
     lang = LANGUAGES[name]
-    source = f"#include <bits/stdc++.h>\n// {name} {time.time_ns()}\nint main(){{ std::puts(\"1\"); }}\n"
+    source = f"#include <{header}>\n// {name} {time.time_ns()}\nint main(){{ return 0; }}\n"
     program = Program(lang, source)
     jail = jail_for(frozenset({name}))
     argv = program.compile_argv()
-    built = jail.compile(lang, program.files(), [*argv[:-3], "-H", "-Winvalid-pch", *argv[-3:]], Compile())
+    built = jail.compile(lang, program.files(), [*argv[:-3], "-H", "-Winvalid-pch", *argv[-3:]], Compile(),
+                         pch=program.pch())
     assert built["status"] == "ok", built["log"]
     used = [line for line in built["log"].splitlines() if line.startswith(("!", "x"))]
-    assert used and used[0].startswith("! ") and used[0].endswith("bits/stdc++.h.gch"), built["log"][:2000]
+    assert used and used[0].startswith("! ") and used[0].endswith(f"{header}.gch"), built["log"][:2000]
+    assert jail.pch_bytes > 0  # counted into the sandbox's memory bound
+
+
+def test_another_dialect_or_compiler_gets_its_own_precompiled_headers():
+    keys = {Program(LANGUAGES[name], "").pch()["key"] for name in ("cpp", "cpp14", "cpp20")
+            if not missing(LANGUAGES[name])}
+    assert len(keys) == 3 or missing(LANGUAGES["cpp"])
+    assert Program(LANGUAGES["c"], "").pch() is None and "-I" not in Program(LANGUAGES["c"], "").compile_argv()
+
+
+POISON = r"""
+#include <cstdio>
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <string>
+int main() {
+    const char *root = "/tmp/work/pch";
+    DIR *d = opendir(root);
+    if (!d) { std::puts("blocked"); return 0; }
+    int seen = 0;
+    while (dirent *e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        std::string f = std::string(root) + "/" + e->d_name;
+        for (const char *name : {"/bits/stdc++.h.gch", "/iostream.gch"}) {
+            std::string g = f + name;
+            if (access(g.c_str(), R_OK) == 0) seen++;
+            if (open(g.c_str(), O_WRONLY | O_TRUNC) >= 0) { std::puts("rewrote a header"); return 0; }
+            if (unlink(g.c_str()) == 0 || rename(g.c_str(), (f + "/x").c_str()) == 0) { std::puts("moved"); return 0; }
+            if (chmod(g.c_str(), 0666) == 0) { std::puts("chmod"); return 0; }
+        }
+        if (open((f + "/bits/vector.gch").c_str(), O_WRONLY | O_CREAT, 0644) >= 0) { std::puts("planted"); return 0; }
+        if (mkdir((f + "/x").c_str(), 0755) == 0) { std::puts("planted a folder"); return 0; }
+    }
+    if (open("/tmp/work/pch/evil", O_WRONLY | O_CREAT, 0644) >= 0 || mkdir("/tmp/work/pch/evil", 0755) == 0) {
+        std::puts("planted a key"); return 0;
+    }
+    std::puts(seen ? "blocked" : "no header to attack");
+}
+"""
+
+
+@pytest.mark.skipif(bool(missing(LANGUAGES["cpp"])), reason=str(missing(LANGUAGES["cpp"])))
+@pytest.mark.parametrize("writable", [False, True])
+def test_a_program_cannot_poison_the_precompiled_headers(writable):
+    """The headers are the server's, read-only to every program (also one whose row lets it write files); a later
+    program still compiles against them and is judged as before."""
+    problem = Problem((Case("", "blocked\n"),), writable=writable)
+    assert judge(Program(LANGUAGES["cpp"], POISON), problem, deadline=time.monotonic() + 120).verdicts == ["AC"]
+    after = Program(LANGUAGES["cpp"], f"#include <bits/stdc++.h>\n// {time.time_ns()}\nint main(){{ puts(\"1\"); }}\n")
+    assert judge(after, Problem((Case("", "1\n"),)), deadline=time.monotonic() + 120).verdicts == ["AC"]

@@ -22,6 +22,11 @@ judge's files are written by the server, root-owned, in folders the
 contestant cannot enter.  Compiled artifacts live in ``/tmp/work/cache``
 (root only, mode 0700), keyed by the host's content hash; a run gets hard
 links to them (root-owned, mode 0555: not writable by the program).
+Precompiled system headers live in ``/tmp/work/pch/<key>`` (root-owned,
+folders 0755, files 0444: every compiler reads them, none writes them),
+keyed by the host's hash of the compiler's version and flags; each is built
+once per sandbox as the judge's uid from a line of this server's own
+(``#include <bits/stdc++.h>``), never from a submission (:func:`ensure_pch`).
 
 Nothing a program leaves may reach a later one (``docs/sandbox.md``):
 after every request the server kills every process of both uids (it is
@@ -47,6 +52,7 @@ import fcntl
 import json
 import math
 import os
+import re
 import resource
 import select
 import signal
@@ -77,6 +83,8 @@ del sys.path[0]
 
 WORK = "/tmp/work"
 CACHE = f"{WORK}/cache"
+PCH = f"{WORK}/pch"
+HEADER = re.compile(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+)*(?:\.h)?")  # a system header's name: bits/stdc++.h
 KEPT = f"{WORK}/kept"  # a run's output kept for the next request's checker (root's, in the server's folder)
 INPUT = f"{WORK}/input"  # a run's input, streamed from the request to this file (root's, in the server's folder)
 CONTESTANT, JUDGE = 65534, 65533
@@ -399,7 +407,7 @@ def tidy(keep):
     """Empty the work folder but for the cache after every request (a program's files, the logs, the judge's
     folder; ``keep``: the output a checker reads next); True when the tmpfs then holds the cache (and that
     output) alone and no unix socket is left in flight."""
-    spared = ("cache", "kept") if keep else ("cache",)
+    spared = ("cache", "pch", "kept") if keep else ("cache", "pch")
     with os.scandir(WORK) as entries:
         doomed = [(entry.path, entry.is_dir(follow_symlinks=False)) for entry in entries if entry.name not in spared]
     for path, is_dir in doomed:
@@ -414,14 +422,65 @@ def link_artifact(key, into):
         os.link(os.path.join(source, name), os.path.join(into, name))
 
 
+def ensure_pch(spec):
+    """Precompile the system headers ``spec`` names with its compiler command, once per key: each built as the
+    judge's uid in a folder of its own from ``#include <header>`` (this server's text, never a submission's), then
+    copied root-owned and read-only to ``PCH/<key>/<header>.gch``, where g++ finds it before the header itself when
+    the folder is first on the include path (and ignores it, reading the header, where it does not apply: other
+    flags, a macro defined before it).  A header that does not build is left out: its compiles read the header.
+    Returns the CPU seconds spent building."""
+    key = spec["key"]
+    folder = f"{PCH}/{key}"
+    if os.path.isdir(folder) or not re.fullmatch(r"[0-9a-f]{16,64}", key):
+        return 0.0
+    build, staged, cpu, kept = f"{WORK}/pchbuild", f"{PCH}/.staged", 0.0, []
+    fresh_dir(build, JUDGE, 0o700)
+    fresh_dir(staged, 0, 0o755)
+    null = os.open("/dev/null", os.O_RDWR)
+    try:
+        for n, header in enumerate(spec["headers"]):
+            if not HEADER.fullmatch(header) or ".." in header:
+                continue
+            wrapper, out = f"{build}/{n}.h", f"{build}/{n}.gch"
+            write_file(wrapper, f"#include <{header}>\n".encode())
+            outcome = finish(*spawn([*spec["argv"], "-x", "c++-header", "-o", out, wrapper], uid=JUDGE, cwd=build,
+                                    limits=spec["limits"], stdin=null, stdout=null, stderr=null),
+                             spec["limits"]["wall"])
+            cpu += outcome["cpu"]
+            if outcome["exit"] != 0 or outcome["start_error"] or not os.path.isfile(out):
+                continue
+            target = os.path.join(staged, f"{header}.gch")
+            if not os.path.isdir(os.path.dirname(target)):
+                os.makedirs(os.path.dirname(target))
+                os.chmod(os.path.dirname(target), 0o755)
+            with open(out, "rb") as f:
+                write_file(target, f.read(), 0o444)
+            kept.append(os.path.getsize(target))
+    finally:
+        os.close(null)
+        kill_ours()
+        remove_tree(build)
+    folders = sum(len(dirs) for _, dirs, _ in os.walk(staged)) + 1
+    os.rename(staged, folder)
+    BASELINE["cached"][f"pch/{key}"] = (sum(-(-size // PAGE) * PAGE for size in kept), len(kept) + folders)
+    return cpu
+
+
+def pch_bytes():
+    """The bytes the precompiled headers hold on the tmpfs (the host counts them into the sandbox's memory bound)."""
+    return {"pch_bytes": sum(size for key, (size, _) in BASELINE["cached"].items() if key.startswith("pch/"))}
+
+
 def do_compile(req, data):
-    """Write the sources, run the compiler as its owner's uid, keep every regular file it leaves as the artifact."""
+    """Write the sources, run the compiler as its owner's uid, keep every regular file it leaves as the artifact
+    (with ``pch``, the system headers it names precompiled first: :func:`ensure_pch`)."""
     key, uid = req["key"], (JUDGE if req.get("judge") else CONTESTANT)
     target = os.path.join(CACHE, key)
     if os.path.isdir(target):
-        return {"status": "ok", "cached": True, "bytes": BASELINE["cached"][key][0]}, b""
+        return {"status": "ok", "cached": True, "bytes": BASELINE["cached"][key][0], **pch_bytes()}, b""
     if not room():
         raise NoRoom
+    pch_cpu = ensure_pch(req["pch"]) if req.get("pch") else 0.0
     build = f"{WORK}/build"
     fresh_dir(build, uid, 0o700)
     for name, content in zip(req["files"], data, strict=False):
@@ -437,8 +496,9 @@ def do_compile(req, data):
     text = tail(log, LOG_BYTES)
     status = "timeout" if outcome["wall_killed"] or outcome["signal"] == signal.SIGXCPU else (
         "ok" if outcome["exit"] == 0 else "error")
+    outcome["pch_cpu"] = pch_cpu
     if outcome["start_error"]:
-        return {"status": "start_error", "error": outcome["start_error"]}, b""
+        return {"status": "start_error", "error": outcome["start_error"], **pch_bytes()}, b""
     if status == "ok":
         staged = f"{CACHE}/.staged"
         fresh_dir(staged, 0, 0o700)
@@ -454,8 +514,8 @@ def do_compile(req, data):
                     write_file(os.path.join(staged, entry.name), content, 0o555)
         os.rename(staged, target)
         BASELINE["cached"][key] = (sum(-(-size // PAGE) * PAGE for size in kept), len(kept) + 1)
-    return {"status": status, "cached": False, "bytes": BASELINE["cached"].get(key, (0,))[0], **outcome}, \
-        text.encode()
+    return {"status": status, "cached": False, "bytes": BASELINE["cached"].get(key, (0,))[0], **outcome,
+            **pch_bytes()}, text.encode()
 
 
 def run_folder(req):
@@ -638,6 +698,8 @@ def main():
     config = json.loads(sys.argv[1])
     mount_tmpfs(WORK, f"size={config['work_bytes']},nr_inodes={config['work_inodes']},mode=0755")
     os.mkdir(CACHE, 0o700)
+    os.mkdir(PCH, 0o755)
+    os.chmod(PCH, 0o755)
     BASELINE.update(used=used(), cached={}, sockets=unix_sockets(),
                     program_filter=bytes.fromhex(config["program_seccomp"]))
     set_caps(CAPS)

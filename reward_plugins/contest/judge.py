@@ -56,7 +56,7 @@ from reward_plugins.sandbox.cgroup import Cgroup
 from reward_plugins.sandbox.output import same_output
 from reward_plugins.sandbox.seccomp import bpf, program_bpf
 
-from .languages import LANGUAGES, Language, binds, java_entry, tool_paths
+from .languages import LANGUAGES, Language, binds, java_entry, tool_paths, version
 from .rules import RULES, Rules
 
 __all__ = ["Checker", "Jail", "JailUnavailable", "Problem", "Program", "Report", "Case", "judge", "token_match"]
@@ -74,6 +74,9 @@ PATIENCE = 10.0
 """The host waits this many times a request's wall bound (and :data:`GRACE`) for the server's answer: the server's
 bounds do not count the time its programs spent waiting for a CPU, so on a busy machine its answer comes later
 by the wall clock than the bound says; a server that never answers is still given up on."""
+PCH = "/tmp/work/pch"  # the sandbox's precompiled headers (jail.PCH), one folder per compiler version and flags
+PCH_LIMITS = {"cpu": 60.0, "wall": 120.0, "memory": 2048 * MIB, "fsize": 256 * MIB, "processes": 32, "files": 256}
+"""Bounds of one header's precompiling (``bits/stdc++.h`` is about 100 MiB precompiled, past a program's 64)."""
 CACHE_ARTIFACTS = 64
 AGAIN = ("no_room", "held")  # replies of a sandbox that an earlier program left unfit: ask a fresh one
 CACHE_BYTES = 512 * MIB  # the artifacts a sandbox keeps, in all (its tmpfs pages are charged to its cgroup)
@@ -115,8 +118,23 @@ class Program:
         return {self.language.source_name(self.source): self.source}
 
     def compile_argv(self) -> list[str]:
+        """The compile command; with precompiled headers, their folder first on the include path."""
         source = self.language.source_name(self.source)
-        return [part.format(**_tools(self.language), source=source) for part in self.language.compile]
+        argv = [part.format(**_tools(self.language), source=source) for part in self.language.compile]
+        if (pch := self.pch()) is not None:
+            argv[-3:-3] = ["-I", f"{PCH}/{pch['key']}"]
+        return argv
+
+    def pch(self) -> dict | None:
+        """What the sandbox precompiles for this language (:func:`reward_plugins.contest.jail.ensure_pch`): the
+        compile command before its ``-o main <source>``, keyed by it and the compiler's version, so another
+        dialect, flag or compiler gets a build of its own; None without (or without a version to key it by)."""
+        lang = self.language
+        if not lang.pch or (found := version(lang)) is None:
+            return None
+        argv = [part.format(**_tools(lang), source="") for part in lang.compile[:-3]]
+        return {"key": _key("pch", found, argv, lang.pch), "argv": argv, "headers": list(lang.pch),
+                "limits": PCH_LIMITS}
 
 
 @dataclass(frozen=True)
@@ -203,6 +221,7 @@ class Jail:
         self.starts = 0
         self.host_uids: tuple[int, int] | None = None
         self.artifacts: OrderedDict[str, dict] = OrderedDict()  # what the running sandbox holds, oldest first
+        self.pch_bytes = 0  # what its precompiled headers hold (tmpfs pages, charged to its cgroup)
         self.compiles = 0
 
     def start(self) -> None:
@@ -235,13 +254,14 @@ class Jail:
                 os.close(fds[-1])
         self.starts += 1
         self.artifacts.clear()
+        self.pch_bytes = 0
         hello = self._receive(time.monotonic() + bwrap.START_TIMEOUT)
         if not (hello and hello[0].get("ready")):
             raise JailUnavailable(f"the contest sandbox did not start: {self.close() or hello!r}")
 
     @property
     def cache_bytes(self) -> int:
-        return sum(record.get("bytes", 0) for record in self.artifacts.values())
+        return sum(record.get("bytes", 0) for record in self.artifacts.values()) + self.pch_bytes
 
     def request(self, header: dict, data: list[bytes], seconds: float, memory: int,
                 processes: int) -> tuple[dict, bytes]:
@@ -318,16 +338,17 @@ class Jail:
         return b"".join(parts)
 
     def compile(self, language: Language, files: dict[str, str], argv: list[str], limits: Compile, *,
-                judge: bool = False) -> dict:
-        """Compile (or find in the cache) ``files`` with ``argv``; returns the artifact's record (``status``
-        ``ok``/``CE``/``JE``, the compiler's ``log``, its ``key``, whether it was ``cached``)."""
+                judge: bool = False, pch: dict | None = None) -> dict:
+        """Compile (or find in the cache) ``files`` with ``argv``, the system headers ``pch`` names precompiled
+        first (:meth:`Program.pch`); returns the artifact's record (``status`` ``ok``/``CE``/``JE``, the compiler's
+        ``log``, its ``key``, whether it was ``cached``)."""
         key = _key(language.name, argv, sorted(files.items()), judge)
         if key in self.artifacts and self.process is not None:
             self.artifacts.move_to_end(key)
             return {**self.artifacts[key], "cached": True, "cpu": 0.0}
         blobs = [text.encode("utf-8", "surrogatepass") for text in files.values()]
         memory = 0 if language.heap_flag else limits.memory
-        header = {"op": "compile", "key": key, "argv": argv, "files": list(files), "judge": judge,
+        header = {"op": "compile", "key": key, "argv": argv, "files": list(files), "judge": judge, "pch": pch,
                   "env": dict(language.env), "max_bytes": limits.output,
                   "limits": {"cpu": limits.seconds, "wall": limits.seconds * 2, "memory": memory,
                              "fsize": limits.output, "processes": limits.processes, "files": 256}}
@@ -336,6 +357,8 @@ class Jail:
             if reply.get("status") not in AGAIN:
                 break
         self.compiles += not reply.get("cached", False)
+        if isinstance(reply.get("pch_bytes"), int):
+            self.pch_bytes = reply["pch_bytes"]
         status = {"ok": "ok", "error": "CE", "timeout": "CE"}.get(reply.get("status") or "", "JE")
         record = {"status": status, "log": log.decode("utf-8", "replace") or reply.get("error", ""), "key": key,
                   "cached": bool(reply.get("cached")), "bytes": int(reply.get("bytes") or 0), "cpu": _cpu(reply)}
@@ -532,7 +555,8 @@ class _Run:
         """Compile the program and the row's special judges (or find them in the cache); None when all are built,
         else the report every test gets (CE, or JE for a special judge that does not build)."""
         jail, n = self.jail, len(self.problem.tests)
-        built = jail.compile(self.language, self.program.files(), self.program.compile_argv(), self.compile_limits)
+        built = jail.compile(self.language, self.program.files(), self.program.compile_argv(), self.compile_limits,
+                             pch=self.program.pch())
         self.key, self.log, self.cached = built["key"], built["log"], built["cached"]
         self.spent += built["cpu"]
         if built["status"] != "ok":

@@ -166,11 +166,12 @@ def _python() -> str:
 
 
 def _cpp(name: str, dialect: str, *tags: str) -> Language:
-    """g++ at one GNU dialect (Kattis: ``-std=gnu++20``; Codeforces' G++14/17/20), ``bits/stdc++.h`` precompiled."""
+    """g++ at one GNU dialect (Kattis: ``-std=gnu++20``; Codeforces' G++14/17/20); ``bits/stdc++.h`` and ``iostream``,
+    the headers contest programs include first, precompiled."""
     return Language(name, tags, "main.cpp", ("g++", "as", "ld"), "g++",
                     ("{g++}", f"-std={dialect}", "-O2", "-pipe", "-DONLINE_JUDGE", "-o", "main", "main.cpp"),
-                    ("./main",),
-                    version=("{g++}", "--version"), native=True, reads=("/usr/include",), pch=("bits/stdc++.h",))
+                    ("./main",), version=("{g++}", "--version"), native=True, reads=("/usr/include",),
+                    pch=("bits/stdc++.h", "iostream"))
 
 
 _SYNTAX = "import sys; compile(open('main.py', 'rb').read(), 'main.py', 'exec')"  # no .pyc left in the artifact
