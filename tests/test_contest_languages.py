@@ -7,13 +7,14 @@ skips, naming the package to install.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
 
 from grpo_host import get_reward
 from reward_plugins.contest.judge import Case, Compile, Problem, Program, jail_for, judge
-from reward_plugins.contest.languages import LANGUAGES, by_tag, missing, version
+from reward_plugins.contest.languages import LANGUAGES, by_tag, missing, tool_paths, version
 from reward_plugins.sandbox.bwrap import isolation
 
 pytestmark = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in "
@@ -80,6 +81,13 @@ def test_each_language_accepts_a_right_program_and_rejects_a_wrong_one(name):
     assert accepted.value == 1.0 and accepted.counts["ac"] == 2, accepted
     rejected = _scored(tag, wrong)
     assert rejected.value == 0.0 and rejected.counts[verdict.lower()] >= 1, rejected
+
+
+def test_a_toolchain_at_a_fixed_path_that_is_missing_names_its_path_and_package():
+    absent = dataclasses.replace(LANGUAGES["csharp"], tools=("mono", "/nonexistent/mono/4.5/mcs.exe"))
+    why = missing(absent)
+    assert why and "/nonexistent/mono/4.5/mcs.exe" in why and "apt-get install mono-mcs" in why
+    assert tool_paths(absent) is None and version(absent) is None
 
 
 def test_every_language_has_a_version_probe_and_names_its_package():
