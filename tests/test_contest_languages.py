@@ -83,6 +83,29 @@ def test_each_language_accepts_a_right_program_and_rejects_a_wrong_one(name):
     assert rejected.value == 0.0 and rejected.counts[verdict.lower()] >= 1, rejected
 
 
+HOGS = {  # each allocates far past a 64 MiB limit
+    "pypy3": "a = []\nfor i in range(30_000_000):\n    a.append(i)\nprint(len(a))\n",
+    "ruby": "a = Array.new(60_000_000) { |i| i }\nputs a.size\n",
+    "php": "<?php\n$a = range(1, 30000000);\necho count($a), \"\\n\";\n",
+    "pascal": "program h;\nvar a: array of int64; i: longint;\nbegin\n  setlength(a, 100000000);\n"
+              "  for i := 0 to 99999999 do a[i] := i;\n  writeln(a[5]);\nend.\n",
+    "csharp": "class P { static void Main() { var l = new System.Collections.Generic.List<long[]>();\n"
+              "  for (int i = 0; i < 100000; i++) l.Add(new long[100000]); System.Console.WriteLine(l.Count); } }\n",
+    "kotlin": "fun main() { val a = LongArray(100_000_000) { it.toLong() }; println(a[5]) }\n",
+    "haskell": "import qualified Data.Map as M\n"
+               "main = print (M.size (M.fromList [(i, i) | i <- [1..30000000 :: Int]]))\n",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=_needs(name)) for name in HOGS])
+def test_each_runtime_past_its_memory_limit_is_mle(name):
+    """RLIMIT_AS and the runtime's allowance (PyPy, Ruby, PHP, Pascal, C#) or its heap flag and the cgroup (Kotlin,
+    Haskell) stop it, and its allocation failure reads as MLE, not RE."""
+    problem = Problem((Case("", "x\n"),), time_limit=10.0, memory=64 << 20)
+    report = judge(Program(LANGUAGES[name], HOGS[name]), problem, deadline=time.monotonic() + 300)
+    assert report.verdicts == ["MLE"], (report.verdicts, report.details, report.compile_log[-500:])
+
+
 def test_a_toolchain_at_a_fixed_path_that_is_missing_names_its_path_and_package():
     absent = dataclasses.replace(LANGUAGES["csharp"], tools=("mono", "/nonexistent/mono/4.5/mcs.exe"))
     why = missing(absent)

@@ -83,7 +83,7 @@ CACHE_BYTES = 512 * MIB  # the artifacts a sandbox keeps, in all (its tmpfs page
 DEVICES = ("null", "zero", "urandom")  # the only device nodes a contest sandbox has, as judges allow
 OOM_SIGNS = ("std::bad_alloc", "memory allocation of", "MemoryError", "java.lang.OutOfMemoryError",
              "heap out of memory", "Cannot allocate memory", "out of memory", "failed to allocate memory",
-             "Allowed memory size of", "OutOfMemoryException", "Heap exhausted")
+             "Allowed memory size of", "OutOfMemoryException", "Heap exhausted", "Runtime error 203")
 
 Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP"]
 

@@ -25,10 +25,11 @@ the system package that provides it (:func:`missing`).
 
 Memory: native programs and the interpreters get ``RLIMIT_AS`` at the limit
 plus a small allowance for their runtime's own mappings; the JVM (Java,
-Kotlin), V8 and GHC's runtime reserve far more address space than they use,
-so they get their heap flag at the limit instead (``-Xmx``,
-``--max-old-space-size``, ``+RTS -M``) and the sandbox's cgroup as the hard
-bound (see ``docs/contest.md``).
+Kotlin), V8, GHC's runtime, Go's and PyPy's reserve far more address space
+than they use (PyPy cannot start under 300 MiB), so they get their heap flag
+at the limit instead (``-Xmx``, ``--max-old-space-size``, ``+RTS -M``; Go
+and PyPy none) and the sandbox's cgroup as the hard bound (see
+``docs/contest.md``).
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ class Language:
     """The command that prints the toolchain's version (its first line is :func:`version`)."""
     heap_flag: bool = False
     """No RLIMIT_AS (the runtime reserves far more address space than it uses): memory is bounded by its heap flag
-    (``{memory_mb}`` in ``run``: Java, Kotlin, JavaScript, Haskell) or, for Go, by the sandbox's cgroup alone."""
+    (``{memory_mb}`` in ``run``: Java, Kotlin, JavaScript, Haskell) or, for Go and PyPy, by the sandbox's cgroup
+    alone."""
     memory_slack: int = 16 * MIB
     """Address space (and peak RSS) beyond the limit that the runtime itself needs."""
     native: bool = False
@@ -218,7 +220,7 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
              version=("{python}", "--version"), memory_slack=48 * MIB),
     Language("pypy3", ("pypy3", "pypy"), "main.py", ("pypy3",), "pypy3",
              ("{pypy3}", "-S", "-B", "-c", _SYNTAX), ("{pypy3}", "-S", "-B", "main.py"),
-             version=("{pypy3}", "--version"), memory_slack=96 * MIB),
+             version=("{pypy3}", "--version"), heap_flag=True, memory_slack=96 * MIB),  # its GC reserves ~300 MiB
     Language("ruby", ("ruby", "rb"), "main.rb", ("ruby",), "ruby",
              ("{ruby}", "-c", "main.rb"), ("{ruby}", "main.rb"), version=("{ruby}", "--version"),
              memory_slack=128 * MIB, processes=8),
