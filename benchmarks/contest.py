@@ -18,7 +18,9 @@ Runners:
   ``contest`` reward calls: one warm bubblewrap sandbox (namespaces, seccomp,
   cgroup, unprivileged uid), compile in it under limits, the cache, every
   test a fork and exec of the server inside it, CPU time and peak memory
-  from ``wait4``, token checker;
+  from ``wait4``, token checker; ``bits/stdc++.h`` and ``iostream``
+  precompiled once per sandbox (the warm-up program, compiled before the
+  clock starts, pays for their build, about 4.5 CPU seconds);
 * ``subprocess + rlimits``: what one writes without a judge: per program a
   temporary folder, ``g++`` with the same flags under RLIMIT_CPU/AS, each
   test a ``subprocess.Popen`` of the binary with RLIMIT_CPU, AS, FSIZE,
