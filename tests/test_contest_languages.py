@@ -204,3 +204,15 @@ def test_a_program_cannot_poison_the_precompiled_headers(writable):
     assert judge(Program(LANGUAGES["cpp"], POISON), problem, deadline=time.monotonic() + 120).verdicts == ["AC"]
     after = Program(LANGUAGES["cpp"], f"#include <bits/stdc++.h>\n// {time.time_ns()}\nint main(){{ puts(\"1\"); }}\n")
     assert judge(after, Problem((Case("", "1\n"),)), deadline=time.monotonic() + 120).verdicts == ["AC"]
+
+
+@pytest.mark.skipif(bool(missing(LANGUAGES["cpp"])), reason=str(missing(LANGUAGES["cpp"])))
+def test_a_macro_that_changes_the_header_makes_g_plus_plus_read_the_header_itself():
+    """``_GLIBCXX_DEBUG`` defined before ``bits/stdc++.h`` changes what the header declares: the precompiled one
+    (built without it) must not be used, or the checked vector below would not stop the out-of-range read (RE)."""
+    source = f"#define _GLIBCXX_DEBUG\n#include <bits/stdc++.h>\n// {time.time_ns()}\n" \
+             "int main(){ std::vector<int> v(3); volatile int i = 5; std::printf(\"%d\\n\", v[i]); }\n"
+    program = Program(LANGUAGES["cpp"], source)
+    report = judge(program, Problem((Case("", "0\n"),)), deadline=time.monotonic() + 120)
+    assert report.verdicts == ["RE"], report.details
+    assert "-I" in program.compile_argv()  # the precompiled headers' folder was on the include path
