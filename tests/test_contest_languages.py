@@ -106,6 +106,22 @@ def test_each_runtime_past_its_memory_limit_is_mle(name):
     assert report.verdicts == ["MLE"], (report.verdicts, report.details, report.compile_log[-500:])
 
 
+@pytest.mark.slow  # kotlinc starts a JVM: several CPU seconds per program
+@pytest.mark.skipif(bool(missing(LANGUAGES["kotlin"])), reason=str(missing(LANGUAGES["kotlin"])))
+@pytest.mark.parametrize("source", [
+    "object Main {\n  @JvmStatic fun main(args: Array<String>) { println(readLine()!!.trim().toInt() * 2) }\n}\n",
+    "package contest.sol\n// fun main() {}\nclass Solver { companion object {\n"
+    "  @JvmStatic fun main(args: Array<String>) { println(readLine()!!.trim().toInt() * 2) } } }\n",
+    "@file:JvmName(\"Sol\")\nfun main(args: Array<String>) { println(readLine()!!.trim().toInt() * 2) }\n",
+])
+def test_kotlin_runs_the_class_that_declares_main(source):
+    """DOMjudge detects the class with ``main`` (its ``kt`` script's DetectMain): an ``object``, a companion object's
+    class, a file class renamed by ``@file:JvmName``, in a package."""
+    report = judge(Program(LANGUAGES["kotlin"], source), Problem((Case("21\n", "42\n"),)),
+                   deadline=time.monotonic() + 300)
+    assert report.verdicts == ["AC"], (report.details, report.compile_log[-500:])
+
+
 def test_a_toolchain_at_a_fixed_path_that_is_missing_names_its_path_and_package():
     absent = dataclasses.replace(LANGUAGES["csharp"], tools=("mono", "/nonexistent/mono/4.5/mcs.exe"))
     why = missing(absent)

@@ -11,7 +11,7 @@ Java's file named by its public class and run from the class that has ``main`` (
 and PHP checked for syntax at "compile" time so a syntax error is a compile error, as judges report it (Kattis
 ``php -l``, DOMjudge ``ruby -c``); Pascal ``fpc -O2 -XS -Xt`` (Kattis) with DOMjudge's ``-Sg -viwn``; C# with
 Mono's ``mcs -optimize+ -r:System.Numerics`` (Kattis); Kotlin ``kotlinc`` run on the JVM with Kattis's flags
-(``-XX:+UseSerialGC -Xss64m -Xmx<limit>m``), its program in ``main.kt`` so its class is ``MainKt``; Haskell
+(``-XX:+UseSerialGC -Xss64m -Xmx<limit>m``) from the class with ``main`` (:func:`kotlin_entry`); Haskell
 ``ghc -O2 -ferror-spans -threaded -rtsopts`` run with ``+RTS -M<limit>m -RTS`` (Kattis).
 
 Toolchains are looked up on the system's own path (``/usr/bin``,
@@ -41,10 +41,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from pygments.lexers import JavaLexer
+from pygments.lexers import JavaLexer, KotlinLexer
 from pygments.token import Token
 
-__all__ = ["LANGUAGES", "Language", "binds", "by_tag", "java_entry", "missing", "tool_paths", "version"]
+__all__ = ["LANGUAGES", "Language", "binds", "by_tag", "java_entry", "kotlin_entry", "missing", "tool_paths", "version"]
 
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 MIB = 1 << 20
@@ -111,9 +111,11 @@ class Language:
         return 0 if self.native else self.memory_slack
 
     def main(self, source: str) -> str:
-        """What the run command starts: Java's class that has ``main``; the source's stem otherwise."""
+        """What the run command starts: Java's and Kotlin's class that has ``main``; the source's stem otherwise."""
         if self.name == "java":
             return java_entry(source)[1]
+        if self.name == "kotlin":
+            return kotlin_entry(source)
         return self.source_name(source).rsplit(".", 1)[0]
 
 
@@ -163,6 +165,47 @@ def java_entry(source: str) -> tuple[str, str, str | None, str | None]:
     return public or main, main, package, public_class
 
 
+@functools.lru_cache(maxsize=256)
+def kotlin_entry(source: str) -> str:
+    """The class a Kotlin program runs from, found as DOMjudge's ``kt`` script's ``DetectMain`` finds it: a top-level
+    ``fun main`` lives in the file's class (``MainKt`` for ``main.kt``, or the name ``@file:JvmName`` gives); else
+    the first ``object`` or ``class`` that declares ``main`` (a companion object's, with ``@JvmStatic``, is its
+    class's).  Qualified by the file's ``package``.  Read from Pygments' Kotlin tokens, so a ``main`` in a comment or
+    a string is none."""
+    owners: list[str | None] = []  # per open brace: the object or class it opens, or None
+    pending: str | None = None  # the object or class whose body the next brace opens
+    package, file_class, found, naming, declaring = "", "MainKt", None, "", False
+    tokens = [(kind, text) for kind, text in KotlinLexer().get_tokens(source)
+              if text.strip() and kind not in Token.Comment]
+    for k, (kind, text) in enumerate(tokens):
+        if text == "@file" and tokens[k + 1:k + 3] and tokens[k + 2][1] == "JvmName":
+            names = [t for kind2, t in tokens[k + 3:k + 7] if kind2 in Token.Literal.String and t != '"']
+            file_class = names[0] if names else file_class
+        elif kind in Token.Name.Namespace and tokens[k - 1][1] == "package" and not owners:
+            package = f"{text}."
+        elif text in ("object", "class") and kind in Token.Keyword:
+            naming = text
+            if tokens[k - 1][1] == "companion":  # its main is its class's, with @JvmStatic
+                pending, naming = (owners[-1] if owners else None), ""
+        elif naming:
+            pending, naming = (text if kind in Token.Name else None), ""
+        elif text == "{":
+            owners.append(pending)
+            pending = None
+        elif text == "}" and owners:
+            owners.pop()
+        elif text == "fun":
+            declaring = True
+            continue
+        elif declaring and text == "main" and kind in Token.Name.Function:
+            if not owners:
+                return package + file_class
+            if found is None and owners[-1] is not None:
+                found = owners[-1]
+        declaring = False
+    return package + (found or file_class)
+
+
 def _python() -> str:
     return sys.executable
 
@@ -206,9 +249,10 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
              ("java", f"{_KOTLIN}/lib/kotlin-preloader.jar", f"{_KOTLIN}/lib/kotlin-compiler.jar",
               f"{_KOTLIN}/lib/kotlin-stdlib.jar"), "kotlin",
              ("{java}", "-Xmx768m", "-Xss16m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
-              *_KOTLINC, "-kotlin-home", _KOTLIN, "-nowarn", "-d", ".", "main.kt"),
+              *_KOTLINC, "-kotlin-home", _KOTLIN, "-nowarn", "-d", "main.jar", "main.kt"),  # one file: a package's
+             # classes in their folders (the artifact keeps the build folder's files, not its folders)
              ("{java}", "-Xmx{memory_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-              "-XX:-UsePerfData", "-cp", ".:{kotlin-stdlib}", "MainKt"),
+              "-XX:-UsePerfData", "-cp", "main.jar:{kotlin-stdlib}", "{main}"),
              version=("{java}", *_KOTLINC, "-version"),
              heap_flag=True, memory_slack=128 * MIB, processes=64, time_factor=2.0, files=256,
              reads=("/usr/share/kotlin", "/usr/share/java")),
