@@ -54,7 +54,7 @@ from pathlib import Path
 
 import yaml
 
-from reward_plugins.contest.judge import MIB, Case, Checker, Problem, Program, judge
+from reward_plugins.contest.judge import MIB, Case, Checker, Group, Problem, Program, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
 from reward_plugins.contest.rules import RULES
 
@@ -187,10 +187,12 @@ def kattis() -> list[Item]:
         tests, groups = [], []
         if spec.get("subtasks"):
             for folder in sorted(p for p in (root / "data" / "secret").iterdir() if p.is_dir()):
-                points = next(float(line.split(":")[1]) for line in (folder / "testdata.yaml").read_text().splitlines()
-                              if line.startswith("accept_score"))
-                members = _pairs(folder)
-                groups.append((points, tuple(range(len(tests), len(tests) + len(members)))))
+                config = dict(line.split(":", 1) for line in (folder / "testdata.yaml").read_text().splitlines()
+                              if ":" in line)
+                accept, members = float(config["accept_score"]), _pairs(folder)
+                span = tuple(range(len(tests), len(tests) + len(members)))  # Kattis grader flags: min, else sum
+                groups.append(Group(accept, span, "min") if "min" in config.get("grader_flags", "").split()
+                              else Group(accept * len(members), span, "sum"))
                 tests += members
         else:
             tests = _pairs(root / "data" / "sample") + _pairs(root / "data" / "secret")

@@ -523,15 +523,24 @@ def judge_files(data, names):
 
 
 def judge_argv(req, judge, output):
-    """The checker's arguments by protocol: testlib ``input output answer``, Kattis ``input answer feedback/``."""
+    """The checker's arguments by protocol: testlib ``input output answer``, Kattis ``input answer feedback/``, CMS
+    ``input correct_output output`` (``cms/grading/steps/trusted.py`` ``checker_step``)."""
     binary = [os.path.join(f"{judge}/bin", req["judge_argv"][0]), *req["judge_argv"][1:]]
     if req["protocol"] == "kattis":
         return binary + [f"{judge}/input", f"{judge}/answer", f"{judge}/feedback/"]
+    if req["protocol"] == "cms":
+        return binary + [f"{judge}/input", f"{judge}/answer", output]
     return binary + [f"{judge}/input", output, f"{judge}/answer"]
 
 
-def judge_outcome(outcome, judge, log):
+def judge_outcome(outcome, judge, log, stdout=None):
+    """The judge's messages, and what it scored: a Kattis validator's ``feedback/score.txt`` (``score_txt``, None
+    when it wrote none), a CMS checker's stdout (``stdout``: its first line is the outcome)."""
     outcome["message"] = (tail(log, LOG_BYTES) + tail(f"{judge}/feedback/judgemessage.txt", LOG_BYTES))[-LOG_BYTES:]
+    score = f"{judge}/feedback/score.txt"
+    outcome["score_txt"] = tail(score, 4096) if os.path.isfile(score) and not os.path.islink(score) else None
+    if stdout is not None:
+        outcome["stdout"] = tail(stdout, 4096)
     return outcome
 
 
@@ -544,15 +553,16 @@ def do_check(req, data):
     os.chown(f"{judge}/output", 0, 0)
     os.chmod(f"{judge}/output", 0o444)
     link_artifact(req["judge_key"], f"{judge}/bin")
-    log = f"{WORK}/judge.log"
+    log, stdout = f"{WORK}/judge.log", f"{WORK}/judge.out"
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    out = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if req["protocol"] == "cms" else fd
     stdin = os.open(f"{judge}/output" if req["protocol"] == "kattis" else "/dev/null", os.O_RDONLY)
     argv = judge_argv(req, judge, f"{judge}/output")
     outcome = finish(*spawn(argv, uid=JUDGE, cwd=f"{judge}/feedback", limits=req["judge_limits"], stdin=stdin,
-                            stdout=fd, stderr=fd), req["judge_limits"]["wall"])
-    os.close(fd)
-    os.close(stdin)
-    return judge_outcome(outcome, judge, log), b""
+                            stdout=out, stderr=fd), req["judge_limits"]["wall"])
+    for end in {fd, out, stdin}:
+        os.close(end)
+    return judge_outcome(outcome, judge, log, stdout if out != fd else None), b""
 
 
 def do_interact(req, data):

@@ -59,7 +59,8 @@ from reward_plugins.sandbox.seccomp import bpf, program_bpf
 from .languages import LANGUAGES, Language, binds, java_entry, tool_paths
 from .rules import RULES, Rules
 
-__all__ = ["Checker", "Jail", "JailUnavailable", "Problem", "Program", "Report", "Case", "judge", "token_match"]
+__all__ = ["Checker", "Group", "Jail", "JailUnavailable", "Problem", "Program", "Report", "Case", "judge",
+           "token_match"]
 
 JAIL = Path(__file__).with_name("jail.py")
 TESTLIB = Path(__file__).with_name("testlib")
@@ -81,7 +82,10 @@ DEVICES = ("null", "zero", "urandom")  # the only device nodes a contest sandbox
 OOM_SIGNS = ("std::bad_alloc", "memory allocation of", "MemoryError", "java.lang.OutOfMemoryError",
              "heap out of memory", "Cannot allocate memory", "out of memory")
 
-Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP"]
+Verdict = Literal["AC", "PC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP"]
+Protocol = Literal["testlib", "kattis", "cms"]
+Aggregate = Literal["min", "mul", "sum"]
+POINTS_EXIT = 7  # testlib's ``quitp``: exit 7, "points <value> <message>" on stderr (testlib.h POINTS_EXIT_CODE)
 
 
 def _tools(lang: Language) -> dict[str, str]:
@@ -120,10 +124,11 @@ class Program:
 
 @dataclass(frozen=True)
 class Checker:
-    """A special judge: C++ sources (``testlib.h`` on the include path), a protocol (``testlib`` or ``kattis``)."""
+    """A special judge: C++ sources (``testlib.h`` on the include path), a protocol (``testlib``, ``kattis`` or
+    ``cms``, :func:`_checker_verdict`)."""
 
     files: tuple[tuple[str, str], ...]
-    protocol: Literal["testlib", "kattis"] = "testlib"
+    protocol: Protocol = "testlib"
 
     def compile_argv(self) -> list[str]:
         """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path."""
@@ -139,6 +144,24 @@ class Case:
 
 
 @dataclass(frozen=True)
+class Group:
+    """A subtask: its points, its tests, and how its tests' scores (each a fraction of the test's worth) make the
+    group's: ``min`` (CMS ``GroupMin``, Kattis ``grader_flags: min``; with no partial credit, all or nothing, the
+    IOI rule), ``mul`` (CMS ``GroupMul``), ``sum`` (CMS ``Sum``, Kattis's default ``sum``: the points are shared
+    evenly by the tests).  The group earns ``points`` times that aggregate."""
+
+    points: float
+    tests: tuple[int, ...]
+    aggregate: Aggregate = "min"
+
+    def earned(self, scores: list[float]) -> float:
+        mine = [scores[i] for i in self.tests]
+        if self.aggregate == "sum":
+            return self.points * sum(mine) / len(mine)
+        return self.points * (math.prod(mine) if self.aggregate == "mul" else min(mine))
+
+
+@dataclass(frozen=True)
 class Problem:
     tests: tuple[Case, ...]
     time_limit: float = 2.0
@@ -150,8 +173,11 @@ class Problem:
     case_sensitive: bool = True
     checker: Checker | None = None
     interactor: Checker | None = None
-    groups: tuple[tuple[float, tuple[int, ...]], ...] = ()
-    """IOI subtasks: (points, test indices); empty: every test is worth the same."""
+    groups: tuple[Group, ...] = ()
+    """Subtasks; empty: every test is worth the same."""
+    score_max: float = 1.0
+    """What a checker's full credit for one test is, in its own units (a Kattis ``score.txt``, testlib's ``quitp``
+    points, a CMS outcome): a test's score is the checker's over this."""
     writable: bool = False
     """File I/O: the program may create files in its folder (judges forbid it for batch problems, so by default
     its folder is read-only)."""
@@ -167,6 +193,15 @@ class Report:
     stopped: bool = False
     """Tests were left unrun because the completion's budget (its CPU seconds, or the wall deadline) was spent: the
     score is not the program's verdict."""
+    scores: list[float] = field(default_factory=list)
+    """Each test's score, a fraction of its worth: 1 for AC (or what the checker awarded), the checker's fraction for
+    PC, 0 for a failure or a test not run."""
+    group_scores: list[float] = field(default_factory=list)
+    """The points each subtask earned (:meth:`Group.earned`), in the row's order; empty without subtasks."""
+
+    def __post_init__(self) -> None:
+        if not self.scores:  # a report decided before any test ran (CE, a checker that does not build): all 0
+            self.scores = [0.0] * len(self.verdicts)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -485,14 +520,54 @@ def _tree_memory(outcome: dict) -> int:
     return grown - int(outcome.get("in_bytes", 0)) - 2 * int(outcome.get("out_bytes", 0))
 
 
-def _checker_verdict(result: dict, protocol: str) -> Verdict:
-    """A special judge's exit status: testlib 0 ok, 1 wrong answer, 2 presentation error, else a failure of the
-    checker itself; Kattis 42 accepted, 43 wrong answer."""
+def _checker_verdict(result: dict, protocol: str, score_max: float) -> tuple[Verdict, float, str]:
+    """A special judge's word on one test: (verdict, the test's score as a fraction of its worth, why).
+
+    * testlib: exit 0 ok, 1 wrong answer, 2 presentation error (WA), 7 ``quitp`` points (stderr ``points <value>``,
+      testlib.h's ``_points``: PC, AC at full points, WA at none), anything else a failure of the checker (JE);
+    * kattis: 42 accepted, 43 wrong answer (problemtools ``judge/validate.py``); an accepted test's score is
+      ``feedback/score.txt`` where the validator wrote one (AC whatever its value, as Kattis says), and a
+      ``score.txt`` beside a rejection or one that is not a number is a judge error, as there;
+    * cms: exit 0 and a number on the first line of stdout, the outcome (``cms/grading/steps/trusted.py``
+      ``extract_outcome_and_text``): 1 correct (AC), 0 not correct (WA), between them partially correct (PC);
+      a non-zero exit or an outcome that is not a number is a judge error (CMS's failed trusted step).
+
+    Every score is the checker's over ``score_max``; one outside [0, 1] is a judge error (a reward is a fraction)."""
     if result.get("status") == "jail_error" or result.get("wall_killed") or result.get("signal"):
-        return "JE"
+        return "JE", 0.0, "the checker failed (killed, or the sandbox)"
     code = result.get("exit")
-    table: dict[int, Verdict] = {42: "AC", 43: "WA"} if protocol == "kattis" else {0: "AC", 1: "WA", 2: "WA"}
-    return table.get(code, "JE") if isinstance(code, int) else "JE"
+    if not isinstance(code, int):
+        return "JE", 0.0, "the checker did not exit"
+    said: str | None
+    if protocol == "kattis":
+        said = result.get("score_txt")
+        if code == 43:
+            return ("JE", 0.0, 'score.txt beside a rejection') if said is not None else ("WA", 0.0, "")
+        if code != 42:
+            return "JE", 0.0, f"the validator exited {code}"
+        verdict: Verdict = "AC"
+    elif protocol == "cms":
+        if code != 0:
+            return "JE", 0.0, f"the checker exited {code}"
+        said, verdict = str(result.get("stdout", "")).split("\n", 1)[0].strip(), "PC"
+    else:
+        if code in (0, 1, 2):
+            return ("AC", 1.0, "") if code == 0 else ("WA", 0.0, "")
+        if code != POINTS_EXIT:
+            return "JE", 0.0, f"the checker exited {code}"
+        found = re.search(r"^points\s+(\S+)", str(result.get("message", "")), re.MULTILINE)
+        said, verdict = (found[1] if found else ""), "PC"
+    if said is None:  # a Kattis accept without a score: the test's full worth
+        return "AC", 1.0, ""
+    try:
+        fraction = float(said) / score_max
+    except ValueError:
+        return "JE", 0.0, f"the checker's score {said[:40]!r} is not a number"
+    if not 0.0 <= fraction <= 1.0:
+        return "JE", 0.0, f"the checker's score {said[:40]!r} is outside [0, {score_max:g}]"
+    if verdict == "PC":
+        verdict = "AC" if fraction == 1.0 else "WA" if fraction == 0.0 else "PC"
+    return verdict, fraction, ""
 
 
 def _program_limits(language: Language, problem: Problem, rules: Rules) -> dict:
@@ -569,9 +644,10 @@ class _Run:
 
 def judge(program: Program, problem: Problem, *, deadline: float, compile_limits: Compile = Compile(),
           stop_on_failure: bool = False, cpu_budget: float = math.inf, rules: Rules = RULES["kattis"]) -> Report:
-    """Compile ``program`` and run it on every test (every group's, in order); the score is the share of tests
-    passed, or with groups the points of groups whose every test passed over all points.  A group stops at its
-    first failure (its other tests SKIP); so does everything once the budget is spent: the wall-clock
+    """Compile ``program`` and run it on every test (every group's, in order); the score is the mean of the tests'
+    scores (1 for AC, the checker's fraction for partial credit, else 0), or with groups the points the groups
+    earned (:meth:`Group.earned`) over all points.  A ``min`` or ``mul`` group stops at its first test that scores
+    0 (its other tests SKIP), a ``sum`` group runs every test; everything stops once the budget is spent: the wall-clock
     ``deadline`` (monotonic) is past, or the compiles, runs and checks have used ``cpu_budget`` CPU seconds
     (the report is then ``stopped``).  ``rules``: whose policy decides where the reference judges differ
     (:mod:`reward_plugins.contest.rules`)."""
@@ -589,27 +665,27 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     if failed is not None:
         return failed
     n = len(problem.tests)
-    groups = problem.groups or tuple((1.0, (i,)) for i in range(n))
+    groups = problem.groups or tuple(Group(1.0, (i,)) for i in range(n))
     verdicts: list[Verdict] = ["SKIP"] * n
-    details: list[str] = [""] * n
+    scores, details = [0.0] * n, [""] * n
     stopped = False
-    for _, members in groups:
-        for i in members:
-            if verdicts[i] != "SKIP":  # a test in two groups runs once
-                if verdicts[i] != "AC":
+    for group in groups:
+        for i in group.tests:
+            if verdicts[i] == "SKIP":  # a test in two groups runs once
+                if time.monotonic() > deadline or run.spent >= cpu_budget:
+                    stopped = True
                     break
-                continue
-            if time.monotonic() > deadline or run.spent >= cpu_budget:
-                stopped = True
+                verdicts[i], scores[i], details[i] = _one(run, problem.tests[i])
+            if stop_on_failure and verdicts[i] != "AC":
                 break
-            verdicts[i], details[i] = _one(run, problem.tests[i])
-            if verdicts[i] != "AC" and (problem.groups or stop_on_failure):
-                break
+            if problem.groups and group.aggregate != "sum" and scores[i] == 0.0:
+                break  # the group's score can only be 0 now: its other tests SKIP
         if stopped or (stop_on_failure and any(v not in ("AC", "SKIP") for v in verdicts)):
             break
-    total = sum(points for points, _ in groups)
-    won = sum(points for points, members in groups if all(verdicts[i] == "AC" for i in members))
-    return Report(verdicts, won / total if total > 0 else 0.0, run.log, run.cached, details, stopped)
+    total = sum(group.points for group in groups)
+    earned = [group.earned(scores) for group in groups]
+    return Report(verdicts, sum(earned) / total if total > 0 else 0.0, run.log, run.cached, details, stopped, scores,
+                  earned if problem.groups else [])
 
 
 def _bound(limits: dict) -> float:
@@ -630,8 +706,8 @@ def _refusal(program: Program, rules: Rules) -> str | None:
     return None
 
 
-def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
-    """One test: run (or interact), classify the resources used, then check."""
+def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
+    """One test: run (or interact), classify the resources used, then check; (verdict, score, why)."""
     data = [test.input.encode("utf-8", "surrogatepass"), test.answer.encode("utf-8", "surrogatepass")]
     problem, lang, limits = run.problem, run.language, run.limits
     memory = max(limits["memory"] or problem.memory + lang.memory_slack, JUDGE_MEMORY)
@@ -645,14 +721,15 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
                              limits["processes"] + JUDGE_LIMITS["processes"])
         judged: dict[str, Any] = (outcome["judge"] if isinstance(outcome.get("judge"), dict)
                                   else {"status": "jail_error"})
-        said = _checker_verdict(judged, problem.interactor.protocol)
-        message = str(judged.get("message", ""))[-500:]
+        said, score, why = _checker_verdict(judged, problem.interactor.protocol, problem.score_max)
+        message = (why + " " + str(judged.get("message", ""))[-500:]).strip()
         failed = classify(outcome, lang, problem)
         if said == "WA" and judged.get("order") == 0:
-            return "WA", message  # the interactor rejected first: the program's later end is not its verdict (Kattis)
-        verdict = failed or said
-        if verdict != "AC" or problem.checker is None:
-            return verdict, message
+            return "WA", 0.0, message  # the interactor rejected first: the program's later end is not its verdict
+        if failed is not None:
+            return failed, 0.0, message
+        if said not in ("AC", "PC") or problem.checker is None:
+            return said, score, message
         return _check(run, data)  # the interactor's own output file, checked as testlib does
     header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits, "return_output": not checked,
               "keep_output": checked, "env": dict(lang.env), "writable": problem.writable, "truncate": run.truncate}
@@ -660,13 +737,14 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
     outcome["in_bytes"] = len(data[0])
     failed = classify(outcome, lang, problem)
     if failed is not None:
-        return failed, str(outcome.get("stderr", ""))[-500:]
+        return failed, 0.0, str(outcome.get("stderr", ""))[-500:]
     if problem.checker is None:
-        return ("AC" if token_match(output.decode("utf-8", "replace"), test.answer, problem) else "WA"), ""
+        same = token_match(output.decode("utf-8", "replace"), test.answer, problem)
+        return ("AC", 1.0, "") if same else ("WA", 0.0, "")
     return _check(run, data)
 
 
-def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, str]:
+def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, float, str]:
     """The row's checker on the output the run (or the interactor) just kept; in the same sandbox, or there is no
     output to check (a sandbox rebuilt in between: a judge error)."""
     assert run.problem.checker is not None  # only a problem with a checker is checked
@@ -675,4 +753,5 @@ def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, str]:
               "protocol": protocol}
     result, _ = run.jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
     run.spent += _cpu(result)
-    return _checker_verdict(result, protocol), str(result.get("message", ""))[-500:]
+    verdict, score, why = _checker_verdict(result, protocol, run.problem.score_max)
+    return verdict, score, (why + " " + str(result.get("message", ""))[-500:]).strip()

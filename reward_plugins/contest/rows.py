@@ -16,9 +16,11 @@ Columns (all but the tests optional):
   ``"256 megabytes"``), or ``memory_limit_bytes`` (CodeContests);
 * ``checker`` / ``interactor``: C++ source (a string, or ``{file name:
   source}`` for several files) and ``checker_protocol`` (``testlib``, the
-  default, or ``kattis``);
+  default, ``kattis``, or ``cms`` for a checker); ``score_max``: a
+  checker's full credit for one test in its own units (default 1);
 * ``compare`` (``token``, ``lines``, ``exact``, ``float``), ``float_tolerance``;
-* ``subtasks``: ``[{"points": 30, "tests": [0, 1, 2]}, ...]``;
+* ``subtasks``: ``[{"points": 30, "tests": [0, 1, 2], "aggregate": "min"}, ...]``
+  (``aggregate``: ``min``, the default, ``mul`` or ``sum``);
 * ``file_io``: true when the task reads or writes files of its own (its
   program may then create files in its folder; by default it may not, as
   judges rule for batch tasks);
@@ -30,13 +32,14 @@ from __future__ import annotations
 import base64
 import io
 import json
+import math
 import pickle
 import re
 import zlib
 from collections.abc import Mapping
 from typing import Any
 
-from .judge import MIB, Case, Checker, Problem
+from .judge import MIB, Case, Checker, Group, Problem
 
 __all__ = ["TEST_COLUMNS", "problem_from_row"]
 
@@ -139,6 +142,10 @@ def _mib(value: Any) -> float:
     return float(value)
 
 
+PROTOCOLS = {"checker": ("testlib", "kattis", "cms"), "interactor": ("testlib", "kattis")}
+AGGREGATES = ("min", "mul", "sum")
+
+
 def _judge_program(value: Any, column: str, protocol: str) -> Checker:
     if isinstance(value, str):
         files: tuple[tuple[str, str], ...] = (("main.cpp", value),)
@@ -149,8 +156,9 @@ def _judge_program(value: Any, column: str, protocol: str) -> Checker:
         files = tuple(value.items())
     else:
         raise RowProblem(f"column {column!r}: expected C++ source, or {{file name: source}}")
-    if protocol not in ("testlib", "kattis"):
-        raise RowProblem(f"column 'checker_protocol': {protocol!r} is neither 'testlib' nor 'kattis'")
+    if protocol not in PROTOCOLS[column]:
+        raise RowProblem(f"column 'checker_protocol': {protocol!r} is not one of {', '.join(PROTOCOLS[column])} "
+                         f"for the {column}")
     return Checker(files, protocol)  # type: ignore[arg-type]
 
 
@@ -184,14 +192,18 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     checker = _judge_program(row["checker"], "checker", protocol) if row.get("checker") else None
     interactor = _judge_program(row["interactor"], "interactor", protocol) if row.get("interactor") else None
     groups = _groups(row.get("subtasks"), len(tests))
+    score_max = row.get("score_max", 1.0)
+    if isinstance(score_max, bool) or not isinstance(score_max, int | float) or not 0 < score_max < math.inf:
+        raise RowProblem(f"column 'score_max': {score_max!r} is not a positive number")
     writable = False if row.get("file_io") is None else row["file_io"]
     if not isinstance(writable, bool):
         raise RowProblem(f"column 'file_io': {writable!r} is not true or false")
     return Problem(tuple(tests), seconds, memory, output_mb * MIB, mode, tolerance, tolerance,  # type: ignore[arg-type]
-                   checker=checker, interactor=interactor, groups=groups, writable=writable)
+                   checker=checker, interactor=interactor, groups=groups, writable=writable,
+                   score_max=float(score_max))
 
 
-def _groups(value: Any, n: int) -> tuple[tuple[float, tuple[int, ...]], ...]:
+def _groups(value: Any, n: int) -> tuple[Group, ...]:
     if value in (None, "", []):
         return ()
     value = _json(value, "subtasks")
@@ -205,9 +217,13 @@ def _groups(value: Any, n: int) -> tuple[tuple[float, tuple[int, ...]], ...]:
         if not all(type(i) is int and 0 <= i < n for i in members):
             raise RowProblem(f"column 'subtasks': group {k} names a test outside 0..{n - 1}")
         points = group.get("points", 1)
-        if isinstance(points, bool) or not isinstance(points, int | float) or points < 0:
+        if isinstance(points, bool) or not isinstance(points, int | float) or not 0 <= points < math.inf:
             raise RowProblem(f"column 'subtasks': group {k}'s points are not a non-negative number")
-        groups.append((float(points), tuple(members)))
-    if sum(p for p, _ in groups) <= 0:
+        aggregate = group.get("aggregate", "min")
+        if aggregate not in AGGREGATES:
+            raise RowProblem(f"column 'subtasks': group {k}'s aggregate {aggregate!r} is not one of "
+                             f"{', '.join(AGGREGATES)}")
+        groups.append(Group(float(points), tuple(members), aggregate))
+    if sum(g.points for g in groups) <= 0:
         raise RowProblem("column 'subtasks': the groups' points add up to 0")
     return tuple(groups)
