@@ -50,6 +50,7 @@ import os
 import resource
 import select
 import signal
+import stat
 import sys
 import time
 
@@ -474,12 +475,31 @@ def run_folder(req):
 
 def do_run(req, data):
     """Run an artifact on one input (streamed to :data:`INPUT` as the request arrived); its output is returned, or
-    kept (:data:`KEPT`) for the next request's ``check``."""
+    kept (:data:`KEPT`) for the next request's ``check``.
+
+    File I/O (``input_file``, ``output_file``), as CMS's Batch runs it: the input is a root-owned, read-only file
+    in the program's folder (stdin is then empty); the output file is created empty and the program's, the only
+    file it may write in a folder it cannot otherwise change (stdout is then thrown away); what it holds after
+    the run is the output, read without following a link."""
     run, io = run_folder(req), f"{WORK}/io"
     fresh_dir(io, 0, 0o700)
-    os.rename(INPUT, f"{io}/in")
+    named_in, named_out = req.get("input_file"), req.get("output_file")
+    for name in (named_in, named_out):
+        if name is not None and os.path.lexists(os.path.join(run, name)):
+            return {"status": "jail_error", "error": f"{name}: the name of one of the program's own files"}, b""
+    if named_in is not None:
+        os.rename(INPUT, os.path.join(run, named_in))
+        os.chmod(os.path.join(run, named_in), 0o444)
+        os.close(os.open(f"{io}/in", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400))
+    else:
+        os.rename(INPUT, f"{io}/in")
     stdin = os.open(f"{io}/in", os.O_RDONLY)
-    out = os.open(f"{io}/out", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    if named_out is not None:
+        out = os.open("/dev/null", os.O_WRONLY)
+        os.close(os.open(os.path.join(run, named_out), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.chown(os.path.join(run, named_out), CONTESTANT, CONTESTANT)
+    else:
+        out = os.open(f"{io}/out", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     err = os.open(f"{io}/err", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     pumps, ends = [], (out, err)
     if req.get("truncate"):  # the program writes into pipes; the server keeps the first fsize bytes of each
@@ -498,6 +518,8 @@ def do_run(req, data):
         os.close(fd)
     if pumps:
         outcome["truncated"] = pumps[0].truncated
+    if named_out is not None:
+        take_output(os.path.join(run, named_out), f"{io}/out", req["limits"]["fsize"])
     size = os.stat(f"{io}/out").st_size
     outcome.update(out_bytes=size, stderr=tail(f"{io}/err", ERR_BYTES))
     output = b""
@@ -507,6 +529,24 @@ def do_run(req, data):
     if req.get("keep_output"):
         os.rename(f"{io}/out", KEPT)
     return outcome, output
+
+
+def take_output(path, into, cap):
+    """The program's output file moved to the server's ``into`` (at most ``cap`` bytes; RLIMIT_FSIZE held the program
+    to that): a regular file only, never followed through a link (one the program put there where its folder is
+    its own, ``file_io``), else an empty output; the program's copy is removed, so it counts once."""
+    try:
+        source = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        source = None
+    with open(into, "wb") as target:
+        if source is not None:
+            with os.fdopen(source, "rb") as f:
+                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    while chunk := f.read(min(CHUNK, cap - target.tell())):
+                        target.write(chunk)
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def judge_files(data, names):
@@ -525,7 +565,7 @@ def judge_files(data, names):
 def judge_argv(req, judge, output):
     """The checker's arguments by protocol: testlib ``input output answer``, Kattis ``input answer feedback/``, CMS
     ``input correct_output output`` (``cms/grading/steps/trusted.py`` ``checker_step``)."""
-    binary = [os.path.join(f"{judge}/bin", req["judge_argv"][0]), *req["judge_argv"][1:]]
+    binary = [part.replace("{bin}", f"{judge}/bin") for part in req["judge_argv"]]
     if req["protocol"] == "kattis":
         return binary + [f"{judge}/input", f"{judge}/answer", f"{judge}/feedback/"]
     if req["protocol"] == "cms":

@@ -56,6 +56,7 @@ from reward_plugins.sandbox.cgroup import Cgroup
 from reward_plugins.sandbox.output import same_output
 from reward_plugins.sandbox.seccomp import bpf, program_bpf
 
+from .graders import PY_CHECK, link
 from .languages import LANGUAGES, Language, binds, java_entry, tool_paths
 from .rules import RULES, Rules
 
@@ -124,17 +125,38 @@ class Program:
 
 @dataclass(frozen=True)
 class Checker:
-    """A special judge: C++ sources (``testlib.h`` on the include path), a protocol (``testlib``, ``kattis`` or
-    ``cms``, :func:`_checker_verdict`)."""
+    """A special judge: C++ sources (``testlib.h`` on the include path) or a Python program (every file ``.py``, or
+    one file whose ``#!`` line names python, as CMS's and Kattis's Python checkers come), and a protocol
+    (``testlib``, ``kattis`` or ``cms``, :func:`_checker_verdict`)."""
 
     files: tuple[tuple[str, str], ...]
     protocol: Protocol = "testlib"
 
+    @property
+    def language(self) -> str:
+        """``python`` or ``cpp``: what the judge is written in."""
+        names = [name for name, _ in self.files]
+        first = self.files[0][1].split("\n", 1)[0] if len(self.files) == 1 else ""
+        python = all(n.endswith(".py") for n in names) or (first.startswith("#!") and "python" in first)
+        return "python" if python else "cpp"
+
     def compile_argv(self) -> list[str]:
-        """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path."""
+        """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path; a Python judge's
+        sources are checked for syntax (a judge that does not build is a judge error either way)."""
+        if self.language == "python":
+            return [sys.executable, "-I", "-S", "-B", "-c", PY_CHECK, *(name for name, _ in self.files)]
         sources = [name for name, _ in self.files if name.endswith((".cpp", ".cc", ".cxx", ".c++"))]
         return [_tools(LANGUAGES["cpp"])["g++"], "-std=gnu++17", "-O2", "-pipe", "-I", str(TESTLIB), "-o",
                 "main", *sources]
+
+    def run_argv(self) -> list[str]:
+        """The judge's command, ``{bin}`` for its folder in the sandbox: the binary, or Python on the entry file
+        (``validate.py`` or ``checker.py`` where there are several files, else the first)."""
+        if self.language == "cpp":
+            return ["{bin}/main"]
+        names = [name for name, _ in self.files]
+        entry = next((n for n in ("validate.py", "checker.py", "interactor.py") if n in names), names[0])
+        return [sys.executable, "-I", "-S", "-B", f"{{bin}}/{entry}"]
 
 
 @dataclass(frozen=True)
@@ -175,6 +197,17 @@ class Problem:
     interactor: Checker | None = None
     groups: tuple[Group, ...] = ()
     """Subtasks; empty: every test is worth the same."""
+    grader: tuple[tuple[str, str], ...] = ()
+    """Files compiled with the submission, one of them the program's ``main`` (:mod:`reward_plugins.contest.graders`);
+    empty: the submission is the whole program."""
+    submission_name: str = "solution"
+    """With a grader: the submission's file stem, which the grader includes or imports (CMS: the task's name)."""
+    input_file: str | None = None
+    """File I/O: the file in the program's folder that holds the test's input (stdin is then empty), as CMS's
+    Batch ``input_filename`` and USACO's ``<name>.in``."""
+    output_file: str | None = None
+    """File I/O: the file the program writes its output to (stdout is then thrown away), the only file it may
+    write; created empty before it runs, as CMS does, so one that writes nothing has an empty output (WA)."""
     score_max: float = 1.0
     """What a checker's full credit for one test is, in its own units (a Kattis ``score.txt``, testlib's ``quitp``
     points, a CMS outcome): a test's score is the checker's over this."""
@@ -597,6 +630,8 @@ class _Run:
     cached: bool = False  # the program's build came from the cache
     spent: float = 0.0  # CPU seconds its compiles, runs and checks used: the completion's budget counts them
     truncate: bool = False  # output past the cap is thrown away and the program runs on (the rules' truncate_output)
+    sources: dict[str, str] = field(default_factory=dict)  # what is compiled: the submission, and a grader's files
+    build_argv: list[str] = field(default_factory=list)  # the compiler's command
 
     @property
     def language(self) -> Language:
@@ -606,14 +641,15 @@ class _Run:
         """Compile the program and the row's special judges (or find them in the cache); None when all are built,
         else the report every test gets (CE, or JE for a special judge that does not build)."""
         jail, n = self.jail, len(self.problem.tests)
-        built = jail.compile(self.language, self.program.files(), self.program.compile_argv(), self.compile_limits)
+        built = jail.compile(self.language, self.sources, self.build_argv, self.compile_limits)
         self.key, self.log, self.cached = built["key"], built["log"], built["cached"]
         self.spent += built["cpu"]
         if built["status"] != "ok":
             return Report([built["status"]] * n, 0.0, built["log"], built["cached"])
         for role in ("checker", "interactor"):
             if (source := getattr(self.problem, role)) is not None:
-                made = jail.compile(LANGUAGES["cpp"], dict(source.files), source.compile_argv(), self.compile_limits,
+                made = jail.compile(LANGUAGES[source.language], dict(source.files), source.compile_argv(),
+                                    self.compile_limits,
                                     judge=True)
                 self.spent += made["cpu"]
                 if made["status"] != "ok":
@@ -651,16 +687,22 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     ``deadline`` (monotonic) is past, or the compiles, runs and checks have used ``cpu_budget`` CPU seconds
     (the report is then ``stopped``).  ``rules``: whose policy decides where the reference judges differ
     (:mod:`reward_plugins.contest.rules`)."""
-    special = problem.interactor or problem.checker
-    languages = frozenset({program.language.name} | ({"cpp"} if special else set()))
+    judges = {source.language for source in (problem.checker, problem.interactor) if source is not None}
+    languages = frozenset({program.language.name} | judges)
     if (refused := _refusal(program, rules)) is not None:
         return Report(["CE"] * len(problem.tests), 0.0, refused)
     lang = program.language
     main = java_entry(program.source)[3] if rules.java_public_class and lang.name == "java" else lang.main(
         program.source)  # DMOJ runs the public class, which the refusal above made sure of
     argv = [part.format(**_tools(lang), memory_mb=problem.memory // MIB, main=main, source="") for part in lang.run]
-    run = _Run(jail_for(languages), program, problem, compile_limits, argv, _program_limits(lang, problem, rules))
-    run.truncate = rules.truncate_output
+    sources, build_argv = program.files(), program.compile_argv()
+    if problem.grader:
+        linked = link(lang, program.source, problem.grader, problem.submission_name, _tools(lang))
+        if isinstance(linked, str):
+            return Report(["CE"] * len(problem.tests), 0.0, linked)
+        sources, build_argv, argv = linked
+    run = _Run(jail_for(languages), program, problem, compile_limits, argv, _program_limits(lang, problem, rules),
+               truncate=rules.truncate_output, sources=sources, build_argv=build_argv)
     failed = run.build()
     if failed is not None:
         return failed
@@ -715,7 +757,8 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
     if problem.interactor is not None:
         header: dict[str, Any] = {
             "op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.keys["interactor"],
-            "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS, "protocol": problem.interactor.protocol,
+            "judge_argv": problem.interactor.run_argv(), "judge_limits": JUDGE_LIMITS,
+            "protocol": problem.interactor.protocol,
             "env": dict(lang.env), "writable": problem.writable, "keep_output": checked}
         outcome, _ = run.ask(header, data, _bound(limits) + JUDGE_LIMITS["wall"], memory * 2,
                              limits["processes"] + JUDGE_LIMITS["processes"])
@@ -732,7 +775,8 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
             return said, score, message
         return _check(run, data)  # the interactor's own output file, checked as testlib does
     header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits, "return_output": not checked,
-              "keep_output": checked, "env": dict(lang.env), "writable": problem.writable, "truncate": run.truncate}
+              "keep_output": checked, "env": dict(lang.env), "writable": problem.writable, "truncate": run.truncate,
+              "input_file": problem.input_file, "output_file": problem.output_file}
     outcome, output = run.ask(header, data[:1], _bound(limits), memory, limits["processes"])
     outcome["in_bytes"] = len(data[0])
     failed = classify(outcome, lang, problem)
@@ -749,8 +793,8 @@ def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, float, str]:
     output to check (a sandbox rebuilt in between: a judge error)."""
     assert run.problem.checker is not None  # only a problem with a checker is checked
     protocol = run.problem.checker.protocol
-    header = {"op": "check", "judge_key": run.keys["checker"], "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS,
-              "protocol": protocol}
+    header = {"op": "check", "judge_key": run.keys["checker"], "judge_argv": run.problem.checker.run_argv(),
+              "judge_limits": JUDGE_LIMITS, "protocol": protocol}
     result, _ = run.jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
     run.spent += _cpu(result)
     verdict, score, why = _checker_verdict(result, protocol, run.problem.score_max)

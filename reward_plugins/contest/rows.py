@@ -24,6 +24,13 @@ Columns (all but the tests optional):
 * ``file_io``: true when the task reads or writes files of its own (its
   program may then create files in its folder; by default it may not, as
   judges rule for batch tasks);
+* ``input_file`` / ``output_file``: file I/O as CMS and USACO run it: the
+  test's input is that file in the program's folder (stdin empty), its
+  output is what it wrote to that file (stdout thrown away);
+* ``grader``: ``{file name: source}`` compiled with the submission (CMS's
+  Batch with a grader: ``grader.cpp``, ``grader.c``, ``grader.py``, headers),
+  and ``submission_name``, the submission's file stem the grader includes or
+  imports (default ``solution``);
 * ``language``: the program's language when its code fence names none.
 """
 
@@ -39,6 +46,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
+from .graders import GRADED
 from .judge import MIB, Case, Checker, Group, Problem
 
 __all__ = ["TEST_COLUMNS", "problem_from_row"]
@@ -192,6 +200,13 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     checker = _judge_program(row["checker"], "checker", protocol) if row.get("checker") else None
     interactor = _judge_program(row["interactor"], "interactor", protocol) if row.get("interactor") else None
     groups = _groups(row.get("subtasks"), len(tests))
+    grader, submission_name = _grader(row.get("grader"), row.get("submission_name"))
+    named = {column: _file_name(row[column], column) for column in ("input_file", "output_file")
+             if row.get(column) not in (None, "")}
+    if interactor is not None and named:
+        raise RowProblem(f"column {next(iter(named))!r}: file I/O is for batch tasks, not with an interactor")
+    if len(set(named.values())) < len(named):
+        raise RowProblem("columns 'input_file' and 'output_file' name the same file")
     score_max = row.get("score_max", 1.0)
     if isinstance(score_max, bool) or not isinstance(score_max, int | float) or not 0 < score_max < math.inf:
         raise RowProblem(f"column 'score_max': {score_max!r} is not a positive number")
@@ -200,7 +215,34 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
         raise RowProblem(f"column 'file_io': {writable!r} is not true or false")
     return Problem(tuple(tests), seconds, memory, output_mb * MIB, mode, tolerance, tolerance,  # type: ignore[arg-type]
                    checker=checker, interactor=interactor, groups=groups, writable=writable,
-                   score_max=float(score_max))
+                   score_max=float(score_max), grader=grader, submission_name=submission_name,
+                   input_file=named.get("input_file"), output_file=named.get("output_file"))
+
+
+def _file_name(value: Any, column: str) -> str:
+    """A plain file name in the program's folder: no folder, no leading dot, at most 255 bytes."""
+    if not isinstance(value, str) or "/" in value or "\0" in value or value.startswith(".") \
+            or len(value.encode("utf-8", "surrogatepass")) > 255:
+        raise RowProblem(f"column {column!r}: {str(value)[:40]!r} is not a plain file name")
+    return value
+
+
+def _grader(value: Any, name: Any) -> tuple[tuple[tuple[str, str], ...], str]:
+    """The grader's files and the submission's stem (a Python module name, which a Python grader imports)."""
+    stem = "solution" if name in (None, "") else name
+    if not isinstance(stem, str) or not stem.isidentifier():
+        raise RowProblem(f"column 'submission_name': {str(stem)[:40]!r} is not a plain name (letters, digits, _)")
+    if value in (None, "", {}):
+        return (), stem
+    value = _json(value, "grader")
+    if not (isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values())):
+        raise RowProblem("column 'grader': expected {file name: source}")
+    files = tuple((_file_name(k, "grader"), v) for k, v in value.items())
+    if not any(k.endswith(ext) for k, _ in files for exts in GRADED.values() for ext in exts):
+        raise RowProblem(f"column 'grader': no C, C++ or Python source among {', '.join(k for k, _ in files)}")
+    if any(k.rsplit(".", 1)[0] == stem for k, _ in files):
+        raise RowProblem(f"column 'grader': a file is named like the submission ({stem!r}, 'submission_name')")
+    return files, stem
 
 
 def _groups(value: Any, n: int) -> tuple[Group, ...]:
