@@ -260,6 +260,14 @@ def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None, prog
     return pid, os.pidfd_open(pid), Awake(pid, uid), failed.decode("utf-8", "replace") or None
 
 
+def image():
+    """An upper bound of what a program's peak RSS (``ru_maxrss``) holds before its ``exec``: the copy of this
+    server it was forked from (its resident pages now, with a MiB for the child's own work before the exec).  The
+    kernel keeps that peak across the exec, so a program's reported peak at or below this is not its own."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * PAGE + (1 << 20)
+
+
 def finish(pid, pidfd, clock, failed, wall, pumps=()):
     """Wait for a program until its wall limit (:class:`Awake`), moving its ``pumps``' output meanwhile; returns its
     outcome (exit or signal, CPU seconds, peak RSS)."""
@@ -506,13 +514,14 @@ def do_run(req, data):
         pipes = [os.pipe(), os.pipe()]
         pumps = [Pump(r, into, req["limits"]["fsize"]) for (r, _), into in zip(pipes, (out, err), strict=True)]
         ends = tuple(w for _, w in pipes)
-    before = children_cpu()
+    before, forked_from = children_cpu(), image()
     started = spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=stdin, stdout=ends[0],
                     stderr=ends[1], env_extra=req.get("env"), program=True)
     if pumps:
         for end in ends:
             os.close(end)
     outcome = finish(*started, req["limits"]["wall"], pumps)
+    outcome["image_rss"] = forked_from
     count_orphans(outcome, before, outcome["cpu"])
     for fd in (stdin, out, err, *(pump.fd for pump in pumps)):
         os.close(fd)
@@ -653,7 +662,7 @@ def do_interact(req, data):
     try:
         judge_run = spawn(argv, uid=JUDGE, cwd=f"{judge}/feedback", limits=req["judge_limits"], stdin=to_judge_r,
                           stdout=to_program_w, stderr=fd)
-        before = children_cpu()
+        before, forked_from = children_cpu(), image()
         program = spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=to_program_r,
                         stdout=to_judge_w, stderr=err, env_extra=req.get("env"), program=True)
         os.close(fd)
@@ -663,6 +672,7 @@ def do_interact(req, data):
     finally:
         release(*held)
     count_orphans(outcome, before, outcome["cpu"] + verdict["cpu"])
+    outcome["image_rss"] = forked_from
     verdict = judge_outcome(verdict, judge, log)
     outcome["stderr"] = tail(f"{WORK}/program.err", ERR_BYTES)
     outcome["judge"] = verdict

@@ -79,6 +79,10 @@ by the wall clock than the bound says; a server that never answers is still give
 CACHE_ARTIFACTS = 64
 AGAIN = ("no_room", "held")  # replies of a sandbox that an earlier program left unfit: ask a fresh one
 CACHE_BYTES = 512 * MIB  # the artifacts a sandbox keeps, in all (its tmpfs pages are charged to its cgroup)
+SMALL_MEMORY = 16 * MIB
+"""Below this memory limit a program's peak RSS cannot be told from the server's image it was forked from (about
+12 MiB, :func:`reward_plugins.contest.jail.image`): the sandbox cgroup's growth decides, with the runtime's RSS
+allowance and a MiB for the server's own growth, rather than the runtimes' address-space allowances."""
 DEVICES = ("null", "zero", "urandom")  # the only device nodes a contest sandbox has, as judges allow
 OOM_SIGNS = ("std::bad_alloc", "memory allocation of", "MemoryError", "java.lang.OutOfMemoryError",
              "heap out of memory", "Cannot allocate memory", "out of memory")
@@ -527,8 +531,14 @@ def classify(outcome: dict, language: Language, problem: Problem) -> Verdict | N
         return "JE"
     failed = signum is not None or code != 0
     oom = failed and any(sign in str(outcome.get("stderr", "")) for sign in OOM_SIGNS)
-    if outcome.get("rss", 0) > problem.memory + language.rss_allowance or oom \
-            or _tree_memory(outcome) > problem.memory + language.memory_slack:
+    small = problem.memory < SMALL_MEMORY
+    if small and not isinstance(outcome.get("grown"), int):
+        return "JE"  # below the floor only the cgroup's growth measures the program, and here there is none
+    rss = outcome.get("rss", 0)
+    own_rss = 0 if small and rss <= outcome.get("image_rss", math.inf) else rss  # below the floor: the image's
+    tree_allowance = language.rss_allowance + MIB if small else language.memory_slack
+    if own_rss > problem.memory + language.rss_allowance or oom \
+            or _tree_memory(outcome) > problem.memory + tree_allowance:
         return "MLE"
     if signum == signal.SIGXCPU or outcome["cpu"] > problem.time_limit * language.time_factor \
             or outcome.get("wall_killed"):

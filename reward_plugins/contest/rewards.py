@@ -62,7 +62,7 @@ class ContestParams(BaseModel):
     language: str = Field("cpp", description="the language of an untagged code fence when the row has no "
                                              "`language` column (c, cpp, rust, go, java, javascript, python)")
     time_limit: float = Field(2.0, gt=0, le=60, description="CPU seconds per test when the row gives none")
-    memory_mb: int = Field(256, ge=16, le=16384, description="memory per test in MiB when the row gives none")
+    memory_mb: int = Field(256, ge=1, le=16384, description="memory per test in MiB when the row gives none")
     output_mb: int = Field(16, ge=1, le=256, description="largest output of a test, in MiB (more: OLE)")
     compare: str = Field("token", pattern="^(token|lines|exact|float)$",
                          description="built-in checker when the row has no `checker`: token (whitespace-separated "

@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .graders import GRADED
-from .judge import MIB, Case, Checker, Group, Problem
+from .judge import MIB, SMALL_MEMORY, Case, Checker, Group, Problem
 
 __all__ = ["TEST_COLUMNS", "problem_from_row"]
 
@@ -190,8 +190,8 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
         raise RowProblem(f"column 'memory_limit': {row.get('memory_limit')!r} is not a number of MiB") from None
     if not (0 < seconds <= 60):
         raise RowProblem(f"column 'time_limit': {seconds} s is outside (0, 60]")
-    if not (16 * MIB <= memory <= 16384 * MIB):
-        raise RowProblem(f"column 'memory_limit': {memory // MIB} MiB is outside [16, 16384]")
+    if not (MIB <= memory <= 16384 * MIB):
+        raise RowProblem(f"column 'memory_limit': {memory / MIB:g} MiB is outside [1, 16384]")
     mode = row.get("compare") or compare
     if mode not in ("token", "lines", "exact", "float"):
         raise RowProblem(f"column 'compare': {mode!r} is not one of token, lines, exact, float")
@@ -203,6 +203,9 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     grader, submission_name = _grader(row.get("grader"), row.get("submission_name"))
     named = {column: _file_name(row[column], column) for column in ("input_file", "output_file")
              if row.get(column) not in (None, "")}
+    if interactor is not None and memory < SMALL_MEMORY:
+        raise RowProblem(f"column 'memory_limit': {memory / MIB:g} MiB, below {SMALL_MEMORY // MIB} MiB, is measured "
+                         "for batch tasks only (the cgroup's growth), not with an interactor")
     if interactor is not None and named:
         raise RowProblem(f"column {next(iter(named))!r}: file I/O is for batch tasks, not with an interactor")
     if len(set(named.values())) < len(named):
