@@ -156,3 +156,14 @@ def test_the_reward_counts_partial_credit_and_pass_fail_wants_full_worth():
     assert scored.value == pytest.approx(0.75) and scored.counts["pc"] == 1 and scored.counts["ac"] == 1
     strict = reward.fn(completion, params=reward.params(pass_fail=True), **row)
     assert strict.value == 0.0
+
+
+def test_an_interactors_score_is_the_tests_score():
+    """A Kattis interactor's ``score.txt`` counts as a validator's: the program says how sure it is, the
+    interactor (Python, ours) awards that share and accepts."""
+    interactor = ("import sys\nprint(open(sys.argv[1]).read().strip(), flush=True)\n"
+                  "said = sys.stdin.readline().strip()\n"
+                  "open(sys.argv[3] + 'score.txt', 'w').write(said)\nsys.exit(42)\n")
+    problem = Problem(_tests(4, 2, 0), interactor=Checker((("interactor.py", interactor),), "kattis"), score_max=4)
+    report = _judge("a, b = input().split()\nprint(b, flush=True)\n", problem)
+    assert report.verdicts == ["AC", "AC", "AC"] and report.scores == pytest.approx([1, 0.5, 0]), report.details
