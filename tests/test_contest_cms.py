@@ -18,7 +18,7 @@ import pytest
 
 from reward_plugins.contest.judge import Problem, Program, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
-from reward_plugins.contest.rows import problem_from_row
+from reward_plugins.contest.rows import RowProblem, problem_from_row
 from reward_plugins.sandbox.bwrap import isolation
 
 SUITE = Path(__file__).parent / "data" / "contest" / "cms"
@@ -144,3 +144,21 @@ def test_a_program_that_writes_to_the_graders_stdout_changes_only_its_own_output
     assert _judge("cpp", honest, stdio).score == 1.0
     extra = "#include <cstdio>\nint userfunc(int x) { printf(\"correct %d\\n\", x); return x; }\n"
     assert _judge("cpp", extra, stdio).score == 0.0
+
+
+def test_rows_name_what_is_wrong_with_a_grader_or_a_file_name():
+    base = row("batch_fileio_managed")
+    assert problem("batch_fileio_managed").submission_name == "batchfileiomanaged"
+    bad = [({"grader": {"grader.java": "class G {}"}}, "no C, C++ or Python source"),
+           ({"grader": {"../grader.cpp": "int main() {}"}}, "not a plain file name"),
+           ({"grader": ["grader.cpp"]}, "expected {file name: source}"),
+           ({"submission_name": "my-task"}, "column 'submission_name'"),
+           ({"submission_name": "grader"}, "named like the submission"),
+           ({"input_file": "../input.txt"}, "column 'input_file'"),
+           ({"output_file": ".hidden"}, "column 'output_file'"),
+           ({"output_file": "input.txt"}, "name the same file"),
+           ({"interactor": "int main() {}", "checker": None, "checker_protocol": "kattis"}, "not with an interactor")]
+    for extra, message in bad:
+        with pytest.raises(RowProblem) as refused:
+            problem_from_row({**base, **extra}, **DEFAULTS)
+        assert message in str(refused.value), (extra, refused.value)
