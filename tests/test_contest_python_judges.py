@@ -99,6 +99,9 @@ def test_a_python_checker_speaks_testlibs_protocol_and_one_that_does_not_build_i
     report = judge(add, Problem(tests, checker=Checker((("checker", checker),), "testlib")),
                    deadline=time.monotonic() + 60)
     assert report.verdicts == ["AC", "WA"], report.details
+    beside = Checker((("notes.txt", "not a program"), ("check.py", checker)), "testlib")  # data beside the entry
+    assert beside.language == "python" and beside.run_argv()[-1] == "{bin}/check.py"
+    assert judge(add, Problem(tests, checker=beside), deadline=time.monotonic() + 60).verdicts == ["AC", "WA"]
     broken = Checker((("checker.py", "def check(:\n"),), "testlib")
     report = judge(add, Problem(tests, checker=broken), deadline=time.monotonic() + 60)
     assert report.verdicts == ["JE", "JE"] and "checker" in report.compile_log

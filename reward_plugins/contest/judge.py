@@ -90,6 +90,7 @@ OOM_SIGNS = ("std::bad_alloc", "memory allocation of", "MemoryError", "java.lang
 Verdict = Literal["AC", "PC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP"]
 Protocol = Literal["testlib", "kattis", "cms"]
 Aggregate = Literal["min", "mul", "sum"]
+CPP_SOURCES = (".cpp", ".cc", ".cxx", ".c++")
 POINTS_EXIT = 7  # testlib's ``quitp``: exit 7, "points <value> <message>" on stderr (testlib.h POINTS_EXIT_CODE)
 
 
@@ -129,8 +130,9 @@ class Program:
 
 @dataclass(frozen=True)
 class Checker:
-    """A special judge: C++ sources (``testlib.h`` on the include path) or a Python program (every file ``.py``, or
-    one file whose ``#!`` line names python, as CMS's and Kattis's Python checkers come), and a protocol
+    """A special judge: C++ sources (``testlib.h`` on the include path) or a Python program (no C++ source and a
+    ``.py`` file, or one file whose ``#!`` line names python, as CMS's and Kattis's Python checkers come; other
+    files beside it are data it may read), and a protocol
     (``testlib``, ``kattis`` or ``cms``, :func:`_checker_verdict`)."""
 
     files: tuple[tuple[str, str], ...]
@@ -140,16 +142,18 @@ class Checker:
     def language(self) -> str:
         """``python`` or ``cpp``: what the judge is written in."""
         names = [name for name, _ in self.files]
+        if any(n.endswith(CPP_SOURCES) for n in names):
+            return "cpp"
         first = self.files[0][1].split("\n", 1)[0] if len(self.files) == 1 else ""
-        python = all(n.endswith(".py") for n in names) or (first.startswith("#!") and "python" in first)
+        python = any(n.endswith(".py") for n in names) or (first.startswith("#!") and "python" in first)
         return "python" if python else "cpp"
 
     def compile_argv(self) -> list[str]:
         """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path; a Python judge's
-        sources are checked for syntax (a judge that does not build is a judge error either way)."""
+        entry is checked for syntax (a judge that does not build is a judge error either way)."""
         if self.language == "python":
-            return [sys.executable, "-I", "-S", "-B", "-c", PY_CHECK, *(name for name, _ in self.files)]
-        sources = [name for name, _ in self.files if name.endswith((".cpp", ".cc", ".cxx", ".c++"))]
+            return [sys.executable, "-I", "-S", "-B", "-c", PY_CHECK, self.run_argv()[-1].removeprefix("{bin}/")]
+        sources = [name for name, _ in self.files if name.endswith(CPP_SOURCES)]
         return [_tools(LANGUAGES["cpp"])["g++"], "-std=gnu++17", "-O2", "-pipe", "-I", str(TESTLIB), "-o",
                 "main", *sources]
 
@@ -159,7 +163,8 @@ class Checker:
         if self.language == "cpp":
             return ["{bin}/main"]
         names = [name for name, _ in self.files]
-        entry = next((n for n in ("validate.py", "checker.py", "interactor.py") if n in names), names[0])
+        entry = next((n for n in ("validate.py", "checker.py", "interactor.py") if n in names),
+                     next((n for n in names if n.endswith(".py")), names[0]))
         return [sys.executable, "-I", "-S", "-B", f"{{bin}}/{entry}"]
 
 
