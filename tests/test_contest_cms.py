@@ -1,10 +1,10 @@
 """CMS's own functional tests for Batch tasks, judged through the contest reward's rows.
 
-``tests/data/contest/cms/`` (``SOURCE.md``): three tasks of ``cmstestsuite`` (standard I/O; file I/O with
-``input.txt`` / ``output.txt``; file I/O with a grader linked with the submission and a Python comparator under
-CMS's checker protocol) and their C, C++ and Python submissions, each with the score CMS's ``Tests.py`` expects of
-it.  The rows go through :func:`problem_from_row`, so the columns ``input_file``, ``output_file``, ``grader``,
-``submission_name`` and ``checker_protocol: cms`` are what is tested.  Then attacks of our own on the same tasks.
+``tests/data/contest/cms/`` (``SOURCE.md``): three tasks of ``cmstestsuite`` (standard I/O; file I/O with ``input.txt`` / ``output.txt``; file
+I/O with a grader linked with the submission and a Python comparator under CMS's checker protocol) and their C, C++
+and Python submissions, each with the score CMS's ``Tests.py`` expects of it. The rows go through
+:func:`problem_from_row`, so the columns ``input_file``, ``output_file``, ``grader``, ``submission_name`` and
+``checker_protocol: cms`` are what is tested; Java too for the grader. Then attacks of our own on the same tasks.
 Real sandboxes, real compilers; skipped, naming why, where the sandbox or a toolchain is missing.
 """
 
@@ -23,7 +23,7 @@ from reward_plugins.sandbox.bwrap import isolation
 
 SUITE = Path(__file__).parent / "data" / "contest" / "cms"
 TASKS = json.loads((SUITE / "suite.json").read_text())["tasks"]
-EXTENSIONS = {".c": "c", ".cpp": "cpp", ".py": "python"}
+EXTENSIONS = {".c": "c", ".cpp": "cpp", ".java": "java", ".py": "python"}
 DEFAULTS = {"time_limit": 1.0, "memory_mb": 256, "output_mb": 16, "compare": "token", "float_tolerance": 1e-6}
 QUICK = {"batch_fileio/correct-fileio.cpp", "batch_fileio/incorrect-fileio-with-stdio.cpp",
          "batch_fileio_managed/managed-correct.cpp", "batch_fileio_managed/managed-correct.py"}
@@ -74,10 +74,10 @@ def test_cms_submission_gets_its_score(task, path, expected):
 
 
 def test_the_suite_covers_each_kind_in_each_language():
-    """Accepted and rejected submissions in C, C++ and Python for file I/O and for a grader."""
+    """Accepted and rejected submissions in C, C++ and Python for file I/O and for a grader (and Java's)."""
     found = {(param.values[0], param.values[1].suffix, param.values[2] == 1.0) for param in cases()}
     for task in ("batch_fileio", "batch_fileio_managed"):
-        for suffix in (".c", ".cpp", ".py"):
+        for suffix in (".c", ".cpp", ".py", *([".java"] if task == "batch_fileio_managed" else [])):
             assert (task, suffix, True) in found and (task, suffix, False) in found, (task, suffix)
 
 
@@ -95,9 +95,14 @@ def test_a_submission_with_its_own_main_does_not_link():
 
 
 def test_a_task_without_a_grader_in_the_submissions_language_is_a_compile_error():
-    report = judge(Program(LANGUAGES["java"], "class A { static int userfunc(int x) { return x; } }"),
-                   problem("batch_fileio_managed"), deadline=time.monotonic() + 60)
-    assert report.verdicts == ["CE", "CE"] and "C, C++ or Python" in report.compile_log
+    go = judge(Program(LANGUAGES["go"], "package main\nfunc userfunc(x int) int { return x }\n"),
+               problem("batch_fileio_managed"), deadline=time.monotonic() + 60)
+    assert go.verdicts == ["CE", "CE"] and "C, C++, Java or Python" in go.compile_log
+    only_cpp = problem_from_row({**row("batch_fileio_managed"), "grader": {"grader.cpp": "int main() {}"}},
+                                **DEFAULTS)
+    python = judge(Program(LANGUAGES["python"], "def userfunc(x):\n    return x\n"), only_cpp,
+                   deadline=time.monotonic() + 60)
+    assert python.verdicts == ["CE", "CE"] and "no python grader (grader.cpp)" in python.compile_log
 
 
 @pytest.mark.slow  # a compile and a run per attack, in the sandbox
@@ -149,7 +154,7 @@ def test_a_program_that_writes_to_the_graders_stdout_changes_only_its_own_output
 def test_rows_name_what_is_wrong_with_a_grader_or_a_file_name():
     base = row("batch_fileio_managed")
     assert problem("batch_fileio_managed").submission_name == "batchfileiomanaged"
-    bad = [({"grader": {"grader.java": "class G {}"}}, "no C, C++ or Python source"),
+    bad = [({"grader": {"grader.rs": "fn main() {}"}}, "no C, C++, Java or Python source"),
            ({"grader": {"../grader.cpp": "int main() {}"}}, "not a plain file name"),
            ({"grader": ["grader.cpp"]}, "expected {file name: source}"),
            ({"submission_name": "my-task"}, "column 'submission_name'"),

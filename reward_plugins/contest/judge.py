@@ -712,7 +712,8 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     argv = [part.format(**_tools(lang), memory_mb=problem.memory // MIB, main=main, source="") for part in lang.run]
     sources, build_argv = program.files(), program.compile_argv()
     if problem.grader:
-        linked = link(lang, program.source, problem.grader, problem.submission_name, _tools(lang))
+        linked = link(lang, program.source, problem.grader, problem.submission_name, _tools(lang),
+                      problem.memory // MIB)
         if isinstance(linked, str):
             return Report(["CE"] * len(problem.tests), 0.0, linked)
         sources, build_argv, argv = linked
