@@ -1,11 +1,12 @@
 """CMS's own functional tests for Batch tasks, judged through the contest reward's rows.
 
-``tests/data/contest/cms/`` (``SOURCE.md``): three tasks of ``cmstestsuite`` (standard I/O; file I/O with ``input.txt`` / ``output.txt``; file
-I/O with a grader linked with the submission and a Python comparator under CMS's checker protocol) and their C, C++
-and Python submissions, each with the score CMS's ``Tests.py`` expects of it. The rows go through
-:func:`problem_from_row`, so the columns ``input_file``, ``output_file``, ``grader``, ``submission_name`` and
-``checker_protocol: cms`` are what is tested; Java too for the grader. Then attacks of our own on the same tasks.
-Real sandboxes, real compilers; skipped, naming why, where the sandbox or a toolchain is missing.
+``tests/data/contest/cms/`` (``SOURCE.md``): three tasks of ``cmstestsuite`` (standard I/O; file I/O with
+``input.txt`` / ``output.txt``; file I/O with a grader linked with the submission and a Python comparator under
+CMS's checker protocol) and their C, C++ and Python submissions, each with the score CMS's ``Tests.py`` expects of
+it. The rows go through :func:`problem_from_row`, so the columns ``input_file``, ``output_file``, ``grader``,
+``submission_name`` and ``checker_protocol: cms`` are what is tested; Java too for the grader. Then attacks of our
+own on the same tasks. Real sandboxes, real compilers; skipped, naming why, where the sandbox or a toolchain is
+missing.
 """
 
 from __future__ import annotations
