@@ -2,9 +2,9 @@
 
 Usage (as root: the contest sandbox's root mode)::
 
-    python benchmarks/contest_agreement.py [--only domjudge|dmoj|kattis] [--json PATH] [--repeat N]
+    python benchmarks/contest_agreement.py [--only domjudge|dmoj|kattis|cms] [--json PATH] [--repeat N]
 
-Three suites, each a set of submissions with the verdict that judge gives:
+Four suites, each a set of submissions with the verdict (or score) that judge gives:
 
 * **DOMjudge** ``example_problems`` (``benchmarks/data/contest_judges/domjudge``,
   GPL-2.0, commit in ``SOURCE.md``): ``hello`` (the judge's own test
@@ -18,14 +18,18 @@ Three suites, each a set of submissions with the verdict that judge gives:
   precision 2), each ``test.yml``'s ``expect`` or per-case ``cases``;
 * **Kattis** problemtools' examples, the suite vendored for the tests
   (``tests/data/contest/kattis``, MIT): the folder's verdict, as Kattis
-  reports it (memory as a run-time error).
+  reports it (memory as a run-time error);
+* **CMS** ``cmstestsuite`` (``tests/data/contest/cms``, AGPL-3.0): Batch
+  tasks with standard I/O, file I/O, and a grader with a Python checker,
+  read as rows of the reward; the score ``Tests.py`` expects (under the
+  default ``kattis`` rules: CMS is not among ``rules``).
 
 Each suite is judged under its own judge's rules where the judges differ
 (``rules=`` ``domjudge``, ``dmoj``, ``kattis``: :mod:`reward_plugins.contest.rules`).
 Only submissions in a language the judge runs count (C, C++, Java, Python 3,
 JavaScript, Go, Rust where installed; a DMOJ ``PY2`` program that is Python 3
 too); the others are listed as skipped.  Excluded, and listed with why: DMOJ
-tests under a memory limit no row may set (below 16 MiB) and those of DMOJ's
+tests under a memory limit no row may set (below 1 MiB) and those of DMOJ's
 Java agent's bans (``nobigmath``, ``Unsafe``).  Our
 verdict is the first test's that is not AC (ICPC-style), per test where DMOJ
 gives one per test.  Verdict names are mapped one to one (AC CORRECT, WA
@@ -54,8 +58,9 @@ from pathlib import Path
 
 import yaml
 
-from reward_plugins.contest.judge import MIB, Case, Checker, Problem, Program, judge
+from reward_plugins.contest.judge import MIB, Case, Checker, Group, Problem, Program, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
+from reward_plugins.contest.rows import problem_from_row
 from reward_plugins.contest.rules import RULES
 
 ROOT = Path(__file__).resolve().parent
@@ -162,9 +167,9 @@ def dmoj() -> list[Item]:
 
 def _outside(spec: dict, source: str) -> str | None:
     """Why a DMOJ test is not one the reward judges: a memory limit no row may have (the reward refuses rows
-    under 16 MiB), DMOJ's own Java agent's bans (``hints: [nobigmath]``, ``sun.misc.Unsafe``), Python 2."""
-    if int(spec["memory"]) < 16 * 1024:
-        return f"memory limit {spec['memory']} KiB: rows may not go under 16 MiB"
+    under 1 MiB), DMOJ's own Java agent's bans (``hints: [nobigmath]``, ``sun.misc.Unsafe``), Python 2."""
+    if int(spec["memory"]) < 1024:
+        return f"memory limit {spec['memory']} KiB: rows may not go under 1 MiB"
     if "ca.dmoj.java." in str(spec.get("feedback", "")):
         return f"DMOJ's Java agent ban ({spec['feedback']})"
     if spec["language"] == "PY2":
@@ -187,10 +192,12 @@ def kattis() -> list[Item]:
         tests, groups = [], []
         if spec.get("subtasks"):
             for folder in sorted(p for p in (root / "data" / "secret").iterdir() if p.is_dir()):
-                points = next(float(line.split(":")[1]) for line in (folder / "testdata.yaml").read_text().splitlines()
-                              if line.startswith("accept_score"))
-                members = _pairs(folder)
-                groups.append((points, tuple(range(len(tests), len(tests) + len(members)))))
+                config = dict(line.split(":", 1) for line in (folder / "testdata.yaml").read_text().splitlines()
+                              if ":" in line)
+                accept, members = float(config["accept_score"]), _pairs(folder)
+                span = tuple(range(len(tests), len(tests) + len(members)))  # Kattis grader flags: min, else sum
+                groups.append(Group(accept, span, "min") if "min" in config.get("grader_flags", "").split()
+                              else Group(accept * len(members), span, "sum"))
                 tests += members
         else:
             tests = _pairs(root / "data" / "sample") + _pairs(root / "data" / "secret")
@@ -211,6 +218,28 @@ def kattis() -> list[Item]:
     return items
 
 
+def cms() -> list[Item]:
+    """CMS's functional tests (the test suite's copy, ``tests/data/contest/cms``, AGPL-3.0): three Batch tasks
+    (standard I/O, file I/O, file I/O with a grader and a Python checker) as rows of the reward
+    (``suite.json``), each submission's expected score ``Tests.py``'s."""
+    items = []
+    root = KATTIS / "cms"
+    for task, spec in json.loads((root / "suite.json").read_text())["tasks"].items():
+        row = dict(spec["row"], tests=[{"input": (root / task / "data" / f"{n}.in").read_text(),
+                                        "output": (root / task / "data" / f"{n}.out").read_text()} for n in (1, 2)])
+        for column in ("grader", "checker"):
+            names = [row[column]] if isinstance(row.get(column), str) else row.get(column, [])
+            if names:
+                row[column] = {name: (root / task / "managers" / name).read_text() for name in names}
+        problem = problem_from_row(row, time_limit=1.0, memory_mb=256, output_mb=16, compare="token",
+                                   float_tolerance=1e-6)
+        for stem, score in spec["expect"].items():
+            for path in sorted((root / "code").glob(f"{stem}.*")):
+                items.append(Item("cms", f"{task}/{path.name}", EXTENSIONS[path.suffix], path.read_text(), problem,
+                                  (frozenset({"AC" if score == 1.0 else "WA"}),), score))
+    return items
+
+
 def verdicts_agree(ours: str, theirs: frozenset[str], suite: str) -> bool:
     return ours in theirs or (ours == "MLE" and "RE" in theirs and suite in MEMORY_AS_RE)
 
@@ -220,7 +249,8 @@ def run(item: Item) -> tuple[bool, str]:
     language = LANGUAGES[item.language]
     per_test = len(item.expected) > 1
     report = judge(Program(language, item.source), item.problem, deadline=time.monotonic() + 600,
-                   stop_on_failure=not per_test and not item.problem.groups, rules=RULES[item.suite])
+                   stop_on_failure=item.suite != "cms" and not per_test and not item.problem.groups,
+                   rules=RULES.get(item.suite, RULES["kattis"]))
     if item.score is not None:
         return report.score == item.score, f"score {report.score}"
     if per_test:
@@ -232,11 +262,11 @@ def run(item: Item) -> tuple[bool, str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", choices=["domjudge", "dmoj", "kattis"])
+    parser.add_argument("--only", choices=["domjudge", "dmoj", "kattis", "cms"])
     parser.add_argument("--json", type=Path, help="write every case's outcome here")
     parser.add_argument("--repeat", type=int, default=0, help="judge each interactive submission N times more")
     args = parser.parse_args()
-    suites = {"domjudge": domjudge, "dmoj": dmoj, "kattis": kattis}
+    suites = {"domjudge": domjudge, "dmoj": dmoj, "kattis": kattis, "cms": cms}
     items = [item for name, load in suites.items() if args.only in (None, name) for item in load()]
     rows, skipped, outcomes = Counter(), Counter(), []
     start = time.monotonic()

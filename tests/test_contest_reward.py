@@ -80,7 +80,7 @@ def test_a_pickled_object_in_a_row_is_refused_not_loaded():
 @pytest.mark.parametrize(("row", "column"), [
     ({"tests": [{"input": "1"}]}, "tests"),
     ({"tests": ADD_TESTS, "time_limit": "soon"}, "time_limit"),
-    ({"tests": ADD_TESTS, "memory_limit": 1}, "memory_limit"),
+    ({"tests": ADD_TESTS, "memory_limit": 0.5}, "memory_limit"),
     ({"tests": ADD_TESTS, "subtasks": [{"points": 5, "tests": [0, 3]}]}, "subtasks"),
     ({"tests": ADD_TESTS, "checker": {"../x.cpp": "int main(){}"}}, "checker"),
     ({"tests": ADD_TESTS, "checker": "int main(){}", "checker_protocol": "polygon"}, "checker_protocol"),

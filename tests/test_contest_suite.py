@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reward_plugins.contest.judge import Case, Checker, Problem, Program, judge
+from reward_plugins.contest.judge import Case, Checker, Group, Problem, Program, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
 from reward_plugins.sandbox.bwrap import isolation
 
@@ -50,10 +50,12 @@ def load(name: str) -> Problem:
     tests, groups = [], []
     if spec.get("subtasks"):  # Kattis scoring: each secret/<group> with its testdata.yaml accept_score; no samples
         for folder in sorted(p for p in (root / "data" / "secret").iterdir() if p.is_dir()):
-            points = next(float(line.split(":")[1]) for line in (folder / "testdata.yaml").read_text().splitlines()
-                          if line.startswith("accept_score"))
-            members = _pairs(folder)
-            groups.append((points, tuple(range(len(tests), len(tests) + len(members)))))
+            config = dict(line.split(":", 1) for line in (folder / "testdata.yaml").read_text().splitlines()
+                          if ":" in line)
+            accept, members = float(config["accept_score"]), _pairs(folder)
+            span = tuple(range(len(tests), len(tests) + len(members)))  # Kattis grader flags: min, else sum
+            groups.append(Group(accept, span, "min") if "min" in config.get("grader_flags", "").split()
+                          else Group(accept * len(members), span, "sum"))
             tests += members
     elif (root / "data" / "secret").is_dir():
         tests = _pairs(root / "data" / "sample") + _pairs(root / "data" / "secret")

@@ -56,6 +56,7 @@ import re
 import resource
 import select
 import signal
+import stat
 import sys
 import time
 
@@ -265,6 +266,14 @@ def spawn(argv, *, uid, cwd, limits, stdin, stdout, stderr, env_extra=None, prog
     finally:
         os.close(failed_r)
     return pid, os.pidfd_open(pid), Awake(pid, uid), failed.decode("utf-8", "replace") or None
+
+
+def image():
+    """An upper bound of what a program's peak RSS (``ru_maxrss``) holds before its ``exec``: the copy of this
+    server it was forked from (its resident pages now, with a MiB for the child's own work before the exec).  The
+    kernel keeps that peak across the exec, so a program's reported peak at or below this is not its own."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * PAGE + (1 << 20)
 
 
 def finish(pid, pidfd, clock, failed, wall, pumps=()):
@@ -534,30 +543,52 @@ def run_folder(req):
 
 def do_run(req, data):
     """Run an artifact on one input (streamed to :data:`INPUT` as the request arrived); its output is returned, or
-    kept (:data:`KEPT`) for the next request's ``check``."""
+    kept (:data:`KEPT`) for the next request's ``check``.
+
+    File I/O (``input_file``, ``output_file``), as CMS's Batch runs it: the input is a root-owned, read-only file
+    in the program's folder (stdin is then empty); the output file is created empty and the program's, the only
+    file it may write in a folder it cannot otherwise change (stdout is then thrown away); what it holds after
+    the run is the output, read without following a link."""
     run, io = run_folder(req), f"{WORK}/io"
     fresh_dir(io, 0, 0o700)
-    os.rename(INPUT, f"{io}/in")
+    named_in, named_out = req.get("input_file"), req.get("output_file")
+    for name in (named_in, named_out):
+        if name is not None and os.path.lexists(os.path.join(run, name)):
+            return {"status": "jail_error", "error": f"{name}: the name of one of the program's own files"}, b""
+    if named_in is not None:
+        os.rename(INPUT, os.path.join(run, named_in))
+        os.chmod(os.path.join(run, named_in), 0o444)
+        os.close(os.open(f"{io}/in", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400))
+    else:
+        os.rename(INPUT, f"{io}/in")
     stdin = os.open(f"{io}/in", os.O_RDONLY)
-    out = os.open(f"{io}/out", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    if named_out is not None:
+        out = os.open("/dev/null", os.O_WRONLY)
+        os.close(os.open(os.path.join(run, named_out), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.chown(os.path.join(run, named_out), CONTESTANT, CONTESTANT)
+    else:
+        out = os.open(f"{io}/out", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     err = os.open(f"{io}/err", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     pumps, ends = [], (out, err)
     if req.get("truncate"):  # the program writes into pipes; the server keeps the first fsize bytes of each
         pipes = [os.pipe(), os.pipe()]
         pumps = [Pump(r, into, req["limits"]["fsize"]) for (r, _), into in zip(pipes, (out, err), strict=True)]
         ends = tuple(w for _, w in pipes)
-    before = children_cpu()
+    before, forked_from = children_cpu(), image()
     started = spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=stdin, stdout=ends[0],
                     stderr=ends[1], env_extra=req.get("env"), program=True)
     if pumps:
         for end in ends:
             os.close(end)
     outcome = finish(*started, req["limits"]["wall"], pumps)
+    outcome["image_rss"] = forked_from
     count_orphans(outcome, before, outcome["cpu"])
     for fd in (stdin, out, err, *(pump.fd for pump in pumps)):
         os.close(fd)
     if pumps:
         outcome["truncated"] = pumps[0].truncated
+    if named_out is not None:
+        take_output(os.path.join(run, named_out), f"{io}/out", req["limits"]["fsize"])
     size = os.stat(f"{io}/out").st_size
     outcome.update(out_bytes=size, stderr=tail(f"{io}/err", ERR_BYTES))
     output = b""
@@ -567,6 +598,24 @@ def do_run(req, data):
     if req.get("keep_output"):
         os.rename(f"{io}/out", KEPT)
     return outcome, output
+
+
+def take_output(path, into, cap):
+    """The program's output file moved to the server's ``into`` (at most ``cap`` bytes; RLIMIT_FSIZE held the program
+    to that): a regular file only, never followed through a link (one the program put there where its folder is
+    its own, ``file_io``), else an empty output; the program's copy is removed, so it counts once."""
+    try:
+        source = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        source = None
+    with open(into, "wb") as target:
+        if source is not None:
+            with os.fdopen(source, "rb") as f:
+                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    while chunk := f.read(min(CHUNK, cap - target.tell())):
+                        target.write(chunk)
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def judge_files(data, names):
@@ -583,15 +632,24 @@ def judge_files(data, names):
 
 
 def judge_argv(req, judge, output):
-    """The checker's arguments by protocol: testlib ``input output answer``, Kattis ``input answer feedback/``."""
-    binary = [os.path.join(f"{judge}/bin", req["judge_argv"][0]), *req["judge_argv"][1:]]
+    """The checker's arguments by protocol: testlib ``input output answer``, Kattis ``input answer feedback/``, CMS
+    ``input correct_output output`` (``cms/grading/steps/trusted.py`` ``checker_step``)."""
+    binary = [part.replace("{bin}", f"{judge}/bin") for part in req["judge_argv"]]
     if req["protocol"] == "kattis":
         return binary + [f"{judge}/input", f"{judge}/answer", f"{judge}/feedback/"]
+    if req["protocol"] == "cms":
+        return binary + [f"{judge}/input", f"{judge}/answer", output]
     return binary + [f"{judge}/input", output, f"{judge}/answer"]
 
 
-def judge_outcome(outcome, judge, log):
+def judge_outcome(outcome, judge, log, stdout=None):
+    """The judge's messages, and what it scored: a Kattis validator's ``feedback/score.txt`` (``score_txt``, None
+    when it wrote none), a CMS checker's stdout (``stdout``: its first line is the outcome)."""
     outcome["message"] = (tail(log, LOG_BYTES) + tail(f"{judge}/feedback/judgemessage.txt", LOG_BYTES))[-LOG_BYTES:]
+    score = f"{judge}/feedback/score.txt"
+    outcome["score_txt"] = tail(score, 4096) if os.path.isfile(score) and not os.path.islink(score) else None
+    if stdout is not None:
+        outcome["stdout"] = tail(stdout, 4096)
     return outcome
 
 
@@ -604,15 +662,16 @@ def do_check(req, data):
     os.chown(f"{judge}/output", 0, 0)
     os.chmod(f"{judge}/output", 0o444)
     link_artifact(req["judge_key"], f"{judge}/bin")
-    log = f"{WORK}/judge.log"
+    log, stdout = f"{WORK}/judge.log", f"{WORK}/judge.out"
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    out = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if req["protocol"] == "cms" else fd
     stdin = os.open(f"{judge}/output" if req["protocol"] == "kattis" else "/dev/null", os.O_RDONLY)
     argv = judge_argv(req, judge, f"{judge}/output")
     outcome = finish(*spawn(argv, uid=JUDGE, cwd=f"{judge}/feedback", limits=req["judge_limits"], stdin=stdin,
-                            stdout=fd, stderr=fd), req["judge_limits"]["wall"])
-    os.close(fd)
-    os.close(stdin)
-    return judge_outcome(outcome, judge, log), b""
+                            stdout=out, stderr=fd), req["judge_limits"]["wall"])
+    for end in {fd, out, stdin}:
+        os.close(end)
+    return judge_outcome(outcome, judge, log, stdout if out != fd else None), b""
 
 
 def do_interact(req, data):
@@ -663,7 +722,7 @@ def do_interact(req, data):
     try:
         judge_run = spawn(argv, uid=JUDGE, cwd=f"{judge}/feedback", limits=req["judge_limits"], stdin=to_judge_r,
                           stdout=to_program_w, stderr=fd)
-        before = children_cpu()
+        before, forked_from = children_cpu(), image()
         program = spawn(req["argv"], uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=to_program_r,
                         stdout=to_judge_w, stderr=err, env_extra=req.get("env"), program=True)
         os.close(fd)
@@ -673,6 +732,7 @@ def do_interact(req, data):
     finally:
         release(*held)
     count_orphans(outcome, before, outcome["cpu"] + verdict["cpu"])
+    outcome["image_rss"] = forked_from
     verdict = judge_outcome(verdict, judge, log)
     outcome["stderr"] = tail(f"{WORK}/program.err", ERR_BYTES)
     outcome["judge"] = verdict

@@ -56,10 +56,12 @@ from reward_plugins.sandbox.cgroup import Cgroup
 from reward_plugins.sandbox.output import same_output
 from reward_plugins.sandbox.seccomp import bpf, program_bpf
 
+from .graders import PY_CHECK, link
 from .languages import LANGUAGES, Language, binds, java_entry, tool_paths, version
 from .rules import RULES, Rules
 
-__all__ = ["Checker", "Jail", "JailUnavailable", "Problem", "Program", "Report", "Case", "judge", "token_match"]
+__all__ = ["Checker", "Group", "Jail", "JailUnavailable", "Problem", "Program", "Report", "Case", "judge",
+           "token_match"]
 
 JAIL = Path(__file__).with_name("jail.py")
 TESTLIB = Path(__file__).with_name("testlib")
@@ -80,12 +82,20 @@ PCH_LIMITS = {"cpu": 60.0, "wall": 120.0, "memory": 2048 * MIB, "fsize": 256 * M
 CACHE_ARTIFACTS = 64
 AGAIN = ("no_room", "held")  # replies of a sandbox that an earlier program left unfit: ask a fresh one
 CACHE_BYTES = 512 * MIB  # the artifacts a sandbox keeps, in all (its tmpfs pages are charged to its cgroup)
+SMALL_MEMORY = 16 * MIB
+"""Below this memory limit a program's peak RSS cannot be told from the server's image it was forked from (about
+12 MiB, :func:`reward_plugins.contest.jail.image`): the sandbox cgroup's growth decides, with the runtime's RSS
+allowance and a MiB for the server's own growth, rather than the runtimes' address-space allowances."""
 DEVICES = ("null", "zero", "urandom")  # the only device nodes a contest sandbox has, as judges allow
 OOM_SIGNS = ("std::bad_alloc", "memory allocation of", "MemoryError", "java.lang.OutOfMemoryError",
              "heap out of memory", "Cannot allocate memory", "out of memory", "failed to allocate memory",
              "Allowed memory size of", "OutOfMemoryException", "Heap exhausted", "Runtime error 203")
 
-Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP"]
+Verdict = Literal["AC", "PC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP"]
+Protocol = Literal["testlib", "kattis", "cms"]
+Aggregate = Literal["min", "mul", "sum"]
+CPP_SOURCES = (".cpp", ".cc", ".cxx", ".c++")
+POINTS_EXIT = 7  # testlib's ``quitp``: exit 7, "points <value> <message>" on stderr (testlib.h POINTS_EXIT_CODE)
 
 
 def _tools(lang: Language) -> dict[str, str]:
@@ -139,22 +149,66 @@ class Program:
 
 @dataclass(frozen=True)
 class Checker:
-    """A special judge: C++ sources (``testlib.h`` on the include path), a protocol (``testlib`` or ``kattis``)."""
+    """A special judge: C++ sources (``testlib.h`` on the include path) or a Python program (no C++ source and a
+    ``.py`` file, or one file whose ``#!`` line names python, as CMS's and Kattis's Python checkers come; other
+    files beside it are data it may read), and a protocol
+    (``testlib``, ``kattis`` or ``cms``, :func:`_checker_verdict`)."""
 
     files: tuple[tuple[str, str], ...]
-    protocol: Literal["testlib", "kattis"] = "testlib"
+    protocol: Protocol = "testlib"
+
+    @property
+    def language(self) -> str:
+        """``python`` or ``cpp``: what the judge is written in."""
+        names = [name for name, _ in self.files]
+        if any(n.endswith(CPP_SOURCES) for n in names):
+            return "cpp"
+        first = self.files[0][1].split("\n", 1)[0] if len(self.files) == 1 else ""
+        python = any(n.endswith(".py") for n in names) or (first.startswith("#!") and "python" in first)
+        return "python" if python else "cpp"
 
     def compile_argv(self) -> list[str]:
-        """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path."""
-        sources = [name for name, _ in self.files if name.endswith((".cpp", ".cc", ".cxx", ".c++"))]
+        """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path; a Python judge's
+        entry is checked for syntax (a judge that does not build is a judge error either way)."""
+        if self.language == "python":
+            return [sys.executable, "-I", "-S", "-B", "-c", PY_CHECK, self.run_argv()[-1].removeprefix("{bin}/")]
+        sources = [name for name, _ in self.files if name.endswith(CPP_SOURCES)]
         return [_tools(LANGUAGES["cpp"])["g++"], "-std=gnu++17", "-O2", "-pipe", "-I", str(TESTLIB), "-o",
                 "main", *sources]
+
+    def run_argv(self) -> list[str]:
+        """The judge's command, ``{bin}`` for its folder in the sandbox: the binary, or Python on the entry file
+        (``validate.py`` or ``checker.py`` where there are several files, else the first)."""
+        if self.language == "cpp":
+            return ["{bin}/main"]
+        names = [name for name, _ in self.files]
+        entry = next((n for n in ("validate.py", "checker.py", "interactor.py") if n in names),
+                     next((n for n in names if n.endswith(".py")), names[0]))
+        return [sys.executable, "-I", "-S", "-B", f"{{bin}}/{entry}"]
 
 
 @dataclass(frozen=True)
 class Case:
     input: str
     answer: str
+
+
+@dataclass(frozen=True)
+class Group:
+    """A subtask: its points, its tests, and how its tests' scores (each a fraction of the test's worth) make the
+    group's: ``min`` (CMS ``GroupMin``, Kattis ``grader_flags: min``; with no partial credit, all or nothing, the
+    IOI rule), ``mul`` (CMS ``GroupMul``), ``sum`` (CMS ``Sum``, Kattis's default ``sum``: the points are shared
+    evenly by the tests).  The group earns ``points`` times that aggregate."""
+
+    points: float
+    tests: tuple[int, ...]
+    aggregate: Aggregate = "min"
+
+    def earned(self, scores: list[float]) -> float:
+        mine = [scores[i] for i in self.tests]
+        if self.aggregate == "sum":
+            return self.points * sum(mine) / len(mine)
+        return self.points * (math.prod(mine) if self.aggregate == "mul" else min(mine))
 
 
 @dataclass(frozen=True)
@@ -169,8 +223,22 @@ class Problem:
     case_sensitive: bool = True
     checker: Checker | None = None
     interactor: Checker | None = None
-    groups: tuple[tuple[float, tuple[int, ...]], ...] = ()
-    """IOI subtasks: (points, test indices); empty: every test is worth the same."""
+    groups: tuple[Group, ...] = ()
+    """Subtasks; empty: every test is worth the same."""
+    grader: tuple[tuple[str, str], ...] = ()
+    """Files compiled with the submission, one of them the program's ``main`` (:mod:`reward_plugins.contest.graders`);
+    empty: the submission is the whole program."""
+    submission_name: str = "solution"
+    """With a grader: the submission's file stem, which the grader includes or imports (CMS: the task's name)."""
+    input_file: str | None = None
+    """File I/O: the file in the program's folder that holds the test's input (stdin is then empty), as CMS's
+    Batch ``input_filename`` and USACO's ``<name>.in``."""
+    output_file: str | None = None
+    """File I/O: the file the program writes its output to (stdout is then thrown away), the only file it may
+    write; created empty before it runs, as CMS does, so one that writes nothing has an empty output (WA)."""
+    score_max: float = 1.0
+    """What a checker's full credit for one test is, in its own units (a Kattis ``score.txt``, testlib's ``quitp``
+    points, a CMS outcome): a test's score is the checker's over this."""
     writable: bool = False
     """File I/O: the program may create files in its folder (judges forbid it for batch problems, so by default
     its folder is read-only)."""
@@ -186,6 +254,15 @@ class Report:
     stopped: bool = False
     """Tests were left unrun because the completion's budget (its CPU seconds, or the wall deadline) was spent: the
     score is not the program's verdict."""
+    scores: list[float] = field(default_factory=list)
+    """Each test's score, a fraction of its worth: 1 for AC (or what the checker awarded), the checker's fraction for
+    PC, 0 for a failure or a test not run."""
+    group_scores: list[float] = field(default_factory=list)
+    """The points each subtask earned (:meth:`Group.earned`), in the row's order; empty without subtasks."""
+
+    def __post_init__(self) -> None:
+        if not self.scores:  # a report decided before any test ran (CE, a checker that does not build): all 0
+            self.scores = [0.0] * len(self.verdicts)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -483,8 +560,14 @@ def classify(outcome: dict, language: Language, problem: Problem) -> Verdict | N
         return "JE"
     failed = signum is not None or code != 0
     oom = failed and any(sign in str(outcome.get("stderr", "")) for sign in OOM_SIGNS)
-    if outcome.get("rss", 0) > problem.memory + language.rss_allowance or oom \
-            or _tree_memory(outcome) > problem.memory + language.memory_slack:
+    small = problem.memory < SMALL_MEMORY
+    if small and not isinstance(outcome.get("grown"), int):
+        return "JE"  # below the floor only the cgroup's growth measures the program, and here there is none
+    rss = outcome.get("rss", 0)
+    own_rss = 0 if small and rss <= outcome.get("image_rss", math.inf) else rss  # below the floor: the image's
+    tree_allowance = language.rss_allowance + MIB if small else language.memory_slack
+    if own_rss > problem.memory + language.rss_allowance or oom \
+            or _tree_memory(outcome) > problem.memory + tree_allowance:
         return "MLE"
     if signum == signal.SIGXCPU or outcome["cpu"] > problem.time_limit * language.time_factor \
             or outcome.get("wall_killed"):
@@ -509,14 +592,54 @@ def _tree_memory(outcome: dict) -> int:
     return grown - int(outcome.get("in_bytes", 0)) - 2 * int(outcome.get("out_bytes", 0))
 
 
-def _checker_verdict(result: dict, protocol: str) -> Verdict:
-    """A special judge's exit status: testlib 0 ok, 1 wrong answer, 2 presentation error, else a failure of the
-    checker itself; Kattis 42 accepted, 43 wrong answer."""
+def _checker_verdict(result: dict, protocol: str, score_max: float) -> tuple[Verdict, float, str]:
+    """A special judge's word on one test: (verdict, the test's score as a fraction of its worth, why).
+
+    * testlib: exit 0 ok, 1 wrong answer, 2 presentation error (WA), 7 ``quitp`` points (stderr ``points <value>``,
+      testlib.h's ``_points``: PC, AC at full points, WA at none), anything else a failure of the checker (JE);
+    * kattis: 42 accepted, 43 wrong answer (problemtools ``judge/validate.py``); an accepted test's score is
+      ``feedback/score.txt`` where the validator wrote one (AC whatever its value, as Kattis says), and a
+      ``score.txt`` beside a rejection or one that is not a number is a judge error, as there;
+    * cms: exit 0 and a number on the first line of stdout, the outcome (``cms/grading/steps/trusted.py``
+      ``extract_outcome_and_text``): 1 correct (AC), 0 not correct (WA), between them partially correct (PC);
+      a non-zero exit or an outcome that is not a number is a judge error (CMS's failed trusted step).
+
+    Every score is the checker's over ``score_max``; one outside [0, 1] is a judge error (a reward is a fraction)."""
     if result.get("status") == "jail_error" or result.get("wall_killed") or result.get("signal"):
-        return "JE"
+        return "JE", 0.0, "the checker failed (killed, or the sandbox)"
     code = result.get("exit")
-    table: dict[int, Verdict] = {42: "AC", 43: "WA"} if protocol == "kattis" else {0: "AC", 1: "WA", 2: "WA"}
-    return table.get(code, "JE") if isinstance(code, int) else "JE"
+    if not isinstance(code, int):
+        return "JE", 0.0, "the checker did not exit"
+    said: str | None
+    if protocol == "kattis":
+        said = result.get("score_txt")
+        if code == 43:
+            return ("JE", 0.0, 'score.txt beside a rejection') if said is not None else ("WA", 0.0, "")
+        if code != 42:
+            return "JE", 0.0, f"the validator exited {code}"
+        verdict: Verdict = "AC"
+    elif protocol == "cms":
+        if code != 0:
+            return "JE", 0.0, f"the checker exited {code}"
+        said, verdict = str(result.get("stdout", "")).split("\n", 1)[0].strip(), "PC"
+    else:
+        if code in (0, 1, 2):
+            return ("AC", 1.0, "") if code == 0 else ("WA", 0.0, "")
+        if code != POINTS_EXIT:
+            return "JE", 0.0, f"the checker exited {code}"
+        found = re.search(r"^points\s+(\S+)", str(result.get("message", "")), re.MULTILINE)
+        said, verdict = (found[1] if found else ""), "PC"
+    if said is None:  # a Kattis accept without a score: the test's full worth
+        return "AC", 1.0, ""
+    try:
+        fraction = float(said) / score_max
+    except ValueError:
+        return "JE", 0.0, f"the checker's score {said[:40]!r} is not a number"
+    if not 0.0 <= fraction <= 1.0:
+        return "JE", 0.0, f"the checker's score {said[:40]!r} is outside [0, {score_max:g}]"
+    if verdict == "PC":
+        verdict = "AC" if fraction == 1.0 else "WA" if fraction == 0.0 else "PC"
+    return verdict, fraction, ""
 
 
 def _program_limits(language: Language, problem: Problem, rules: Rules) -> dict:
@@ -546,6 +669,9 @@ class _Run:
     cached: bool = False  # the program's build came from the cache
     spent: float = 0.0  # CPU seconds its compiles, runs and checks used: the completion's budget counts them
     truncate: bool = False  # output past the cap is thrown away and the program runs on (the rules' truncate_output)
+    sources: dict[str, str] = field(default_factory=dict)  # what is compiled: the submission, and a grader's files
+    build_argv: list[str] = field(default_factory=list)  # the compiler's command
+    pch: dict | None = None  # the precompiled headers its command reads (:meth:`Program.pch`); None with a grader
 
     @property
     def language(self) -> Language:
@@ -555,15 +681,15 @@ class _Run:
         """Compile the program and the row's special judges (or find them in the cache); None when all are built,
         else the report every test gets (CE, or JE for a special judge that does not build)."""
         jail, n = self.jail, len(self.problem.tests)
-        built = jail.compile(self.language, self.program.files(), self.program.compile_argv(), self.compile_limits,
-                             pch=self.program.pch())
+        built = jail.compile(self.language, self.sources, self.build_argv, self.compile_limits, pch=self.pch)
         self.key, self.log, self.cached = built["key"], built["log"], built["cached"]
         self.spent += built["cpu"]
         if built["status"] != "ok":
             return Report([built["status"]] * n, 0.0, built["log"], built["cached"])
         for role in ("checker", "interactor"):
             if (source := getattr(self.problem, role)) is not None:
-                made = jail.compile(LANGUAGES["cpp"], dict(source.files), source.compile_argv(), self.compile_limits,
+                made = jail.compile(LANGUAGES[source.language], dict(source.files), source.compile_argv(),
+                                    self.compile_limits,
                                     judge=True)
                 self.spent += made["cpu"]
                 if made["status"] != "ok":
@@ -594,47 +720,56 @@ class _Run:
 
 def judge(program: Program, problem: Problem, *, deadline: float, compile_limits: Compile = Compile(),
           stop_on_failure: bool = False, cpu_budget: float = math.inf, rules: Rules = RULES["kattis"]) -> Report:
-    """Compile ``program`` and run it on every test (every group's, in order); the score is the share of tests
-    passed, or with groups the points of groups whose every test passed over all points.  A group stops at its
-    first failure (its other tests SKIP); so does everything once the budget is spent: the wall-clock
+    """Compile ``program`` and run it on every test (every group's, in order); the score is the mean of the tests'
+    scores (1 for AC, the checker's fraction for partial credit, else 0), or with groups the points the groups
+    earned (:meth:`Group.earned`) over all points.  A ``min`` or ``mul`` group stops at its first test that scores
+    0 (its other tests SKIP), a ``sum`` group runs every test; everything stops once the budget is spent: the wall-clock
     ``deadline`` (monotonic) is past, or the compiles, runs and checks have used ``cpu_budget`` CPU seconds
     (the report is then ``stopped``).  ``rules``: whose policy decides where the reference judges differ
     (:mod:`reward_plugins.contest.rules`)."""
-    special = problem.interactor or problem.checker
-    languages = frozenset({program.language.name} | ({"cpp"} if special else set()))
+    judges = {source.language for source in (problem.checker, problem.interactor) if source is not None}
+    languages = frozenset({program.language.name} | judges)
     if (refused := _refusal(program, rules)) is not None:
         return Report(["CE"] * len(problem.tests), 0.0, refused)
     lang = program.language
     main = java_entry(program.source)[3] if rules.java_public_class and lang.name == "java" else lang.main(
         program.source)  # DMOJ runs the public class, which the refusal above made sure of
     argv = [part.format(**_tools(lang), memory_mb=problem.memory // MIB, main=main, source="") for part in lang.run]
-    run = _Run(jail_for(languages), program, problem, compile_limits, argv, _program_limits(lang, problem, rules))
-    run.truncate = rules.truncate_output
+    sources, build_argv, pch = program.files(), program.compile_argv(), program.pch()
+    if problem.grader:  # the grader's command, without the precompiled headers' folder
+        pch = None
+        linked = link(lang, program.source, problem.grader, problem.submission_name, _tools(lang),
+                      problem.memory // MIB)
+        if isinstance(linked, str):
+            return Report(["CE"] * len(problem.tests), 0.0, linked)
+        sources, build_argv, argv = linked
+    run = _Run(jail_for(languages), program, problem, compile_limits, argv, _program_limits(lang, problem, rules),
+               truncate=rules.truncate_output, sources=sources, build_argv=build_argv, pch=pch)
     failed = run.build()
     if failed is not None:
         return failed
     n = len(problem.tests)
-    groups = problem.groups or tuple((1.0, (i,)) for i in range(n))
+    groups = problem.groups or tuple(Group(1.0, (i,)) for i in range(n))
     verdicts: list[Verdict] = ["SKIP"] * n
-    details: list[str] = [""] * n
+    scores, details = [0.0] * n, [""] * n
     stopped = False
-    for _, members in groups:
-        for i in members:
-            if verdicts[i] != "SKIP":  # a test in two groups runs once
-                if verdicts[i] != "AC":
+    for group in groups:
+        for i in group.tests:
+            if verdicts[i] == "SKIP":  # a test in two groups runs once
+                if time.monotonic() > deadline or run.spent >= cpu_budget:
+                    stopped = True
                     break
-                continue
-            if time.monotonic() > deadline or run.spent >= cpu_budget:
-                stopped = True
+                verdicts[i], scores[i], details[i] = _one(run, problem.tests[i])
+            if stop_on_failure and verdicts[i] != "AC":
                 break
-            verdicts[i], details[i] = _one(run, problem.tests[i])
-            if verdicts[i] != "AC" and (problem.groups or stop_on_failure):
-                break
+            if problem.groups and group.aggregate != "sum" and scores[i] == 0.0:
+                break  # the group's score can only be 0 now: its other tests SKIP
         if stopped or (stop_on_failure and any(v not in ("AC", "SKIP") for v in verdicts)):
             break
-    total = sum(points for points, _ in groups)
-    won = sum(points for points, members in groups if all(verdicts[i] == "AC" for i in members))
-    return Report(verdicts, won / total if total > 0 else 0.0, run.log, run.cached, details, stopped)
+    total = sum(group.points for group in groups)
+    earned = [group.earned(scores) for group in groups]
+    return Report(verdicts, sum(earned) / total if total > 0 else 0.0, run.log, run.cached, details, stopped, scores,
+                  earned if problem.groups else [])
 
 
 def _bound(limits: dict) -> float:
@@ -655,8 +790,8 @@ def _refusal(program: Program, rules: Rules) -> str | None:
     return None
 
 
-def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
-    """One test: run (or interact), classify the resources used, then check."""
+def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
+    """One test: run (or interact), classify the resources used, then check; (verdict, score, why)."""
     data = [test.input.encode("utf-8", "surrogatepass"), test.answer.encode("utf-8", "surrogatepass")]
     problem, lang, limits = run.problem, run.language, run.limits
     memory = max(limits["memory"] or problem.memory + lang.memory_slack, JUDGE_MEMORY)
@@ -664,40 +799,45 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, str]:
     if problem.interactor is not None:
         header: dict[str, Any] = {
             "op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.keys["interactor"],
-            "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS, "protocol": problem.interactor.protocol,
+            "judge_argv": problem.interactor.run_argv(), "judge_limits": JUDGE_LIMITS,
+            "protocol": problem.interactor.protocol,
             "env": dict(lang.env), "writable": problem.writable, "keep_output": checked}
         outcome, _ = run.ask(header, data, _bound(limits) + JUDGE_LIMITS["wall"], memory * 2,
                              limits["processes"] + JUDGE_LIMITS["processes"])
         judged: dict[str, Any] = (outcome["judge"] if isinstance(outcome.get("judge"), dict)
                                   else {"status": "jail_error"})
-        said = _checker_verdict(judged, problem.interactor.protocol)
-        message = str(judged.get("message", ""))[-500:]
+        said, score, why = _checker_verdict(judged, problem.interactor.protocol, problem.score_max)
+        message = (why + " " + str(judged.get("message", ""))[-500:]).strip()
         failed = classify(outcome, lang, problem)
         if said == "WA" and judged.get("order") == 0:
-            return "WA", message  # the interactor rejected first: the program's later end is not its verdict (Kattis)
-        verdict = failed or said
-        if verdict != "AC" or problem.checker is None:
-            return verdict, message
+            return "WA", 0.0, message  # the interactor rejected first: the program's later end is not its verdict
+        if failed is not None:
+            return failed, 0.0, message
+        if said not in ("AC", "PC") or problem.checker is None:
+            return said, score, message
         return _check(run, data)  # the interactor's own output file, checked as testlib does
     header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits, "return_output": not checked,
-              "keep_output": checked, "env": dict(lang.env), "writable": problem.writable, "truncate": run.truncate}
+              "keep_output": checked, "env": dict(lang.env), "writable": problem.writable, "truncate": run.truncate,
+              "input_file": problem.input_file, "output_file": problem.output_file}
     outcome, output = run.ask(header, data[:1], _bound(limits), memory, limits["processes"])
     outcome["in_bytes"] = len(data[0])
     failed = classify(outcome, lang, problem)
     if failed is not None:
-        return failed, str(outcome.get("stderr", ""))[-500:]
+        return failed, 0.0, str(outcome.get("stderr", ""))[-500:]
     if problem.checker is None:
-        return ("AC" if token_match(output.decode("utf-8", "replace"), test.answer, problem) else "WA"), ""
+        same = token_match(output.decode("utf-8", "replace"), test.answer, problem)
+        return ("AC", 1.0, "") if same else ("WA", 0.0, "")
     return _check(run, data)
 
 
-def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, str]:
+def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, float, str]:
     """The row's checker on the output the run (or the interactor) just kept; in the same sandbox, or there is no
     output to check (a sandbox rebuilt in between: a judge error)."""
     assert run.problem.checker is not None  # only a problem with a checker is checked
     protocol = run.problem.checker.protocol
-    header = {"op": "check", "judge_key": run.keys["checker"], "judge_argv": ["main"], "judge_limits": JUDGE_LIMITS,
-              "protocol": protocol}
+    header = {"op": "check", "judge_key": run.keys["checker"], "judge_argv": run.problem.checker.run_argv(),
+              "judge_limits": JUDGE_LIMITS, "protocol": protocol}
     result, _ = run.jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
     run.spent += _cpu(result)
-    return _checker_verdict(result, protocol), str(result.get("message", ""))[-500:]
+    verdict, score, why = _checker_verdict(result, protocol, run.problem.score_max)
+    return verdict, score, (why + " " + str(result.get("message", ""))[-500:]).strip()

@@ -8,9 +8,11 @@ compiled (cached by content) and run on every test in the sandbox of
 per test; the checker (built in, or the row's testlib/Kattis special judge
 or interactor, run in the sandbox as another uid) decides each test.
 
-Score: the share of tests accepted, or with ``subtasks`` the points of the
-groups whose every test is accepted over all points; ``pass_fail`` gives
-1.0 only when all pass.  Counters (``contest/ac``, ``contest/wa``,
+Score: the mean of the tests' scores (1 accepted, the checker's fraction
+for partial credit, 0 failed), or with ``subtasks`` the points the groups
+earned (``min``, ``mul`` or ``sum`` of their tests' scores) over all points;
+``pass_fail`` gives 1.0 only when every test earns its full worth.  Counters
+(``contest/ac``, ``contest/pc`` partially correct, ``contest/wa``,
 ``contest/tle``, ``contest/mle``, ``contest/re``, ``contest/ole``,
 ``contest/je`` a checker or sandbox failure, ``contest/skip``) count tests;
 ``contest/ce`` counts programs that did not compile, ``contest/cached``
@@ -61,7 +63,7 @@ class ContestParams(BaseModel):
                                              "`language` column (c, cpp, cpp14, cpp20, rust, go, java, kotlin, "
                                              "javascript, python, pypy3, ruby, php, pascal, csharp, haskell)")
     time_limit: float = Field(2.0, gt=0, le=60, description="CPU seconds per test when the row gives none")
-    memory_mb: int = Field(256, ge=16, le=16384, description="memory per test in MiB when the row gives none")
+    memory_mb: int = Field(256, ge=1, le=16384, description="memory per test in MiB when the row gives none")
     output_mb: int = Field(16, ge=1, le=256, description="largest output of a test, in MiB (more: OLE)")
     compare: str = Field("token", pattern="^(token|lines|exact|float)$",
                          description="built-in checker when the row has no `checker`: token (whitespace-separated "
@@ -160,19 +162,20 @@ def _deadline() -> float:
     ],
 )
 def contest(completion: str, *, params: ContestParams, language: Any = None, **row: Any) -> Scored:
-    """Judges the completion's last fenced code block (```cpp, ```c, ```rust, ```go, ```java, ```javascript,
-    ```python; untagged: the row's `language`, else the `language` parameter) as a contest judge would: compiled in
-    a sandbox (cached by content), run on each test under the row's CPU-time and memory limits (time_limit,
-    memory_limit; CodeContests, TACO and LiveCodeBench columns are read too), its output checked by the row's
-    testlib or Kattis `checker`, its `interactor`, or the built-in `compare` (token by default); the program may
-    create files only where the row says `file_io` (true), as judges rule for batch tasks.  Returns the
-    share of tests accepted, or with `subtasks` ([{"points", "tests"}]) the points of fully accepted groups over
-    all points; pass_fail=true: 1.0 only when all pass.  0.0 without a code block, in an unknown language, or when
-    it does not compile.  None when the row cannot be judged (named by data check) or the language's toolchain is
-    not installed, or when the completion's budget (CPU seconds of its compiles, runs and checks) ran out before
-    every test ran.  Where the reference judges differ (an output flood, the stack, a Java class that is not public,
-    the wall clock of a sleeping program), `rules` (kattis, domjudge, dmoj) says whose policy applies.  Verdicts are
-    counted: contest/ac, wa, tle, mle, re, ole, je, skip (tests), ce, cached, budget (programs)."""
+    """Judges the completion's last fenced code block (```cpp, ```c, ```rust, ```go, ```java, ```javascript, ```python;
+    untagged: the row's `language`, else the `language` parameter) as a contest judge would: compiled in a sandbox
+    (cached by content), run on each test under the row's CPU-time and memory limits (time_limit, memory_limit;
+    CodeContests, TACO and LiveCodeBench columns are read too), its output checked by the row's testlib, Kattis or
+    CMS `checker` (which may award partial credit per test), its `interactor`, or the built-in `compare` (token by
+    default); the program may create files only where the row says `file_io` (true), as judges rule for batch tasks.
+    Returns the mean of the tests' scores (1 accepted, a checker's fraction, 0 failed), or with `subtasks`
+    ([{"points", "tests", "aggregate": min|mul|sum}]) the points the groups earned over all points; pass_fail=true:
+    1.0 only when every test earns its full worth. 0.0 without a code block, in an unknown language, or when it does
+    not compile. None when the row cannot be judged (named by data check) or the language's toolchain is not
+    installed, or when the completion's budget (CPU seconds of its compiles, runs and checks) ran out before every
+    test ran. Where the reference judges differ (an output flood, the stack, a Java class that is not public, the
+    wall clock of a sleeping program), `rules` (kattis, domjudge, dmoj) says whose policy applies. Verdicts are
+    counted: contest/ac, pc, wa, tle, mle, re, ole, je, skip (tests), ce, cached, budget (programs)."""
     row = {**row, "language": language}
     try:
         problem = _problem(row, params)
@@ -198,8 +201,8 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
     counts["cached"] = int(report.cached)
     if report.stopped:  # tests left unrun are no failures of the program's: no score, counted
         return Scored(None, {**counts, "budget": 1})
-    if params.pass_fail:
-        return Scored(float(all(v == "AC" for v in report.verdicts)), counts)
+    if params.pass_fail:  # every test accepted at its full worth
+        return Scored(float(all(s == 1.0 for s in report.scores)), counts)
     return Scored(report.score, counts)
 
 

@@ -16,12 +16,21 @@ Columns (all but the tests optional):
   ``"256 megabytes"``), or ``memory_limit_bytes`` (CodeContests);
 * ``checker`` / ``interactor``: C++ source (a string, or ``{file name:
   source}`` for several files) and ``checker_protocol`` (``testlib``, the
-  default, or ``kattis``);
+  default, ``kattis``, or ``cms`` for a checker); ``score_max``: a
+  checker's full credit for one test in its own units (default 1);
 * ``compare`` (``token``, ``lines``, ``exact``, ``float``), ``float_tolerance``;
-* ``subtasks``: ``[{"points": 30, "tests": [0, 1, 2]}, ...]``;
+* ``subtasks``: ``[{"points": 30, "tests": [0, 1, 2], "aggregate": "min"}, ...]``
+  (``aggregate``: ``min``, the default, ``mul`` or ``sum``);
 * ``file_io``: true when the task reads or writes files of its own (its
   program may then create files in its folder; by default it may not, as
   judges rule for batch tasks);
+* ``input_file`` / ``output_file``: file I/O as CMS and USACO run it: the
+  test's input is that file in the program's folder (stdin empty), its
+  output is what it wrote to that file (stdout thrown away);
+* ``grader``: ``{file name: source}`` compiled with the submission (CMS's
+  Batch with a grader: ``grader.cpp``, ``grader.c``, ``grader.py``, headers),
+  and ``submission_name``, the submission's file stem the grader includes or
+  imports (default ``solution``);
 * ``language``: the program's language when its code fence names none.
 """
 
@@ -30,13 +39,15 @@ from __future__ import annotations
 import base64
 import io
 import json
+import math
 import pickle
 import re
 import zlib
 from collections.abc import Mapping
 from typing import Any
 
-from .judge import MIB, Case, Checker, Problem
+from .graders import GRADED
+from .judge import MIB, SMALL_MEMORY, Case, Checker, Group, Problem
 
 __all__ = ["TEST_COLUMNS", "problem_from_row"]
 
@@ -139,6 +150,10 @@ def _mib(value: Any) -> float:
     return float(value)
 
 
+PROTOCOLS = {"checker": ("testlib", "kattis", "cms"), "interactor": ("testlib", "kattis")}
+AGGREGATES = ("min", "mul", "sum")
+
+
 def _judge_program(value: Any, column: str, protocol: str) -> Checker:
     if isinstance(value, str):
         files: tuple[tuple[str, str], ...] = (("main.cpp", value),)
@@ -149,8 +164,9 @@ def _judge_program(value: Any, column: str, protocol: str) -> Checker:
         files = tuple(value.items())
     else:
         raise RowProblem(f"column {column!r}: expected C++ source, or {{file name: source}}")
-    if protocol not in ("testlib", "kattis"):
-        raise RowProblem(f"column 'checker_protocol': {protocol!r} is neither 'testlib' nor 'kattis'")
+    if protocol not in PROTOCOLS[column]:
+        raise RowProblem(f"column 'checker_protocol': {protocol!r} is not one of {', '.join(PROTOCOLS[column])} "
+                         f"for the {column}")
     return Checker(files, protocol)  # type: ignore[arg-type]
 
 
@@ -174,8 +190,8 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
         raise RowProblem(f"column 'memory_limit': {row.get('memory_limit')!r} is not a number of MiB") from None
     if not (0 < seconds <= 60):
         raise RowProblem(f"column 'time_limit': {seconds} s is outside (0, 60]")
-    if not (16 * MIB <= memory <= 16384 * MIB):
-        raise RowProblem(f"column 'memory_limit': {memory // MIB} MiB is outside [16, 16384]")
+    if not (MIB <= memory <= 16384 * MIB):
+        raise RowProblem(f"column 'memory_limit': {memory / MIB:g} MiB is outside [1, 16384]")
     mode = row.get("compare") or compare
     if mode not in ("token", "lines", "exact", "float"):
         raise RowProblem(f"column 'compare': {mode!r} is not one of token, lines, exact, float")
@@ -184,14 +200,55 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     checker = _judge_program(row["checker"], "checker", protocol) if row.get("checker") else None
     interactor = _judge_program(row["interactor"], "interactor", protocol) if row.get("interactor") else None
     groups = _groups(row.get("subtasks"), len(tests))
+    grader, submission_name = _grader(row.get("grader"), row.get("submission_name"))
+    named = {column: _file_name(row[column], column) for column in ("input_file", "output_file")
+             if row.get(column) not in (None, "")}
+    if interactor is not None and memory < SMALL_MEMORY:
+        raise RowProblem(f"column 'memory_limit': {memory / MIB:g} MiB, below {SMALL_MEMORY // MIB} MiB, is measured "
+                         "for batch tasks only (the cgroup's growth), not with an interactor")
+    if interactor is not None and named:
+        raise RowProblem(f"column {next(iter(named))!r}: file I/O is for batch tasks, not with an interactor")
+    if len(set(named.values())) < len(named):
+        raise RowProblem("columns 'input_file' and 'output_file' name the same file")
+    score_max = row.get("score_max", 1.0)
+    if isinstance(score_max, bool) or not isinstance(score_max, int | float) or not 0 < score_max < math.inf:
+        raise RowProblem(f"column 'score_max': {score_max!r} is not a positive number")
     writable = False if row.get("file_io") is None else row["file_io"]
     if not isinstance(writable, bool):
         raise RowProblem(f"column 'file_io': {writable!r} is not true or false")
     return Problem(tuple(tests), seconds, memory, output_mb * MIB, mode, tolerance, tolerance,  # type: ignore[arg-type]
-                   checker=checker, interactor=interactor, groups=groups, writable=writable)
+                   checker=checker, interactor=interactor, groups=groups, writable=writable,
+                   score_max=float(score_max), grader=grader, submission_name=submission_name,
+                   input_file=named.get("input_file"), output_file=named.get("output_file"))
 
 
-def _groups(value: Any, n: int) -> tuple[tuple[float, tuple[int, ...]], ...]:
+def _file_name(value: Any, column: str) -> str:
+    """A plain file name in the program's folder: no folder, no leading dot, at most 255 bytes."""
+    if not isinstance(value, str) or "/" in value or "\0" in value or value.startswith(".") \
+            or len(value.encode("utf-8", "surrogatepass")) > 255:
+        raise RowProblem(f"column {column!r}: {str(value)[:40]!r} is not a plain file name")
+    return value
+
+
+def _grader(value: Any, name: Any) -> tuple[tuple[tuple[str, str], ...], str]:
+    """The grader's files and the submission's stem (a Python module name, which a Python grader imports)."""
+    stem = "solution" if name in (None, "") else name
+    if not isinstance(stem, str) or not stem.isidentifier():
+        raise RowProblem(f"column 'submission_name': {str(stem)[:40]!r} is not a plain name (letters, digits, _)")
+    if value in (None, "", {}):
+        return (), stem
+    value = _json(value, "grader")
+    if not (isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values())):
+        raise RowProblem("column 'grader': expected {file name: source}")
+    files = tuple((_file_name(k, "grader"), v) for k, v in value.items())
+    if not any(k.endswith(ext) for k, _ in files for exts in GRADED.values() for ext in exts):
+        raise RowProblem(f"column 'grader': no C, C++, Java or Python source among {', '.join(k for k, _ in files)}")
+    if any(k.rsplit(".", 1)[0] == stem for k, _ in files):
+        raise RowProblem(f"column 'grader': a file is named like the submission ({stem!r}, 'submission_name')")
+    return files, stem
+
+
+def _groups(value: Any, n: int) -> tuple[Group, ...]:
     if value in (None, "", []):
         return ()
     value = _json(value, "subtasks")
@@ -205,9 +262,13 @@ def _groups(value: Any, n: int) -> tuple[tuple[float, tuple[int, ...]], ...]:
         if not all(type(i) is int and 0 <= i < n for i in members):
             raise RowProblem(f"column 'subtasks': group {k} names a test outside 0..{n - 1}")
         points = group.get("points", 1)
-        if isinstance(points, bool) or not isinstance(points, int | float) or points < 0:
+        if isinstance(points, bool) or not isinstance(points, int | float) or not 0 <= points < math.inf:
             raise RowProblem(f"column 'subtasks': group {k}'s points are not a non-negative number")
-        groups.append((float(points), tuple(members)))
-    if sum(p for p, _ in groups) <= 0:
+        aggregate = group.get("aggregate", "min")
+        if aggregate not in AGGREGATES:
+            raise RowProblem(f"column 'subtasks': group {k}'s aggregate {aggregate!r} is not one of "
+                             f"{', '.join(AGGREGATES)}")
+        groups.append(Group(float(points), tuple(members), aggregate))
+    if sum(g.points for g in groups) <= 0:
         raise RowProblem("column 'subtasks': the groups' points add up to 0")
     return tuple(groups)

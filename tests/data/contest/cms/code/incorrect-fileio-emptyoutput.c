@@ -1,0 +1,9 @@
+#include <stdio.h>
+
+int main() {
+    int n;
+    FILE *in = fopen("input.txt", "r");
+    FILE *out = fopen("output.txt", "w");
+    fscanf(in, "%d", &n);
+    return 0;
+}

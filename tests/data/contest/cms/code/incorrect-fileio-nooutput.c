@@ -1,0 +1,8 @@
+#include <stdio.h>
+
+int main() {
+    int n;
+    FILE *in = fopen("input.txt", "r");
+    fscanf(in, "%d", &n);
+    return 0;
+}
