@@ -66,7 +66,7 @@ from ..scoring.worker import BACKSTOP
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["Environment", "Rollout", "Session", "ToolError", "ToolLimits", "environment", "rollout"]
+__all__ = ["Environment", "Rollout", "Session", "ToolError", "ToolLimits", "environment", "own_rewards", "rollout"]
 
 RESERVED = ("reset", "reward", "get_reward")
 """Method names an environment class uses for the rollout itself (``get_reward`` is TRL's), never tools."""
@@ -163,6 +163,8 @@ class Session:
         self.where = "a rollout"
         self.turns: tuple[float | None, ...] | None = None
         """A per-turn reward's values for the last rollout, once :meth:`_reward` has scored it."""
+        self.scored: tuple[float | None] | None = None
+        """:meth:`_reward`'s answer for this rollout, once asked (the record and the trainer ask for it)."""
         self.runner = InlineRunner()
 
     def reset(self, **fields: Any) -> str | None:
@@ -172,7 +174,7 @@ class Session:
             found = self.rows[fields[self.ROW_KEY]]
             row = getattr(found, "data", found)
             self.where = str(getattr(found, "where", f"row {fields[self.ROW_KEY]}"))
-        self.failure, self.turns = None, None
+        self.failure, self.turns, self.scored = None, None, None
         try:
             observation = self.instance.reset(row)
         except Exception as exc:  # the environment's bug or a bad row: this rollout's tools say so
@@ -190,7 +192,13 @@ class Session:
 
         A per-turn reward's values are kept in :attr:`turns` and combined by the session's ``turn_reward``; one
         outside the contract (not a list, NaN, a non-number) is a :class:`RewardError` naming the environment
-        and the row, since no number would be honest there."""
+        and the row, since no number would be honest there.  The environment is asked once per rollout: the
+        record and the trainer get the same answer."""
+        if self.scored is None:
+            self.scored = (self._score(),)
+        return self.scored[0]
+
+    def _score(self) -> float | None:
         if self.failure is not None:
             return None
         try:
@@ -206,6 +214,18 @@ class Session:
             raise RewardError(f"environment {env.name!r} ({env.origin}) reward on {self.where}: {exc}") from None
         self.turns = None if scored.turns is None else tuple(scored.turns)
         return self.turn_rule.combine(scored.value, scored.turns)
+
+
+def own_rewards(sessions: Sequence[Any]) -> tuple[dict[str, list[float | None]],
+                                                  dict[str, list[tuple[float | None, ...] | None]]]:
+    """The environments' own rewards of a batch's rollouts (one session each), as TRL adds them: one column per
+    session class with a ``reward``, named after it, None for rollouts of other environments; and, for a
+    per-turn reward, its turns per rollout."""
+    types = dict.fromkeys(type(s) for s in sessions if isinstance(s, Session) and s.environment.has_reward)
+    values = {t.__name__: [s._reward() if type(s) is t else None for s in sessions] for t in types}
+    turns = {t.__name__: [s.turns if type(s) is t else None for s in sessions] for t in types
+             if t.environment.per_turn}
+    return values, turns
 
 
 def _guarded_tool(env: Environment, name: str) -> Callable[..., str]:

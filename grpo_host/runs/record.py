@@ -17,7 +17,8 @@ else the scoring pass), ``batch`` (the pass), ``split`` (train or val),
 for agent rollouts; null for text), ``data`` (the row's other columns as
 JSON text: what a reward reads, so :mod:`grpo_host.runs.rescore` needs no
 dataset), ``length`` (tokens, when the engine gave them), one
-``reward/<name>`` column per reward (null: not applicable or failed; a
+``reward/<name>`` column per reward and per environment's own reward (named
+after its session class, as TRL logs it; null: not applicable or failed; a
 per-turn reward's is the value trained on, :mod:`grpo_host.scoring.turns`),
 one ``turns/<name>`` column per per-turn reward (a list with its value for
 each assistant turn, null entries for turns without one; null: no turns),
@@ -276,9 +277,13 @@ class RolloutRecord:
         }
         for name in self.names:
             columns[reward_column(name)] = [_float(result.values[name][i]) for i in keep]
-        for name, turns in result.turns.items():
+        own = {k: v for k, v in batch.environment_values.items() if k not in self.names}
+        for name, values in own.items():
+            columns[reward_column(name)] = [_float(values[i]) for i in keep]
+        per_turn = {**result.turns, **{k: v for k, v in batch.environment_turns.items() if k in own}}
+        for name, turns in per_turn.items():
             columns[turns_column(name)] = [None if (t := turns[i]) is None else list(t) for i in keep]
-        return pa.table(columns, schema=schema(self.names, list(result.turns)))
+        return pa.table(columns, schema=schema([*self.names, *own], list(per_turn)))
 
     def _write_part(self, table: Any, step: int) -> None:
         import pyarrow.parquet as pq
