@@ -246,3 +246,44 @@ def test_the_mlx_backend_hands_mlx_lm_lora_the_combined_value(tmp_path, monkeypa
     assert stats.take("train")["rewards/calls/mean"] == pytest.approx((2.5 + 0.0) / 2)
     assert advantages.tolist()[0] > 0 > advantages.tolist()[1]
     job.ensemble.close()
+
+
+# An SFT warm-up with torch (shared with the agent tests), then a one-step TRL run: minutes on a shared CPU; the
+# timeout is a limit against hangs, not a speed assertion.
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_a_trl_run_trains_on_the_combined_turns_and_records_them(tmp_path_factory, packs, env):
+    import subprocess
+
+    import yaml
+    from agent_helpers import ROWS as AGENT_ROWS
+    from agent_helpers import shared_warm_up
+    from conftest import GRPO_HOST, write_jsonl
+    from train_helpers import read_metrics
+
+    root = tmp_path_factory.mktemp("per-turn-run")
+    model = shared_warm_up(tmp_path_factory, packs["agentpack"])
+    write_jsonl(root / "rows.jsonl", AGENT_ROWS)
+    config = {"model": str(model), "data": "rows.jsonl", "rewards": "turn_calls:1, seen_tools:0",
+              "environment": "step_notes", "turn_reward": "discounted:0.5", "max_tool_calls": 2, "group_size": 2,
+              "batch_size": 2, "max_steps": 1, "max_completion_length": 120, "temperature": 0.3,
+              "learning_rate": 1e-5, "output_dir": "out", "audit": "off"}
+    (root / "run.yaml").write_text(yaml.safe_dump(config))
+    proc = subprocess.run([GRPO_HOST, "train", "run.yaml"], capture_output=True, text=True, cwd=root, timeout=900,
+                          env={**env, "PYTHONPATH": str(packs["agentpack"]), "TRL_EXPERIMENTAL_SILENCE": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rule = TurnRule.parse("discounted:0.5")
+    rows = read_record(root / "out" / "rollouts").to_pylist()
+    assert len(rows) == 4
+    for row in rows:  # each rollout's recorded value is the rule applied to its recorded turns
+        turns = row["turns/turn_calls"]
+        assert len(turns) == len(Trajectory.of(json.loads(row["trajectory"])).by_turn)
+        assert row["reward/turn_calls"] == pytest.approx(rule.combine(None, turns))
+        assert row["reward/StepNotesSession"] == pytest.approx(rule.combine(None, row["turns/StepNotesSession"]))
+    assert any(len(r["turns/turn_calls"]) > 1 for r in rows)  # the warmed-up policy called its tool
+    [logged] = [r for r in read_metrics(root / "out") if "reward" in r]
+    # what TRL logged, and trained on, is what the record holds
+    assert logged["rewards/turn_calls/mean"] == pytest.approx(sum(r["reward/turn_calls"] for r in rows) / 4)
+    assert logged["rewards/StepNotesSession/mean"] == pytest.approx(
+        sum(r["reward/StepNotesSession"] for r in rows) / 4)
+    assert "Per-turn reward means by turn index" in build_report(root / "out")

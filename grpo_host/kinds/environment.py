@@ -163,8 +163,6 @@ class Session:
         self.where = "a rollout"
         self.turns: tuple[float | None, ...] | None = None
         """A per-turn reward's values for the last rollout, once :meth:`_reward` has scored it."""
-        self.scored: tuple[float | None] | None = None
-        """:meth:`_reward`'s answer for this rollout, once asked (the record and the trainer ask for it)."""
         self.runner = InlineRunner()
 
     def reset(self, **fields: Any) -> str | None:
@@ -174,7 +172,7 @@ class Session:
             found = self.rows[fields[self.ROW_KEY]]
             row = getattr(found, "data", found)
             self.where = str(getattr(found, "where", f"row {fields[self.ROW_KEY]}"))
-        self.failure, self.turns, self.scored = None, None, None
+        self.failure, self.turns = None, None
         try:
             observation = self.instance.reset(row)
         except Exception as exc:  # the environment's bug or a bad row: this rollout's tools say so
@@ -192,13 +190,8 @@ class Session:
 
         A per-turn reward's values are kept in :attr:`turns` and combined by the session's ``turn_reward``; one
         outside the contract (not a list, NaN, a non-number) is a :class:`RewardError` naming the environment
-        and the row, since no number would be honest there.  The environment is asked once per rollout: the
-        record and the trainer get the same answer."""
-        if self.scored is None:
-            self.scored = (self._score(),)
-        return self.scored[0]
-
-    def _score(self) -> float | None:
+        and the row, since no number would be honest there.  The record and the trainer each ask, after the
+        rollout: an environment's reward reads its state, which no longer changes then."""
         if self.failure is not None:
             return None
         try:
