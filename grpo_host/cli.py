@@ -470,7 +470,7 @@ def rescore(
     1 some verdicts or signs changed, 130 interrupted (SIGINT or SIGTERM; nothing is written: run it again)."""
     from .errors import ConfigError, UserError
     from .runs.rescore import rescore as run_rescore
-    from .runs.rescore import run_plugins, run_rewards
+    from .runs.rescore import run_plugins, run_rewards, run_turn_reward
 
     try:
         plugins = run_plugins(run_dir)
@@ -479,7 +479,7 @@ def rescore(
     spec = rewards if rewards is not None else run_rewards(run_dir)
     try:
         with sigterm_as_interrupt():  # the ensemble's worker processes end with it, before the line below
-            found = run_rescore(run_dir, spec, workers=workers, plugins=plugins)
+            found = run_rescore(run_dir, spec, workers=workers, plugins=plugins, turn_reward=run_turn_reward(run_dir))
     except KeyboardInterrupt:
         err.print(Text.assemble(("interrupted", "red"), f": rescore of {run_dir} stopped; it writes nothing, "
                                 "so run it again to re-score the record"), soft_wrap=True)

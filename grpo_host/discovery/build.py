@@ -18,6 +18,7 @@ from typing import Any
 
 from ..scoring import ensemble as core
 from ..scoring.spec import SpecItem
+from ..scoring.turns import TurnRule
 from .plugins import Plugins, default_plugins
 
 __all__ = ["Ensemble"]
@@ -36,6 +37,7 @@ class Ensemble(core.Ensemble):
         strict: bool = False,
         workers: int | None = None,
         pool: str = "local",
+        turn_reward: str | TurnRule = "episode",
     ) -> Ensemble:
         """Build an ensemble from a spec string or YAML-style list, looking names up in ``plugins``.
 
@@ -45,4 +47,4 @@ class Ensemble(core.Ensemble):
         :meth:`~grpo_host.scoring.ensemble.Ensemble.from_spec`.
         """
         return super().from_spec(spec, plugins=default_plugins() if plugins is None else plugins,
-                                 strict=strict, workers=workers, pool=pool)
+                                 strict=strict, workers=workers, pool=pool, turn_reward=turn_reward)

@@ -24,7 +24,10 @@ Its public methods other than ``reset`` and ``reward`` are its **tools**:
 each needs type hints and a Google-style docstring, which is what chat
 templates (through transformers' ``get_json_schema``) show the model.  An
 optional ``reward(self) -> float | None`` scores the rollout from the
-environment's own state.  ``params`` (a pydantic model) configures it;
+environment's own state; declared ``per_turn=True``, it returns a list with
+one value per assistant turn instead (or ``Scored(value, turns=[...])``),
+which the run's ``turn_reward`` makes one number of, as for a per-turn reward
+(:mod:`grpo_host.scoring.turns`).  ``params`` (a pydantic model) configures it;
 ``requires`` names the row columns it reads, checked by ``data check``
 before anything is generated.
 
@@ -55,14 +58,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import RolloutError
-from ..scoring.contract import Column, construct, required_columns
+from ..errors import RewardError, RolloutError
+from ..scoring.contract import BadValue, Column, Scored, construct, required_columns
+from ..scoring.turns import TurnRule
 from ..scoring.worker import BACKSTOP
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["Environment", "Rollout", "Session", "ToolError", "ToolLimits", "environment", "rollout"]
+__all__ = ["Environment", "Rollout", "Session", "ToolError", "ToolLimits", "environment", "own_rewards", "rollout"]
 
 RESERVED = ("reset", "reward", "get_reward")
 """Method names an environment class uses for the rollout itself (``get_reward`` is TRL's), never tools."""
@@ -100,6 +104,8 @@ class Environment:
     version: str = "?"
     check_row: Callable[[Mapping[str, Any]], str | None] | None = None
     """A per-row check for ``data check`` beyond the required columns (as a reward's)."""
+    per_turn: bool = False
+    """Its ``reward`` returns a value per assistant turn (see the module docstring)."""
 
     @property
     def origin(self) -> str:
@@ -140,17 +146,23 @@ class Session:
     ``reset(**row_fields)`` starts a rollout: ``rows`` (when given) maps the
     engine's row id to the dataset row the environment's ``reset`` reads.
     Tool methods are made by :meth:`Environment.session_class`.
+    ``turn_reward`` makes a per-turn reward's one number (:class:`TurnRule`).
     """
 
     environment: Environment
     ROW_KEY = "_grpo_host_row"
 
-    def __init__(self, params: Mapping[str, Any] | None = None, rows: Sequence[Any] | None = None) -> None:
+    def __init__(self, params: Mapping[str, Any] | None = None, rows: Sequence[Any] | None = None,
+                 turn_reward: str | TurnRule = "episode") -> None:
         from ..scoring.executors import InlineRunner
 
         self.instance = self.environment.create(params)
         self.rows = rows
+        self.turn_rule = TurnRule.parse(turn_reward)
         self.failure: str | None = None
+        self.where = "a rollout"
+        self.turns: tuple[float | None, ...] | None = None
+        """A per-turn reward's values for the last rollout, once :meth:`_reward` has scored it."""
         self.runner = InlineRunner()
 
     def reset(self, **fields: Any) -> str | None:
@@ -159,7 +171,8 @@ class Session:
         if self.rows is not None and isinstance(fields.get(self.ROW_KEY), int):
             found = self.rows[fields[self.ROW_KEY]]
             row = getattr(found, "data", found)
-        self.failure = None
+            self.where = str(getattr(found, "where", f"row {fields[self.ROW_KEY]}"))
+        self.failure, self.turns = None, None
         try:
             observation = self.instance.reset(row)
         except Exception as exc:  # the environment's bug or a bad row: this rollout's tools say so
@@ -173,14 +186,39 @@ class Session:
             runner.close()  # the session's tool thread ends with the session
 
     def _reward(self) -> float | None:
-        """The environment's own score of this rollout; None when it fails or gives no number."""
+        """The environment's own score of this rollout; None when it fails or gives no number.
+
+        A per-turn reward's values are kept in :attr:`turns` and combined by the session's ``turn_reward``; one
+        outside the contract (not a list, NaN, a non-number) is a :class:`RewardError` naming the environment
+        and the row, since no number would be honest there.  The record and the trainer each ask, after the
+        rollout: an environment's reward reads its state, which no longer changes then."""
         if self.failure is not None:
             return None
         try:
             value = self.instance.reward()
         except Exception:
             return None
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        if not self.environment.per_turn:
+            return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        try:
+            scored = Scored.of_turns(value, None)
+        except BadValue as exc:
+            env = self.environment
+            raise RewardError(f"environment {env.name!r} ({env.origin}) reward on {self.where}: {exc}") from None
+        self.turns = None if scored.turns is None else tuple(scored.turns)
+        return self.turn_rule.combine(scored.value, scored.turns)
+
+
+def own_rewards(sessions: Sequence[Any]) -> tuple[dict[str, list[float | None]],
+                                                  dict[str, list[tuple[float | None, ...] | None]]]:
+    """The environments' own rewards of a batch's rollouts (one session each), as TRL adds them: one column per
+    session class with a ``reward``, named after it, None for rollouts of other environments; and, for a
+    per-turn reward, its turns per rollout."""
+    types = dict.fromkeys(type(s) for s in sessions if isinstance(s, Session) and s.environment.has_reward)
+    values = {t.__name__: [s._reward() if type(s) is t else None for s in sessions] for t in types}
+    turns = {t.__name__: [s.turns if type(s) is t else None for s in sessions] for t in types
+             if t.environment.per_turn}
+    return values, turns
 
 
 def _guarded_tool(env: Environment, name: str) -> Callable[..., str]:
@@ -270,6 +308,7 @@ def environment(
     params: type[BaseModel] | None = None,
     requires: Mapping[str | tuple[str, ...], Any] | None = None,
     limits: ToolLimits | None = None,
+    per_turn: bool = False,
 ) -> Callable[[type], Environment]:
     """Declare a class as an environment (see the module docstring for the class's shape).
 
@@ -279,6 +318,7 @@ def environment(
     :param params: a pydantic model of its parameters; ``__init__`` then receives a validated instance.
     :param requires: row columns ``reset`` reads, mapped to their types, as for rewards.
     :param limits: bounds on every tool call (:class:`ToolLimits`).
+    :param per_turn: its ``reward`` returns a value per assistant turn (see the module docstring).
     """
 
     def wrap(cls: type) -> Environment:
@@ -297,9 +337,11 @@ def environment(
             untyped = [p for p in list(inspect.signature(fn).parameters)[1:] if p not in hints]
             if untyped:
                 raise TypeError(f"{who}: tool {tool!r} needs type hints for {untyped} (the model reads them)")
+        if per_turn and not callable(getattr(cls, "reward", None)):
+            raise TypeError(f"{who}: per_turn=True, but the class has no reward method")
         return Environment(name=name, factory=cls, description=inspect.cleandoc(description or cls.__doc__ or ""),
                            tools=tools, requires=required_columns(requires or {}), params=params,
-                           limits=limits or ToolLimits())
+                           limits=limits or ToolLimits(), per_turn=per_turn)
 
     return wrap
 

@@ -17,9 +17,18 @@ else the scoring pass), ``batch`` (the pass), ``split`` (train or val),
 for agent rollouts; null for text), ``data`` (the row's other columns as
 JSON text: what a reward reads, so :mod:`grpo_host.runs.rescore` needs no
 dataset), ``length`` (tokens, when the engine gave them), one
-``reward/<name>`` column per reward (null: not applicable or failed),
+``reward/<name>`` column per reward and per environment's own reward (named
+after its session class, as TRL logs it; null: not applicable or failed; a
+per-turn reward's is the value trained on, :mod:`grpo_host.scoring.turns`),
+one ``turns/<name>`` column per per-turn reward (a list with its value for
+each assistant turn, null entries for turns without one; null: no turns),
 ``error`` (the messages of the rewards that failed on it), ``total`` and
 ``advantage``.
+
+The layout only grows: a column is added, never renamed or retyped, and a
+reader takes a part without an optional column as that column empty (a
+record from before ``turns/`` columns reads as one without per-turn
+rewards), while a reader from before a column ignores it.
 
 ``advantage`` is GRPO's group-normalised advantage as TRL computes it with
 its default ``scale_rewards="group"``: ``(total - mean) / (std + 1e-4)``
@@ -54,7 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FOLDER", "RecordMode", "RolloutRecord", "advantages", "part_step", "read_parts", "read_record", "record_columns",
-    "record_folder", "reward_column", "schema",
+    "record_folder", "reward_column", "schema", "turns_column",
 ]
 
 FOLDER = "rollouts"
@@ -95,6 +104,11 @@ class Run(Protocol):
 def reward_column(name: str) -> str:
     """The record's column holding reward ``name``'s values."""
     return f"reward/{name}"
+
+
+def turns_column(name: str) -> str:
+    """The record's column holding per-turn reward ``name``'s values per assistant turn."""
+    return f"turns/{name}"
 
 
 def advantages(totals: Sequence[float | None], groups: Sequence[Any]) -> list[float | None]:
@@ -263,7 +277,13 @@ class RolloutRecord:
         }
         for name in self.names:
             columns[reward_column(name)] = [_float(result.values[name][i]) for i in keep]
-        return pa.table(columns, schema=schema(self.names))
+        own = {k: v for k, v in batch.environment_values.items() if k not in self.names}
+        for name, values in own.items():
+            columns[reward_column(name)] = [_float(values[i]) for i in keep]
+        per_turn = {**result.turns, **{k: v for k, v in batch.environment_turns.items() if k in own}}
+        for name, turns in per_turn.items():
+            columns[turns_column(name)] = [None if (t := turns[i]) is None else list(t) for i in keep]
+        return pa.table(columns, schema=schema([*self.names, *own], list(per_turn)))
 
     def _write_part(self, table: Any, step: int) -> None:
         import pyarrow.parquet as pq
@@ -276,14 +296,15 @@ class RolloutRecord:
         os.replace(temporary, self.folder / name)  # a reader (or a crash) sees the whole part or none of it
 
 
-def schema(names: Sequence[str]) -> Any:
-    """The record's Arrow schema for rewards ``names``."""
+def schema(names: Sequence[str], per_turn: Sequence[str] = ()) -> Any:
+    """The record's Arrow schema for rewards ``names``, of which ``per_turn`` have a ``turns/`` column."""
     import pyarrow as pa
 
     types = {"step": pa.int64(), "batch": pa.int64(), "row_id": pa.int64(), "length": pa.int64(),
              "total": pa.float64(), "advantage": pa.float64()}
     fields = [pa.field(key, types.get(key, pa.string())) for key in _FIXED]
-    return pa.schema(fields + [pa.field(reward_column(n), pa.float64()) for n in names])
+    return pa.schema(fields + [pa.field(reward_column(n), pa.float64()) for n in names]
+                     + [pa.field(turns_column(n), pa.list_(pa.float64())) for n in per_turn])
 
 
 def part_step(part: Path) -> int:
@@ -323,10 +344,13 @@ def _kind(type_: Any) -> str:
         return "number"
     if pa.types.is_string(type_) or pa.types.is_large_string(type_):
         return "text"
+    if (pa.types.is_list(type_) or pa.types.is_large_list(type_)) and _kind(type_.value_type) in _WANTED["number"]:
+        return "list of numbers"
     return str(type_)
 
 
-_WANTED = {"integer": ("integer", "null"), "number": ("number", "integer", "null"), "text": ("text", "null")}
+_WANTED = {"integer": ("integer", "null"), "number": ("number", "integer", "null"), "text": ("text", "null"),
+           "list of numbers": ("list of numbers", "null")}
 
 
 def _checked(part: Path, table: Any) -> Any:
@@ -341,7 +365,8 @@ def _checked(part: Path, table: Any) -> Any:
         raise RecordError(f"{part}: not a rollout part (no column {', '.join(missing)})")
     if len(set(table.column_names)) != len(table.column_names):
         raise RecordError(f"{part}: a damaged rollout part (a column name appears twice)")
-    target = schema([n.removeprefix("reward/") for n in names])
+    target = schema([n.removeprefix("reward/") for n in names],
+                    [c.removeprefix("turns/") for c in table.column_names if c.startswith("turns/")])
     columns = []
     for field in target:
         if field.name not in table.column_names:
@@ -350,9 +375,9 @@ def _checked(part: Path, table: Any) -> Any:
         column = table[field.name]
         want = _kind(field.type)
         if _kind(column.type) not in _WANTED[want]:
-            article = "an" if want == "integer" else "a"
+            wanted = {"integer": "an integer", "list of numbers": "a list of numbers"}.get(want, f"a {want}")
             raise RecordError(f"{part}: a damaged rollout part: column {field.name!r} holds {column.type}, "
-                              f"not {article} {want}")
+                              f"not {wanted}")
         if field.name in _NOT_NULL and column.null_count:
             raise RecordError(f"{part}: a damaged rollout part: column {field.name!r} is empty in "
                               f"{column.null_count} of {table.num_rows} rollouts")

@@ -13,7 +13,10 @@ Every value that came from a completion, a prompt or a dataset is escaped
 ``</script>`` is text on the page, never markup.  The per-step figures come
 from the record (training rollouts, ``split == train``), read one part at
 a time (memory holds a part and the shown steps' rollouts, not the record);
-where the record has token lengths they are plotted, else characters.  The rollouts table
+where the record has token lengths they are plotted, else characters.  A
+per-turn reward (a ``turns/<name>`` column) gets a figure of its mean value
+at each turn index (1 is the first assistant turn) over the training
+rollouts, and its turns in the table.  The rollouts table
 holds whole groups from steps spread evenly over the run, at most
 ``rollouts`` rows, and filters as one types.
 """
@@ -101,6 +104,8 @@ class _Scan:
 
         self.shown = _shown_steps(_steps(folder), rollouts)
         self.names: list[str] = []
+        self.turn_sums: dict[str, dict[bool, list[list[float]]]] = {}
+        """Per-turn reward -> training split or not -> per turn index, [sum, count] of its values."""
         self.rollouts = 0
         self.batch_steps: dict[Any, Any] = {}
         sums, kept = [], []
@@ -109,6 +114,7 @@ class _Scan:
             self.names += [c.removeprefix("reward/") for c in table.column_names
                            if c.startswith("reward/") and c.removeprefix("reward/") not in self.names]
             sums.append(_part_sums(table))
+            self._add_turns(table)
             pairs = table.select(["batch", "step"]).group_by(["batch", "step"]).aggregate([]).to_pydict()
             self.batch_steps.update(zip(pairs["batch"], pairs["step"], strict=True))
             if self.shown:
@@ -117,6 +123,29 @@ class _Scan:
                     kept.append(shown)
         self.sums = pa.concat_tables(sums, promote_options="default") if sums else None
         self.kept = pa.concat_tables(kept, promote_options="default") if kept else None
+
+    def _add_turns(self, table: Any) -> None:
+        """One part's per-turn values into :attr:`turn_sums` (lists, so read as Python: a part is one batch)."""
+        train = [s == "train" for s in table["split"].to_pylist()]
+        for column in (c for c in table.column_names if c.startswith("turns/")):
+            by_split = self.turn_sums.setdefault(column.removeprefix("turns/"), {True: [], False: []})
+            for values, is_train in zip(table[column].to_pylist(), train, strict=True):
+                sums = by_split[is_train]
+                for t, value in enumerate(values or ()):
+                    while len(sums) <= t:
+                        sums.append([0.0, 0])
+                    if value is not None and math.isfinite(value):
+                        sums[t][0] += value
+                        sums[t][1] += 1
+
+    def per_turn(self) -> dict[str, tuple[list[int], list[float | None]]]:
+        """Each per-turn reward's mean value at each turn index (from 1), over the training rollouts (all rollouts
+        where none is training's)."""
+        out = {}
+        for name, by_split in self.turn_sums.items():
+            sums = by_split[True] if any(n for _, n in by_split[True]) else by_split[False]
+            out[name] = (list(range(1, len(sums) + 1)), [total / n if n else None for total, n in sums])
+        return out
 
     def per_step(self) -> dict[str, Any]:
         """Per-step figures of the training rollouts (all rollouts where none is training's): each reward's mean
@@ -187,14 +216,15 @@ def _part_sums(table: Any) -> Any:
     return extra.group_by(["step", "_train"]).aggregate(aggregations)
 
 
-def _figure(title: str, series: Mapping[str, tuple[Sequence[Any], Sequence[Any]]], ytitle: str) -> Any:
+def _figure(title: str, series: Mapping[str, tuple[Sequence[Any], Sequence[Any]]], ytitle: str,
+            xtitle: str = "step") -> Any:
     import plotly.graph_objects as go
 
     figure = go.Figure()
     for name, (x, y) in series.items():
         figure.add_trace(go.Scatter(x=list(x), y=[_finite(v) for v in y], mode="lines+markers", name=name,
                                     marker={"size": 4}))
-    figure.update_layout(title=title, xaxis_title="step", yaxis_title=ytitle, height=360,
+    figure.update_layout(title=title, xaxis_title=xtitle, yaxis_title=ytitle, height=360,
                          margin={"l": 50, "r": 20, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2})
     return figure
 
@@ -303,18 +333,27 @@ def _shown(text: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=1)
 
 
-def _rollouts_table(rows: list[dict[str, Any]], names: Sequence[str]) -> str:
-    head = ["step", "row", "prompt", "completion", *names, "total", "advantage", "error"]
+def _rollouts_table(rows: list[dict[str, Any]], names: Sequence[str], per_turn: Sequence[str] = ()) -> str:
+    head = ["step", "row", "prompt", "completion", *names, *(f"{n} per turn" for n in per_turn), "total",
+            "advantage", "error"]
     lines = ['<input type="search" placeholder="filter rollouts (any text)" oninput="filterRollouts(this.value)" '
              'size="40">', '<table id="rollouts"><thead><tr>'
              + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
     for r in rows:
         completion = _shown(r["trajectory"]) if r.get("trajectory") else r["completion"]
         cells = [str(r["step"]), r["row"], _shown(r["prompt"]), completion,
-                 *(r.get(f"reward/{n}") for n in names), r["total"], r["advantage"], r.get("error")]
+                 *(r.get(f"reward/{n}") for n in names), *(_turns(r.get(f"turns/{n}")) for n in per_turn), r["total"],
+                 r["advantage"], r.get("error")]
         lines.append("<tr>" + "".join(_cell(c) for c in cells) + "</tr>")
     lines.append("</tbody></table>")
     return "\n".join(lines)
+
+
+def _turns(values: Sequence[float | None] | None) -> str | None:
+    """A rollout's per-turn values as the table shows them: ``0.5, 1, –``."""
+    if values is None:
+        return None
+    return ", ".join("–" if v is None else f"{v:.4g}" for v in values)
 
 
 def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
@@ -344,6 +383,10 @@ def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
             if found:
                 failures[f"{n} {label}"] = ([s for s, _ in found], [v for _, v in found])
     figures.append(_figure("Errors and timeouts", failures, "count"))
+    per_turn = scan.per_turn()
+    if per_turn:
+        figures.append(_figure("Per-turn reward means by turn index (training rollouts)", per_turn, "mean",
+                               xtitle="assistant turn"))
     lengths, unit = per_step["lengths"]
     figures.append(_figure(f"Completion length (mean {unit})", {f"mean {unit}": (steps, lengths)}, unit))
     monitors, quiet = _monitor_figures(records, alerts, batch_steps)
@@ -363,7 +406,8 @@ def build_report(path: str | Path, *, rollouts: int = TABLE_ROWS) -> str:
             "<h2>Curves</h2>", *parts,
             *([f'<p class="quiet">Monitors with nothing to chart (one value at every step, no alert): '
                f"{html.escape('; '.join(quiet))}.</p>"] if quiet else []),
-            "<h2>Sampled rollouts</h2>", _rollouts_table(_sampled(scan.kept, scan.shown, rollouts), names)]
+            "<h2>Sampled rollouts</h2>",
+            _rollouts_table(_sampled(scan.kept, scan.shown, rollouts), names, list(per_turn))]
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>\n"
             + "\n".join(body) + "\n</body></html>\n")

@@ -18,7 +18,9 @@ per reward and per step:
   change is a rollout that was pushed the wrong way (or pushed when it
   should not have been) by the old reward.
 
-A run's own reward modules (its config's ``plugins``) are loaded as the run loaded them.
+A run's own reward modules (its config's ``plugins``) are loaded as the run loaded them, and its
+``turn_reward`` makes per-turn rewards' values as in the run; a per-turn reward's verdict changed too where
+a turn's value did (its recorded ``turns/<name>``).
 Rewards in the spec that the record lacks are scored (their errors counted)
 but have nothing to compare against; recorded rewards missing from the spec
 are listed as not re-scored.
@@ -35,9 +37,9 @@ from typing import Any
 from ..discovery.build import Ensemble
 from ..discovery.plugins import plugins_of
 from ..errors import RecordError
-from .record import advantages, part_step, read_parts, record_columns, reward_column
+from .record import advantages, part_step, read_parts, record_columns, reward_column, turns_column
 
-__all__ = ["rescore", "run_plugins", "run_rewards"]
+__all__ = ["rescore", "run_plugins", "run_rewards", "run_turn_reward"]
 
 ZERO = 1e-6
 """An advantage this close to 0 has no sign."""
@@ -74,6 +76,19 @@ def run_plugins(path: str | Path) -> Any:
     return plugins_of(specs) if specs else None
 
 
+def run_turn_reward(path: str | Path) -> str:
+    """The ``turn_reward`` a training run trained per-turn rewards with (its ``config.yaml``); ``episode`` (the
+    default) for a run without one, or anything else."""
+    import yaml
+
+    config = Path(path) / "config.yaml"
+    try:
+        rule = (yaml.safe_load(config.read_text()) or {}).get("turn_reward") if config.is_file() else None
+    except (yaml.YAMLError, AttributeError):
+        return "episode"
+    return rule if isinstance(rule, str) else "episode"
+
+
 def _sign(value: float | None) -> int:
     return 0 if value is None or not math.isfinite(value) or abs(value) < ZERO else (1 if value > 0 else -1)
 
@@ -84,6 +99,12 @@ def _same(old: float | None, new: float | None) -> bool:
     return math.isclose(old, new, rel_tol=1e-9, abs_tol=1e-9)
 
 
+def _same_turns(old: Sequence[float | None] | None, new: Sequence[float | None] | None) -> bool:
+    if old is None or new is None:
+        return old is None and new is None
+    return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
+
+
 def _loads(text: Any, what: str, where: str) -> Any:
     try:
         return json.loads(text) if isinstance(text, str) else text
@@ -91,7 +112,8 @@ def _loads(text: Any, what: str, where: str) -> Any:
         raise RecordError(f"{where}: its {what} is not JSON text ({exc})") from None
 
 
-def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | None = None) -> dict[str, Any]:
+def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | None = None,
+            turn_reward: str = "episode") -> dict[str, Any]:
     """Re-score the record under ``path`` with ``spec``; returns the counts described in the module docstring.
 
     The result: ``rollouts``, ``rewards`` (per compared reward: ``compared``, ``changed``, ``errors``,
@@ -105,7 +127,7 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
     recorded = {c.removeprefix("reward/") for c in record_columns(path) if c.startswith("reward/")}
     rollouts_read = 0
     failures: list[str] = []
-    with Ensemble.from_spec(spec, plugins=plugins, workers=workers) as ensemble:
+    with Ensemble.from_spec(spec, plugins=plugins, workers=workers, turn_reward=turn_reward) as ensemble:
         compared = [n for n in ensemble.names if n in recorded]
         per_reward = {n: {"compared": 0, "changed": 0, "errors": 0, "timeouts": 0} for n in ensemble.names}
         steps: dict[int, dict[str, Any]] = {}
@@ -125,8 +147,9 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
                 per_reward[name]["errors"] += result.metrics[name].errors
                 per_reward[name]["timeouts"] += result.metrics[name].timeouts
             for name in compared:
-                changed = sum(not _same(r.get(reward_column(name)), v)
-                              for r, v in zip(rollouts, result.values[name], strict=True))
+                turns = result.turns.get(name, [None] * len(rollouts))
+                changed = sum(not _same(r.get(reward_column(name)), v) or not _same_turns(r.get(turns_column(name)), t)
+                              for r, v, t in zip(rollouts, result.values[name], turns, strict=True))
                 per_reward[name]["compared"] += len(rollouts)
                 per_reward[name]["changed"] += changed
                 entry["changed"][name] += changed

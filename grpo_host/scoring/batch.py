@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .ensemble import Ensemble, ScoreResult
@@ -69,6 +69,11 @@ class ScoredBatch:
     """Set by the rollout record: the seconds writing this batch took."""
     monitor_metrics: dict[str, float] | None = None
     """Set by the monitors: their metrics for this batch (``monitors/<name>/<metric>``)."""
+    environment_values: dict[str, list[float | None]] = field(default_factory=dict)
+    """The environments' own rewards (:func:`~grpo_host.kinds.environment.own_rewards`), when the engine ran
+    environments: recorded beside the ensemble's rewards (the trainer adds them in with weight 1)."""
+    environment_turns: dict[str, list[tuple[float | None, ...] | None]] = field(default_factory=dict)
+    """Their per-turn values, for environments whose reward is per turn."""
 
     @functools.cached_property
     def texts(self) -> list[str]:

@@ -168,18 +168,61 @@ class Scored:
 
     value: Any
     counts: Mapping[str, float] = field(default_factory=dict)
+    turns: Sequence[float | None] | None = None
+    """A per-turn reward's value for each assistant turn (None: a reward without turns); see
+    :mod:`grpo_host.scoring.turns`."""
 
     @staticmethod
     def of(value: Any) -> Scored:
         """A reward's return value as a :class:`Scored` with a checked value and counts, or raise :class:`BadValue`."""
         if value.__class__ is not Scored:
             return Scored(_coerce(value))
-        counts = {}
-        for key, count in value.counts.items():
-            if not isinstance(key, str) or not isinstance(count, bool | numbers.Real) or not math.isfinite(count):
-                raise BadValue(f"returned a count {key!r}: {count!r} (counts map names to finite numbers)")
-            counts[key] = float(count)
-        return Scored(_coerce(value.value), counts)
+        if value.turns is not None:
+            raise BadValue("returned turn values, but the reward is not declared per_turn")
+        return Scored(_coerce(value.value), _counts(value.counts))
+
+    @staticmethod
+    def of_turns(value: Any, turns: int | None) -> Scored:
+        """A per-turn reward's return value for a rollout of ``turns`` assistant turns, checked: a list with one
+        float or None per turn, a :class:`Scored` holding such a list as ``turns`` (its ``value`` the episode
+        value), or None (the reward does not apply); without an episode value it is the sum of the turn values.
+        Anything else, a wrong count, NaN or inf is a :class:`BadValue` saying which turn.  ``turns`` None: the
+        count is not known (an environment's own reward, which TRL asks for without the trajectory)."""
+        if value is None:
+            return Scored(None)
+        scored = value if value.__class__ is Scored else Scored(None, turns=value)
+        raw = scored.turns
+        if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
+            raise BadValue(f"returned {type(raw).__name__} {raw!r:.60} (a per_turn reward returns a list with one "
+                           "value per assistant turn)")
+        if turns is not None and len(raw) != turns:
+            plural = "" if turns == 1 else "s"
+            raise BadValue(f"returned {len(raw)} turn values for a rollout of {turns} assistant turn{plural}")
+        values = tuple(_turn_value(v, t) for t, v in enumerate(raw, 1))
+        episode = _coerce(scored.value)
+        if episode is None:
+            given = [v for v in values if v is not None]
+            episode = math.fsum(given) if given else None
+        return Scored(episode, _counts(scored.counts), values)
+
+
+def _counts(counts: Mapping[str, Any]) -> dict[str, float]:
+    out = {}
+    for key, count in counts.items():
+        if not isinstance(key, str) or not isinstance(count, bool | numbers.Real) or not math.isfinite(count):
+            raise BadValue(f"returned a count {key!r}: {count!r} (counts map names to finite numbers)")
+        out[key] = float(count)
+    return out
+
+
+def _turn_value(value: Any, turn: int) -> float | None:
+    """One turn's value: a finite number or None; NaN too is refused here (a turn without a value is None)."""
+    if value is None:
+        return None
+    if isinstance(value, bool | numbers.Real) and math.isfinite(float(value)):
+        return float(value)
+    shown = f"{type(value).__name__} {value!r:.60}" if not isinstance(value, numbers.Real) else repr(float(value))
+    raise BadValue(f"returned {shown} for turn {turn} (each turn's value is a finite number or None)")
 
 
 def _coerce(value: Any) -> float | None:
@@ -225,6 +268,8 @@ class Reward:
     concurrency: int = 16
     trajectory: bool = False
     """The function's first argument is the rollout's :class:`~grpo_host.scoring.trajectory.Trajectory`, not text."""
+    per_turn: bool = False
+    """The function returns a value per assistant turn (:meth:`Scored.of_turns`); it reads trajectories."""
     pack: str = "?"
     """The distribution that registered it (``pip install``'s name), stamped by the registrar."""
     version: str = "?"
@@ -309,9 +354,23 @@ class Reward:
         prompts = list(prompts) if prompts is not None else [None] * n
         inputs, kwargs = [self.reads(c) for c in completions], self._kwargs()
         if self.batch:
-            return _batch_values(self.fn(inputs, prompts=prompts, **columns, **kwargs), n)
-        return [Scored.of(self.fn(inputs[i], prompt=prompts[i], **{k: v[i] for k, v in columns.items()}, **kwargs))
-                for i in range(n)]
+            return self._batch_values(self.fn(inputs, prompts=prompts, **columns, **kwargs), inputs)
+        return [self.checked(self.fn(inputs[i], prompt=prompts[i], **{k: v[i] for k, v in columns.items()}, **kwargs),
+                             inputs[i]) for i in range(n)]
+
+    def checked(self, value: Any, read: Any) -> Scored:
+        """What the function returned for the completion it read as ``read``, checked against the contract: a
+        value (:meth:`Scored.of`), or for a ``per_turn`` reward a value per turn of ``read``
+        (:meth:`Scored.of_turns`)."""
+        return Scored.of_turns(value, read.turns) if self.per_turn else Scored.of(value)
+
+    def _batch_values(self, out: Any, inputs: Sequence[Any]) -> list[Scored]:
+        """A batch function's return value checked: a list of one value per completion, each as :meth:`checked`."""
+        if not isinstance(out, Sequence) or isinstance(out, str | bytes):
+            raise BadValue(f"returned {type(out).__name__} (a batch reward returns a list)")
+        if len(out) != len(inputs):
+            raise BadValue(f"returned {len(out)} values for {len(inputs)} completions")
+        return [self.checked(v, read) for v, read in zip(out, inputs, strict=True)]
 
     def score_one(self, completion: Any, prompt: Any = None, **columns: Any) -> float | None:
         """One completion's value (a float or None), with its columns as keywords: for tests, docs and
@@ -350,15 +409,6 @@ def score_row(reward: Reward, completion: Any, prompt: Any = None, **columns: An
 async def ascore_row(reward: AsyncReward, completion: Any, prompt: Any = None, **columns: Any) -> Scored:
     """:func:`score_row` for an async reward, through :meth:`AsyncReward.ascore_items`."""
     return (await reward.ascore_items([completion], [prompt], {k: [v] for k, v in columns.items()}))[0]
-
-
-def _batch_values(out: Any, n: int) -> list[Scored]:
-    """A batch function's return value checked: a list of ``n`` values, each a float, None or :class:`Scored`."""
-    if not isinstance(out, Sequence) or isinstance(out, str | bytes):
-        raise BadValue(f"returned {type(out).__name__} (a batch reward returns a list)")
-    if len(out) != n:
-        raise BadValue(f"returned {len(out)} values for {n} completions")
-    return [Scored.of(v) for v in out]
 
 
 async def gather_bounded(limit: int, calls: Sequence[Callable[[], Awaitable[Any]]]) -> list[Any]:
@@ -409,11 +459,11 @@ class AsyncReward(Reward):
         prompts = list(prompts) if prompts is not None else [None] * n
         inputs, kwargs = [self.reads(c) for c in completions], self._kwargs()
         if self.batch:
-            return _batch_values(await self.fn(inputs, prompts=prompts, **columns, **kwargs), n)
+            return self._batch_values(await self.fn(inputs, prompts=prompts, **columns, **kwargs), inputs)
 
         async def item(i: int) -> Scored:
-            return Scored.of(await self.fn(inputs[i], prompt=prompts[i], **{k: v[i] for k, v in columns.items()},
-                                           **kwargs))
+            return self.checked(await self.fn(inputs[i], prompt=prompts[i], **{k: v[i] for k, v in columns.items()},
+                                              **kwargs), inputs[i])
 
         return await gather_bounded(self.concurrency, [functools.partial(item, i) for i in range(n)])
 
@@ -461,6 +511,7 @@ def reward(
     concurrency: int = 16,
     empty_ok: Sequence[str] = (),
     trajectory: bool = False,
+    per_turn: bool = False,
 ) -> Callable[[Callable[..., Any]], Reward]: ...
 
 
@@ -478,6 +529,7 @@ def reward(
     concurrency: int = 16,
     empty_ok: Sequence[str] = (),
     trajectory: bool = False,
+    per_turn: bool = False,
 ) -> Reward | Callable[[Callable[..., Any]], Reward]:
     """Declare a function as a reward.
 
@@ -520,6 +572,11 @@ def reward(
         is a :class:`~grpo_host.scoring.trajectory.Trajectory` (messages, tool
         calls and results, counts) instead of the final text (a list of them
         for a batch reward).
+    :param per_turn: the function scores each assistant turn (implies
+        ``trajectory``): it returns a list with one float or None per turn
+        of :attr:`Trajectory.by_turn <grpo_host.scoring.trajectory.Trajectory.by_turn>`,
+        or ``Scored(episode_value, turns=[...])``, or None; the run's
+        ``turn_reward`` says what is trained on (:mod:`grpo_host.scoring.turns`).
     """
 
     given = None if callable(name) else name  # a bare @reward passes the function as ``name``
@@ -546,7 +603,8 @@ def reward(
             check_row=check_row,
             examples=tuple(examples),
             concurrency=concurrency,
-            trajectory=trajectory,
+            trajectory=trajectory or per_turn,
+            per_turn=per_turn,
         )
 
     if callable(name):  # bare @reward

@@ -12,6 +12,11 @@ row (``nansum``), weight 0 meaning "log it, do not train on it".  What TRL
 leaves implicit is made explicit here: per-reward coverage, error and timeout
 counts, and the rows no reward scored, which get no total (None) and can be
 made an error with ``strict``.
+
+A per-turn member's value is what the ensemble's ``turn_reward``
+(:class:`~grpo_host.scoring.turns.TurnRule`) makes of its turns, so every
+trainer and the record see the number trained on; the turns themselves are
+in :attr:`ScoreResult.turns`.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from .executors import AsyncRunner, Executor, InlineRunner, Stop, WorkerPool
 from .policy import BUG_STREAK, OnError, Policy, check_on_error
 from .spec import SpecItem
 from .stats import Moments, RewardMetrics
+from .turns import TurnRule
 
 __all__ = ["BUG_STREAK", "DEFAULT_TIMEOUT", "Ensemble", "Member", "Moments", "RewardMetrics", "ScoreResult"]
 
@@ -103,6 +109,9 @@ class ScoreResult:
     timed_out: list[int] = field(default_factory=list)
     """Row indices whose every reward timed out (or reached its backstop): rows with no verdict because of time,
     which ``grpo-host score`` counts and names, and which ``strict`` makes an error as any unscored row."""
+    turns: dict[str, list[tuple[float | None, ...] | None]] = field(default_factory=dict)
+    """Per-turn members only: each row's value per assistant turn (None where the reward gave no turns: it did not
+    apply, or failed); their :attr:`values` are these combined by the ensemble's ``turn_reward``."""
 
 
 class Ensemble:
@@ -110,17 +119,22 @@ class Ensemble:
 
     Build one with :meth:`from_spec`; call :meth:`score` per batch.  Process
     workers and the inline thread are created on first use and reused; call
-    :meth:`close` (or use ``with``) to stop the workers early.
+    :meth:`close` (or use ``with``) to stop the workers early.  ``turn_reward``
+    (``episode``, ``sum``, ``discounted:GAMMA``) makes per-turn members' values.
     """
 
     def __init__(self, members: Sequence[Member], *, strict: bool = False, workers: int | None = None,
-                 pool: str = "local") -> None:
+                 pool: str = "local", turn_reward: str | TurnRule = "episode") -> None:
         if not members:
             raise UserError("an ensemble needs at least one reward")
         if pool not in POOLS:
             raise UserError(f"unknown worker pool {pool!r}; choose one of {', '.join(POOLS)}")
         self.members = list(members)
         self.strict = strict
+        try:
+            self.turn_rule = TurnRule.parse(turn_reward)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
         self._workers = workers
         self._pool_kind = pool
         self._pool: Pool | None = None
@@ -142,6 +156,7 @@ class Ensemble:
         strict: bool = False,
         workers: int | None = None,
         pool: str = "local",
+        turn_reward: str | TurnRule = "episode",
     ) -> Self:
         """Build an ensemble from a spec string or YAML-style list, looking names up in ``plugins``.
 
@@ -162,7 +177,7 @@ class Ensemble:
                             "plugins); grpo_host.Ensemble.from_spec looks names up in the installed ones")
         items = spec if _spec_items(spec) else parse_spec(spec)
         members = [Member.of(plugins.registry.reward(item.name), item) for item in items]
-        return cls(members, strict=strict, workers=workers, pool=pool)
+        return cls(members, strict=strict, workers=workers, pool=pool, turn_reward=turn_reward)
 
     @property
     def names(self) -> list[str]:
@@ -304,11 +319,13 @@ class Ensemble:
         function returned.
         """
         vals: list[float | None] = []
+        turns: list[tuple[float | None, ...] | None] = []
         failed = timeouts = backstops = 0
         counts: dict[str, float] = {}
         for i, out in enumerate(outcomes):
+            turns.append(tuple(out.value.turns) if out.status == "ok" and out.value.turns is not None else None)
             if out.status == "ok":
-                vals.append(out.value.value)
+                vals.append(self.turn_rule.combine(out.value.value, out.value.turns))
                 for key, count in out.value.counts.items():
                     counts[key] = counts.get(key, 0.0) + count
                 self._policy.succeeded(member.name)
@@ -329,6 +346,8 @@ class Ensemble:
             result.errors.append(message)
             result.row_errors.setdefault(i, []).append(message)
         result.values[member.name] = vals
+        if member.reward.per_turn:
+            result.turns[member.name] = turns
         result.metrics[member.name] = RewardMetrics.of(vals, failed, timeouts, seconds, counts, backstops)
         total_counts = self.counts[member.name]
         for key, count in counts.items():

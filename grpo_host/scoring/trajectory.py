@@ -21,7 +21,8 @@ last assistant turn calls tools, or it has none) has ``text == ""``:
 is, which is the documented case, not an accident.  A **trajectory reward**
 (``@reward(trajectory=True)``) receives the :class:`Trajectory` itself:
 every message, the tool calls with their arguments, the tool results, and
-the counts (turns, calls, tool errors).
+the counts (turns, calls, tool errors); a per-turn reward
+(``@reward(per_turn=True)``) reads its turns in :attr:`Trajectory.by_turn`.
 
 Everything here is adversarial input: messages that are not mappings,
 contents that are not text, arguments that are not JSON are read as far as
@@ -87,6 +88,19 @@ class Trajectory:
         if self.reasoning is None or not self.finished:
             return self.answer
         return f"<think>\n{self.reasoning}\n</think>\n{self.answer}"
+
+    @property
+    def by_turn(self) -> tuple[tuple[Mapping[str, Any], ...], ...]:
+        """The messages cut into turns: each assistant message with the tool results that follow it, one entry per
+        turn of :attr:`turns` (what a ``per_turn`` reward returns one value for; messages before the first
+        assistant turn belong to none)."""
+        out: list[list[Mapping[str, Any]]] = []
+        for message in self.messages:
+            if message.get("role", "assistant") == "assistant":
+                out.append([message])
+            elif out:
+                out[-1].append(message)
+        return tuple(tuple(turn) for turn in out)
 
     @property
     def counts(self) -> dict[str, float]:

@@ -193,6 +193,9 @@ class RunConfig(_Strict):
         "'environment' column); None: single-turn completions")
     max_tool_calls: int | None = Field(None, ge=0, description="tool-calling rounds per rollout at most (TRL's "
                                        "max_tool_calling_iterations); None: until max_completion_length")
+    turn_reward: str = Field("episode", description="what a per-turn reward (and an environment's per-turn reward) "
+                             "trains on, since both engines take one reward per completion: episode (its episode "
+                             "value), sum (of its turn values) or discounted:GAMMA (sum of GAMMA**t times turn t's)")
     rollout: str | None = Field(None, description="a pack's rollout function (grpo-host environments list shows the "
                                 "packs; TRL's rollout_func) that generates the completions instead of the engine")
     gradient_checkpointing: bool = Field(False, description="recompute activations to save memory")
@@ -224,6 +227,13 @@ class RunConfig(_Strict):
     @classmethod
     def _data_shorthand(cls, value: Any) -> Any:
         return {"train": value} if isinstance(value, str | Path) else value
+
+    @field_validator("turn_reward")
+    @classmethod
+    def _turn_rule(cls, value: str) -> str:
+        from ..scoring.turns import TurnRule
+
+        return str(TurnRule.parse(value))
 
     @field_validator("audit", mode="before")
     @classmethod

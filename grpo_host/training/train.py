@@ -249,7 +249,7 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     quiet = None if echo and is_main_process() else (lambda line: None)  # alerts print once, on rank 0
     monitors = MonitorSet(choose(config.monitors, plugins.registry), echo=quiet)
     ensemble = Ensemble.from_spec(config.rewards, plugins=plugins, strict=config.strict, workers=config.workers,
-                                  pool=config.pool)
+                                  pool=config.pool, turn_reward=config.turn_reward)
     try:
         environment = _environment(config, plugins)
         rows = read_checked(config.data.train, ensemble, "train", environment)

@@ -330,7 +330,9 @@ class MlxRewardFuncs:
         if row_ids is None or len(row_ids) != len(completions):
             raise ConfigError("this mlx-lm-lora passed no row ids (the rows' `types`) to the reward functions, so "
                               "rewards cannot see their rows; install the mlx-lm-lora version grpo-host[mlx] names")
-        values = self.scorer.funcs[index](prompts=list(prompts), completions=completions, **{ROW_ID: list(row_ids)})
+        sessions = self.agents.sessions if self.agents is not None else None
+        values = self.scorer.funcs[index](prompts=list(prompts), completions=completions, environments=sessions,
+                                          **{ROW_ID: list(row_ids)})
         self._values[index] = values
         return values
 

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError, DataRefused
-from ...kinds.environment import Session
+from ...kinds.environment import Session, own_rewards
 from ..agent_loop import ChatTools, Episode, run_episode, session_tools
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class EnvironmentReward:
         sessions = self.rollouts.sessions
         if len(sessions) != count:
             raise RuntimeError(f"{self.__name__}: {count} completions to score but {len(sessions)} episodes ran")
-        return [s._reward() if type(s) is self.session_type else None for s in sessions]
+        return own_rewards(sessions)[0].get(self.__name__, [None] * count)
 
 
 class AgentRollouts:

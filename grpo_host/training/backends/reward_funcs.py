@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ...kinds.environment import own_rewards
 from ...scoring.batch import ScoredBatch, Sink, feed, score_batch
 
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ class MemberRewardFunc:
         state = kwargs.get("trainer_state")  # TRL's TrainerState: the step being computed is global_step + 1
         done = getattr(state, "global_step", None)
         return self.owner.values(self.index, completions, ids, kwargs.get("log_metric"), kwargs.get("completion_ids"),
-                                 step=done + 1 if isinstance(done, int) else None)
+                                 step=done + 1 if isinstance(done, int) else None,
+                                 environments=kwargs.get("environments"))
 
     def __repr__(self) -> str:
         return f"<reward function {self.__name__!r} of an ensemble>"
@@ -106,22 +108,28 @@ class EnsembleRewardFuncs:
 
     def values(self, index: int, completions: Sequence[Any], row_ids: Sequence[Any],
                log_metric: LogMetric | None = None, completion_ids: Sequence[Any] | None = None,
-               step: int | None = None) -> list[float | None]:
-        """Member ``index``'s scores for this batch, scoring the batch first if this member already had it."""
+               step: int | None = None, environments: Sequence[Any] | None = None) -> list[float | None]:
+        """Member ``index``'s scores for this batch, scoring the batch first if this member already had it.
+
+        ``environments``: the rollouts' sessions (TRL passes them to reward functions), whose own rewards are
+        recorded with the batch."""
         ids = [int(i) for i in row_ids]
         same = self._batch is not None and (completions is self._batch[0] or (
             ids == self._batch[1] and list(completions) == list(self._batch[0])))
         if not same or index in self._served:
-            self._score(completions, ids, log_metric or self.log_metric, completion_ids, step)
+            self._score(completions, ids, log_metric or self.log_metric, completion_ids, step, environments)
         self._served.add(index)
         return self._values[index]
 
     def _score(self, completions: Sequence[Any], ids: list[int], log_metric: LogMetric | None,
-               completion_ids: Sequence[Any] | None = None, step: int | None = None) -> None:
+               completion_ids: Sequence[Any] | None = None, step: int | None = None,
+               environments: Sequence[Any] | None = None) -> None:
         rows = [self.rows[i] for i in ids]
         batch = score_batch(self.ensemble, [row.data for row in rows], index=self.passes, completions=completions,
                             labels=[row.where for row in rows], groups=_groups(ids, self.group_size), step=step,
                             row_ids=ids, completion_ids=completion_ids, max_length=self.max_length)
+        if environments is not None and len(environments) == len(completions):
+            batch.environment_values, batch.environment_turns = own_rewards(environments)
         self._batch, self._served = (completions, ids), set()
         # A row no weighted reward scored is unscored (the ensemble's rule); engines call a completion
         # unscorable only when every function returned None, so weight-0 members say None there too.

@@ -91,7 +91,7 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
             env.create(params)  # bad parameters fail now, not in the first rollout
         except ValueError as exc:
             raise ConfigError(f"config key 'environment.params': {exc}") from None
-        factories[name] = functools.partial(session, params, rows=job.rows)
+        factories[name] = functools.partial(session, params, rows=job.rows, turn_reward=job.config.turn_reward)
     if default is not None:
         factories[None] = factories[default.name]
     return factories, choices

@@ -7,6 +7,9 @@ can hang, for the limits' tests).  Its own reward is 1.0 when a note holds
 the row's ``answer``.  ``seen_tools`` scores a trajectory by the tool calls
 it made and, when ``SEEN_FILE`` is set, records each trajectory it saw, so
 a test can compare what the rewards saw with what was generated.
+``step_notes`` is ``notes`` scored per turn (0.25 for each tool call's
+turn, then 1.0 for the final turn when a note holds the answer), and
+``turn_calls`` a per-turn reward: the tool calls of each assistant turn.
 """
 
 import json
@@ -50,6 +53,30 @@ class Notes:
         return float(any(self.answer in note for note in self.notes))
 
 
+@environment("step_notes", requires={"answer": str}, limits=ToolLimits(timeout=1.0, max_output_chars=64),
+             per_turn=True)
+class StepNotes(Notes.factory):
+    """The notebook of ``notes``, whose reward pays each turn: a tool call's turn 0.25, the answer's 1.0."""
+
+    def reset(self, row):
+        self.calls = 0
+        return super().reset(row)
+
+    def read(self) -> str:
+        """Return every note so far, one a line."""
+        self.calls += 1
+        return super().read()
+
+    def reward(self):
+        return [0.25] * self.calls + [float(any(self.answer in note for note in self.notes))]
+
+
+@reward(name="turn_calls", per_turn=True)
+def turn_calls(rollout, **_):
+    """Per assistant turn, the tool calls it made."""
+    return [float(len(turn[0].get("tool_calls") or [])) for turn in rollout.by_turn]
+
+
 @reward(name="seen_tools", trajectory=True)
 def seen_tools(rollout, **_):
     """The number of tool calls the rollout made, and a record of the rollout when SEEN_FILE is set."""
@@ -87,6 +114,7 @@ def one_short(prompts, trainer):
 @hookimpl
 def register_environments(register):
     register.add_environment(Notes)
+    register.add_environment(StepNotes)
     register.add_rollout(scripted)
     register.add_rollout(one_short)
 
@@ -94,3 +122,4 @@ def register_environments(register):
 @hookimpl
 def register_rewards(register):
     register(seen_tools)
+    register(turn_calls)
