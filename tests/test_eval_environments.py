@@ -130,8 +130,8 @@ def test_the_warmed_up_model_s_tool_calls_run_in_the_environment(warm, env, pack
     if backend == "mlx":
         pytest.importorskip("mlx_lm")
     out, seen = tmp_path / "ev", tmp_path / "seen.jsonl"
-    proc = run(eval_cmd(str(warm), rows, out, "-k", "2", "--temperature", "0", "--backend", backend, "--json"), env,
-               packs, SEEN_FILE=str(seen))
+    proc = run(eval_cmd(str(warm), rows, out, "-k", "2", "--temperature", "0", "--backend", backend,
+                        "--max-completion-length", "120", "--json"), env, packs, SEEN_FILE=str(seen))
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)
     # greedy, the warmed-up model opens every episode with its read call: seen_tools is 1 on every sample
