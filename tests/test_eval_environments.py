@@ -143,3 +143,29 @@ def test_the_warmed_up_model_s_tool_calls_run_in_the_environment(warm, env, pack
         messages = json.loads(r["trajectory"])
         assert messages[0]["tool_calls"][0]["function"] == {"name": "read", "arguments": {}}
         assert messages[1] == {"role": "tool", "name": "read", "content": ""}
+
+
+def test_a_run_s_checkpoint_is_evaluated_in_the_run_s_environment(tmp_path):
+    """What the command line does not say comes from the run's config.yaml: its environment and max_tool_calls as
+    well as its rewards and sampling; a run that generated through a rollout function is refused."""
+    import yaml
+
+    from grpo_host.errors import UserError
+    from grpo_host.training.eval_episodes import environment_option
+    from grpo_host.training.evaluate import EvalSettings, resolve
+
+    run_dir = tmp_path / "run"
+    (run_dir / "checkpoint-2").mkdir(parents=True)
+    config = {"model": "builtin:tiny-tools", "rewards": "seen_tools:1", "environment": {"name": "notes",
+              "params": {}}, "max_tool_calls": 3, "temperature": 0.7, "backend": "mlx"}
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config))
+    model = resolve(str(run_dir / "checkpoint-2"))
+    filled = EvalSettings(model.given, "rows.jsonl").filled(model)
+    assert (filled.environment.name, filled.max_tool_calls, filled.temperature, filled.backend) == (
+        "notes", 3, 0.7, "mlx")
+    given = EvalSettings(model.given, "rows.jsonl", environment=environment_option("notes(x=1)"),
+                         max_tool_calls=0).filled(model)
+    assert (given.environment.params, given.max_tool_calls) == ({"x": 1}, 0)  # the command line wins
+    (run_dir / "config.yaml").write_text(yaml.safe_dump({**config, "environment": None, "rollout": "scripted"}))
+    with pytest.raises(UserError, match="rollout function"):
+        EvalSettings(model.given, "rows.jsonl").filled(model)
