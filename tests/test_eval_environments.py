@@ -80,6 +80,15 @@ def test_an_evaluation_of_an_environment_resumes_and_refuses_other_episode_setti
         plain.stderr)
 
 
+def test_a_row_naming_its_environment_runs_episodes_without_the_option(env, packs, tmp_path):
+    data, out = write_jsonl(tmp_path / "rows.jsonl", [{**r, "environment": "notes"} for r in ROWS]), tmp_path / "ev"
+    proc = run([GRPO_HOST, "eval", "builtin:tiny-tools", str(data), "-r", "seen_tools:1", "-o", str(out), "-k", "1",
+                "--max-completion-length", "24", "--json"], env, packs)
+    assert proc.returncode == 0, proc.stderr
+    assert "NotesSession" in json.loads(proc.stdout)["metrics"]  # as train reads the column
+    assert all(r["trajectory"] for r in read_record(out).to_pylist())
+
+
 def test_the_environment_s_data_check_runs_before_anything_is_generated(env, packs, tmp_path):
     rows = [dict(r) for r in ROWS]
     del rows[1]["answer"]  # seen_tools needs no answer; the notes environment does

@@ -83,13 +83,13 @@ class Episodes:
                             "generated token by token with the model's chat template and TRL's tool parser); "
                             "evaluate a local model or a run's checkpoint (docs/eval.md)")
         assert model.path is not None and s.max_completion_length is not None and s.seed is not None
+        from .evaluate import Sample
+
         chat, step, context = (_mlx if s.backend == "mlx" else _transformers)(model.path, s)
         pool: dict[str | None, Any] = {}
         budget, rounds = s.max_completion_length, s.max_tool_calls
 
         def play(chosen: Sequence[int], k: int, seed: int) -> list[list[Sample]]:
-            from .evaluate import Sample
-
             out: list[list[Sample]] = []
             for i, row_id in enumerate(chosen):
                 name = self.choices[row_id]
