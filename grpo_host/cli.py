@@ -696,16 +696,22 @@ def eval_(
     device: Annotated[str | None, typer.Option(help="torch device (default: cuda when there is one, else cpu)")
                       ] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="worker processes for process-executor rewards")] = None,
+    environment: Annotated[str | None, typer.Option(
+        help="each sample an episode in this environment, NAME or NAME(key=value, ...), scored with its own reward "
+             "too (default: a run's own)")] = None,
+    max_tool_calls: Annotated[int | None, typer.Option(
+        min=0, help="tool-calling rounds per episode at most (default: a run's, else unbounded)")] = None,
 ) -> None:
-    """Measure a model with rewards: k samples per prompt, scored by the ensemble, pass@k and mean@k with 95 %
-    intervals per reward (docs/eval.md). The data check runs first. Exit 1 the data has problems, 130 interrupted
-    (--resume continues)."""
+    """Measure a model with rewards: k samples per prompt (or k episodes in an environment), scored by the ensemble,
+    pass@k and mean@k with 95 % intervals per reward (docs/eval.md). The data check runs first. Exit 1 the data has
+    problems, 130 interrupted (--resume continues)."""
+    from .training.eval_episodes import environment_option
     from .training.evaluate import EvalSettings, evaluate, shown, threshold_options
 
     settings = EvalSettings(model, str(data), rewards, k, str(out_dir) if out_dir else None, resume, plugins or [],
                             backend, threshold_options(threshold or []), temperature, top_p, top_k, min_p,
                             max_completion_length, seed, batch_size, concurrency, served_model, api_key_env, device,
-                            workers)
+                            workers, environment_option(environment) if environment else None, max_tool_calls)
     with _eval_progress() as progress:
         try:
             with sigterm_as_interrupt():

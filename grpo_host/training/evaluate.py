@@ -43,12 +43,13 @@ from typing import Any
 
 from ..discovery.build import Ensemble
 from ..discovery.plugins import plugins_of
-from ..errors import OutputError, UserError
+from ..errors import DuplicateNameError, OutputError, UnknownNameError, UserError
 from ..runs.guard import is_run, refuse_overwrite
 from ..runs.record import FOLDER, RolloutRecord, read_record, reward_column
 from ..scoring.batch import feed, score_batch
 from .builtin_model import is_builtin, resolve_model
-from .config import RunConfig
+from .config import EnvironmentSettings, RunConfig
+from .eval_episodes import Episodes, episodes_for
 from .preflight import checkpoint_folders
 from .train import Row, offline_for_local_models, read_checked
 
@@ -187,13 +188,21 @@ class EvalSettings:
     api_key_env: str = "OPENAI_API_KEY"
     device: str | None = None
     workers: int | None = None
+    environment: EnvironmentSettings | None = None
+    """Each sample an episode in this environment (rows may name their own); None: the run's, else none."""
+    max_tool_calls: int | None = None
+    """Tool-calling rounds per episode at most; None: the run's, else until the model stops calling tools."""
 
     def filled(self, model: Model) -> EvalSettings:
         """A copy with every sampling value set: given, else the model's run's, else the run config's default."""
         config = run_config(model.run) if model.run is not None else {}
-        if config.get("environment") or config.get("rollout"):
-            raise UserError(f"model {model.given!r}: its run generated through an environment or a rollout function "
-                            "(tool calls); eval generates single-turn completions only (docs/eval.md)")
+        if config.get("rollout"):
+            raise UserError(f"model {model.given!r}: its run generated through a rollout function (TRL's "
+                            "rollout_func, handed TRL's trainer); eval cannot call it (docs/eval.md)")
+        environment = self.environment
+        if environment is None and config.get("environment"):
+            environment = _run_environment(config["environment"])
+        tool_calls = self.max_tool_calls if self.max_tool_calls is not None else config.get("max_tool_calls")
         values = {key: getattr(self, key) if getattr(self, key) is not None
                   else config.get(key, RunConfig.model_fields[key].default) for key in SAMPLING}
         backend = self.backend or config.get("backend") or "trl"
@@ -201,7 +210,13 @@ class EvalSettings:
         if rewards is None:
             raise UserError("--rewards: name the rewards to evaluate with (only a run's model has its own)")
         plugins = self.plugins or [str(p) for p in config.get("plugins") or []]
-        return EvalSettings(**{**asdict(self), **values, "backend": backend, "rewards": rewards, "plugins": plugins})
+        return EvalSettings(**{**asdict(self), **values, "backend": backend, "rewards": rewards, "plugins": plugins,
+                               "environment": environment, "max_tool_calls": tool_calls})
+
+
+def _run_environment(value: Any) -> EnvironmentSettings:
+    """A run's ``environment`` as its config wrote it (a name, or ``{name, params}``)."""
+    return EnvironmentSettings.model_validate({"name": value} if isinstance(value, str) else value)
 
 
 def default_out(model: Model) -> Path:
@@ -224,6 +239,10 @@ class Sample:
     text: str
     ids: list[int] | None
     length: int | None
+    messages: list[dict[str, Any]] | None = None
+    """An episode's trajectory (assistant turns and tool results): what the rewards score and the record keeps."""
+    own: dict[str, float | None] = field(default_factory=dict)
+    """An episode's environment's own reward, by name (:class:`~grpo_host.training.eval_episodes.Episodes`)."""
 
 
 Generate = Callable[[Sequence[Any], int, int], list[list[Sample]]]
@@ -237,8 +256,9 @@ def _render(tokenizer: Any, prompt: Any) -> str:
     return tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
 
 
-def transformers_generator(path: str, s: EvalSettings) -> Generate:
-    """Batched sampling with transformers' ``generate`` (a PEFT adapter folder loads on its base)."""
+def load_transformers(path: str, s: EvalSettings) -> tuple[Any, Any, str]:
+    """The model (a PEFT adapter folder on its base), its tokenizer (left padding, a pad token) and the device, ready
+    to generate."""
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -261,7 +281,25 @@ def transformers_generator(path: str, s: EvalSettings) -> Generate:
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer, device
+
+
+def sampling_options(s: EvalSettings) -> dict[str, Any]:
+    """transformers' ``generate`` options: every value TRL's GRPOTrainer sets explicitly, so the model's
+    generation_config.json (a Qwen's repetition_penalty 1.05, say) shapes eval's samples no more than training's."""
+    options: dict[str, Any] = {"do_sample": False, "repetition_penalty": 1.0}
+    if s.temperature:
+        options.update(do_sample=True, temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, min_p=s.min_p or None)
+    return options
+
+
+def transformers_generator(path: str, s: EvalSettings) -> Generate:
+    """Batched sampling with transformers' ``generate`` (a PEFT adapter folder loads on its base)."""
+    import torch
+
+    model, tokenizer, device = load_transformers(path, s)
     stops = {tokenizer.eos_token_id, tokenizer.pad_token_id} - {None}
+    options = sampling_options(s)
 
     def generate(prompts: Sequence[Any], k: int, seed: int) -> list[list[Sample]]:
         torch.manual_seed(seed)
@@ -269,12 +307,6 @@ def transformers_generator(path: str, s: EvalSettings) -> Generate:
         batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
         # each prompt k times (what num_return_sequences does inside), so temperature 0 (greedy) works as well
         batch = {key: value.repeat_interleave(k, dim=0) for key, value in batch.items()}
-        # every value TRL's GRPOTrainer sets explicitly, so the model's generation_config.json (a Qwen's
-        # repetition_penalty 1.05, say) shapes eval's samples no more than training's
-        options: dict[str, Any] = {"do_sample": False, "repetition_penalty": 1.0}
-        if s.temperature:
-            options.update(do_sample=True, temperature=s.temperature, top_p=s.top_p, top_k=s.top_k,
-                           min_p=s.min_p or None)
         with torch.no_grad():
             out = model.generate(**batch, max_new_tokens=s.max_completion_length,
                                  pad_token_id=tokenizer.pad_token_id, **options)
@@ -288,22 +320,29 @@ def transformers_generator(path: str, s: EvalSettings) -> Generate:
     return generate
 
 
-def mlx_generator(path: str, s: EvalSettings) -> Generate:
-    """mlx-lm's ``stream_generate`` with its sampler, one sample at a time (Apple silicon, or ``mlx[cpu]`` on
-    Linux); the tokens are decoded as transformers' are, without special tokens, up to EOS or the pad token."""
+def load_mlx(path: str, s: EvalSettings) -> tuple[Any, Any, Any]:
+    """mlx-lm's model, tokenizer and sampler (the settings' temperature, top-p, min-p, top-k)."""
     try:
-        import mlx.core as mx
-        from mlx_lm import load, stream_generate
+        from mlx_lm import load
         from mlx_lm.sample_utils import make_sampler
     except ImportError as exc:
         raise UserError(f"{exc.name} is not installed: --backend mlx needs pip install 'grpo-host[mlx]'") from None
-    most = s.max_completion_length
-    assert most is not None  # (filled)
     loaded = load(path)
-    model, tokenizer = loaded[0], loaded[1]
     top_p = float(s.top_p if s.top_p is not None else 1.0)
     sampler = make_sampler(temp=float(s.temperature or 0.0), top_p=top_p if top_p < 1 else 0.0,
                            min_p=float(s.min_p or 0.0), top_k=int(s.top_k or 0))
+    return loaded[0], loaded[1], sampler
+
+
+def mlx_generator(path: str, s: EvalSettings) -> Generate:
+    """mlx-lm's ``stream_generate`` with its sampler, one sample at a time (Apple silicon, or ``mlx[cpu]`` on
+    Linux); the tokens are decoded as transformers' are, without special tokens, up to EOS or the pad token."""
+    model, tokenizer, sampler = load_mlx(path, s)  # first: without mlx-lm, it says what to install
+    import mlx.core as mx
+    from mlx_lm import stream_generate
+
+    most = s.max_completion_length
+    assert most is not None  # (filled)
     stops = set(tokenizer.eos_token_ids) | ({tokenizer.pad_token_id} - {None})
 
     def generate(prompts: Sequence[Any], k: int, seed: int) -> list[list[Sample]]:
@@ -444,7 +483,16 @@ def _fingerprint(model: Model, s: EvalSettings) -> dict[str, Any]:
     return {"model": model.given, "step": model.step, "weights": weights, "data": str(s.data),
             "data_sha256": digest.hexdigest(), "rewards": s.rewards, "k": s.k,
             **{key: getattr(s, key) for key in SAMPLING}, "backend": None if model.url else s.backend,
-            "served_model": s.served_model}
+            "served_model": s.served_model, **_episode_settings(s)}
+
+
+def _episode_settings(s: EvalSettings) -> dict[str, Any]:
+    """The environment and ``max_tool_calls``, pinned and reported when given (an evaluation without them is pinned
+    as before they existed, so its resume still matches)."""
+    if s.environment is None and s.max_tool_calls is None:
+        return {}
+    return {"environment": s.environment.model_dump() if s.environment is not None else None,
+            "max_tool_calls": s.max_tool_calls}
 
 
 def pinned_as_before(settings: EvalSettings, out: Path) -> bool:
@@ -478,9 +526,9 @@ def _prepare_out(out: Path, model: Model, s: EvalSettings, pinned: dict[str, Any
         before = json.loads(config.read_text())
     except (OSError, ValueError) as exc:
         raise OutputError(f"--out {out}: {CONFIG} cannot be read ({exc}); start again in another folder") from None
-    changed = [key for key in pinned if before.get(key) != pinned[key]]
+    changed = [key for key in {**before, **pinned} if before.get(key) != pinned.get(key)]
     if changed:
-        shown = ", ".join(f"{key} {before.get(key)!r} -> {pinned[key]!r}" for key in changed)
+        shown = ", ".join(f"{key} {before.get(key)!r} -> {pinned.get(key)!r}" for key in changed)
         raise OutputError(f"--out {out}: --resume continues the same evaluation, but {shown}")
     return _held(out / FOLDER, s.k)
 
@@ -522,8 +570,13 @@ def evaluate(settings: EvalSettings, *, progress: Progress | None = None) -> dic
     report = progress or (lambda phase, n: None)
     ensemble = Ensemble.from_spec(s.rewards, plugins=plugins, workers=s.workers)
     try:
-        thresholds = _thresholds(s.thresholds, ensemble)
-        rows = read_checked(s.data, ensemble, "evaluation")  # the data check, before any model loads
+        environment = _environment(s, plugins)
+        # the data check (the environment's columns too) and the environments' own, before any model loads
+        rows = read_checked(s.data, ensemble, "evaluation", environment)
+        episodes = episodes_for(s.environment, rows, plugins)
+        names = [*ensemble.names, *(episodes.names if episodes else [])]
+        weights = [*ensemble.weights, *(1.0 for _ in names[len(ensemble.names):])]  # as TRL sums them in
+        thresholds = _thresholds(s.thresholds, names, weights)
         todo = [i for i in range(len(rows)) if i not in done]
         report("total", len(rows))
         report("generated", len(rows) - len(todo))
@@ -531,12 +584,12 @@ def evaluate(settings: EvalSettings, *, progress: Progress | None = None) -> dic
         out.mkdir(parents=True, exist_ok=True)
         (out / CONFIG).write_text(json.dumps(pinned, indent=2) + "\n")
         if todo:
-            _generate_and_score(model, s, ensemble, rows, todo, out, report)
-        result = summarise(out, ensemble.names, ensemble.weights, thresholds, s.k)
+            _generate_and_score(model, s, ensemble, episodes, rows, todo, out, report)
+        result = summarise(out, names, weights, thresholds, s.k)
     finally:
         ensemble.close()
     result.update({"model": model.given, "data": str(s.data), "rewards": s.rewards, "k": s.k,
-                   **{key: getattr(s, key) for key in SAMPLING}, "step": model.step,
+                   **{key: getattr(s, key) for key in SAMPLING}, **_episode_settings(s), "step": model.step,
                    "generated_prompts": len(todo), "resumed_prompts": len(done),
                    "seconds": round(time.perf_counter() - start, 3), "out": str(out)})
     temporary = out / f".{RESULT}.tmp"
@@ -589,17 +642,30 @@ def shown(figure: Mapping[str, Any]) -> str:
     return f"{figure['value']:.3f} [{figure['low']:.2f}, {figure['high']:.2f}]"
 
 
-def _generate_and_score(model: Model, s: EvalSettings, ensemble: Ensemble, rows: list[Row], todo: list[int],
-                        out: Path, report: Progress) -> None:
-    generate = generator(model, s)
-    record = RolloutRecord(out / FOLDER, ensemble.names, mode="all")
+def _environment(s: EvalSettings, plugins: Any) -> Any:
+    """The evaluation's environment (None without one); an unknown name is an error naming ``--environment``."""
+    if s.environment is None:
+        return None
+    try:
+        return plugins.registry.environment(s.environment.name)
+    except (UnknownNameError, DuplicateNameError) as exc:
+        raise UserError(f"--environment {s.environment.name!r}: {exc}") from None
+
+
+def _generate_and_score(model: Model, s: EvalSettings, ensemble: Ensemble, episodes: Episodes | None,
+                        rows: list[Row], todo: list[int], out: Path, report: Progress) -> None:
+    # each sample an episode (its sessions reset from the row, so by row index), or a completion of the prompt
+    generate = episodes.player(model, s, rows) if episodes is not None else _of_rows(generator(model, s), rows)
+    own = episodes.names if episodes is not None else []
+    record = RolloutRecord(out / FOLDER, [*ensemble.names, *own], mode="all")
     assert s.seed is not None
     for index, first in enumerate(range(0, len(todo), s.batch_size)):
         chosen = todo[first:first + s.batch_size]
-        samples = generate([rows[i].data["prompt"] for i in chosen], s.k, s.seed + chosen[0] * s.k)
+        samples = generate(chosen, s.k, s.seed + chosen[0] * s.k)
         report("generated", len(chosen))
         flat = [(i, sample) for i, got in zip(chosen, samples, strict=True) for sample in got]
-        completions = [sample.text if isinstance(rows[i].data["prompt"], str)
+        completions = [sample.messages if sample.messages is not None
+                       else sample.text if isinstance(rows[i].data["prompt"], str)
                        else [{"role": "assistant", "content": sample.text}] for i, sample in flat]
         ids = [sample.ids for _, sample in flat]
         batch = score_batch(
@@ -607,8 +673,27 @@ def _generate_and_score(model: Model, s: EvalSettings, ensemble: Ensemble, rows:
             groups=[i for i, _ in flat], completions=completions, step=model.step, row_ids=[i for i, _ in flat],
             completion_ids=ids if all(x is not None for x in ids) else None,
             lengths=[sample.length for _, sample in flat], max_length=s.max_completion_length)
+        if own:
+            _add_own(batch, own, [sample.own for _, sample in flat])
         feed(batch, [record])  # one whole part per batch: what --resume counts as done
         report("scored", len(chosen))
+
+
+def _of_rows(generate: Generate, rows: Sequence[Row]) -> Callable[[Sequence[int], int, int], list[list[Sample]]]:
+    """``generate`` called with the rows' indices: their prompts."""
+    return lambda chosen, k, seed: generate([rows[i].data["prompt"] for i in chosen], k, seed)
+
+
+def _add_own(batch: Any, names: Sequence[str], own: Sequence[Mapping[str, float | None]]) -> None:
+    """The environments' own rewards into a scored batch, weight 1 each and summed into the total as both training
+    backends sum them in (a sample none of whose rewards scored it stays unscored)."""
+    result = batch.result
+    for name in names:
+        result.values[name] = [values.get(name) for values in own]
+        batch.weights[name] = 1.0
+    result.total = [None if t is None and all(values.get(n) is None for n in names)
+                    else (t or 0.0) + sum(values.get(n) or 0.0 for n in names) for t, values in zip(result.total, own,
+                                                                                                    strict=True)]
 
 
 def threshold_options(given: Sequence[str]) -> dict[str, float]:
@@ -626,17 +711,16 @@ def threshold_options(given: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def _thresholds(given: Mapping[str, float], ensemble: Ensemble) -> dict[str, float]:
+def _thresholds(given: Mapping[str, float], names: Sequence[str], weights: Sequence[float]) -> dict[str, float]:
     """Each reward's pass threshold (given, ``*``, else 1.0) and the total's (given, else the weighted sum of the
     positively weighted rewards' thresholds: each at its own, a penalty at 0)."""
-    unknown = set(given) - {*ensemble.names, TOTAL, "*"}
+    unknown = set(given) - {*names, TOTAL, "*"}
     if unknown:
-        raise UserError(f"--threshold {sorted(unknown)[0]}: not a reward of the spec ({', '.join(ensemble.names)}) "
-                        f"nor {TOTAL}")
+        raise UserError(f"--threshold {sorted(unknown)[0]}: not a reward of the spec or the environment "
+                        f"({', '.join(names)}) nor {TOTAL}")
     every = given.get("*", 1.0)
-    out = {name: given.get(name, every) for name in ensemble.names}
-    out[TOTAL] = given.get(TOTAL, sum(w * out[n] for n, w in zip(ensemble.names, ensemble.weights, strict=True)
-                                      if w > 0))
+    out = {name: given.get(name, every) for name in names}
+    out[TOTAL] = given.get(TOTAL, sum(w * out[n] for n, w in zip(names, weights, strict=True) if w > 0))
     return out
 
 

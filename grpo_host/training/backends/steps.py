@@ -11,16 +11,18 @@ calls them from here.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError, DataRefused, DuplicateNameError, UnknownNameError
 from ..preflight import checkpoint_folders
 
 if TYPE_CHECKING:
-    from ..train import Job
+    from ...discovery.plugins import Plugins
+    from ..config import EnvironmentSettings
+    from ..train import Job, Row
 
-__all__ = ["check_prompt_length", "refuse_unasked_overwrite", "rollout_environments"]
+__all__ = ["check_prompt_length", "environment_factories", "refuse_unasked_overwrite", "rollout_environments"]
 
 
 def refuse_unasked_overwrite(job: Job) -> None:
@@ -42,7 +44,15 @@ def check_prompt_length(job: Job, where: str, tokens: int) -> None:
 
 
 def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]], list[str | None]]:
-    """The run's environments as session factories, and each row's choice (None: the run's own, or none at all).
+    """The run's environments as session factories, and each row's choice: :func:`environment_factories` for the
+    job's config and rows."""
+    return environment_factories(job.config.environment, job.rows, job.plugins, turn_reward=job.config.turn_reward)
+
+
+def environment_factories(default: EnvironmentSettings | None, rows: Sequence[Row], plugins: Plugins, *,
+                          turn_reward: str = "episode") -> tuple[dict[str | None, Callable[[], Any]], list[str | None]]:
+    """Environments as session factories, and each row's choice (None: the default one, or none at all); shared by
+    the training backends and ``grpo-host eval``.
 
     A row picks an environment by name in its ``environment`` column; the
     others use the config's ``environment``.  Names and parameters are
@@ -54,9 +64,8 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
     data, before this).
     Empty when the run has no environment.
     """
-    default = job.config.environment
     choices: list[str | None] = []
-    for row in job.rows:
+    for row in rows:
         name = row.data.get("environment")
         if name is not None and not isinstance(name, str):
             raise DataRefused(row.where, f"column 'environment' must name an environment, not {type(name).__name__}")
@@ -65,21 +74,21 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
     if default is None and not named:
         return {}, choices
     if default is None:
-        unnamed = (row.where for row, c in zip(job.rows, choices, strict=True) if c is None)
+        unnamed = (row.where for row, c in zip(rows, choices, strict=True) if c is None)
         where = next(unnamed) if None in choices else None
         if where is not None:
             raise DataRefused(where, "this row names no environment (column 'environment') and the config sets none")
     factories: dict[str | None, Callable[[], Any]] = {}
     for name in sorted(named | ({default.name} if default else set())):
         try:
-            env = job.plugins.registry.environment(name)
+            env = plugins.registry.environment(name)
         except (UnknownNameError, DuplicateNameError) as exc:
             if default is not None and name == default.name:
                 raise ConfigError(f"config key 'environment': {exc}") from None
-            where = next(row.where for row, c in zip(job.rows, choices, strict=True) if c == name)
+            where = next(row.where for row, c in zip(rows, choices, strict=True) if c == name)
             raise DataRefused(where, f"column 'environment': {exc}") from None
         # the run's own environment's columns were checked with the data
-        for row, choice in zip(job.rows, choices, strict=True):
+        for row, choice in zip(rows, choices, strict=True):
             if choice == name and not (default is not None and name == default.name):
                 problem = next((p for col in env.requires if (p := col.problem(row.data)) is not None), None)
                 if problem is not None:
@@ -91,7 +100,7 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
             env.create(params)  # bad parameters fail now, not in the first rollout
         except ValueError as exc:
             raise ConfigError(f"config key 'environment.params': {exc}") from None
-        factories[name] = functools.partial(session, params, rows=job.rows, turn_reward=job.config.turn_reward)
+        factories[name] = functools.partial(session, params, rows=rows, turn_reward=turn_reward)
     if default is not None:
         factories[None] = factories[default.name]
     return factories, choices

@@ -1,0 +1,189 @@
+"""``grpo-host eval`` on an environment: each of the k samples of a prompt is one episode of the agent loop.
+
+Why it is built this way:
+
+* **The training loop's rules, not a second loop.**  Each sample is one
+  :func:`grpo_host.training.agent_loop.run_episode` (TRL's rules step for
+  step: the chat template with the session's tools and the ``reset``
+  observation, TRL's response parser, the guarded tool calls, their results
+  appended, the ``max_tool_calls`` and ``max_completion_length`` budgets),
+  so a model is measured the way the MLX backend and TRL train it.  The
+  engine supplies only ``generate(context_ids, max_tokens)``: transformers'
+  ``generate`` or mlx-lm's ``generate_step`` (the MLX backend's sampler),
+  one episode at a time, each seeded with its sample's seed.
+* **Checked before anything loads.**  The environments (``--environment``,
+  the run's own, or a row's ``environment`` column) are found and their
+  parameters validated by the function the training backends use
+  (:func:`grpo_host.training.backends.steps.environment_factories`), and
+  every row's prompt must be a message list, before the model is loaded.
+* **The environment's own reward is one more reward.**  As on both training
+  backends it is named after the session class (``NotesSession``), weighs 1
+  and is summed into the total; it is read as each episode ends, before the
+  session is reset for the next one.
+* **No endpoint.**  ``run_episode`` works on token ids: the prompt as the
+  model's chat template renders it, each turn's tokens parsed by TRL's
+  parser, the tool results appended as tokens and counted against the
+  budget.  An OpenAI-compatible chat endpoint takes and returns messages and
+  renders and parses with its server's own template and tool parser, so it
+  cannot serve that loop; a loop over the chat API would be a second agent
+  loop with other rules (the server's parser, tool results not counted in
+  ``max_completion_length``), and is not built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import DataRefused, DuplicateNameError, UnknownNameError, UserError
+from ..kinds.environment import Session
+from ..scoring.spec import parse_spec
+from .agent_loop import ChatTools, run_episode
+from .backends.steps import environment_factories
+from .config import EnvironmentSettings
+
+if TYPE_CHECKING:
+    from ..discovery.plugins import Plugins
+    from .agent_loop import Generate as Step
+    from .evaluate import EvalSettings, Model, Sample
+    from .train import Row
+
+__all__ = ["Episodes", "environment_option", "episodes_for"]
+
+Play = Callable[[Sequence[int], int, int], "list[list[Sample]]"]
+"""``(row indices, k, seed) -> k episodes per row``, the sample of index ``j`` of the ``i``-th row seeded
+``seed + i * k + j``."""
+
+
+def environment_option(text: str) -> EnvironmentSettings:
+    """``--environment NAME`` or ``NAME(key=value, ...)`` (a reward spec's syntax for one item, without a weight)."""
+    try:
+        items = parse_spec(text)
+    except UserError as exc:
+        raise UserError(f"--environment {text!r}: {exc}") from None
+    if len(items) != 1 or items[0].weight != 1.0 or items[0].timeout is not None or items[0].on_error != "auto":
+        raise UserError(f"--environment {text!r}: expected one environment, NAME or NAME(key=value, ...)")
+    return EnvironmentSettings(name=items[0].name, params=items[0].params)
+
+
+@dataclass
+class Episodes:
+    """The evaluation's environments, checked: a session factory per name (None: the default), each row's choice,
+    and the names of the environments' own rewards (the session classes that have one, in name order)."""
+
+    factories: dict[str | None, Callable[[], Any]]
+    choices: list[str | None]
+    names: list[str]
+
+    def player(self, model: Model, s: EvalSettings, rows: Sequence[Row]) -> Play:
+        """The episodes' sampler on the model's engine (transformers or MLX)."""
+        if model.url is not None:
+            raise UserError(f"model {model.given!r}: an endpoint cannot run an environment's episodes (they are "
+                            "generated token by token with the model's chat template and TRL's tool parser); "
+                            "evaluate a local model or a run's checkpoint (docs/eval.md)")
+        assert model.path is not None and s.max_completion_length is not None and s.seed is not None
+        from .evaluate import Sample
+
+        chat, step, context = (_mlx if s.backend == "mlx" else _transformers)(model.path, s)
+        pool: dict[str | None, Any] = {}
+        budget, rounds = s.max_completion_length, s.max_tool_calls
+
+        def play(chosen: Sequence[int], k: int, seed: int) -> list[list[Sample]]:
+            out: list[list[Sample]] = []
+            for i, row_id in enumerate(chosen):
+                name = self.choices[row_id]
+                if name not in pool:  # one session per environment, reset for each episode
+                    pool[name] = self.factories[name]()
+                session = pool[name]
+                got = []
+                for j in range(k):
+                    episode = run_episode(chat, session, rows[row_id].data["prompt"], row_id, step(seed + i * k + j),
+                                          max_tokens=budget, max_tool_calls=rounds, context=context)
+                    own = {n: session._reward() if type(session).__name__ == n else None for n in self.names}
+                    got.append(Sample(str(chat.tokenizer.decode(episode.ids, skip_special_tokens=True)), episode.ids,
+                                      len(episode.ids), messages=episode.messages, own=own))
+                out.append(got)
+            return out
+
+        return play
+
+
+def episodes_for(default: EnvironmentSettings | None, rows: Sequence[Row], plugins: Plugins) -> Episodes | None:
+    """The evaluation's environments, checked before any model loads (None: no environment, plain completions).
+
+    An unknown ``--environment`` or bad parameters are a :class:`UserError` naming the option, a row's unknown
+    environment or a prompt that is not a message list a :class:`DataRefused` naming the row."""
+    if default is not None:
+        try:
+            plugins.registry.environment(default.name).create(default.params)
+        except (UnknownNameError, DuplicateNameError, ValueError) as exc:
+            raise UserError(f"--environment {default.name!r}: {exc}") from None
+    factories, choices = environment_factories(default, rows, plugins)
+    if not factories:
+        return None
+    for row in rows:
+        if not isinstance(row.data["prompt"], list):
+            raise DataRefused(row.where, "an environment needs the prompt as a list of chat messages (its "
+                                         "observation is appended to the last one)")
+    types = {getattr(f, "func", None) for f in factories.values()}
+    names = sorted(t.__name__ for t in types if isinstance(t, type) and issubclass(t, Session)
+                   and t.environment.has_reward)
+    return Episodes(factories, choices, names)
+
+
+def _chat(tokenizer: Any, model: Model | str) -> ChatTools:
+    try:
+        return ChatTools(tokenizer)
+    except ValueError as exc:
+        raise UserError(f"model {model!r} cannot run an environment: {exc}") from None
+
+
+def _transformers(path: str, s: EvalSettings) -> tuple[ChatTools, Callable[[int], Step], int | None]:
+    """transformers' ``generate`` as the agent loop's step, up to and with the first stop token."""
+    import torch
+
+    from .evaluate import load_transformers, sampling_options
+
+    model, tokenizer, device = load_transformers(path, s)
+    chat = _chat(tokenizer, path)
+    configured = model.generation_config.eos_token_id
+    stops = {tokenizer.eos_token_id, *(configured if isinstance(configured, list) else [configured])} - {None}
+    options = sampling_options(s)
+
+    def seeded(seed: int) -> Step:
+        torch.manual_seed(seed)
+
+        def step(context: list[int], budget: int) -> list[int]:
+            if budget < 1:
+                return []
+            ids = torch.tensor([context], device=device)
+            with torch.no_grad():
+                out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=budget,
+                                     eos_token_id=sorted(stops), pad_token_id=tokenizer.pad_token_id, **options)
+            new = [int(t) for t in out[0, len(context):].tolist()]
+            end = next((j + 1 for j, t in enumerate(new) if t in stops), len(new))
+            return new[:end]
+
+        return step
+
+    return chat, seeded, getattr(model.config, "max_position_embeddings", None)
+
+
+def _mlx(path: str, s: EvalSettings) -> tuple[ChatTools, Callable[[int], Step], int | None]:
+    """The MLX backend's own step (mlx-lm's ``generate_step``, stopping at EOS), seeded per episode."""
+    from .evaluate import load_mlx
+
+    model, tokenizer, sampler = load_mlx(path, s)
+    import mlx.core as mx
+
+    from .backends.mlx_agents import _sampling
+
+    chat = _chat(tokenizer._tokenizer, path)
+    step = _sampling(model, sampler, set(tokenizer.eos_token_ids), [])
+
+    def seeded(seed: int) -> Step:
+        mx.random.seed(seed)
+        return step
+
+    return chat, seeded, getattr(getattr(model, "args", None), "max_position_embeddings", None)
