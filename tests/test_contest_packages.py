@@ -115,19 +115,28 @@ def test_imported_rows_judge_a_quick_sample_of_the_packages_submissions(tmp_path
     assert judged("contest", cases) == []
 
 
-@pytest.mark.slow  # every submission of seven packages, time-limit ones included: minutes on two cores
+PACKAGES = [*(("contest", p) for p in sorted(KATTIS.iterdir()) if p.is_dir()),
+            *(("contest(rules=domjudge)", p) for p in sorted(DOMJUDGE.iterdir()) if p.is_dir())]
+"""Each vendored Kattis-format package, with the rules of the judge whose suite it comes from."""
+
+
+@pytest.mark.slow  # every submission of the package, the judges' time-limit and stress tests included: minutes
+@pytest.mark.timeout(1800)
 @sandbox
-def test_imported_rows_judge_every_packages_submissions_as_its_judge_does(tmp_path):
-    kattis_rows = imported("kattis", *sorted(p for p in KATTIS.iterdir() if p.is_dir()), tmp_path=tmp_path)
-    cases = [c for row in kattis_rows for c in submissions(KATTIS / row["problem"], row, quick=False)]
-    assert judged("contest", cases) == []
-    oddecho = next(row for row in kattis_rows if row["problem"] == "oddecho")
+@pytest.mark.parametrize(("spec", "root"), PACKAGES, ids=[f"{r.parent.name}-{r.name}" for _, r in PACKAGES])
+def test_imported_rows_judge_every_packages_submissions_as_its_judge_does(tmp_path, spec, root):
+    [row] = imported("kattis", root, tmp_path=tmp_path)
+    cases = submissions(root, row, quick=False)
+    assert cases or missing(LANGUAGES["cpp"])
+    assert judged(spec, cases) == []
+
+
+@pytest.mark.slow  # compiles and runs a Python program on 16 tests in the sandbox: several seconds
+@sandbox
+def test_an_imported_scoring_problem_gives_a_partial_solution_its_groups_points(tmp_path):
+    [oddecho] = imported("kattis", KATTIS / "oddecho", tmp_path=tmp_path)
     partial = (KATTIS / "oddecho" / "submissions" / "partially_accepted" / "sol.py").read_text()
     assert score_rows("contest", [{**oddecho, "completion": f"```python\n{partial}\n```"}]) == [0.5]  # 1 group of 2
-    domjudge_rows = imported("kattis", *sorted(p for p in DOMJUDGE.iterdir() if p.is_dir()), tmp_path=tmp_path)
-    cases = [c for row in domjudge_rows for c in submissions(DOMJUDGE / row["problem"], row, quick=False)]
-    assert len(cases) >= 40
-    assert judged("contest(rules=domjudge)", cases) == []
 
 
 @pytest.mark.slow  # compiles three C++ programs in the sandbox: several seconds
@@ -243,6 +252,15 @@ def test_kattis_flags_limits_groups_and_the_statement_become_columns(tmp_path):
     assert data_check("contest", [row]).ok
 
 
+def test_a_legacy_package_with_a_validator_folder_but_default_validation_compares_tokens(tmp_path):
+    """Legacy packages say `validation: custom`; 2023-07 ones have no `validation` and the folder says it."""
+    files = {"output_validators/v/validate.cc": "int main() { return 42; }\n", "output_validators/v/.gitignore": "a\n"}
+    legacy = kattis(kattis_package(tmp_path / "legacy", "name: Toy\n", **files))
+    assert legacy["compare"] == "token" and "checker" not in legacy
+    new = kattis(kattis_package(tmp_path / "new", "problem_format_version: 2023-07-draft\n", **files))
+    assert new["checker"] == {"validate.cc": "int main() { return 42; }\n"} and "compare" not in new
+
+
 @pytest.mark.parametrize(("task_yaml", "files", "feature"), [
     ("name: toy\n", {}, r"file I/O \(infile 'input.txt', outfile 'output.txt'"),
     ('name: toy\ninfile: ""\noutfile: ""\noutput_only: true\n', {}, r"an output-only task"),
@@ -266,6 +284,9 @@ def test_cms_subtasks_come_from_gen_and_a_missing_output_is_named(tmp_path):
     assert (row["prompt"], row["statement"], len(row["tests"])) == ("Echo.\n", "statement/statement.md", 3)
     (tmp_path / "toy" / "output" / "output2.txt").unlink()
     with pytest.raises(DataError, match=r"cms package 'toy' .*output/output2.txt: missing \(the task has 3 test"):
+        cms(tmp_path / "toy")
+    (tmp_path / "toy" / "gen" / "GEN").write_text("1\n# ST: 100\n2\n")
+    with pytest.raises(DataError, match=r"cms package 'toy' .*gen/GEN: 1 test cases before the first #ST: line"):
         cms(tmp_path / "toy")
     (tmp_path / "nothing").mkdir()
     with pytest.raises(DataError, match=r"cms package 'nothing' .*task.yaml: missing"):

@@ -136,11 +136,13 @@ def kattis(folder: Path) -> dict[str, Any]:
     interactive = "interactive" in kinds or "interactive" in validation
     scoring = "scoring" in kinds
     root_data = package.yaml("data/testdata.yaml")
-    flags = str(spec.get("validator_flags") or root_data.get("output_validator_flags")
-                or " ".join(map(str, root_data.get("output_validator_args") or ()))).split()
+    flags = _words(spec.get("validator_flags") or root_data.get("output_validator_flags")
+                   or root_data.get("output_validator_args"))
     _no_group_flags(package)
     validator = _validator(package)
-    custom = interactive or "custom" in validation or ("validation" not in spec and validator is not None)
+    # legacy: `validation: custom` says so; 2023-07 has no `validation`, the validator's folder says so
+    legacy = str(spec.get("problem_format_version", "legacy")).startswith("legacy")
+    custom = interactive or "custom" in validation or (not legacy and validator is not None)
     columns: dict[str, Any] = {}
     if custom:
         if validator is None:
@@ -181,6 +183,13 @@ def _kattis_types(package: _Package, spec: dict[str, Any]) -> set[str]:
     return set(kinds)
 
 
+def _words(value: Any) -> list[str]:
+    """Flags as the package gives them: one string, or (2023-07) a list."""
+    if not value:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else str(value).split()
+
+
 def _title(spec: dict[str, Any], fallback: str) -> str:
     name = spec.get("name")
     if isinstance(name, dict):
@@ -213,6 +222,8 @@ def _validator(package: _Package) -> dict[str, str] | None:
             raise package.refuse(f"several output validators ({', '.join(f.name for f in folders)})")
         files: dict[str, str] = {}
         for entry in entries:
+            if entry.name.startswith("."):  # .gitignore and the like: no part of the program
+                continue
             relative = str(entry.relative_to(package.folder))
             if entry.is_dir():
                 raise package.error(relative, "a folder inside the validator (its files must sit side by side)")
@@ -383,6 +394,8 @@ def _cms_scoring(package: _Package, conf: dict[str, Any]) -> tuple[int, list[dic
             elif comment.startswith("ST:"):
                 if points is not None:
                     subtasks.append((points, count))
+                elif count:
+                    raise package.error("gen/GEN", f"{count} test cases before the first #ST: line")
                 points, count = comment[3:].strip(), 0
         if points is None:
             return count, []
