@@ -115,9 +115,10 @@ def test_imported_rows_judge_a_quick_sample_of_the_packages_submissions(tmp_path
     assert judged("contest", cases) == []
 
 
-PACKAGES = [*(("contest", p) for p in sorted(KATTIS.iterdir()) if p.is_dir()),
-            *(("contest(rules=domjudge)", p) for p in sorted(DOMJUDGE.iterdir()) if p.is_dir())]
-"""Each vendored Kattis-format package, with the rules of the judge whose suite it comes from."""
+PACKAGES = [*(("contest(output_mb=8)", p) for p in sorted(KATTIS.iterdir()) if p.is_dir()),
+            *(("contest(rules=domjudge, output_mb=8)", p) for p in sorted(DOMJUDGE.iterdir()) if p.is_dir())]
+"""Each vendored Kattis-format package, with the rules of the judge whose suite it comes from and its output limit
+(Kattis's and DOMjudge's default, 8 MiB: a row has no output limit of its own)."""
 
 
 @pytest.mark.slow  # every submission of the package, the judges' time-limit and stress tests included: minutes
@@ -219,6 +220,7 @@ def test_a_link_out_of_the_package_is_refused(tmp_path):
     ("name: Toy\n", {"data/secret/g/testdata.yaml": "output_validator_flags: case_sensitive\n"},
      r"output validator flags that differ by test group \(data/secret/g/testdata.yaml\)"),
     ("type: scoring\n", {}, r"a scoring problem's test case outside a group \(data/secret/1\)"),
+    ("limits:\n  output: 32\n", {}, r"a per-problem output limit \(limits.output: 32 MiB;"),
     ("type: scoring\n", {"grouped": True, "data/secret/g/1.in": "1\n", "data/secret/g/1.ans": "1\n",
                          "data/secret/g/testdata.yaml": "accept_score: 10\n"},
      r"a scoring group that is not all-or-nothing \(data/secret/g: grader_flags 'sum', not min\)"),

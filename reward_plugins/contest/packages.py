@@ -12,13 +12,13 @@ A package is read as its judge reads it (the references: the problem package for
 https://www.kattis.com/problem-package-format/ and Kattis problemtools; cms-dev/cms's
 ``cmscontrib/loaders/italy_yaml.py``).  What the ``contest`` reward cannot judge as that judge would (a grader
 linked with the submission, output-only, communication, file I/O, multi-pass, a CMS comparator, a validator in
-another language than C++, validator flags it cannot pass on) refuses the package with a
-:class:`grpo_host.DataError` naming the package and the feature: a row that silently judged something else would
-train on the wrong reward.  Where the row's built-in comparison cannot say the judge's exactly, the stricter one is
-written (it may reject what the judge accepts, never the reverse): Kattis's default validator ignores case,
-the ``token`` comparison does not; CMS's white-space diff compares lines token by token, ``lines`` also keeps the
-spaces inside a line.  Files are read as bytes and decoded as UTF-8 (a test's ``\\r\\n`` is kept); a symbolic
-link that leads out of the package is refused.
+another language than C++, validator flags it cannot pass on, an output limit of the problem's own) refuses the
+package with a :class:`grpo_host.DataError` naming the package and the feature: a row that silently judged
+something else would train on the wrong reward.  Where the row's built-in comparison cannot say the judge's
+exactly, the stricter one is written (it may reject what the judge accepts, never the reverse): Kattis's default
+validator ignores case, the ``token`` comparison does not; CMS's white-space diff compares lines token by token,
+``lines`` also keeps the spaces inside a line.  Files are read as bytes and decoded as UTF-8 (a test's ``\\r\\n``
+is kept); a symbolic link that leads out of the package is refused.
 """
 
 from __future__ import annotations
@@ -166,6 +166,9 @@ def kattis(folder: Path) -> dict[str, Any]:
                                         .strip())
     elif "time_limit" in limits:
         columns["time_limit"] = _number(package, "problem.yaml", "limits.time_limit", limits["time_limit"])
+    if "output" in limits:
+        raise package.refuse(f"a per-problem output limit (limits.output: {limits['output']} MiB; the output_mb "
+                             "parameter applies to every row)")
     if "memory" in limits:
         columns["memory_limit"] = _number(package, "problem.yaml", "limits.memory", limits["memory"])
     return package.row(_title(spec, package.folder.name), package.statement(
