@@ -62,7 +62,7 @@ Exit codes: 0 success, 1 the data has problems, 2 the command could not run, 3 a
 app = typer.Typer(cls=_Commands, no_args_is_help=True, add_completion=False, help=USAGE)
 rewards_app = typer.Typer(no_args_is_help=True, help="List and describe the installed rewards.")
 plugins_app = typer.Typer(no_args_is_help=True, help="List the installed reward packs.")
-data_app = typer.Typer(no_args_is_help=True, help="Check datasets before training.")
+data_app = typer.Typer(no_args_is_help=True, help="Check datasets before training; import problem packages as rows.")
 monitors_app = typer.Typer(no_args_is_help=True, help="List and describe the run monitors (reward hacking, collapse).")
 app.add_typer(rewards_app, name="rewards")
 app.add_typer(plugins_app, name="plugins")
@@ -202,6 +202,44 @@ def data_check(
     else:
         out.print(_problems_table(report, f"{data}: {report.rows} rows"))
     raise typer.Exit(0 if report.ok else 1)
+
+
+@data_app.command("import")
+def data_import(
+    fmt: Annotated[str, typer.Argument(metavar="FORMAT", help="a format a pack registered: kattis, cms, ...")],
+    folders: Annotated[list[Path], typer.Argument(metavar="FOLDER...", help="one problem package per folder")],
+    out_path: Annotated[Path, typer.Option("--out", "-o", help="the JSONL file to write, one row per package")],
+) -> None:
+    """Read judges' problem packages (a Kattis package, a CMS task) into rows, one per folder. Exit 0 all read,
+    1 a package was refused (named, with why; the others are written)."""
+    from .discovery.plugins import default_plugins
+    from .errors import DataError, OutputError
+
+    importer = default_plugins().registry.importer(fmt)
+    rows, refused = [], 0
+    for folder in folders:
+        try:
+            row = importer.read(folder)
+        except DataError as exc:
+            refused += 1
+            err.print(Text.assemble(("refused: ", "red"), str(exc)), soft_wrap=True)
+            continue
+        if row.get("statement", "") is None:
+            err.print(f"{folder}: no statement text; the prompt is a placeholder (the row's `statement` is null)",
+                      soft_wrap=True, style="yellow")
+        rows.append(row)
+    tmp = out_path.with_name(f".{out_path.name}.tmp")
+    try:  # whole or not at all: a reader never sees half a file
+        with tmp.open("w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        tmp.replace(out_path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"{out_path}: cannot write ({exc.strerror or exc})") from None
+    out.print(f"{out_path}: {len(rows)} rows from {fmt} packages ({importer.pack} {importer.version}), "
+              f"{refused} refused")
+    raise typer.Exit(1 if refused else 0)
 
 
 @monitors_app.command("list")

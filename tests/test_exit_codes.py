@@ -25,7 +25,8 @@ from conftest import HERE, run_cli, write_jsonl
 EXIT_CODES: dict[str, set[int]] = {
     "rewards list": {0}, "plugins list": {0}, "monitors list": {0}, "environments list": {0},
     "rewards show": {0, 2}, "monitors show": {0, 2}, "environments show": {0, 2},
-    "data check": {0, 1, 2}, "score": {0, 1, 2, 130}, "train": {0, 1, 2, 3}, "audit": {0, 1, 2},
+    "data check": {0, 1, 2}, "data import": {0, 1, 2}, "score": {0, 1, 2, 130}, "train": {0, 1, 2, 3},
+    "audit": {0, 1, 2},
     "report": {0, 2}, "rescore": {0, 1, 2}, "serve": {0, 2}, "new-plugin": {0, 2}, "eval": {0, 1, 2, 130},
 }
 """Command -> the exit codes it can end with (besides 1 for a bug, with its traceback, which any command may)."""
@@ -60,6 +61,10 @@ CASES: dict[tuple[str, int], object] = {
     ("data check", 0): lambda tmp: ["data", "check", _rows(tmp, GOOD), "--rewards", "accuracy"],
     ("data check", 1): lambda tmp: ["data", "check", _rows(tmp, BAD), "--rewards", "accuracy"],
     ("data check", 2): lambda tmp: ["data", "check", str(tmp / "missing.jsonl"), "--rewards", "accuracy"],
+    ("data import", 0): lambda tmp: ["data", "import", "kattis", str(HERE / "data" / "contest" / "kattis" / "hello"),
+                                     "--out", str(tmp / "rows.jsonl")],
+    ("data import", 1): lambda tmp: ["data", "import", "kattis", str(tmp), "--out", str(tmp / "rows.jsonl")],
+    ("data import", 2): lambda tmp: ["data", "import", "no_such_format", str(tmp), "--out", str(tmp / "rows.jsonl")],
     ("score", 0): lambda tmp: ["score", _rows(tmp, GOOD), "--rewards", "accuracy"],
     ("score", 1): lambda tmp: ["score", _rows(tmp, [*GOOD, {"prompt": "x"}]), "--rewards", "accuracy"],
     ("score", 2): lambda tmp: ["score", _rows(tmp, GOOD), "--rewards", "no_such_reward"],

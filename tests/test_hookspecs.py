@@ -18,7 +18,7 @@ import pytest
 from grpo_host import hookimpl, reward
 from grpo_host.discovery import hookspecs
 from grpo_host.discovery.plugins import HOOKS, load_plugins
-from grpo_host.errors import DuplicateNameError
+from grpo_host.errors import DuplicateNameError, UnknownNameError
 
 GUIDE = Path(__file__).parent.parent / "docs" / "writing-a-reward-pack.md"
 
@@ -153,6 +153,29 @@ def test_register_environments_rejects_what_is_not_an_environment():
     assert plugins.registry.names("environment") == []
 
 
+def test_register_importers_records_the_contest_packs_formats_with_their_pack():
+    """Through a real entry point: the built-in `contest` pack registers the `kattis` and `cms` importers."""
+    plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "contest"})
+    [record] = plugins.records
+    assert record.status == "loaded" and "register_importers" in record.hooks
+    assert plugins.registry.names("importer") == ["cms", "kattis"]
+    found = plugins.registry.importer("kattis")
+    assert (found.pack, found.name) == ("grpo-host", "kattis") and "Kattis" in found.description
+    with pytest.raises(UnknownNameError, match=r"unknown importer 'polygon'; available: cms, kattis"):
+        plugins.registry.importer("polygon")
+
+
+def test_register_importers_rejects_what_is_not_an_importer():
+    def bad(register):
+        register.add_importer("toy", read="not callable")
+
+    plugins = load_plugins(entry_points_group=None, env={},
+                           plugins=[plugin_module("bad_importer_pack", register_importers=bad)])
+    [record] = plugins.records
+    assert record.status == "failed" and "add_importer() takes a name, a callable read(folder)" in record.error
+    assert plugins.registry.names("importer") == []
+
+
 HOOK_TESTS = {
     "register_rewards": [
         test_register_rewards_records_each_reward_with_its_installed_pack,
@@ -166,6 +189,8 @@ HOOK_TESTS = {
                               test_register_environments_rejects_what_is_not_an_environment],
     "register_probes": [test_register_probes_records_a_probe_with_its_installed_pack,
                         test_register_probes_rejects_what_is_not_a_probe],
+    "register_importers": [test_register_importers_records_the_contest_packs_formats_with_their_pack,
+                           test_register_importers_rejects_what_is_not_an_importer],
 }
 """Hook name -> the tests that exercise it.  A new hook needs an entry (and its tests) here."""
 

@@ -75,6 +75,15 @@ def test_the_pack_authors_page_documents_every_public_name():
     assert not [name for name in API + TESTING if f"| `{name}` |" not in page]
 
 
+def test_the_pack_authors_page_names_every_hook():
+    """The ``hookimpl`` row lists every hook a pack may implement: a hook added to ``hookspecs.py`` is API."""
+    from grpo_host.discovery.plugins import HOOKS
+
+    row = next(line for line in (HERE.parent / "docs" / "pack-api.md").read_text().splitlines()
+               if line.startswith("| `hookimpl` |"))
+    assert not [hook for hook in HOOKS if f"`{hook}`" not in row]
+
+
 def grpo_host_imports(path: Path) -> list[tuple[int, str, str | None]]:
     """Every use of grpo_host in ``path``: (line, module, name or None for ``import module``)."""
     found: list[tuple[int, str, str | None]] = []

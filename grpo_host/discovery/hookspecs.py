@@ -125,3 +125,25 @@ def register_environments(register):
         an external agent framework that generates the rollouts itself), which
         a run names with ``rollout: NAME``.
     """
+
+
+@hookspec
+def register_importers(register):
+    """Register importers: readers that turn a judge's problem folder (a Kattis package, a CMS task) into a row.
+
+    Called once per plugin when the host loads plugins, like the other hooks.
+    ``grpo-host data import FORMAT FOLDER...`` looks the format up here and
+    writes one row per folder, so users train on existing problem archives
+    without writing a converter; the host stays generic, and the pack whose
+    reward judges the rows knows which columns it reads.  An importer is a
+    callable ``read(folder) -> row`` (a :class:`pathlib.Path` in, a dict of
+    JSON values out) that raises :class:`grpo_host.DataError` naming the
+    folder and the file when the folder cannot be read, or holds something the
+    pack's reward cannot judge (never dropping it silently).
+
+    :param register: a :class:`grpo_host.discovery.registry.Registrar` bound to this
+        plugin; ``register.add_importer(name, read, description)`` records the
+        importer under ``name`` (the ``FORMAT`` of ``data import``) with this
+        plugin's pack (distribution) name and version.  A name another plugin
+        also registers is an error naming both packs.
+    """

@@ -1,10 +1,10 @@
 """What plugins registered, and which plugin registered it.
 
 The registrar handed to each hook is bound to one plugin, so every reward,
-backend, monitor, probe and environment is stamped with the pack (the
+backend, monitor, probe, environment and importer is stamped with the pack (the
 distribution: name, version) it came from.  It has one method per kind of
 thing (``add_reward``, ``add_backend``, ``add_monitor``, ``add_probe``,
-``add_environment``, ``add_rollout``), as tox's registrar does, so a hook
+``add_environment``, ``add_rollout``, ``add_importer``), as tox's registrar does, so a hook
 says what it adds.
 
 The registry keeps every *claim* on a name rather than a winner: a name
@@ -27,7 +27,7 @@ from ..kinds.monitor import Monitor
 from ..kinds.probe import Probe
 from ..scoring.contract import Reward
 
-__all__ = ["Backend", "Registrar", "Registry"]
+__all__ = ["Backend", "Importer", "Registrar", "Registry"]
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,23 @@ class Backend:
     validate: Callable[[Any], None] | None = None
 
 
+@dataclass(frozen=True)
+class Importer:
+    """A problem-folder format ``grpo-host data import`` reads: ``read(folder) -> row`` (a dict of JSON values).
+
+    ``read`` raises :class:`grpo_host.DataError` naming the folder and the file for a folder it cannot read or
+    whose problem the pack's reward cannot judge.
+    """
+
+    name: str
+    read: Callable[[Any], dict[str, Any]]
+    description: str
+    pack: str
+    version: str
+
+
 _KINDS = {"reward": "reward", "backend": "training backend", "monitor": "monitor", "probe": "audit probe",
-          "environment": "environment", "rollout": "rollout"}
+          "environment": "environment", "rollout": "rollout", "importer": "importer"}
 
 
 @dataclass
@@ -85,6 +100,9 @@ class Registry:
 
     def probe(self, name: str) -> Probe:
         return self._get("probe", name)
+
+    def importer(self, name: str) -> Importer:
+        return self._get("importer", name)
 
     def _get(self, kind: str, name: str) -> Any:
         claims = self._claims[kind].get(name)
@@ -177,6 +195,12 @@ class Registrar:
         if not isinstance(rollout, Rollout):
             raise TypeError(f"add_rollout() takes a function made with @rollout, got {type(rollout).__name__}")
         self._add("rollout", rollout.name, replace(rollout, pack=self.pack, version=self.version))
+
+    def add_importer(self, name: str, read: Callable[[Any], dict[str, Any]], description: str = "") -> None:
+        """Register a problem-folder format for ``grpo-host data import``: ``read(folder) -> row``."""
+        if not isinstance(name, str) or not name or not callable(read) or not isinstance(description, str):
+            raise TypeError("add_importer() takes a name, a callable read(folder) and a description")
+        self._add("importer", name, Importer(name, read, description, self.pack, self.version))
 
     def _add(self, kind: str, name: str, item: Any) -> None:
         self.names.append(name)

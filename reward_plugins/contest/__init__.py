@@ -7,6 +7,7 @@ pack uses too (:mod:`reward_plugins.sandbox`), with a server of its own
 (``jail``, which runs inside it), with per-test CPU time and memory
 limits, a content-addressed compile cache, built-in checkers and
 testlib/Kattis special judges and interactors; ``languages`` says how each
-language compiles and runs.  ``testlib/`` is the vendored
+language compiles and runs; ``packages`` reads Kattis packages and CMS tasks
+into rows (``grpo-host data import``).  ``testlib/`` is the vendored
 testlib.h (MIT).  How to use it and what it enforces: ``docs/contest.md``.
 """

@@ -209,3 +209,15 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
 @hookimpl
 def register_rewards(register):
     register(contest)
+
+
+@hookimpl
+def register_importers(register):
+    """``grpo-host data import kattis|cms``: problem packages read into rows this reward judges
+    (:mod:`reward_plugins.contest.packages`)."""
+    from .packages import cms, kattis
+
+    register.add_importer("kattis", kattis, "a Kattis/ICPC problem package folder (problem.yaml, data/, "
+                                            "output_validators/)")
+    register.add_importer("cms", cms, "a CMS task folder in the Italian YAML format (task.yaml, input/, output/, "
+                                      "gen/GEN)")

@@ -1,0 +1,7 @@
+#include <iostream>
+
+int main() {
+  int N;
+  std::cin >> N;
+  std::cout << N << std::endl;
+}
