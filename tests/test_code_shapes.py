@@ -87,6 +87,14 @@ def test_arithmetic_the_compiler_does_not_fold_stays_a_script(argument):
     assert isinstance(plan, shapes.Scripts)
 
 
+def test_a_chain_with_a_name_in_it_stays_a_script_and_one_of_constants_folds():
+    """A name at the bottom of a chain stops the folding at its first link (``_Fold`` compiles only operations on
+    constants), whatever is stacked on it; a chain of constants folds whole."""
+    chain = "x" + " + 1" * 40
+    assert isinstance(plan_for(f"x = 1\nassert f({chain}) == 1\nassert f(-(-{chain})) == 1\n"), shapes.Scripts)
+    assert isinstance(plan_for("assert f(" + " + ".join(["1"] * 40) + ") == 1\n"), shapes.Calls)
+
+
 def test_a_stray_name_in_check_is_inert_only_when_it_is_a_builtin():
     tests = "def check(candidate):\n    {name}\n    assert candidate(1) == 1\n\ncheck(f)\n"
     assert isinstance(plan_for(tests.format(name="print")), shapes.Calls)

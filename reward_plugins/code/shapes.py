@@ -297,10 +297,18 @@ def _literal(node: ast.expr) -> object:
 
 
 class _Fold(ast.NodeTransformer):
-    """Each operation whose compiled form is a single constant becomes that constant (the compiler's folding)."""
+    """Each operation whose compiled form is a single constant becomes that constant (the compiler's folding).
+
+    Only an operation on constants (or tuples of them) is compiled, once its operands are folded: one whose operand
+    stayed an expression cannot fold, and compiling it anyway would compile a long chain (``x + 1 + 1 ...`` in a
+    row's tests) once per link."""
 
     def _fold(self, node: ast.BinOp | ast.UnaryOp) -> ast.expr:
         self.generic_visit(node)
+        operands = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand]
+        if not all(isinstance(o, ast.Constant) or isinstance(o, ast.Tuple)
+                   and all(isinstance(e, ast.Constant) for e in o.elts) for o in operands):
+            return node
         code = compile(ast.Expression(node), "<argument>", "eval")
         ops = [i for i in dis.get_instructions(code) if i.opname not in ("RESUME", "NOP", "CACHE")]
         if [i.opname for i in ops] != ["LOAD_CONST", "RETURN_VALUE"]:
