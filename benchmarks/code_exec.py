@@ -14,7 +14,7 @@ Runners:
 * ``grpo-host sandbox``: :class:`reward_plugins.code.sandbox.Sandbox` with
   the tests planned exactly as the ``code`` reward plans them
   (:mod:`reward_plugins.code.shapes`): literal-call asserts judged by the
-  collector from the calls' results (151 of the 164 HumanEval problems),
+  collector from the calls' results (158 of the 164 HumanEval problems),
   the rest as assert scripts, each case run by a judge process that calls
   the program's process over a pipe; one warm bubblewrap sandbox with a
   fork server and a collector.

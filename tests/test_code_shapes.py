@@ -61,6 +61,46 @@ def test_humaneval_check_is_one_case_with_the_candidate_resolved():
     assert judge["cases"] == [[["__grpo_r[0] == 3", "abs(__grpo_r[1] - 0) < 1e-06", "True"], [0, 1]]]
 
 
+def test_arithmetic_on_literals_is_a_literal_argument_as_the_compiler_folds_it():
+    """HumanEval/16, /25, /31, /75, /90, /108 write ``candidate(3 * 19)``, ``candidate([1, 0**0])``,
+    ``candidate('abcde' + 'cade')``: the same values at run time, so the rows are literal calls (issue 39: a
+    script case costs a second process and a round trip per call); /129's stray ``print`` does nothing."""
+    tests = ("def check(candidate):\n    print\n    assert candidate(3 * 5 * 7) == True\n"
+             "    assert candidate([1, 0**0], k=-(2 + 1)) == None\n    assert candidate('ab' + 'c' * 2) == 1\n"
+             "    assert candidate((1, 2) + (3,)) == 6\n\ncheck(f)\n")
+    plan = plan_for(tests)
+    assert isinstance(plan, shapes.Calls) and plan.cases == 1
+    assert [[(plain.decode(args), plain.decode(kwargs)) for _, args, kwargs in call] for call in plan.calls] == [
+        [((105,), {})], [(([1, 1],), {"k": -3})], [(("abcc",),  {})], [(((1, 2, 3),), {})]]
+
+
+@pytest.mark.parametrize("argument", [
+    "2 ** 10 ** 10",  # the compiler does not fold what would be huge: neither do the plans
+    "'a' * 10 ** 6",
+    "1 / 0",  # raises at run time: the tests' own error, in a script
+    "x * 2",
+    "{1, 2} | {3}",
+    "len('ab') + 1",
+])
+def test_arithmetic_the_compiler_does_not_fold_stays_a_script(argument):
+    plan = plan_for(f"x = 1\nassert f({argument}) == 1\n")
+    assert isinstance(plan, shapes.Scripts)
+
+
+def test_a_chain_with_a_name_in_it_stays_a_script_and_one_of_constants_folds():
+    """A name at the bottom of a chain stops the folding at its first link (``_Fold`` compiles only operations on
+    constants), whatever is stacked on it; a chain of constants folds whole."""
+    chain = "x" + " + 1" * 40
+    assert isinstance(plan_for(f"x = 1\nassert f({chain}) == 1\nassert f(-(-{chain})) == 1\n"), shapes.Scripts)
+    assert isinstance(plan_for("assert f(" + " + ".join(["1"] * 40) + ") == 1\n"), shapes.Calls)
+
+
+def test_a_stray_name_in_check_is_inert_only_when_it_is_a_builtin():
+    tests = "def check(candidate):\n    {name}\n    assert candidate(1) == 1\n\ncheck(f)\n"
+    assert isinstance(plan_for(tests.format(name="print")), shapes.Calls)
+    assert isinstance(plan_for(tests.format(name="helper")), shapes.Scripts)  # a name of the program's, or unbound
+
+
 @pytest.mark.parametrize("tests", [
     "for x in [1, 2]:\n    assert f(x) == x\n",  # a loop: the argument is not a literal
     "x = 3\nassert f(x) == 3\n",  # a name as argument

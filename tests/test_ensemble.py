@@ -336,3 +336,16 @@ def test_an_async_reward_is_an_async_trl_reward_function(plugins):
     assert is_async_callable(waits) and not is_async_callable(plugins.registry.reward("echo"))
     assert asyncio.run(waits(prompts=["p", "q"], completions=["0", "0.1"])) == [1.0, 1.0]
     assert waits.score_one("0") == 1.0  # the synchronous path (rewards show, scripts)
+
+
+def test_a_worker_starts_without_asyncio():
+    """The command and every worker import the executors; only async rewards need asyncio (~50 ms of CPU to
+    import, issue 39), so it is imported when the first coroutine is submitted, not with the module."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nimport grpo_host.scoring.executors as e\nassert 'asyncio' not in sys.modules\n"
+             "async def one():\n    return 1\n"
+             "runner = e.AsyncRunner()\nassert runner.wait(runner.submit(one()), 5.0) == 1\nrunner.close()\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -40,7 +40,6 @@ times the timeout in wall seconds not spent waiting for a CPU (outcome
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextlib
 import os
@@ -54,12 +53,15 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import WorkerError
 from .calls import Failure, Outcome, call, install_alarm
 from .clocks import Watch
 from .worker import BACKSTOP, mark_worker
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["AsyncRunner", "Executor", "InlineRunner", "Task", "WorkerPool"]
 
@@ -178,6 +180,9 @@ class AsyncRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def submit(self, coro: Any) -> concurrent.futures.Future:
+        import asyncio  # here, not at the top: the command and every worker import this module, and asyncio costs
+        # ~50 ms of CPU to import (issue 39), which only async rewards need
+
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
             threading.Thread(target=_serve, args=(self._loop,), daemon=True, name="grpo-host-async").start()
@@ -215,6 +220,8 @@ class AsyncRunner:
 
 def _serve(loop: asyncio.AbstractEventLoop) -> None:
     """Run ``loop`` until it is stopped, then cancel what it still holds and close it (its sockets with it)."""
+    import asyncio
+
     try:
         loop.run_forever()
     finally:

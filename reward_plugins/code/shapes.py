@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dis
 import functools
 import json
 from dataclasses import dataclass
@@ -242,8 +243,7 @@ def _calls(tree: ast.Module, program: frozenset[str]) -> Calls | None:
                 asserts.append(stmt)
             elif isinstance(stmt, ast.Import | ast.ImportFrom):
                 setup.append(stmt)
-            elif not (isinstance(stmt, ast.Pass)
-                      or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))):
+            elif not (isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and _inert(stmt.value))):
                 return None
         case = _rewrite(asserts, program, {check.args.args[0].arg: target}, calls) if asserts else None
         if case is None:
@@ -257,6 +257,12 @@ def _calls(tree: ast.Module, program: frozenset[str]) -> Calls | None:
     for i, steps in enumerate(calls):
         by_function.setdefault(steps[0][0], []).append(i)
     return Calls(tuple(calls), text.encode(), len(cases), tuple(tuple(g) for g in by_function.values()))
+
+
+def _inert(value: ast.expr) -> bool:
+    """A statement of ``check`` that does nothing: a docstring or constant, or a builtin named and not called
+    (HumanEval/129's stray ``print``; never a program's name, which is no builtin: :func:`owned`)."""
+    return isinstance(value, ast.Constant) or (isinstance(value, ast.Name) and value.id in BUILTINS)
 
 
 def _check_call(body: list[ast.stmt], program: frozenset[str]) -> tuple[ast.FunctionDef | None, str]:
@@ -277,6 +283,41 @@ def _check_call(body: list[ast.stmt], program: frozenset[str]) -> tuple[ast.Func
     return defs[0], arg.id
 
 
+def _literal(node: ast.expr) -> object:
+    """A call argument's value when it is a literal, or arithmetic on literals that Python itself folds to a
+    constant (HumanEval writes ``candidate(3 * 5 * 7)``, ``candidate([1, 0**0])``, ``'abcde' + 'cade'``); such an
+    argument is the same value at run time, so the row keeps the cheap shape.  Which operations fold, and up to
+    what size (``2**10**10`` or ``'a' * 10**6`` do not), is the compiler's own rule; raises ValueError otherwise."""
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        if not any(isinstance(n, ast.BinOp | ast.UnaryOp) for n in ast.walk(node)):
+            raise
+    return ast.literal_eval(_Fold().visit(ast.parse(ast.unparse(node), mode="eval").body))
+
+
+class _Fold(ast.NodeTransformer):
+    """Each operation whose compiled form is a single constant becomes that constant (the compiler's folding).
+
+    Only an operation on constants (or tuples of them) is compiled, once its operands are folded: one whose operand
+    stayed an expression cannot fold, and compiling it anyway would compile a long chain (``x + 1 + 1 ...`` in a
+    row's tests) once per link."""
+
+    def _fold(self, node: ast.BinOp | ast.UnaryOp) -> ast.expr:
+        self.generic_visit(node)
+        operands = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand]
+        if not all(isinstance(o, ast.Constant) or isinstance(o, ast.Tuple)
+                   and all(isinstance(e, ast.Constant) for e in o.elts) for o in operands):
+            return node
+        code = compile(ast.Expression(node), "<argument>", "eval")
+        ops = [i for i in dis.get_instructions(code) if i.opname not in ("RESUME", "NOP", "CACHE")]
+        if [i.opname for i in ops] != ["LOAD_CONST", "RETURN_VALUE"]:
+            return node
+        return ast.copy_location(ast.Constant(ops[0].argval), node)
+
+    visit_BinOp = visit_UnaryOp = _fold
+
+
 class _Replace(ast.NodeTransformer):
     """Every literal-argument call of a program's function becomes ``__grpo_r[i]``; records the call.
 
@@ -295,8 +336,8 @@ class _Replace(ast.NodeTransformer):
         steps = []
         while isinstance(node, ast.Call):
             try:
-                args = tuple(ast.literal_eval(a) for a in node.args)
-                kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+                args = tuple(_literal(a) for a in node.args)
+                kwargs = {k.arg: _literal(k.value) for k in node.keywords}
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 return None  # not literal
             if None in kwargs:  # **mapping
