@@ -13,9 +13,9 @@ inventoried: its language (the judge's own declaration, else its file extension)
 question: the working tree's ``LANGUAGES`` now, ``git show <before>:reward_plugins/contest/languages.py`` before)
 and every kind of its task, and its memory limit is at or above that commit's floor (read from its ``rows.py``).
 The kinds a commit supports cannot all be read from code (a task kind is a column's handling, not a table), so
-:data:`KINDS` states them, each with the ``docs/contest.md`` section that describes it; the grader languages now
-are ``graders.GRADED``'s.  Whether the toolchain is installed on this machine (``languages.missing``) is counted
-apart: it is a property of the machine, not of the reward.
+:data:`KINDS` states them, each with the ``docs/contest.md`` section that describes it (its first column is
+1456d4e's, the default ``--before``); the grader languages now are ``graders.GRADED``'s.  Whether the toolchain is
+installed on this machine (``languages.missing``) is counted apart: it is a property of the machine, not of the reward.
 
 CMS's ``Tests.py`` is a Python list built from its imports; it is executed with those imports replaced by
 recorders (its tasks' ``__init__.py`` are executed the same way for their ``task_info``), at the pinned commit.
@@ -409,6 +409,9 @@ def main() -> None:
     a = parser.parse_args()
     repos = {"DOMjudge": Repo(a.domjudge), "DMOJ": Repo(a.dmoj), "CMS": Repo(a.cms), "Kattis": Repo(a.problemtools)}
     subs = domjudge(repos["DOMjudge"]) + dmoj(repos["DMOJ"]) + cms(repos["CMS"]) + kattis(repos["Kattis"])
+    unknown = {k for sub in subs for k in sub.kinds} - KINDS.keys()
+    if unknown:
+        raise SystemExit(f"kinds missing from KINDS: {sorted(unknown)}")
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                           check=True).stdout.strip()
     caps = {
