@@ -274,7 +274,6 @@ def test_a_legacy_package_with_a_validator_folder_but_default_validation_compare
 
 
 @pytest.mark.parametrize(("task_yaml", "files", "feature"), [
-    ('name: toy\ninfile: ""\noutfile: ""\noutput_only: true\n', {}, r"an output-only task"),
     ('name: toy\ninfile: ""\noutfile: ""\n', {"check/manager": ""}, r"a communication task \(check/manager"),
     ('name: toy\ninfile: ""\noutfile: ""\n', {"cor/correttore": "\x7fELF"},
      r"a CMS comparator that is neither a Python script nor beside its C\+\+ source \(cor/correttore\)"),
@@ -377,6 +376,9 @@ def test_a_cms_task_with_file_io_a_grader_and_a_python_comparator_becomes_column
     mul = cms(cms_task(tmp_path / "mul", 'name: toy\ninfile: ""\noutfile: ""\nscore_type: GroupMul\n'
                        'score_type_parameters: [[100, 1]]\nn_input: 1\n'))
     assert mul["subtasks"] == [{"points": 100.0, "tests": [0], "aggregate": "mul"}]
+    oo = cms(cms_task(tmp_path / "oo", "name: oo\noutput_only: true\n", **{"check/checker": "#!/usr/bin/python3\n"}))
+    assert oo.items() >= {"output_only": True, "checker_protocol": "cms"}.items() and "input_file" not in oo
+    assert data_check("contest", [oo]).ok
     cpp = cms(cms_task(tmp_path / "cpp", **{"check/checker": "\x7fELF", "check/checker.cpp": "int main() {}\n"}))
     assert cpp["checker"] == {"checker.cpp": "int main() {}\n"} and cpp["checker_protocol"] == "cms"
 

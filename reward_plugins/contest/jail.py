@@ -655,7 +655,12 @@ def judge_outcome(outcome, judge, log, stdout=None):
 
 def do_check(req, data):
     """Run a checker on the output the last run or interaction kept (the program's, or the interactor's ``tout``),
-    moved into the judge's folder, where the contestant cannot reach."""
+    or, for an output-only submission, on the output the host sent as a third file; moved into the judge's folder,
+    where the contestant cannot reach."""
+    if len(data) > 2:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(KEPT)
+        write_file(KEPT, data[2], 0o600)
     os.rename(KEPT, f"{WORK}/checked")
     judge = judge_files(data, ("input", "answer"))
     os.rename(f"{WORK}/checked", f"{judge}/output")

@@ -47,6 +47,7 @@ import subprocess
 import sys
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -242,6 +243,9 @@ class Problem:
     writable: bool = False
     """File I/O: the program may create files in its folder (judges forbid it for batch problems, so by default
     its folder is read-only)."""
+    output_only: bool = False
+    """CMS's OutputOnly: the submission is each test's output file itself; no program runs
+    (:mod:`reward_plugins.contest.outputs`)."""
 
 
 @dataclass
@@ -748,6 +752,16 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     failed = run.build()
     if failed is not None:
         return failed
+    return grade(problem, lambda i: _one(run, problem.tests[i]),
+                 lambda: time.monotonic() > deadline or run.spent >= cpu_budget, stop_on_failure, run.log, run.cached)
+
+
+def grade(problem: Problem, one: Callable[[int], tuple[Verdict, float, str]], spent: Callable[[], bool],
+          stop_on_failure: bool, log: str = "", cached: bool = False) -> Report:
+    """Every group's tests judged by ``one`` (test index: verdict, score, why) in order, and the report: a ``min`` or
+    ``mul`` group stops at its first test that scores 0 (its other tests SKIP), a ``sum`` group runs every test;
+    everything stops once ``spent()`` says the budget is (the report is then ``stopped``).  Shared by programs and
+    output-only submissions (:mod:`reward_plugins.contest.outputs`)."""
     n = len(problem.tests)
     groups = problem.groups or tuple(Group(1.0, (i,)) for i in range(n))
     verdicts: list[Verdict] = ["SKIP"] * n
@@ -756,10 +770,10 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     for group in groups:
         for i in group.tests:
             if verdicts[i] == "SKIP":  # a test in two groups runs once
-                if time.monotonic() > deadline or run.spent >= cpu_budget:
+                if spent():
                     stopped = True
                     break
-                verdicts[i], scores[i], details[i] = _one(run, problem.tests[i])
+                verdicts[i], scores[i], details[i] = one(i)
             if stop_on_failure and verdicts[i] != "AC":
                 break
             if problem.groups and group.aggregate != "sum" and scores[i] == 0.0:
@@ -768,7 +782,7 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
             break
     total = sum(group.points for group in groups)
     earned = [group.earned(scores) for group in groups]
-    return Report(verdicts, sum(earned) / total if total > 0 else 0.0, run.log, run.cached, details, stopped, scores,
+    return Report(verdicts, sum(earned) / total if total > 0 else 0.0, log, cached, details, stopped, scores,
                   earned if problem.groups else [])
 
 
@@ -834,10 +848,17 @@ def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, float, str]:
     """The row's checker on the output the run (or the interactor) just kept; in the same sandbox, or there is no
     output to check (a sandbox rebuilt in between: a judge error)."""
     assert run.problem.checker is not None  # only a problem with a checker is checked
-    protocol = run.problem.checker.protocol
-    header = {"op": "check", "judge_key": run.keys["checker"], "judge_argv": run.problem.checker.run_argv(),
-              "judge_limits": JUDGE_LIMITS, "protocol": protocol}
-    result, _ = run.jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
+    result = check(run.jail, run.problem, run.keys["checker"], data)
     run.spent += _cpu(result)
-    verdict, score, why = _checker_verdict(result, protocol, run.problem.score_max)
+    verdict, score, why = _checker_verdict(result, run.problem.checker.protocol, run.problem.score_max)
     return verdict, score, (why + " " + str(result.get("message", ""))[-500:]).strip()
+
+
+def check(jail: Jail, problem: Problem, key: str, data: list[bytes]) -> dict:
+    """The ``check`` request: the checker built as ``key`` on ``data`` (input, answer, and for an output-only
+    submission the output itself; else the output the last run kept); the server's reply."""
+    assert problem.checker is not None
+    header = {"op": "check", "judge_key": key, "judge_argv": problem.checker.run_argv(),
+              "judge_limits": JUDGE_LIMITS, "protocol": problem.checker.protocol}
+    result, _ = jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
+    return result

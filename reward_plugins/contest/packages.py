@@ -11,18 +11,17 @@ prompt of their own.
 
 A package is read as its judge reads it (the references: the problem package format at
 https://www.kattis.com/problem-package-format/ and Kattis problemtools; cms-dev/cms's
-``cmscontrib/loaders/italy_yaml.py``).  What the ``contest`` reward cannot judge as that judge would (output-only,
-communication, multi-pass, a validator in another language than C++ or Python, a CMS comparator that is a binary
-without its C++ source, validator flags it cannot pass on, a Kattis scoring group other than ``min`` or ``sum``
-with ``on_reject: continue``, validator scores in groups of different worth, an output limit of the problem's
-own) refuses the
-package with a :class:`grpo_host.DataError` naming the package and the feature: a row that silently judged
-something else would train on the wrong reward.  Where the row's built-in comparison cannot say the judge's
-exactly, the stricter one is written (it may reject what the judge accepts, never the reverse): Kattis's default
-validator ignores case, the ``token`` comparison does not; CMS's white-space diff compares lines token by token,
-``lines`` also keeps the spaces inside a line.  Files are read as bytes and decoded as UTF-8 (a test's ``\\r\\n``
-is kept); a symbolic link that leads out of the package is refused.
-"""
+``cmscontrib/loaders/italy_yaml.py``).  What the ``contest`` reward cannot judge as that judge would (Kattis's
+submit-answer, CMS's output-only test cases inside a Batch task, communication, multi-pass, a validator in another
+language than C++ or Python, a CMS comparator that is a binary without its C++ source, validator flags it cannot
+pass on, a Kattis scoring group other than ``min`` or ``sum`` with ``on_reject: continue``, validator scores in
+groups of different worth, an output limit of the problem's own) refuses the package with a
+:class:`grpo_host.DataError` naming the package and the feature: a row that silently judged something else would
+train on the wrong reward.  Where the row's built-in comparison cannot say the judge's exactly, the stricter one is
+written (it may reject what the judge accepts, never the reverse): Kattis's default validator ignores case, the
+``token`` comparison does not; CMS's white-space diff compares lines token by token, ``lines`` also keeps the spaces
+inside a line.  Files are read as bytes and decoded as UTF-8 (a test's ``\\r\\n`` is kept); a symbolic link that
+leads out of the package is refused."""
 
 from __future__ import annotations
 
@@ -348,20 +347,23 @@ def cms(folder: Path) -> dict[str, Any]:
     ``input/inputN.txt`` and ``output/outputN.txt``, subtasks from ``gen/GEN``'s ``#ST:`` lines (or
     ``score_type`` and ``n_input`` in ``task.yaml``), file I/O (``infile`` / ``outfile``), ``sol/grader.*`` with
     ``sol/``'s headers (linked with the submission, which CMS names after the task: ``name.%l``), the comparator
-    ``check/checker`` or ``cor/correttore`` (a Python script, or the C++ source beside the binary)."""
+    ``check/checker`` or ``cor/correttore`` (a Python script, or the C++ source beside the binary); an
+    ``output_only`` task's row is ``output_only`` (:mod:`reward_plugins.contest.outputs`)."""
     package = _Package("cms", folder)
     conf = package.yaml("task.yaml", required=True)
     title = str(_first(conf, "title", "nome") or _first(conf, "name", "nome_breve") or package.folder.name)
-    if conf.get("output_only"):
-        raise package.refuse("an output-only task (output_only: true)")
     if conf.get("output_only_testcases") or conf.get("output_optional_testcases"):
         raise package.refuse("output-only test cases (output_only_testcases / output_optional_testcases)")
     for where in ("check", "cor"):
         if package.path(f"{where}/manager").exists():
             raise package.refuse(f"a communication task ({where}/manager talks to the program)")
-    columns: dict[str, Any] = {"compare": "lines", **_cms_checker(package), **_cms_grader(package, conf)}
+    columns: dict[str, Any] = {"compare": "lines", **_cms_checker(package)}
+    if conf.get("output_only"):  # italy_yaml: task type OutputOnly, files output_%03d.txt; no program, no limits
+        columns["output_only"] = True
+    else:
+        columns |= _cms_grader(package, conf)
     infile, outfile = conf.get("infile", "input.txt"), conf.get("outfile", "output.txt")
-    for column, value in (("input_file", infile), ("output_file", outfile)):
+    for column, value in (() if conf.get("output_only") else (("input_file", infile), ("output_file", outfile))):
         if value:
             if not isinstance(value, str) or "/" in value or value.startswith("."):
                 raise package.error("task.yaml", f"{column.replace('put_file', 'file')}: {value!r} is not a plain "

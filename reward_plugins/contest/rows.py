@@ -31,6 +31,9 @@ Columns (all but the tests optional):
   Batch with a grader: ``grader.cpp``, ``grader.c``, ``grader.py``, headers),
   and ``submission_name``, the submission's file stem the grader includes or
   imports (default ``solution``);
+* ``output_only``: true for CMS's OutputOnly tasks: the completion is each
+  test's output file, ``output_000.txt``, ``output_001.txt``, ... as fenced
+  blocks named so (:mod:`reward_plugins.contest.outputs`); no program runs;
 * ``language``: the program's language when its code fence names none.
 """
 
@@ -216,10 +219,17 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     writable = False if row.get("file_io") is None else row["file_io"]
     if not isinstance(writable, bool):
         raise RowProblem(f"column 'file_io': {writable!r} is not true or false")
+    output_only = False if row.get("output_only") is None else row["output_only"]
+    if not isinstance(output_only, bool):
+        raise RowProblem(f"column 'output_only': {output_only!r} is not true or false")
+    if output_only and (clash := next((c for c in ("interactor", "grader", "input_file", "output_file", "file_io")
+                                       if row.get(c) not in (None, "", {}, False)), None)):
+        raise RowProblem(f"column {clash!r}: an output-only task runs no program (column 'output_only')")
     return Problem(tuple(tests), seconds, memory, output_mb * MIB, mode, tolerance, tolerance,  # type: ignore[arg-type]
                    checker=checker, interactor=interactor, groups=groups, writable=writable,
                    score_max=float(score_max), grader=grader, submission_name=submission_name,
-                   input_file=named.get("input_file"), output_file=named.get("output_file"))
+                   input_file=named.get("input_file"), output_file=named.get("output_file"),
+                   output_only=output_only)
 
 
 def _file_name(value: Any, column: str) -> str:
