@@ -746,7 +746,85 @@ def do_interact(req, data):
     return outcome, b""
 
 
-OPS = {"compile": do_compile, "run": do_run, "check": do_check, "interact": do_interact}
+def do_communicate(req, data):
+    """CMS's Communication task type with one process (cms-dev/cms ``cms/grading/tasktypes/Communication.py``,
+    commit ``c3659b810cfd1fab37904f6c6148d460f2854eff``): the manager, run as the judge's uid in its own folder,
+    which holds the test's input as ``input.txt`` (also its stdin) and where it may write ``output.txt``, talks to
+    the program through two FIFOs it gets on its command line (user-to-manager, then manager-to-user).  The program
+    reads the manager's FIFO as its stdin and writes its own as its stdout (``std_io``), or, linked with the task's
+    stub (``fifo_io``), gets their paths as arguments (manager-to-user first).  The manager's stdout's first line is
+    the outcome, its stderr the text.
+
+    What CMS's separate sandboxes guarantee, here by uids and modes: the manager's folder is the judge's (0700),
+    so the program cannot read the input; the FIFOs are the judge's, readable only (manager-to-user, 0644) or
+    writable only (user-to-manager, 0622) by others, so the program cannot forge the manager's words or read its
+    own back.  As in :func:`do_interact`, the server holds a writer of the user-to-manager FIFO until the program
+    is reaped, and a reader and a writer of the manager-to-user one until the manager is, so no ``open`` of the
+    program's waits and an end of input is seen only once the process at the other end is taken.  A manager that
+    reaches its ``open`` of the user-to-manager FIFO only after the program ended waits for a writer to its wall
+    limit, as under CMS; the program's own verdict (RE, TLE) stands."""
+    run = run_folder(req)
+    judge = judge_files(data[:1], ("input",))
+    link_artifact(req["judge_key"], f"{judge}/bin")
+    box = f"{judge}/feedback"
+    write_file(f"{box}/input.txt", data[0])
+    fifos = f"{WORK}/fifo"
+    fresh_dir(fifos, 0, 0o755)
+    to_manager, to_user = f"{fifos}/u0_to_m", f"{fifos}/m_to_u0"
+    for path, mode in ((to_manager, 0o622), (to_user, 0o644)):
+        os.mkfifo(path, 0o600)
+        os.chown(path, JUDGE, JUDGE)
+        os.chmod(path, mode)
+    user_in = os.open(to_user, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(user_in, True)
+    manager_out = os.open(to_user, os.O_WRONLY)  # a writer from the start: the program reads no early end of input
+    reader = os.open(to_manager, os.O_RDONLY | os.O_NONBLOCK)  # so that the writer's open does not wait
+    user_out = os.open(to_manager, os.O_WRONLY)
+    os.close(reader)
+    held = {user_in, user_out, manager_out}
+    log, stdout = f"{WORK}/judge.log", f"{WORK}/judge.out"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    out = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err = os.open(f"{WORK}/program.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    stdin = os.open(f"{box}/input.txt", os.O_RDONLY)
+    null = os.open("/dev/null", os.O_RDWR)
+    stdio = req.get("user_io", "std_io") == "std_io"
+    argv = req["argv"] if stdio else [*req["argv"], to_user, to_manager]
+
+    def release(*ends):
+        for end in held.intersection(ends):
+            os.close(end)
+            held.discard(end)
+
+    def ended(k, _):
+        if k == 0:  # the manager
+            release(user_in, manager_out)
+            return
+        release(user_out)
+        with contextlib.suppress(OSError):  # a manager waiting in open() for a writer that will never come: woken
+            os.close(os.open(to_manager, os.O_WRONLY | os.O_NONBLOCK))
+
+    try:
+        manager = spawn([part.replace("{bin}", f"{judge}/bin") for part in req["judge_argv"]] + [to_manager, to_user],
+                        uid=JUDGE, cwd=box, limits=req["judge_limits"], stdin=stdin, stdout=out, stderr=fd)
+        before, forked_from = children_cpu(), image()
+        program = spawn(argv, uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=user_in if stdio else null,
+                        stdout=user_out if stdio else null, stderr=err, env_extra=req.get("env"), program=True)
+        for end in (fd, out, err, stdin, null):
+            os.close(end)
+        verdict, outcome = finish_all([(*manager, req["judge_limits"]["wall"]), (*program, req["limits"]["wall"])],
+                                      ended)
+    finally:
+        release(*held)
+    count_orphans(outcome, before, outcome["cpu"] + verdict["cpu"])
+    outcome["image_rss"] = forked_from
+    outcome["stderr"] = tail(f"{WORK}/program.err", ERR_BYTES)
+    outcome["judge"] = judge_outcome(verdict, judge, log, stdout)
+    return outcome, b""
+
+
+OPS = {"compile": do_compile, "run": do_run, "check": do_check, "interact": do_interact,
+       "communicate": do_communicate}
 
 
 def forget(req):

@@ -243,6 +243,12 @@ class Problem:
     writable: bool = False
     """File I/O: the program may create files in its folder (judges forbid it for batch problems, so by default
     its folder is read-only)."""
+    manager: Checker | None = None
+    """CMS's Communication: the manager the program talks to through FIFOs (:func:`reward_plugins.contest.jail.
+    do_communicate`); its outcome, a number on stdout, is the test's score (the ``cms`` protocol)."""
+    user_io: Literal["std_io", "fifo_io"] = "std_io"
+    """Communication: the program's stdin and stdout are the FIFOs (``std_io``), or their paths are its arguments,
+    manager-to-user first (``fifo_io``, with a stub linked as the ``grader``)."""
     output_only: bool = False
     """CMS's OutputOnly: the submission is each test's output file itself; no program runs
     (:mod:`reward_plugins.contest.outputs`)."""
@@ -690,7 +696,7 @@ class _Run:
         self.spent += built["cpu"]
         if built["status"] != "ok":
             return Report([built["status"]] * n, 0.0, built["log"], built["cached"])
-        for role in ("checker", "interactor"):
+        for role in ("checker", "interactor", "manager"):
             if (source := getattr(self.problem, role)) is not None:
                 made = jail.compile(LANGUAGES[source.language], dict(source.files), source.compile_argv(),
                                     self.compile_limits,
@@ -731,7 +737,8 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     ``deadline`` (monotonic) is past, or the compiles, runs and checks have used ``cpu_budget`` CPU seconds
     (the report is then ``stopped``).  ``rules``: whose policy decides where the reference judges differ
     (:mod:`reward_plugins.contest.rules`)."""
-    judges = {source.language for source in (problem.checker, problem.interactor) if source is not None}
+    judges = {source.language for source in (problem.checker, problem.interactor, problem.manager)
+              if source is not None}
     languages = frozenset({program.language.name} | judges)
     if (refused := _refusal(program, rules)) is not None:
         return Report(["CE"] * len(problem.tests), 0.0, refused)
@@ -810,6 +817,8 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
     problem, lang, limits = run.problem, run.language, run.limits
     memory = max(limits["memory"] or problem.memory + lang.memory_slack, JUDGE_MEMORY)
     checked = problem.checker is not None
+    if problem.manager is not None:
+        return _communicate(run, data[0], memory)
     if problem.interactor is not None:
         header: dict[str, Any] = {
             "op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.keys["interactor"],
@@ -842,6 +851,26 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
         same = token_match(output.decode("utf-8", "replace"), test.answer, problem)
         return ("AC", 1.0, "") if same else ("WA", 0.0, "")
     return _check(run, data)
+
+
+def _communicate(run: _Run, data: bytes, memory: int) -> tuple[Verdict, float, str]:
+    """One test of a Communication task: the program's failure (TLE, MLE, RE) scores 0, as CMS's outcome 0.0 for a
+    user process that did not end well; else the manager's outcome (the ``cms`` protocol), a judge error where
+    the manager failed."""
+    problem, lang, limits = run.problem, run.language, run.limits
+    assert problem.manager is not None
+    header = {"op": "communicate", "key": run.key, "argv": run.argv, "limits": limits,
+              "judge_key": run.keys["manager"], "judge_argv": problem.manager.run_argv(), "judge_limits": JUDGE_LIMITS,
+              "env": dict(lang.env), "writable": problem.writable, "user_io": problem.user_io}
+    outcome, _ = run.ask(header, [data], _bound(limits) + JUDGE_LIMITS["wall"], memory * 2,
+                         limits["processes"] + JUDGE_LIMITS["processes"])
+    judged: dict[str, Any] = outcome["judge"] if isinstance(outcome.get("judge"), dict) else {"status": "jail_error"}
+    message = str(judged.get("message", ""))[-500:]
+    failed = classify(outcome, lang, problem)
+    if failed is not None:
+        return failed, 0.0, str(outcome.get("stderr", ""))[-500:]
+    said, score, why = _checker_verdict(judged, "cms", problem.score_max)
+    return said, score, (why + " " + message).strip()
 
 
 def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, float, str]:

@@ -31,6 +31,12 @@ Columns (all but the tests optional):
   Batch with a grader: ``grader.cpp``, ``grader.c``, ``grader.py``, headers),
   and ``submission_name``, the submission's file stem the grader includes or
   imports (default ``solution``);
+* ``manager``: CMS's Communication: the manager's files (C++, or a Python
+  script), which talks to the program through FIFOs and prints the test's
+  outcome; ``user_io``: ``std_io`` (the program's stdin and stdout, the
+  default without a ``grader``) or ``fifo_io`` (the FIFOs' paths as its
+  arguments, the default with a ``grader``: CMS's stub, linked with the
+  submission as a grader is); ``num_processes``: 1 (the only one judged);
 * ``output_only``: true for CMS's OutputOnly tasks: the completion is each
   test's output file, ``output_000.txt``, ``output_001.txt``, ... as fenced
   blocks named so (:mod:`reward_plugins.contest.outputs`); no program runs;
@@ -153,7 +159,7 @@ def _mib(value: Any) -> float:
     return float(value)
 
 
-PROTOCOLS = {"checker": ("testlib", "kattis", "cms"), "interactor": ("testlib", "kattis")}
+PROTOCOLS = {"checker": ("testlib", "kattis", "cms"), "interactor": ("testlib", "kattis"), "manager": ("cms",)}
 AGGREGATES = ("min", "mul", "sum")
 
 
@@ -202,6 +208,20 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     protocol = row.get("checker_protocol") or "testlib"
     checker = _judge_program(row["checker"], "checker", protocol) if row.get("checker") else None
     interactor = _judge_program(row["interactor"], "interactor", protocol) if row.get("interactor") else None
+    manager = _judge_program(row["manager"], "manager", "cms") if row.get("manager") else None
+    user_io = row.get("user_io") or ("fifo_io" if row.get("grader") else "std_io")
+    if manager is not None:
+        if user_io not in ("std_io", "fifo_io"):
+            raise RowProblem(f"column 'user_io': {str(user_io)[:40]!r} is not std_io or fifo_io")
+        if row.get("num_processes") not in (None, 1):
+            raise RowProblem(f"column 'num_processes': {str(row['num_processes'])[:40]}: communication with more "
+                             "than one process is not judged yet")
+        if clash := next((c for c in ("checker", "interactor", "input_file", "output_file", "output_only")
+                          if row.get(c) not in (None, "", {}, False)), None):
+            raise RowProblem(f"column {clash!r}: a communication task's manager decides the test (column 'manager')")
+        if memory < SMALL_MEMORY:
+            raise RowProblem(f"column 'memory_limit': {memory / MIB:g} MiB, below {SMALL_MEMORY // MIB} MiB, is "
+                             "measured for batch tasks only, not with a manager")
     groups = _groups(row.get("subtasks"), len(tests))
     grader, submission_name = _grader(row.get("grader"), row.get("submission_name"))
     named = {column: _file_name(row[column], column) for column in ("input_file", "output_file")
@@ -229,7 +249,8 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
                    checker=checker, interactor=interactor, groups=groups, writable=writable,
                    score_max=float(score_max), grader=grader, submission_name=submission_name,
                    input_file=named.get("input_file"), output_file=named.get("output_file"),
-                   output_only=output_only)
+                   output_only=output_only, manager=manager,
+                   user_io="fifo_io" if user_io == "fifo_io" else "std_io")
 
 
 def _file_name(value: Any, column: str) -> str:
