@@ -274,9 +274,10 @@ def test_a_legacy_package_with_a_validator_folder_but_default_validation_compare
 
 
 @pytest.mark.parametrize(("task_yaml", "files", "feature"), [
-    ('name: toy\ninfile: ""\noutfile: ""\n', {"check/manager": ""}, r"a communication task \(check/manager"),
+    ('name: toy\nnum_processes: 2\n', {"check/manager": "#!/usr/bin/python3\n"},
+     r"communication with 2 processes \(num_processes; one is judged\)"),
     ('name: toy\ninfile: ""\noutfile: ""\n', {"cor/correttore": "\x7fELF"},
-     r"a CMS comparator that is neither a Python script nor beside its C\+\+ source \(cor/correttore\)"),
+     r"a CMS correttore that is neither a Python script nor beside its C\+\+ source \(cor/correttore\)"),
     ('name: toy\ninfile: ""\noutfile: ""\nscore_type: GroupThreshold\nscore_type_parameters: [[50, 1, 0.5]]\n'
      'n_input: 1\n', {}, r"score_type 'GroupThreshold'"),
 ])
@@ -379,6 +380,11 @@ def test_a_cms_task_with_file_io_a_grader_and_a_python_comparator_becomes_column
     oo = cms(cms_task(tmp_path / "oo", "name: oo\noutput_only: true\n", **{"check/checker": "#!/usr/bin/python3\n"}))
     assert oo.items() >= {"output_only": True, "checker_protocol": "cms"}.items() and "input_file" not in oo
     assert data_check("contest", [oo]).ok
+    comm = cms(cms_task(tmp_path / "comm", "name: comm\nuser_io: std_io\n", **{
+        "cor/manager": "#!/usr/bin/python3\nprint(1)\n", "sol/stub.c": "int main() {}\n", "sol/grader.c": "x"}))
+    assert comm.items() >= {"manager": {"manager.py": "#!/usr/bin/python3\nprint(1)\n"}, "user_io": "std_io",
+                            "grader": {"stub.c": "int main() {}\n"}, "submission_name": "comm"}.items()
+    assert "input_file" not in comm and "checker" not in comm and data_check("contest", [comm]).ok
     cpp = cms(cms_task(tmp_path / "cpp", **{"check/checker": "\x7fELF", "check/checker.cpp": "int main() {}\n"}))
     assert cpp["checker"] == {"checker.cpp": "int main() {}\n"} and cpp["checker_protocol"] == "cms"
 
@@ -392,3 +398,21 @@ def test_an_imported_cms_managed_task_scores_cms_own_submissions_as_tests_py_exp
     cases = [("cpp", "managed-correct.cpp"), ("cpp", "managed-incorrect.cpp"), ("python", "managed-incorrect.py")]
     rows = [{**row, "completion": f"```{tag}\n{(code / name).read_text()}\n```"} for tag, name in cases]
     assert score_rows("contest", rows) == [1.0, 0.0, 0.0]
+
+
+@pytest.mark.slow  # runs two Python programs against a Python manager on two tests in the sandbox: several seconds
+@sandbox
+def test_an_imported_cms_communication_task_scores_cms_own_submissions_as_tests_py_expects(tmp_path):
+    """cmstestsuite's ``communication_fifoio_stubbed`` laid out as ``italy_yaml`` reads it (``check/manager``,
+    ``sol/stub.*``, ``user_io: fifo_io``): communication-stubbed-correct 100, -incorrect 0."""
+    source = CMS / "communication_fifoio_stubbed"
+    files = {f"input/input{i}.txt": (source / "data" / f"{i + 1}.in").read_text() for i in range(2)}
+    files |= {f"output/output{i}.txt": (source / "data" / f"{i + 1}.out").read_text() for i in range(2)}
+    files |= {f"sol/{p.name}": p.read_text() for p in (source / "managers").glob("stub.*")}
+    files["check/manager"] = (source / "managers" / "manager").read_text()
+    root = cms_task(tmp_path / "communication", 'name: communication\ninfile: ""\noutfile: ""\ntime_limit: 1\n'
+                    "memory_limit: 128\nn_input: 2\nuser_io: fifo_io\n", **files)
+    [row] = imported("cms", root, tmp_path=tmp_path)
+    rows = [{**row, "completion": f"```python\n{(CMS / 'code' / name).read_text()}\n```"}
+            for name in ("communication-stubbed-correct.py", "communication-stubbed-incorrect.py")]
+    assert score_rows("contest", rows) == [1.0, 0.0]

@@ -12,16 +12,16 @@ prompt of their own.
 A package is read as its judge reads it (the references: the problem package format at
 https://www.kattis.com/problem-package-format/ and Kattis problemtools; cms-dev/cms's
 ``cmscontrib/loaders/italy_yaml.py``).  What the ``contest`` reward cannot judge as that judge would (Kattis's
-submit-answer, CMS's output-only test cases inside a Batch task, communication, multi-pass, a validator in another
-language than C++ or Python, a CMS comparator that is a binary without its C++ source, validator flags it cannot
-pass on, a Kattis scoring group other than ``min`` or ``sum`` with ``on_reject: continue``, validator scores in
-groups of different worth, an output limit of the problem's own) refuses the package with a
-:class:`grpo_host.DataError` naming the package and the feature: a row that silently judged something else would
-train on the wrong reward.  Where the row's built-in comparison cannot say the judge's exactly, the stricter one is
-written (it may reject what the judge accepts, never the reverse): Kattis's default validator ignores case, the
-``token`` comparison does not; CMS's white-space diff compares lines token by token, ``lines`` also keeps the spaces
-inside a line.  Files are read as bytes and decoded as UTF-8 (a test's ``\\r\\n`` is kept); a symbolic link that
-leads out of the package is refused."""
+submit-answer, CMS's output-only test cases inside a Batch task, communication with several processes, multi-pass, a
+validator in another language than C++ or Python, a CMS comparator that is a binary without its C++ source,
+validator flags it cannot pass on, a Kattis scoring group other than ``min`` or ``sum`` with ``on_reject:
+continue``, validator scores in groups of different worth, an output limit of the problem's own) refuses the package
+with a :class:`grpo_host.DataError` naming the package and the feature: a row that silently judged something else
+would train on the wrong reward.  Where the row's built-in comparison cannot say the judge's exactly, the stricter
+one is written (it may reject what the judge accepts, never the reverse): Kattis's default validator ignores case,
+the ``token`` comparison does not; CMS's white-space diff compares lines token by token, ``lines`` also keeps the
+spaces inside a line.  Files are read as bytes and decoded as UTF-8 (a test's ``\\r\\n`` is kept); a symbolic link
+that leads out of the package is refused."""
 
 from __future__ import annotations
 
@@ -354,16 +354,22 @@ def cms(folder: Path) -> dict[str, Any]:
     title = str(_first(conf, "title", "nome") or _first(conf, "name", "nome_breve") or package.folder.name)
     if conf.get("output_only_testcases") or conf.get("output_optional_testcases"):
         raise package.refuse("output-only test cases (output_only_testcases / output_optional_testcases)")
-    for where in ("check", "cor"):
-        if package.path(f"{where}/manager").exists():
-            raise package.refuse(f"a communication task ({where}/manager talks to the program)")
-    columns: dict[str, Any] = {"compare": "lines", **_cms_checker(package)}
+    columns: dict[str, Any] = {"compare": "lines"}
+    manager = None if conf.get("output_only") else _cms_judge(package, ("check/manager", "cor/manager"))
     if conf.get("output_only"):  # italy_yaml: task type OutputOnly, files output_%03d.txt; no program, no limits
-        columns["output_only"] = True
+        columns |= {"output_only": True, **_cms_checker(package)}
+    elif manager is not None:  # italy_yaml: Communication, a stub sol/stub.%l where there is one
+        processes = conf.get("num_processes", 1)
+        if processes != 1:
+            raise package.refuse(f"communication with {processes} processes (num_processes; one is judged)")
+        columns |= {"manager": manager, **_cms_grader(package, conf, "stub")}
+        if conf.get("user_io") in ("std_io", "fifo_io"):
+            columns["user_io"] = conf["user_io"]
     else:
-        columns |= _cms_grader(package, conf)
+        columns |= {**_cms_checker(package), **_cms_grader(package, conf, "grader")}
     infile, outfile = conf.get("infile", "input.txt"), conf.get("outfile", "output.txt")
-    for column, value in (() if conf.get("output_only") else (("input_file", infile), ("output_file", outfile))):
+    batch = not conf.get("output_only") and manager is None
+    for column, value in ((("input_file", infile), ("output_file", outfile)) if batch else ()):
         if value:
             if not isinstance(value, str) or "/" in value or value.startswith("."):
                 raise package.error("task.yaml", f"{column.replace('put_file', 'file')}: {value!r} is not a plain "
@@ -391,28 +397,34 @@ def cms(folder: Path) -> dict[str, Any]:
 
 def _cms_checker(package: _Package) -> dict[str, Any]:
     """The comparator as ``italy_yaml`` finds it (``check/checker``, else ``cor/correttore``), judged with the
-    ``cms`` protocol: a Python script as it is, a binary by its C++ source beside it (``checker.cpp``, which
-    ``cmsMake`` compiles into it)."""
-    for where in ("check/checker", "cor/correttore"):
+    ``cms`` protocol."""
+    found = _cms_judge(package, ("check/checker", "cor/correttore"))
+    return {"checker": found, "checker_protocol": "cms"} if found else {}
+
+
+def _cms_judge(package: _Package, places: tuple[str, ...]) -> dict[str, str] | None:
+    """A comparator's or manager's files, the first of ``places`` there is: a Python script as it is, a binary by
+    its C++ source beside it (``checker.cpp``, ``manager.cpp``, which ``cmsMake`` compiles into it)."""
+    for where in places:
         path = package.path(where)
         if not path.exists():
             continue
         head = path.read_bytes()[:200]
         if head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]:
-            return {"checker": {"checker.py": package.text(path)}, "checker_protocol": "cms"}
+            return {f"{path.name}.py": package.text(path)}
         for suffix in CPP_SUFFIXES[:4]:
             if (source := path.with_name(path.name + suffix)).is_file():
-                return {"checker": {source.name: package.text(source)}, "checker_protocol": "cms"}
-        raise package.refuse(f"a CMS comparator that is neither a Python script nor beside its C++ source ({where})")
-    return {}
+                return {source.name: package.text(source)}
+        raise package.refuse(f"a CMS {path.name} that is neither a Python script nor beside its C++ source ({where})")
+    return None
 
 
-def _cms_grader(package: _Package, conf: dict[str, Any]) -> dict[str, Any]:
-    """``sol/grader.<ext>`` for each language and ``sol/``'s headers, as ``italy_yaml`` takes them; the
-    submission is named after the task (``submission_format: name.%l``), so the grader includes or imports it
-    by that name."""
+def _cms_grader(package: _Package, conf: dict[str, Any], stem: str) -> dict[str, Any]:
+    """``sol/<stem>.<ext>`` for each language (``grader``, or a communication task's ``stub``) and ``sol/``'s
+    headers, as ``italy_yaml`` takes them; the submission is named after the task (``submission_format:
+    name.%l``), so the grader or stub includes or imports it by that name."""
     sol = package.path("sol")
-    graders = sorted(sol.glob("grader.*")) if sol.is_dir() else []
+    graders = sorted(sol.glob(f"{stem}.*")) if sol.is_dir() else []
     if not graders:
         return {}
     headers = [p for p in sorted(sol.iterdir()) if p.suffix in (".h", ".hpp", ".hh", ".hxx")]
