@@ -208,7 +208,7 @@ def test_a_link_out_of_the_package_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize(("problem_yaml", "files", "feature"), [
-    ("type: multi-pass\n", {}, r"multi-pass validation"),
+    ("type: [multi-pass, interactive]\n", {}, r"interactive multi-pass validation"),
     ("type: submit-answer\n", {}, r"output-only submissions"),
     ("validation: custom score\n", {"output_validators/v/validate.py": "print()\n"},
      r"scores from a custom validator in a problem that is not type: scoring"),
@@ -305,11 +305,11 @@ def test_cms_subtasks_come_from_gen_and_a_missing_output_is_named(tmp_path):
 
 def test_data_import_writes_what_it_can_and_names_each_refused_package(tmp_path):
     good = kattis_package(tmp_path / "good", "name: Good\n")
-    bad = kattis_package(tmp_path / "bad", "type: multi-pass\n")
+    bad = kattis_package(tmp_path / "bad", "type: submit-answer\n")
     out = tmp_path / "rows.jsonl"
     proc = run_cli("data", "import", "kattis", str(good), str(bad), "--out", str(out), pythonpath=[HERE.parent])
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "refused: kattis package 'bad'" in proc.stderr and "multi-pass validation" in proc.stderr
+    assert "refused: kattis package 'bad'" in proc.stderr and "output-only submissions" in proc.stderr
     assert "1 rows from kattis packages" in proc.stdout and "1 refused" in proc.stdout
     assert [json.loads(line)["problem"] for line in out.read_text().splitlines()] == ["good"]
     proc = run_cli("data", "import", "polygon", str(good), "--out", str(out), pythonpath=[HERE.parent])

@@ -47,6 +47,7 @@ header then blobs.  Operations: ``compile``, ``run``, ``check``,
 process or file could not be removed, and the host then rebuilds the sandbox.
 """
 
+import base64
 import contextlib
 import fcntl
 import json
@@ -90,6 +91,7 @@ KEPT = f"{WORK}/kept"  # a run's output kept for the next request's checker (roo
 INPUT = f"{WORK}/input"  # a run's input, streamed from the request to this file (root's, in the server's folder)
 CONTESTANT, JUDGE = 65534, 65533
 CHUNK = 1 << 16
+FEEDBACK_BYTES = 16 << 20  # a multi-pass validator's feedback folder carried from one pass to the next
 LOG_BYTES = 64 << 10  # a compiler's or checker's messages kept
 ERR_BYTES = 4096  # a program's stderr kept (its tail)
 CAPS = (0, 1, 3, 5, 6, 7)  # CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID
@@ -663,6 +665,11 @@ def do_check(req, data):
         write_file(KEPT, data[2], 0o600)
     os.rename(KEPT, f"{WORK}/checked")
     judge = judge_files(data, ("input", "answer"))
+    for name, content in req.get("feedback", {}).items():  # a multi-pass validator's files from the passes before
+        if "/" in name or name.startswith("."):
+            return {"status": "jail_error", "error": f"feedback file {name!r}"}, b""
+        write_file(f"{judge}/feedback/{name}", base64.b64decode(content), 0o600)
+        os.chown(f"{judge}/feedback/{name}", JUDGE, JUDGE)
     os.rename(f"{WORK}/checked", f"{judge}/output")
     os.chown(f"{judge}/output", 0, 0)
     os.chmod(f"{judge}/output", 0o444)
@@ -676,7 +683,29 @@ def do_check(req, data):
                             stdout=out, stderr=fd), req["judge_limits"]["wall"])
     for end in {fd, out, stdin}:
         os.close(end)
-    return judge_outcome(outcome, judge, log, stdout if out != fd else None), b""
+    outcome = judge_outcome(outcome, judge, log, stdout if out != fd else None)
+    return (outcome, b"") if not req.get("multi_pass") else next_pass(outcome, f"{judge}/feedback")
+
+
+def next_pass(outcome, feedback):
+    """A multi-pass validator's ``nextpass.in`` (the payload; ``nextpass`` says whether there is one) and the other
+    regular files of its feedback folder (``feedback``, which the host sends back with the next pass's check, as
+    problemtools keeps the folder across passes), at most :data:`FEEDBACK_BYTES` in all, else a judge error."""
+    files, total, nextpass = {}, 0, None
+    for entry in os.scandir(feedback):
+        if not entry.is_file(follow_symlinks=False):
+            continue
+        with open(os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+            content = f.read(FEEDBACK_BYTES + 1)
+        total += len(content)
+        if total > FEEDBACK_BYTES:
+            return {**outcome, "status": "jail_error", "error": f"the feedback folder holds over {FEEDBACK_BYTES} "
+                    "bytes"}, b""
+        if entry.name == "nextpass.in":
+            nextpass = content
+        else:
+            files[entry.name] = base64.b64encode(content).decode()
+    return {**outcome, "nextpass": nextpass is not None, "feedback": files}, nextpass or b""
 
 
 def do_interact(req, data):

@@ -185,7 +185,8 @@ class Checker:
         names = [name for name, _ in self.files]
         entry = next((n for n in ("validate.py", "checker.py", "interactor.py") if n in names),
                      next((n for n in names if n.endswith(".py")), names[0]))
-        return [sys.executable, "-I", "-S", "-B", f"{{bin}}/{entry}"]
+        return [sys.executable, "-I", "-B", f"{{bin}}/{entry}"]  # with site: the builtins exit() and quit(),
+        # which judges' Python validators call (DOMjudge's jumble), as ``python3 validate.py`` has them
 
 
 @dataclass(frozen=True)
@@ -249,6 +250,9 @@ class Problem:
     user_io: Literal["std_io", "fifo_io"] = "std_io"
     """Communication: the program's stdin and stdout are the FIFOs (``std_io``), or their paths are its arguments,
     manager-to-user first (``fifo_io``, with a stub linked as the ``grader``)."""
+    passes: int = 1
+    """Kattis multi-pass (``validation_passes``, problemtools ``judge/execute.py``): above 1, an accepting output
+    validator may write ``nextpass.in``, the program's input for another pass, up to this many (:func:`_passes`)."""
     output_only: bool = False
     """CMS's OutputOnly: the submission is each test's output file itself; no program runs
     (:mod:`reward_plugins.contest.outputs`)."""
@@ -838,7 +842,19 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
             return failed, 0.0, message
         if said not in ("AC", "PC") or problem.checker is None:
             return said, score, message
-        return _check(run, data)  # the interactor's own output file, checked as testlib does
+        return _check(run, data)[:3]  # the interactor's own output file, checked as testlib does
+    if problem.passes > 1:
+        return _passes(run, data, memory)
+    verdict, score, why, _ = _batch(run, data, memory)
+    return verdict, score, why
+
+
+def _batch(run: _Run, data: list[bytes], memory: int, feedback: dict | None = None
+           ) -> tuple[Verdict, float, str, dict]:
+    """One run of a batch program on ``data`` (input, answer) and its check; the checker's reply too (a multi-pass
+    validator's ``nextpass`` and ``feedback``, where ``feedback`` is given: the files it left before)."""
+    problem, lang, limits = run.problem, run.language, run.limits
+    checked = problem.checker is not None
     header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits, "return_output": not checked,
               "keep_output": checked, "env": dict(lang.env), "writable": problem.writable, "truncate": run.truncate,
               "input_file": problem.input_file, "output_file": problem.output_file}
@@ -846,11 +862,29 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
     outcome["in_bytes"] = len(data[0])
     failed = classify(outcome, lang, problem)
     if failed is not None:
-        return failed, 0.0, str(outcome.get("stderr", ""))[-500:]
+        return failed, 0.0, str(outcome.get("stderr", ""))[-500:], {}
     if problem.checker is None:
-        same = token_match(output.decode("utf-8", "replace"), test.answer, problem)
-        return ("AC", 1.0, "") if same else ("WA", 0.0, "")
-    return _check(run, data)
+        same = token_match(output.decode("utf-8", "replace"), data[1].decode("utf-8", "surrogatepass"), problem)
+        return ("AC", 1.0, "", {}) if same else ("WA", 0.0, "", {})
+    return _check(run, data, feedback)
+
+
+def _passes(run: _Run, data: list[bytes], memory: int) -> tuple[Verdict, float, str]:
+    """Kattis multi-pass, as problemtools ``judge/execute.py`` ``_run_multipass`` (commit ``a185fe9``) runs it:
+    each pass runs the program on the pass's input and the validator on that input, the test's answer and the
+    feedback folder kept from the passes before; a rejection ends the test (a judge error with a ``nextpass.in``
+    beside it), an acceptance without ``nextpass.in`` is the verdict, one with it makes that file the next pass's
+    input; no verdict within ``passes`` passes is a judge error."""
+    feedback: dict = {}
+    for _ in range(run.problem.passes):
+        verdict, score, why, result = _batch(run, data, memory, feedback)
+        nextpass = result.get("nextpass")
+        if verdict not in ("AC", "PC"):
+            return ("JE", 0.0, "nextpass.in beside a rejection") if nextpass else (verdict, score, why)
+        if not nextpass:
+            return verdict, score, why
+        data, feedback = [result["nextpass_bytes"], data[1]], result.get("feedback") or {}
+    return "JE", 0.0, f"the validator gave no verdict within {run.problem.passes} passes"
 
 
 def _communicate(run: _Run, data: bytes, memory: int) -> tuple[Verdict, float, str]:
@@ -873,21 +907,25 @@ def _communicate(run: _Run, data: bytes, memory: int) -> tuple[Verdict, float, s
     return said, score, (why + " " + message).strip()
 
 
-def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, float, str]:
+def _check(run: _Run, data: list[bytes], feedback: dict | None = None) -> tuple[Verdict, float, str, dict]:
     """The row's checker on the output the run (or the interactor) just kept; in the same sandbox, or there is no
     output to check (a sandbox rebuilt in between: a judge error)."""
     assert run.problem.checker is not None  # only a problem with a checker is checked
-    result = check(run.jail, run.problem, run.keys["checker"], data)
+    result = check(run.jail, run.problem, run.keys["checker"], data, feedback)
     run.spent += _cpu(result)
     verdict, score, why = _checker_verdict(result, run.problem.checker.protocol, run.problem.score_max)
-    return verdict, score, (why + " " + str(result.get("message", ""))[-500:]).strip()
+    return verdict, score, (why + " " + str(result.get("message", ""))[-500:]).strip(), result
 
 
-def check(jail: Jail, problem: Problem, key: str, data: list[bytes]) -> dict:
+def check(jail: Jail, problem: Problem, key: str, data: list[bytes], feedback: dict | None = None) -> dict:
     """The ``check`` request: the checker built as ``key`` on ``data`` (input, answer, and for an output-only
-    submission the output itself; else the output the last run kept); the server's reply."""
+    submission the output itself; else the output the last run kept); the server's reply.  With ``feedback``
+    (multi-pass) the validator's feedback folder starts with those files, and the reply carries its
+    ``nextpass.in`` (``nextpass``, ``nextpass_bytes``) and its files (``feedback``)."""
     assert problem.checker is not None
-    header = {"op": "check", "judge_key": key, "judge_argv": problem.checker.run_argv(),
-              "judge_limits": JUDGE_LIMITS, "protocol": problem.checker.protocol}
-    result, _ = jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
-    return result
+    header: dict[str, Any] = {"op": "check", "judge_key": key, "judge_argv": problem.checker.run_argv(),
+                              "judge_limits": JUDGE_LIMITS, "protocol": problem.checker.protocol}
+    if feedback is not None:
+        header |= {"multi_pass": True, "feedback": feedback}
+    result, payload = jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
+    return {**result, "nextpass_bytes": payload}

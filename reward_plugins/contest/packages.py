@@ -12,9 +12,9 @@ prompt of their own.
 A package is read as its judge reads it (the references: the problem package format at
 https://www.kattis.com/problem-package-format/ and Kattis problemtools; cms-dev/cms's
 ``cmscontrib/loaders/italy_yaml.py``).  What the ``contest`` reward cannot judge as that judge would (Kattis's
-submit-answer, CMS's output-only test cases inside a Batch task, communication with several processes, multi-pass, a
-validator in another language than C++ or Python, a CMS comparator that is a binary without its C++ source,
-validator flags it cannot pass on, a Kattis scoring group other than ``min`` or ``sum`` with ``on_reject:
+submit-answer, CMS's output-only test cases inside a Batch task, communication with several processes, interactive
+multi-pass, a validator in another language than C++ or Python, a CMS comparator that is a binary without its C++
+source, validator flags it cannot pass on, a Kattis scoring group other than ``min`` or ``sum`` with ``on_reject:
 continue``, validator scores in groups of different worth, an output limit of the problem's own) refuses the package
 with a :class:`grpo_host.DataError` naming the package and the feature: a row that silently judged something else
 would train on the wrong reward.  Where the row's built-in comparison cannot say the judge's exactly, the stricter
@@ -129,11 +129,12 @@ def kattis(folder: Path) -> dict[str, Any]:
     spec = package.yaml("problem.yaml", required=True)
     kinds = _kattis_types(package, spec)
     validation = str(spec.get("validation", "")).split()
-    if "multi-pass" in kinds:
-        raise package.refuse("multi-pass validation (type: multi-pass)")
     if "submit-answer" in kinds:
         raise package.refuse("output-only submissions (type: submit-answer)")
     interactive = "interactive" in kinds or "interactive" in validation
+    multi_pass = "multi-pass" in kinds or "multi-pass" in validation
+    if multi_pass and interactive:
+        raise package.refuse("interactive multi-pass validation")
     scoring = "scoring" in kinds
     root_data = package.yaml("data/testdata.yaml")
     flags = _words(spec.get("validator_flags") or root_data.get("output_validator_flags")
@@ -142,7 +143,7 @@ def kattis(folder: Path) -> dict[str, Any]:
     validator = _validator(package)
     # legacy: `validation: custom` says so; 2023-07 has no `validation`, the validator's folder says so
     legacy = str(spec.get("problem_format_version", "legacy")).startswith("legacy")
-    custom = interactive or "custom" in validation or (not legacy and validator is not None)
+    custom = interactive or multi_pass or "custom" in validation or (not legacy and validator is not None)
     columns: dict[str, Any] = {}
     if custom:
         if validator is None:
@@ -180,6 +181,9 @@ def kattis(folder: Path) -> dict[str, Any]:
                              "parameter applies to every row)")
     if "memory" in limits:
         columns["memory_limit"] = _number(package, "problem.yaml", "limits.memory", limits["memory"])
+    if multi_pass:  # problemtools' default: 2 passes
+        columns["validation_passes"] = int(_number(package, "problem.yaml", "limits.validation_passes",
+                                                   limits.get("validation_passes", 2)))
     return package.row(_title(spec, package.folder.name), package.statement(
         ("problem_statement", "statement"), STATEMENT_NAMES), tests, **columns)
 

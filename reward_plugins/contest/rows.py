@@ -37,6 +37,9 @@ Columns (all but the tests optional):
   default without a ``grader``) or ``fifo_io`` (the FIFOs' paths as its
   arguments, the default with a ``grader``: CMS's stub, linked with the
   submission as a grader is); ``num_processes``: 1 (the only one judged);
+* ``validation_passes``: Kattis multi-pass: the most passes (2 or more);
+  the ``checker``, a Kattis output validator, may write ``nextpass.in``,
+  the program's input for the next pass;
 * ``output_only``: true for CMS's OutputOnly tasks: the completion is each
   test's output file, ``output_000.txt``, ``output_001.txt``, ... as fenced
   blocks named so (:mod:`reward_plugins.contest.outputs`); no program runs;
@@ -245,11 +248,18 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     if output_only and (clash := next((c for c in ("interactor", "grader", "input_file", "output_file", "file_io")
                                        if row.get(c) not in (None, "", {}, False)), None)):
         raise RowProblem(f"column {clash!r}: an output-only task runs no program (column 'output_only')")
+    passes = row.get("validation_passes") or 1
+    if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= 100:
+        raise RowProblem(f"column 'validation_passes': {str(passes)[:40]!r} is not a number of passes from 1 to 100")
+    if passes > 1 and (checker is None or checker.protocol != "kattis" or interactor is not None or manager
+                       is not None or output_only):
+        raise RowProblem("column 'validation_passes': multi-pass needs a Kattis output validator as the 'checker' "
+                         "(checker_protocol kattis) and a batch task (no interactor, manager or output_only)")
     return Problem(tuple(tests), seconds, memory, output_mb * MIB, mode, tolerance, tolerance,  # type: ignore[arg-type]
                    checker=checker, interactor=interactor, groups=groups, writable=writable,
                    score_max=float(score_max), grader=grader, submission_name=submission_name,
                    input_file=named.get("input_file"), output_file=named.get("output_file"),
-                   output_only=output_only, manager=manager,
+                   output_only=output_only, manager=manager, passes=passes,
                    user_io="fifo_io" if user_io == "fifo_io" else "std_io")
 
 
