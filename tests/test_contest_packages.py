@@ -95,8 +95,8 @@ def test_the_vendored_packages_import_and_pass_data_check(tmp_path):
                                                                           ("oddecho", 16)))
     assert set(different["checker"]) == {"validate.cc", "validate.h"} and different["checker_protocol"] == "kattis"
     assert set(guess["interactor"]) == {"validate.cc", "validate.h"} and "checker" not in guess
-    assert oddecho["subtasks"] == [{"points": 50.0, "tests": [0, 1, 2]},
-                                   {"points": 50.0, "tests": list(range(3, 16))}]
+    assert oddecho["subtasks"] == [{"points": 50.0, "aggregate": "min", "tests": [0, 1, 2]},
+                                   {"points": 50.0, "aggregate": "min", "tests": list(range(3, 16))}]
     assert by_name[("kattis", "fltcmp", 4)].items() >= {"compare": "float", "float_tolerance": 1e-6,
                                                        "time_limit": 5.0}.items()
     assert task.items() >= {"time_limit": 1.0, "memory_limit": 64.0, "compare": "lines",
@@ -208,11 +208,12 @@ def test_a_link_out_of_the_package_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize(("problem_yaml", "files", "feature"), [
-    ("type: multi-pass\n", {}, r"multi-pass validation"),
+    ("type: [multi-pass, interactive]\n", {}, r"interactive multi-pass validation"),
     ("type: submit-answer\n", {}, r"output-only submissions"),
-    ("validation: custom score\n", {}, r"scores from a custom validator"),
-    ("validation: custom\n", {"output_validators/v/validate.py": "print()\n"},
-     r"an output validator that is not C\+\+ \(output_validators/v/validate.py\)"),
+    ("validation: custom score\n", {"output_validators/v/validate.py": "print()\n"},
+     r"scores from a custom validator in a problem that is not type: scoring"),
+    ("validation: custom\n", {"output_validators/v/validate.sh": "exit 42\n"},
+     r"an output validator that is neither C\+\+ nor Python \(output_validators/v/validate.sh\)"),
     ("validation: custom\nvalidator_flags: float_tolerance 1e-6\n", {"output_validators/v/validate.cc": ""},
      r"validator flags passed to a custom validator"),
     ("validator_flags: float_relative_tolerance 1e-6\n", {}, r"a float tolerance that is only relative"),
@@ -223,7 +224,15 @@ def test_a_link_out_of_the_package_is_refused(tmp_path):
     ("limits:\n  output: 32\n", {}, r"a per-problem output limit \(limits.output: 32 MiB;"),
     ("type: scoring\n", {"grouped": True, "data/secret/g/1.in": "1\n", "data/secret/g/1.ans": "1\n",
                          "data/secret/g/testdata.yaml": "accept_score: 10\n"},
-     r"a scoring group that is not all-or-nothing \(data/secret/g: grader_flags 'sum', not min\)"),
+     r"a summed scoring group that stops at its first rejection \(data/secret/g: on_reject 'break'"),
+    ("type: scoring\n", {"grouped": True, "data/secret/g/1.in": "1\n", "data/secret/g/1.ans": "1\n",
+                         "data/secret/g/testdata.yaml": "grader_flags: avg\n"},
+     r"a scoring group's grader_flags 'avg'"),
+    ("type: scoring\nvalidation: custom score\n", {
+        "grouped": True, "output_validators/v/validate.py": "", "data/secret/testdata.yaml": "on_reject: continue\n",
+        **{f"data/secret/{g}/1.{e}": "1\n" for g in "ab" for e in ("in", "ans")},
+        "data/secret/a/testdata.yaml": "accept_score: 10\n", "data/secret/b/testdata.yaml": "accept_score: 20\n"},
+     r"validator scores \(validation: custom score\) in groups of different worth \(accept_score 10, 20;"),
 ])
 def test_what_the_reward_cannot_judge_refuses_the_kattis_package_naming_the_feature(tmp_path, problem_yaml, files,
                                                                                      feature):
@@ -249,7 +258,8 @@ def test_kattis_flags_limits_groups_and_the_statement_become_columns(tmp_path):
                             {"input": "2\n", "output": "2\n"}]  # a group's cases and subgroups by name: c, x/b
     assert row.items() >= {"title": "Toy", "statement": "problem_statement/problem.en.tex", "time_limit": 1.5,
                            "memory_limit": 128.0, "compare": "float", "float_tolerance": 1e-4,
-                           "subtasks": [{"points": 30.0, "tests": [0]}, {"points": 70.0, "tests": [1, 2]}]}.items()
+                           "subtasks": [{"points": 30.0, "aggregate": "min", "tests": [0]},
+                                        {"points": 70.0, "aggregate": "min", "tests": [1, 2]}]}.items()
     assert row["prompt"] == "\\problemname{Toy}\nAdd the numbers.\n"
     assert data_check("contest", [row]).ok
 
@@ -264,12 +274,10 @@ def test_a_legacy_package_with_a_validator_folder_but_default_validation_compare
 
 
 @pytest.mark.parametrize(("task_yaml", "files", "feature"), [
-    ("name: toy\n", {}, r"file I/O \(infile 'input.txt', outfile 'output.txt'"),
-    ('name: toy\ninfile: ""\noutfile: ""\noutput_only: true\n', {}, r"an output-only task"),
-    ('name: toy\ninfile: ""\noutfile: ""\n', {"sol/grader.cpp": "int main() {}\n"},
-     r"a grader compiled with the submission \(sol/grader.cpp\)"),
-    ('name: toy\ninfile: ""\noutfile: ""\n', {"check/manager": ""}, r"a communication task \(check/manager"),
-    ('name: toy\ninfile: ""\noutfile: ""\n', {"cor/correttore": ""}, r"a CMS comparator \(cor/correttore"),
+    ('name: toy\nnum_processes: 2\n', {"check/manager": "#!/usr/bin/python3\n"},
+     r"communication with 2 processes \(num_processes; one is judged\)"),
+    ('name: toy\ninfile: ""\noutfile: ""\n', {"cor/correttore": "\x7fELF"},
+     r"a CMS correttore that is neither a Python script nor beside its C\+\+ source \(cor/correttore\)"),
     ('name: toy\ninfile: ""\noutfile: ""\nscore_type: GroupThreshold\nscore_type_parameters: [[50, 1, 0.5]]\n'
      'n_input: 1\n', {}, r"score_type 'GroupThreshold'"),
 ])
@@ -297,12 +305,114 @@ def test_cms_subtasks_come_from_gen_and_a_missing_output_is_named(tmp_path):
 
 def test_data_import_writes_what_it_can_and_names_each_refused_package(tmp_path):
     good = kattis_package(tmp_path / "good", "name: Good\n")
-    bad = kattis_package(tmp_path / "bad", "type: multi-pass\n")
+    bad = kattis_package(tmp_path / "bad", "type: submit-answer\n")
     out = tmp_path / "rows.jsonl"
     proc = run_cli("data", "import", "kattis", str(good), str(bad), "--out", str(out), pythonpath=[HERE.parent])
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "refused: kattis package 'bad'" in proc.stderr and "multi-pass validation" in proc.stderr
+    assert "refused: kattis package 'bad'" in proc.stderr and "output-only submissions" in proc.stderr
     assert "1 rows from kattis packages" in proc.stdout and "1 refused" in proc.stdout
     assert [json.loads(line)["problem"] for line in out.read_text().splitlines()] == ["good"]
     proc = run_cli("data", "import", "polygon", str(good), "--out", str(out), pythonpath=[HERE.parent])
     assert proc.returncode == 2 and "unknown importer 'polygon'; available: cms, kattis" in proc.stderr
+
+
+# What the import carries now that the reward judges it
+
+
+VALIDATE_PY = """import sys
+# problemtools' contract: validate input judge_answer feedback_dir < team_output; the score in score.txt
+value = int(sys.stdin.read().split()[0])
+open(sys.argv[3] + "/score.txt", "w").write(str(min(max(value, 0), 10)))
+sys.exit(42)
+"""
+
+
+def scoring_package(root: Path) -> Path:
+    """Two groups worth 10 a test: ``a`` sums its two tests (``on_reject: continue``), ``b`` takes the least; a
+    Python validator scores each test by the number printed, at most 10."""
+    return kattis_package(root, "type: scoring\nvalidation: custom score\n", grouped=True, **{
+        "output_validators/v/validate.py": VALIDATE_PY,
+        "data/secret/testdata.yaml": "accept_score: 10\n",
+        "data/secret/a/testdata.yaml": "on_reject: continue\n",
+        "data/secret/a/1.in": "4\n", "data/secret/a/1.ans": "\n", "data/secret/a/2.in": "12\n",
+        "data/secret/a/2.ans": "\n", "data/secret/b/testdata.yaml": "grader_flags: min\n",
+        "data/secret/b/1.in": "7\n", "data/secret/b/1.ans": "\n"})
+
+
+def test_kattis_python_validators_summed_groups_and_validator_scores_become_columns(tmp_path):
+    row = kattis(scoring_package(tmp_path / "toy"))
+    assert row.items() >= {"checker": {"validate.py": VALIDATE_PY}, "checker_protocol": "kattis", "score_max": 10.0,
+                           "subtasks": [{"points": 20.0, "aggregate": "sum", "tests": [0, 1]},
+                                        {"points": 10.0, "aggregate": "min", "tests": [2]}]}.items()
+    assert data_check("contest", [row]).ok
+
+
+@pytest.mark.slow  # runs a Python program and a Python validator on three tests in the sandbox: several seconds
+@sandbox
+def test_an_imported_kattis_scoring_problem_sums_its_python_validators_scores(tmp_path):
+    """Kattis would give 4 + 10 for group a (summed) and 7 for group b (the least), 21 of 30."""
+    [row] = imported("kattis", scoring_package(tmp_path / "toy"), tmp_path=tmp_path)
+    assert score_rows("contest", [{**row, "completion": "```python\nprint(input())\n```"}]) == [pytest.approx(0.7)]
+
+
+def cms_managed_task(root: Path) -> Path:
+    """cmstestsuite's ``batch_fileio_managed`` laid out as ``italy_yaml`` reads a task: file I/O, a grader per
+    language with its header, a Python comparator, two tests worth 50 each."""
+    data, managers = CMS / "batch_fileio_managed" / "data", CMS / "batch_fileio_managed" / "managers"
+    files = {f"input/input{i}.txt": (data / f"{i + 1}.in").read_text() for i in range(2)}
+    files |= {f"output/output{i}.txt": (data / f"{i + 1}.out").read_text() for i in range(2)}
+    files |= {f"sol/{p.name}": p.read_text() for p in managers.iterdir() if p.name != "checker"}
+    files["check/checker"] = (managers / "checker").read_text()
+    return cms_task(root, "name: batchfileiomanaged\ntitle: Managed\ninfile: input.txt\noutfile: output.txt\n"
+                    "time_limit: 0.5\nmemory_limit: 128\nn_input: 2\n", **files)
+
+
+def test_a_cms_task_with_file_io_a_grader_and_a_python_comparator_becomes_columns(tmp_path):
+    row = cms(cms_managed_task(tmp_path / "batchfileiomanaged"))
+    assert row.items() >= {"input_file": "input.txt", "output_file": "output.txt", "checker_protocol": "cms",
+                           "submission_name": "batchfileiomanaged"}.items()
+    assert set(row["grader"]) == {"grader.c", "grader.cpp", "grader.java", "grader.py", "task.h"}
+    assert list(row["checker"]) == ["checker.py"] and "compare" in row
+    assert data_check("contest", [row]).ok
+    mul = cms(cms_task(tmp_path / "mul", 'name: toy\ninfile: ""\noutfile: ""\nscore_type: GroupMul\n'
+                       'score_type_parameters: [[100, 1]]\nn_input: 1\n'))
+    assert mul["subtasks"] == [{"points": 100.0, "tests": [0], "aggregate": "mul"}]
+    oo = cms(cms_task(tmp_path / "oo", "name: oo\noutput_only: true\n", **{"check/checker": "#!/usr/bin/python3\n"}))
+    assert oo.items() >= {"output_only": True, "checker_protocol": "cms"}.items() and "input_file" not in oo
+    assert data_check("contest", [oo]).ok
+    comm = cms(cms_task(tmp_path / "comm", "name: comm\nuser_io: std_io\n", **{
+        "cor/manager": "#!/usr/bin/python3\nprint(1)\n", "sol/stub.c": "int main() {}\n", "sol/grader.c": "x"}))
+    assert comm.items() >= {"manager": {"manager.py": "#!/usr/bin/python3\nprint(1)\n"}, "user_io": "std_io",
+                            "grader": {"stub.c": "int main() {}\n"}, "submission_name": "comm"}.items()
+    assert "input_file" not in comm and "checker" not in comm and data_check("contest", [comm]).ok
+    cpp = cms(cms_task(tmp_path / "cpp", **{"check/checker": "\x7fELF", "check/checker.cpp": "int main() {}\n"}))
+    assert cpp["checker"] == {"checker.cpp": "int main() {}\n"} and cpp["checker_protocol"] == "cms"
+
+
+@pytest.mark.slow  # compiles and runs three graded programs and a Python comparator in the sandbox: several seconds
+@sandbox
+def test_an_imported_cms_managed_task_scores_cms_own_submissions_as_tests_py_expects(tmp_path):
+    """cmstestsuite's Tests.py: managed-correct 100, managed-incorrect 0 (``suite.json``)."""
+    [row] = imported("cms", cms_managed_task(tmp_path / "batchfileiomanaged"), tmp_path=tmp_path)
+    code = CMS / "code"
+    cases = [("cpp", "managed-correct.cpp"), ("cpp", "managed-incorrect.cpp"), ("python", "managed-incorrect.py")]
+    rows = [{**row, "completion": f"```{tag}\n{(code / name).read_text()}\n```"} for tag, name in cases]
+    assert score_rows("contest", rows) == [1.0, 0.0, 0.0]
+
+
+@pytest.mark.slow  # runs two Python programs against a Python manager on two tests in the sandbox: several seconds
+@sandbox
+def test_an_imported_cms_communication_task_scores_cms_own_submissions_as_tests_py_expects(tmp_path):
+    """cmstestsuite's ``communication_fifoio_stubbed`` laid out as ``italy_yaml`` reads it (``check/manager``,
+    ``sol/stub.*``, ``user_io: fifo_io``): communication-stubbed-correct 100, -incorrect 0."""
+    source = CMS / "communication_fifoio_stubbed"
+    files = {f"input/input{i}.txt": (source / "data" / f"{i + 1}.in").read_text() for i in range(2)}
+    files |= {f"output/output{i}.txt": (source / "data" / f"{i + 1}.out").read_text() for i in range(2)}
+    files |= {f"sol/{p.name}": p.read_text() for p in (source / "managers").glob("stub.*")}
+    files["check/manager"] = (source / "managers" / "manager").read_text()
+    root = cms_task(tmp_path / "communication", 'name: communication\ninfile: ""\noutfile: ""\ntime_limit: 1\n'
+                    "memory_limit: 128\nn_input: 2\nuser_io: fifo_io\n", **files)
+    [row] = imported("cms", root, tmp_path=tmp_path)
+    rows = [{**row, "completion": f"```python\n{(CMS / 'code' / name).read_text()}\n```"}
+            for name in ("communication-stubbed-correct.py", "communication-stubbed-incorrect.py")]
+    assert score_rows("contest", rows) == [1.0, 0.0]

@@ -47,6 +47,7 @@ header then blobs.  Operations: ``compile``, ``run``, ``check``,
 process or file could not be removed, and the host then rebuilds the sandbox.
 """
 
+import base64
 import contextlib
 import fcntl
 import json
@@ -90,6 +91,7 @@ KEPT = f"{WORK}/kept"  # a run's output kept for the next request's checker (roo
 INPUT = f"{WORK}/input"  # a run's input, streamed from the request to this file (root's, in the server's folder)
 CONTESTANT, JUDGE = 65534, 65533
 CHUNK = 1 << 16
+FEEDBACK_BYTES = 16 << 20  # a multi-pass validator's feedback folder carried from one pass to the next
 LOG_BYTES = 64 << 10  # a compiler's or checker's messages kept
 ERR_BYTES = 4096  # a program's stderr kept (its tail)
 CAPS = (0, 1, 3, 5, 6, 7)  # CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID
@@ -655,9 +657,19 @@ def judge_outcome(outcome, judge, log, stdout=None):
 
 def do_check(req, data):
     """Run a checker on the output the last run or interaction kept (the program's, or the interactor's ``tout``),
-    moved into the judge's folder, where the contestant cannot reach."""
+    or, for an output-only submission, on the output the host sent as a third file; moved into the judge's folder,
+    where the contestant cannot reach."""
+    if len(data) > 2:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(KEPT)
+        write_file(KEPT, data[2], 0o600)
     os.rename(KEPT, f"{WORK}/checked")
     judge = judge_files(data, ("input", "answer"))
+    for name, content in req.get("feedback", {}).items():  # a multi-pass validator's files from the passes before
+        if "/" in name or name.startswith("."):
+            return {"status": "jail_error", "error": f"feedback file {name!r}"}, b""
+        write_file(f"{judge}/feedback/{name}", base64.b64decode(content), 0o600)
+        os.chown(f"{judge}/feedback/{name}", JUDGE, JUDGE)
     os.rename(f"{WORK}/checked", f"{judge}/output")
     os.chown(f"{judge}/output", 0, 0)
     os.chmod(f"{judge}/output", 0o444)
@@ -671,7 +683,29 @@ def do_check(req, data):
                             stdout=out, stderr=fd), req["judge_limits"]["wall"])
     for end in {fd, out, stdin}:
         os.close(end)
-    return judge_outcome(outcome, judge, log, stdout if out != fd else None), b""
+    outcome = judge_outcome(outcome, judge, log, stdout if out != fd else None)
+    return (outcome, b"") if not req.get("multi_pass") else next_pass(outcome, f"{judge}/feedback")
+
+
+def next_pass(outcome, feedback):
+    """A multi-pass validator's ``nextpass.in`` (the payload; ``nextpass`` says whether there is one) and the other
+    regular files of its feedback folder (``feedback``, which the host sends back with the next pass's check, as
+    problemtools keeps the folder across passes), at most :data:`FEEDBACK_BYTES` in all, else a judge error."""
+    files, total, nextpass = {}, 0, None
+    for entry in os.scandir(feedback):
+        if not entry.is_file(follow_symlinks=False):
+            continue
+        with open(os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+            content = f.read(FEEDBACK_BYTES + 1)
+        total += len(content)
+        if total > FEEDBACK_BYTES:
+            return {**outcome, "status": "jail_error", "error": f"the feedback folder holds over {FEEDBACK_BYTES} "
+                    "bytes"}, b""
+        if entry.name == "nextpass.in":
+            nextpass = content
+        else:
+            files[entry.name] = base64.b64encode(content).decode()
+    return {**outcome, "nextpass": nextpass is not None, "feedback": files}, nextpass or b""
 
 
 def do_interact(req, data):
@@ -741,7 +775,85 @@ def do_interact(req, data):
     return outcome, b""
 
 
-OPS = {"compile": do_compile, "run": do_run, "check": do_check, "interact": do_interact}
+def do_communicate(req, data):
+    """CMS's Communication task type with one process (cms-dev/cms ``cms/grading/tasktypes/Communication.py``,
+    commit ``c3659b810cfd1fab37904f6c6148d460f2854eff``): the manager, run as the judge's uid in its own folder,
+    which holds the test's input as ``input.txt`` (also its stdin) and where it may write ``output.txt``, talks to
+    the program through two FIFOs it gets on its command line (user-to-manager, then manager-to-user).  The program
+    reads the manager's FIFO as its stdin and writes its own as its stdout (``std_io``), or, linked with the task's
+    stub (``fifo_io``), gets their paths as arguments (manager-to-user first).  The manager's stdout's first line is
+    the outcome, its stderr the text.
+
+    What CMS's separate sandboxes guarantee, here by uids and modes: the manager's folder is the judge's (0700),
+    so the program cannot read the input; the FIFOs are the judge's, readable only (manager-to-user, 0644) or
+    writable only (user-to-manager, 0622) by others, so the program cannot forge the manager's words or read its
+    own back.  As in :func:`do_interact`, the server holds a writer of the user-to-manager FIFO until the program
+    is reaped, and a reader and a writer of the manager-to-user one until the manager is, so no ``open`` of the
+    program's waits and an end of input is seen only once the process at the other end is taken.  A manager that
+    reaches its ``open`` of the user-to-manager FIFO only after the program ended waits for a writer to its wall
+    limit, as under CMS; the program's own verdict (RE, TLE) stands."""
+    run = run_folder(req)
+    judge = judge_files(data[:1], ("input",))
+    link_artifact(req["judge_key"], f"{judge}/bin")
+    box = f"{judge}/feedback"
+    write_file(f"{box}/input.txt", data[0])
+    fifos = f"{WORK}/fifo"
+    fresh_dir(fifos, 0, 0o755)
+    to_manager, to_user = f"{fifos}/u0_to_m", f"{fifos}/m_to_u0"
+    for path, mode in ((to_manager, 0o622), (to_user, 0o644)):
+        os.mkfifo(path, 0o600)
+        os.chown(path, JUDGE, JUDGE)
+        os.chmod(path, mode)
+    user_in = os.open(to_user, os.O_RDONLY | os.O_NONBLOCK)
+    os.set_blocking(user_in, True)
+    manager_out = os.open(to_user, os.O_WRONLY)  # a writer from the start: the program reads no early end of input
+    reader = os.open(to_manager, os.O_RDONLY | os.O_NONBLOCK)  # so that the writer's open does not wait
+    user_out = os.open(to_manager, os.O_WRONLY)
+    os.close(reader)
+    held = {user_in, user_out, manager_out}
+    log, stdout = f"{WORK}/judge.log", f"{WORK}/judge.out"
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    out = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err = os.open(f"{WORK}/program.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    stdin = os.open(f"{box}/input.txt", os.O_RDONLY)
+    null = os.open("/dev/null", os.O_RDWR)
+    stdio = req.get("user_io", "std_io") == "std_io"
+    argv = req["argv"] if stdio else [*req["argv"], to_user, to_manager]
+
+    def release(*ends):
+        for end in held.intersection(ends):
+            os.close(end)
+            held.discard(end)
+
+    def ended(k, _):
+        if k == 0:  # the manager
+            release(user_in, manager_out)
+            return
+        release(user_out)
+        with contextlib.suppress(OSError):  # a manager waiting in open() for a writer that will never come: woken
+            os.close(os.open(to_manager, os.O_WRONLY | os.O_NONBLOCK))
+
+    try:
+        manager = spawn([part.replace("{bin}", f"{judge}/bin") for part in req["judge_argv"]] + [to_manager, to_user],
+                        uid=JUDGE, cwd=box, limits=req["judge_limits"], stdin=stdin, stdout=out, stderr=fd)
+        before, forked_from = children_cpu(), image()
+        program = spawn(argv, uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=user_in if stdio else null,
+                        stdout=user_out if stdio else null, stderr=err, env_extra=req.get("env"), program=True)
+        for end in (fd, out, err, stdin, null):
+            os.close(end)
+        verdict, outcome = finish_all([(*manager, req["judge_limits"]["wall"]), (*program, req["limits"]["wall"])],
+                                      ended)
+    finally:
+        release(*held)
+    count_orphans(outcome, before, outcome["cpu"] + verdict["cpu"])
+    outcome["image_rss"] = forked_from
+    outcome["stderr"] = tail(f"{WORK}/program.err", ERR_BYTES)
+    outcome["judge"] = judge_outcome(verdict, judge, log, stdout)
+    return outcome, b""
+
+
+OPS = {"compile": do_compile, "run": do_run, "check": do_check, "interact": do_interact,
+       "communicate": do_communicate}
 
 
 def forget(req):

@@ -47,6 +47,7 @@ import subprocess
 import sys
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -184,7 +185,8 @@ class Checker:
         names = [name for name, _ in self.files]
         entry = next((n for n in ("validate.py", "checker.py", "interactor.py") if n in names),
                      next((n for n in names if n.endswith(".py")), names[0]))
-        return [sys.executable, "-I", "-S", "-B", f"{{bin}}/{entry}"]
+        return [sys.executable, "-I", "-B", f"{{bin}}/{entry}"]  # with site: the builtins exit() and quit(),
+        # which judges' Python validators call (DOMjudge's jumble), as ``python3 validate.py`` has them
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,18 @@ class Problem:
     writable: bool = False
     """File I/O: the program may create files in its folder (judges forbid it for batch problems, so by default
     its folder is read-only)."""
+    manager: Checker | None = None
+    """CMS's Communication: the manager the program talks to through FIFOs (:func:`reward_plugins.contest.jail.
+    do_communicate`); its outcome, a number on stdout, is the test's score (the ``cms`` protocol)."""
+    user_io: Literal["std_io", "fifo_io"] = "std_io"
+    """Communication: the program's stdin and stdout are the FIFOs (``std_io``), or their paths are its arguments,
+    manager-to-user first (``fifo_io``, with a stub linked as the ``grader``)."""
+    passes: int = 1
+    """Kattis multi-pass (``validation_passes``, problemtools ``judge/execute.py``): above 1, an accepting output
+    validator may write ``nextpass.in``, the program's input for another pass, up to this many (:func:`_passes`)."""
+    output_only: bool = False
+    """CMS's OutputOnly: the submission is each test's output file itself; no program runs
+    (:mod:`reward_plugins.contest.outputs`)."""
 
 
 @dataclass
@@ -686,7 +700,7 @@ class _Run:
         self.spent += built["cpu"]
         if built["status"] != "ok":
             return Report([built["status"]] * n, 0.0, built["log"], built["cached"])
-        for role in ("checker", "interactor"):
+        for role in ("checker", "interactor", "manager"):
             if (source := getattr(self.problem, role)) is not None:
                 made = jail.compile(LANGUAGES[source.language], dict(source.files), source.compile_argv(),
                                     self.compile_limits,
@@ -727,7 +741,8 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     ``deadline`` (monotonic) is past, or the compiles, runs and checks have used ``cpu_budget`` CPU seconds
     (the report is then ``stopped``).  ``rules``: whose policy decides where the reference judges differ
     (:mod:`reward_plugins.contest.rules`)."""
-    judges = {source.language for source in (problem.checker, problem.interactor) if source is not None}
+    judges = {source.language for source in (problem.checker, problem.interactor, problem.manager)
+              if source is not None}
     languages = frozenset({program.language.name} | judges)
     if (refused := _refusal(program, rules)) is not None:
         return Report(["CE"] * len(problem.tests), 0.0, refused)
@@ -748,6 +763,16 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     failed = run.build()
     if failed is not None:
         return failed
+    return grade(problem, lambda i: _one(run, problem.tests[i]),
+                 lambda: time.monotonic() > deadline or run.spent >= cpu_budget, stop_on_failure, run.log, run.cached)
+
+
+def grade(problem: Problem, one: Callable[[int], tuple[Verdict, float, str]], spent: Callable[[], bool],
+          stop_on_failure: bool, log: str = "", cached: bool = False) -> Report:
+    """Every group's tests judged by ``one`` (test index: verdict, score, why) in order, and the report: a ``min`` or
+    ``mul`` group stops at its first test that scores 0 (its other tests SKIP), a ``sum`` group runs every test;
+    everything stops once ``spent()`` says the budget is (the report is then ``stopped``).  Shared by programs and
+    output-only submissions (:mod:`reward_plugins.contest.outputs`)."""
     n = len(problem.tests)
     groups = problem.groups or tuple(Group(1.0, (i,)) for i in range(n))
     verdicts: list[Verdict] = ["SKIP"] * n
@@ -756,10 +781,10 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     for group in groups:
         for i in group.tests:
             if verdicts[i] == "SKIP":  # a test in two groups runs once
-                if time.monotonic() > deadline or run.spent >= cpu_budget:
+                if spent():
                     stopped = True
                     break
-                verdicts[i], scores[i], details[i] = _one(run, problem.tests[i])
+                verdicts[i], scores[i], details[i] = one(i)
             if stop_on_failure and verdicts[i] != "AC":
                 break
             if problem.groups and group.aggregate != "sum" and scores[i] == 0.0:
@@ -768,7 +793,7 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
             break
     total = sum(group.points for group in groups)
     earned = [group.earned(scores) for group in groups]
-    return Report(verdicts, sum(earned) / total if total > 0 else 0.0, run.log, run.cached, details, stopped, scores,
+    return Report(verdicts, sum(earned) / total if total > 0 else 0.0, log, cached, details, stopped, scores,
                   earned if problem.groups else [])
 
 
@@ -796,6 +821,8 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
     problem, lang, limits = run.problem, run.language, run.limits
     memory = max(limits["memory"] or problem.memory + lang.memory_slack, JUDGE_MEMORY)
     checked = problem.checker is not None
+    if problem.manager is not None:
+        return _communicate(run, data[0], memory)
     if problem.interactor is not None:
         header: dict[str, Any] = {
             "op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.keys["interactor"],
@@ -815,7 +842,19 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
             return failed, 0.0, message
         if said not in ("AC", "PC") or problem.checker is None:
             return said, score, message
-        return _check(run, data)  # the interactor's own output file, checked as testlib does
+        return _check(run, data)[:3]  # the interactor's own output file, checked as testlib does
+    if problem.passes > 1:
+        return _passes(run, data, memory)
+    verdict, score, why, _ = _batch(run, data, memory)
+    return verdict, score, why
+
+
+def _batch(run: _Run, data: list[bytes], memory: int, feedback: dict | None = None
+           ) -> tuple[Verdict, float, str, dict]:
+    """One run of a batch program on ``data`` (input, answer) and its check; the checker's reply too (a multi-pass
+    validator's ``nextpass`` and ``feedback``, where ``feedback`` is given: the files it left before)."""
+    problem, lang, limits = run.problem, run.language, run.limits
+    checked = problem.checker is not None
     header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits, "return_output": not checked,
               "keep_output": checked, "env": dict(lang.env), "writable": problem.writable, "truncate": run.truncate,
               "input_file": problem.input_file, "output_file": problem.output_file}
@@ -823,21 +862,70 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
     outcome["in_bytes"] = len(data[0])
     failed = classify(outcome, lang, problem)
     if failed is not None:
-        return failed, 0.0, str(outcome.get("stderr", ""))[-500:]
+        return failed, 0.0, str(outcome.get("stderr", ""))[-500:], {}
     if problem.checker is None:
-        same = token_match(output.decode("utf-8", "replace"), test.answer, problem)
-        return ("AC", 1.0, "") if same else ("WA", 0.0, "")
-    return _check(run, data)
+        same = token_match(output.decode("utf-8", "replace"), data[1].decode("utf-8", "surrogatepass"), problem)
+        return ("AC", 1.0, "", {}) if same else ("WA", 0.0, "", {})
+    return _check(run, data, feedback)
 
 
-def _check(run: _Run, data: list[bytes]) -> tuple[Verdict, float, str]:
+def _passes(run: _Run, data: list[bytes], memory: int) -> tuple[Verdict, float, str]:
+    """Kattis multi-pass, as problemtools ``judge/execute.py`` ``_run_multipass`` (commit ``a185fe9``) runs it:
+    each pass runs the program on the pass's input and the validator on that input, the test's answer and the
+    feedback folder kept from the passes before; a rejection ends the test (a judge error with a ``nextpass.in``
+    beside it), an acceptance without ``nextpass.in`` is the verdict, one with it makes that file the next pass's
+    input; no verdict within ``passes`` passes is a judge error."""
+    feedback: dict = {}
+    for _ in range(run.problem.passes):
+        verdict, score, why, result = _batch(run, data, memory, feedback)
+        nextpass = result.get("nextpass")
+        if verdict not in ("AC", "PC"):
+            return ("JE", 0.0, "nextpass.in beside a rejection") if nextpass else (verdict, score, why)
+        if not nextpass:
+            return verdict, score, why
+        data, feedback = [result["nextpass_bytes"], data[1]], result.get("feedback") or {}
+    return "JE", 0.0, f"the validator gave no verdict within {run.problem.passes} passes"
+
+
+def _communicate(run: _Run, data: bytes, memory: int) -> tuple[Verdict, float, str]:
+    """One test of a Communication task: the program's failure (TLE, MLE, RE) scores 0, as CMS's outcome 0.0 for a
+    user process that did not end well; else the manager's outcome (the ``cms`` protocol), a judge error where
+    the manager failed."""
+    problem, lang, limits = run.problem, run.language, run.limits
+    assert problem.manager is not None
+    header = {"op": "communicate", "key": run.key, "argv": run.argv, "limits": limits,
+              "judge_key": run.keys["manager"], "judge_argv": problem.manager.run_argv(), "judge_limits": JUDGE_LIMITS,
+              "env": dict(lang.env), "writable": problem.writable, "user_io": problem.user_io}
+    outcome, _ = run.ask(header, [data], _bound(limits) + JUDGE_LIMITS["wall"], memory * 2,
+                         limits["processes"] + JUDGE_LIMITS["processes"])
+    judged: dict[str, Any] = outcome["judge"] if isinstance(outcome.get("judge"), dict) else {"status": "jail_error"}
+    message = str(judged.get("message", ""))[-500:]
+    failed = classify(outcome, lang, problem)
+    if failed is not None:
+        return failed, 0.0, str(outcome.get("stderr", ""))[-500:]
+    said, score, why = _checker_verdict(judged, "cms", problem.score_max)
+    return said, score, (why + " " + message).strip()
+
+
+def _check(run: _Run, data: list[bytes], feedback: dict | None = None) -> tuple[Verdict, float, str, dict]:
     """The row's checker on the output the run (or the interactor) just kept; in the same sandbox, or there is no
     output to check (a sandbox rebuilt in between: a judge error)."""
     assert run.problem.checker is not None  # only a problem with a checker is checked
-    protocol = run.problem.checker.protocol
-    header = {"op": "check", "judge_key": run.keys["checker"], "judge_argv": run.problem.checker.run_argv(),
-              "judge_limits": JUDGE_LIMITS, "protocol": protocol}
-    result, _ = run.jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
+    result = check(run.jail, run.problem, run.keys["checker"], data, feedback)
     run.spent += _cpu(result)
-    verdict, score, why = _checker_verdict(result, protocol, run.problem.score_max)
-    return verdict, score, (why + " " + str(result.get("message", ""))[-500:]).strip()
+    verdict, score, why = _checker_verdict(result, run.problem.checker.protocol, run.problem.score_max)
+    return verdict, score, (why + " " + str(result.get("message", ""))[-500:]).strip(), result
+
+
+def check(jail: Jail, problem: Problem, key: str, data: list[bytes], feedback: dict | None = None) -> dict:
+    """The ``check`` request: the checker built as ``key`` on ``data`` (input, answer, and for an output-only
+    submission the output itself; else the output the last run kept); the server's reply.  With ``feedback``
+    (multi-pass) the validator's feedback folder starts with those files, and the reply carries its
+    ``nextpass.in`` (``nextpass``, ``nextpass_bytes``) and its files (``feedback``)."""
+    assert problem.checker is not None
+    header: dict[str, Any] = {"op": "check", "judge_key": key, "judge_argv": problem.checker.run_argv(),
+                              "judge_limits": JUDGE_LIMITS, "protocol": problem.checker.protocol}
+    if feedback is not None:
+        header |= {"multi_pass": True, "feedback": feedback}
+    result, payload = jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
+    return {**result, "nextpass_bytes": payload}

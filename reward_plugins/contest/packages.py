@@ -4,22 +4,24 @@
 folder (registered through the host's ``register_importers`` hook), so users train on existing problem archives
 without writing a converter.  The row carries what :mod:`reward_plugins.contest.rows` reads (``tests``,
 ``time_limit``, ``memory_limit``, ``compare``, ``float_tolerance``, ``checker`` / ``interactor`` with
-``checker_protocol``, ``subtasks``) and ``prompt``: the statement's text, or, where the package has none (a PDF
+``checker_protocol``, ``subtasks`` with their ``aggregate``, ``score_max``, ``input_file`` / ``output_file``,
+``grader`` with ``submission_name``) and ``prompt``: the statement's text, or, where the package has none (a PDF
 only, or none at all), a placeholder naming the problem, with ``statement`` null so a user can tell and map a
 prompt of their own.
 
 A package is read as its judge reads it (the references: the problem package format at
 https://www.kattis.com/problem-package-format/ and Kattis problemtools; cms-dev/cms's
-``cmscontrib/loaders/italy_yaml.py``).  What the ``contest`` reward cannot judge as that judge would (a grader
-linked with the submission, output-only, communication, file I/O, multi-pass, a CMS comparator, a validator in
-another language than C++, validator flags it cannot pass on, an output limit of the problem's own) refuses the
-package with a :class:`grpo_host.DataError` naming the package and the feature: a row that silently judged
-something else would train on the wrong reward.  Where the row's built-in comparison cannot say the judge's
-exactly, the stricter one is written (it may reject what the judge accepts, never the reverse): Kattis's default
-validator ignores case, the ``token`` comparison does not; CMS's white-space diff compares lines token by token,
-``lines`` also keeps the spaces inside a line.  Files are read as bytes and decoded as UTF-8 (a test's ``\\r\\n``
-is kept); a symbolic link that leads out of the package is refused.
-"""
+``cmscontrib/loaders/italy_yaml.py``).  What the ``contest`` reward cannot judge as that judge would (Kattis's
+submit-answer, CMS's output-only test cases inside a Batch task, communication with several processes, interactive
+multi-pass, a validator in another language than C++ or Python, a CMS comparator that is a binary without its C++
+source, validator flags it cannot pass on, a Kattis scoring group other than ``min`` or ``sum`` with ``on_reject:
+continue``, validator scores in groups of different worth, an output limit of the problem's own) refuses the package
+with a :class:`grpo_host.DataError` naming the package and the feature: a row that silently judged something else
+would train on the wrong reward.  Where the row's built-in comparison cannot say the judge's exactly, the stricter
+one is written (it may reject what the judge accepts, never the reverse): Kattis's default validator ignores case,
+the ``token`` comparison does not; CMS's white-space diff compares lines token by token, ``lines`` also keeps the
+spaces inside a line.  Files are read as bytes and decoded as UTF-8 (a test's ``\\r\\n`` is kept); a symbolic link
+that leads out of the package is refused."""
 
 from __future__ import annotations
 
@@ -127,13 +129,12 @@ def kattis(folder: Path) -> dict[str, Any]:
     spec = package.yaml("problem.yaml", required=True)
     kinds = _kattis_types(package, spec)
     validation = str(spec.get("validation", "")).split()
-    if "multi-pass" in kinds:
-        raise package.refuse("multi-pass validation (type: multi-pass)")
     if "submit-answer" in kinds:
         raise package.refuse("output-only submissions (type: submit-answer)")
-    if "score" in validation:
-        raise package.refuse("scores from a custom validator (validation: custom score)")
     interactive = "interactive" in kinds or "interactive" in validation
+    multi_pass = "multi-pass" in kinds or "multi-pass" in validation
+    if multi_pass and interactive:
+        raise package.refuse("interactive multi-pass validation")
     scoring = "scoring" in kinds
     root_data = package.yaml("data/testdata.yaml")
     flags = _words(spec.get("validator_flags") or root_data.get("output_validator_flags")
@@ -142,7 +143,7 @@ def kattis(folder: Path) -> dict[str, Any]:
     validator = _validator(package)
     # legacy: `validation: custom` says so; 2023-07 has no `validation`, the validator's folder says so
     legacy = str(spec.get("problem_format_version", "legacy")).startswith("legacy")
-    custom = interactive or "custom" in validation or (not legacy and validator is not None)
+    custom = interactive or multi_pass or "custom" in validation or (not legacy and validator is not None)
     columns: dict[str, Any] = {}
     if custom:
         if validator is None:
@@ -154,8 +155,17 @@ def kattis(folder: Path) -> dict[str, Any]:
     else:
         columns.update(_default_validator(package, flags))
     if scoring:
-        tests, groups = _kattis_groups(package)
-        columns["subtasks"] = groups
+        tests, groups = _kattis_groups(package, root_data)
+        columns["subtasks"] = [{k: v for k, v in g.items() if k != "worth"} for g in groups]
+        if "score" in validation:  # the validator's score.txt is in the group's units: one worth for all tests
+            worths = sorted({g["worth"] for g in groups})
+            if len(worths) > 1:
+                raise package.refuse(f"validator scores (validation: custom score) in groups of different worth "
+                                     f"(accept_score {', '.join(f'{w:g}' for w in worths)}; the row has one "
+                                     "score_max)")
+            columns["score_max"] = worths[0]
+    elif "score" in validation:
+        raise package.refuse("scores from a custom validator in a problem that is not type: scoring")
     else:
         tests = [*_cases(package, "data/sample", interactive), *_cases(package, "data/secret", interactive)]
     limits = spec.get("limits") or {}
@@ -171,6 +181,9 @@ def kattis(folder: Path) -> dict[str, Any]:
                              "parameter applies to every row)")
     if "memory" in limits:
         columns["memory_limit"] = _number(package, "problem.yaml", "limits.memory", limits["memory"])
+    if multi_pass:  # problemtools' default: 2 passes
+        columns["validation_passes"] = int(_number(package, "problem.yaml", "limits.validation_passes",
+                                                   limits.get("validation_passes", 2)))
     return package.row(_title(spec, package.folder.name), package.statement(
         ("problem_statement", "statement"), STATEMENT_NAMES), tests, **columns)
 
@@ -212,7 +225,7 @@ def _no_group_flags(package: _Package) -> None:
 
 
 def _validator(package: _Package) -> dict[str, str] | None:
-    """The output validator's (or interactor's) C++ files, by name; None when the package has none."""
+    """The output validator's (or interactor's) C++ or Python files, by name; None when the package has none."""
     for name in ("output_validators", "output_validator"):
         base = package.path(name)
         if not base.is_dir():
@@ -230,11 +243,11 @@ def _validator(package: _Package) -> dict[str, str] | None:
             relative = str(entry.relative_to(package.folder))
             if entry.is_dir():
                 raise package.error(relative, "a folder inside the validator (its files must sit side by side)")
-            if not entry.name.lower().endswith(CPP_SUFFIXES):
-                raise package.refuse(f"an output validator that is not C++ ({relative})")
+            if not entry.name.lower().endswith((*CPP_SUFFIXES, ".py")):
+                raise package.refuse(f"an output validator that is neither C++ nor Python ({relative})")
             files[entry.name] = package.text(entry)
-        if not any(n.lower().endswith(CPP_SUFFIXES[:4]) for n in files):
-            raise package.error(str(base.relative_to(package.folder)), "no C++ source in the validator")
+        if not any(n.lower().endswith((*CPP_SUFFIXES[:4], ".py")) for n in files):
+            raise package.error(str(base.relative_to(package.folder)), "no C++ or Python source in the validator")
         return files
     return None
 
@@ -288,10 +301,15 @@ def _cases(package: _Package, relative: str, interactive: bool = False) -> Itera
             raise package.error(name, f"an answer without its input {entry.with_suffix('.in').name}")
 
 
-def _kattis_groups(package: _Package) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
-    """A scoring problem's tests and groups: each folder under ``data/secret`` a group worth its
-    ``accept_score``, all-or-nothing (``grader_flags: min``, as IOI subtasks); the samples score nothing, as the
-    format's default ``accept_score: 0`` for them says, and are left out."""
+def _kattis_groups(package: _Package, root_data: dict[str, Any]) -> tuple[list[dict[str, str]],
+                                                                          list[dict[str, Any]]]:
+    """A scoring problem's tests and groups: each folder under ``data/secret`` a group of its tests, each test
+    worth the group's ``accept_score`` (its ``worth`` here); ``grader_flags: min`` takes the least (as IOI
+    subtasks), the default ``sum`` adds them, which the row says as ``aggregate: sum`` over ``points`` = worth x
+    tests, and only where the group runs every test (``on_reject: continue``, here or inherited from
+    ``data/secret`` or ``data``; the default ``break`` stops at a rejection, and the sum would then depend on
+    the order).  The samples score nothing, as the format's default ``accept_score: 0`` for them says, and are
+    left out."""
     secret = package.path("data/secret")
     if not secret.is_dir():
         raise package.error("data/secret", "missing")
@@ -304,16 +322,21 @@ def _kattis_groups(package: _Package) -> tuple[list[dict[str, str]], list[dict[s
                                  "its score is summed per test, on_reject deciding what follows a failure")
         if not entry.is_dir():
             continue
-        data = package.yaml(f"{relative}/testdata.yaml")
+        data = {**root_data, **package.yaml("data/secret/testdata.yaml"), **package.yaml(f"{relative}/testdata.yaml")}
         grader = str(data.get("grader_flags", "")).split()
-        if "min" not in grader:
-            raise package.refuse(f"a scoring group that is not all-or-nothing ({relative}: grader_flags "
-                                 f"{data.get('grader_flags', 'sum')!r}, not min)")
-        points = _number(package, f"{relative}/testdata.yaml", "accept_score", data.get("accept_score", 1))
+        aggregate = "min" if "min" in grader else "sum" if set(grader) <= {"sum", "ignore_sample"} else None
+        if aggregate is None:
+            raise package.refuse(f"a scoring group's grader_flags {data['grader_flags']!r} ({relative}; the row "
+                                 "aggregates by min or sum)")
+        if aggregate == "sum" and data.get("on_reject", "break") != "continue":
+            raise package.refuse(f"a summed scoring group that stops at its first rejection ({relative}: on_reject "
+                                 f"{data.get('on_reject', 'break')!r}, not continue)")
+        worth = _number(package, f"{relative}/testdata.yaml", "accept_score", data.get("accept_score", 1))
         members = list(_cases(package, relative))
         if not members:
             raise package.error(relative, "a group with no test cases")
-        groups.append({"points": points, "tests": list(range(len(tests), len(tests) + len(members)))})
+        groups.append({"points": worth * (len(members) if aggregate == "sum" else 1), "aggregate": aggregate,
+                       "tests": list(range(len(tests), len(tests) + len(members))), "worth": worth})
         tests += members
     if not groups:
         raise package.error("data/secret", "a scoring problem with no test groups")
@@ -326,27 +349,36 @@ def _kattis_groups(package: _Package) -> tuple[list[dict[str, str]], list[dict[s
 def cms(folder: Path) -> dict[str, Any]:
     """A CMS task folder in the Italian YAML format ``cmsImportTask`` reads (``italy_yaml``): ``task.yaml``,
     ``input/inputN.txt`` and ``output/outputN.txt``, subtasks from ``gen/GEN``'s ``#ST:`` lines (or
-    ``score_type`` and ``n_input`` in ``task.yaml``), ``sol/`` graders, ``check/`` or ``cor/`` managers."""
+    ``score_type`` and ``n_input`` in ``task.yaml``), file I/O (``infile`` / ``outfile``), ``sol/grader.*`` with
+    ``sol/``'s headers (linked with the submission, which CMS names after the task: ``name.%l``), the comparator
+    ``check/checker`` or ``cor/correttore`` (a Python script, or the C++ source beside the binary); an
+    ``output_only`` task's row is ``output_only`` (:mod:`reward_plugins.contest.outputs`)."""
     package = _Package("cms", folder)
     conf = package.yaml("task.yaml", required=True)
     title = str(_first(conf, "title", "nome") or _first(conf, "name", "nome_breve") or package.folder.name)
-    if conf.get("output_only"):
-        raise package.refuse("an output-only task (output_only: true)")
     if conf.get("output_only_testcases") or conf.get("output_optional_testcases"):
         raise package.refuse("output-only test cases (output_only_testcases / output_optional_testcases)")
-    for where in ("check", "cor"):
-        if package.path(f"{where}/manager").exists():
-            raise package.refuse(f"a communication task ({where}/manager talks to the program)")
-    for checker in ("check/checker", "cor/correttore"):
-        if package.path(checker).exists():
-            raise package.refuse(f"a CMS comparator ({checker}: a score on its standard output; the reward runs "
-                                 "testlib and Kattis checkers)")
-    if package.path("sol").is_dir() and (graders := sorted(p.name for p in package.path("sol").glob("grader.*"))):
-        raise package.refuse(f"a grader compiled with the submission (sol/{graders[0]})")
+    columns: dict[str, Any] = {"compare": "lines"}
+    manager = None if conf.get("output_only") else _cms_judge(package, ("check/manager", "cor/manager"))
+    if conf.get("output_only"):  # italy_yaml: task type OutputOnly, files output_%03d.txt; no program, no limits
+        columns |= {"output_only": True, **_cms_checker(package)}
+    elif manager is not None:  # italy_yaml: Communication, a stub sol/stub.%l where there is one
+        processes = conf.get("num_processes", 1)
+        if processes != 1:
+            raise package.refuse(f"communication with {processes} processes (num_processes; one is judged)")
+        columns |= {"manager": manager, **_cms_grader(package, conf, "stub")}
+        if conf.get("user_io") in ("std_io", "fifo_io"):
+            columns["user_io"] = conf["user_io"]
+    else:
+        columns |= {**_cms_checker(package), **_cms_grader(package, conf, "grader")}
     infile, outfile = conf.get("infile", "input.txt"), conf.get("outfile", "output.txt")
-    if infile or outfile:
-        raise package.refuse(f"file I/O (infile {infile!r}, outfile {outfile!r}; standard I/O is infile: \"\" "
-                             "and outfile: \"\")")
+    batch = not conf.get("output_only") and manager is None
+    for column, value in ((("input_file", infile), ("output_file", outfile)) if batch else ()):
+        if value:
+            if not isinstance(value, str) or "/" in value or value.startswith("."):
+                raise package.error("task.yaml", f"{column.replace('put_file', 'file')}: {value!r} is not a plain "
+                                    "file name")
+            columns[column] = value
     count, groups = _cms_scoring(package, conf)
     tests = []
     for i in range(count):
@@ -357,7 +389,7 @@ def cms(folder: Path) -> dict[str, Any]:
                                           "generate them from gen/)")
             pair.append(package.text(package.path(name)))
         tests.append({"input": pair[0], "output": pair[1]})
-    columns: dict[str, Any] = {"compare": "lines", "subtasks": groups or None}
+    columns["subtasks"] = groups or None
     if (seconds := _first(conf, "time_limit", "timeout")) is not None:
         columns["time_limit"] = _number(package, "task.yaml", "time_limit", seconds)
     if (mib := _first(conf, "memory_limit", "memlimit")) is not None:
@@ -365,6 +397,46 @@ def cms(folder: Path) -> dict[str, Any]:
     statement = package.statement(("statement", "testo"), ("statement.md", "testo.md", "statement.tex",
                                                            "testo.tex"))
     return package.row(title, statement, tests, **columns)
+
+
+def _cms_checker(package: _Package) -> dict[str, Any]:
+    """The comparator as ``italy_yaml`` finds it (``check/checker``, else ``cor/correttore``), judged with the
+    ``cms`` protocol."""
+    found = _cms_judge(package, ("check/checker", "cor/correttore"))
+    return {"checker": found, "checker_protocol": "cms"} if found else {}
+
+
+def _cms_judge(package: _Package, places: tuple[str, ...]) -> dict[str, str] | None:
+    """A comparator's or manager's files, the first of ``places`` there is: a Python script as it is, a binary by
+    its C++ source beside it (``checker.cpp``, ``manager.cpp``, which ``cmsMake`` compiles into it)."""
+    for where in places:
+        path = package.path(where)
+        if not path.exists():
+            continue
+        head = path.read_bytes()[:200]
+        if head.startswith(b"#!") and b"python" in head.split(b"\n", 1)[0]:
+            return {f"{path.name}.py": package.text(path)}
+        for suffix in CPP_SUFFIXES[:4]:
+            if (source := path.with_name(path.name + suffix)).is_file():
+                return {source.name: package.text(source)}
+        raise package.refuse(f"a CMS {path.name} that is neither a Python script nor beside its C++ source ({where})")
+    return None
+
+
+def _cms_grader(package: _Package, conf: dict[str, Any], stem: str) -> dict[str, Any]:
+    """``sol/<stem>.<ext>`` for each language (``grader``, or a communication task's ``stub``) and ``sol/``'s
+    headers, as ``italy_yaml`` takes them; the submission is named after the task (``submission_format:
+    name.%l``), so the grader or stub includes or imports it by that name."""
+    sol = package.path("sol")
+    graders = sorted(sol.glob(f"{stem}.*")) if sol.is_dir() else []
+    if not graders:
+        return {}
+    headers = [p for p in sorted(sol.iterdir()) if p.suffix in (".h", ".hpp", ".hh", ".hxx")]
+    name = conf.get("name", conf.get("nome_breve"))
+    if not isinstance(name, str) or not name.isidentifier():
+        raise package.error("task.yaml", f"name: {name!r} is not a plain name, which the grader's submission is "
+                            "named after")
+    return {"grader": {p.name: package.text(p) for p in [*graders, *headers]}, "submission_name": name}
 
 
 def _first(conf: dict[str, Any], *keys: str) -> Any:
@@ -381,8 +453,9 @@ def _cms_scoring(package: _Package, conf: dict[str, Any]) -> tuple[int, list[dic
         if kind == "Sum":
             return count, []
         if kind in ("GroupMin", "GroupMul") and isinstance(parameters, list):
-            return count, _cms_groups(package, "task.yaml", [(p[0], p[1]) for p in parameters
-                                                              if isinstance(p, list) and len(p) >= 2], count)
+            groups = _cms_groups(package, "task.yaml", [(p[0], p[1]) for p in parameters
+                                                         if isinstance(p, list) and len(p) >= 2], count)
+            return count, [{**g, "aggregate": "mul"} for g in groups] if kind == "GroupMul" else groups
         raise package.refuse(f"score_type {kind!r} with these parameters")
     gen = package.path("gen/GEN")
     if gen.is_file():

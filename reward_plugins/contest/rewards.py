@@ -42,8 +42,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from grpo_host import Scored, fenced_blocks, hookimpl, reward, time_left
 
-from .judge import Compile, JailUnavailable, Program, judge
+from .judge import Compile, JailUnavailable, Program, Report, judge
 from .languages import LANGUAGES, by_tag, missing
+from .outputs import judge_outputs, output_files
 from .rows import TEST_COLUMNS, RowProblem, problem_from_row
 from .rules import RULES
 
@@ -168,6 +169,9 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
     CodeContests, TACO and LiveCodeBench columns are read too), its output checked by the row's testlib, Kattis or
     CMS `checker` (which may award partial credit per test), its `interactor`, or the built-in `compare` (token by
     default); the program may create files only where the row says `file_io` (true), as judges rule for batch tasks.
+    Task kinds: `output_only` (the completion's fenced blocks named output_000.txt, ... are the outputs; no program),
+    `manager` (CMS communication through FIFOs; its printed outcome scores the test), `validation_passes` (Kattis
+    multi-pass: the program runs again on the validator's nextpass.in).
     Returns the mean of the tests' scores (1 accepted, a checker's fraction, 0 failed), or with `subtasks`
     ([{"points", "tests", "aggregate": min|mul|sum}]) the points the groups earned over all points; pass_fail=true:
     1.0 only when every test earns its full worth. 0.0 without a code block, in an unknown language, or when it does
@@ -182,6 +186,18 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
     except RowProblem as exc:
         _note(str(exc))
         return Scored(None, {"bad_row": 1})
+    limits = Compile(seconds=params.compile_seconds, memory=params.compile_memory_mb << 20)
+    if problem.output_only:  # the completion is the output files themselves: no program
+        files = output_files(completion, len(problem.tests))
+        if not files:
+            return Scored(0.0, {"no_program": 1})
+        try:
+            report = judge_outputs(files, problem, deadline=_deadline(), compile_limits=limits,
+                                   stop_on_failure=params.stop_on_failure, cpu_budget=ITEM_TIMEOUT - BUDGET_MARGIN)
+        except JailUnavailable as exc:
+            _note(str(exc))
+            return Scored(None, {"je": 1})
+        return _scored(report, report.counts(), params)
     tag, source = extract_program(completion, language or params.language)
     lang = by_tag(tag)
     if source is None or lang is None or len(source.encode("utf-8", "surrogatepass")) > MAX_SOURCE:
@@ -189,7 +205,6 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
     if problem_text := missing(lang):
         _note(problem_text)
         return Scored(None, {"no_toolchain": 1})
-    limits = Compile(seconds=params.compile_seconds, memory=params.compile_memory_mb << 20)
     try:
         report = judge(Program(lang, source), problem, deadline=_deadline(), compile_limits=limits,
                        stop_on_failure=params.stop_on_failure, cpu_budget=ITEM_TIMEOUT - BUDGET_MARGIN,
@@ -199,6 +214,11 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
         return Scored(None, {"je": 1})
     counts = {"ce": 1} if report.verdicts and report.verdicts[0] == "CE" else report.counts()
     counts["cached"] = int(report.cached)
+    return _scored(report, counts, params)
+
+
+def _scored(report: Report, counts: dict[str, int], params: ContestParams) -> Scored:
+    """The report as the reward's score: None where the budget stopped it, else its score (or pass/fail)."""
     if report.stopped:  # tests left unrun are no failures of the program's: no score, counted
         return Scored(None, {**counts, "budget": 1})
     if params.pass_fail:  # every test accepted at its full worth

@@ -31,6 +31,18 @@ Columns (all but the tests optional):
   Batch with a grader: ``grader.cpp``, ``grader.c``, ``grader.py``, headers),
   and ``submission_name``, the submission's file stem the grader includes or
   imports (default ``solution``);
+* ``manager``: CMS's Communication: the manager's files (C++, or a Python
+  script), which talks to the program through FIFOs and prints the test's
+  outcome; ``user_io``: ``std_io`` (the program's stdin and stdout, the
+  default without a ``grader``) or ``fifo_io`` (the FIFOs' paths as its
+  arguments, the default with a ``grader``: CMS's stub, linked with the
+  submission as a grader is); ``num_processes``: 1 (the only one judged);
+* ``validation_passes``: Kattis multi-pass: the most passes (2 or more);
+  the ``checker``, a Kattis output validator, may write ``nextpass.in``,
+  the program's input for the next pass;
+* ``output_only``: true for CMS's OutputOnly tasks: the completion is each
+  test's output file, ``output_000.txt``, ``output_001.txt``, ... as fenced
+  blocks named so (:mod:`reward_plugins.contest.outputs`); no program runs;
 * ``language``: the program's language when its code fence names none.
 """
 
@@ -150,7 +162,7 @@ def _mib(value: Any) -> float:
     return float(value)
 
 
-PROTOCOLS = {"checker": ("testlib", "kattis", "cms"), "interactor": ("testlib", "kattis")}
+PROTOCOLS = {"checker": ("testlib", "kattis", "cms"), "interactor": ("testlib", "kattis"), "manager": ("cms",)}
 AGGREGATES = ("min", "mul", "sum")
 
 
@@ -199,6 +211,20 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     protocol = row.get("checker_protocol") or "testlib"
     checker = _judge_program(row["checker"], "checker", protocol) if row.get("checker") else None
     interactor = _judge_program(row["interactor"], "interactor", protocol) if row.get("interactor") else None
+    manager = _judge_program(row["manager"], "manager", "cms") if row.get("manager") else None
+    user_io = row.get("user_io") or ("fifo_io" if row.get("grader") else "std_io")
+    if manager is not None:
+        if user_io not in ("std_io", "fifo_io"):
+            raise RowProblem(f"column 'user_io': {str(user_io)[:40]!r} is not std_io or fifo_io")
+        if row.get("num_processes") not in (None, 1):
+            raise RowProblem(f"column 'num_processes': {str(row['num_processes'])[:40]}: communication with more "
+                             "than one process is not judged yet")
+        if clash := next((c for c in ("checker", "interactor", "input_file", "output_file", "output_only")
+                          if row.get(c) not in (None, "", {}, False)), None):
+            raise RowProblem(f"column {clash!r}: a communication task's manager decides the test (column 'manager')")
+        if memory < SMALL_MEMORY:
+            raise RowProblem(f"column 'memory_limit': {memory / MIB:g} MiB, below {SMALL_MEMORY // MIB} MiB, is "
+                             "measured for batch tasks only, not with a manager")
     groups = _groups(row.get("subtasks"), len(tests))
     grader, submission_name = _grader(row.get("grader"), row.get("submission_name"))
     named = {column: _file_name(row[column], column) for column in ("input_file", "output_file")
@@ -216,10 +242,25 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     writable = False if row.get("file_io") is None else row["file_io"]
     if not isinstance(writable, bool):
         raise RowProblem(f"column 'file_io': {writable!r} is not true or false")
+    output_only = False if row.get("output_only") is None else row["output_only"]
+    if not isinstance(output_only, bool):
+        raise RowProblem(f"column 'output_only': {output_only!r} is not true or false")
+    if output_only and (clash := next((c for c in ("interactor", "grader", "input_file", "output_file", "file_io")
+                                       if row.get(c) not in (None, "", {}, False)), None)):
+        raise RowProblem(f"column {clash!r}: an output-only task runs no program (column 'output_only')")
+    passes = row.get("validation_passes") or 1
+    if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= 100:
+        raise RowProblem(f"column 'validation_passes': {str(passes)[:40]!r} is not a number of passes from 1 to 100")
+    if passes > 1 and (checker is None or checker.protocol != "kattis" or interactor is not None or manager
+                       is not None or output_only):
+        raise RowProblem("column 'validation_passes': multi-pass needs a Kattis output validator as the 'checker' "
+                         "(checker_protocol kattis) and a batch task (no interactor, manager or output_only)")
     return Problem(tuple(tests), seconds, memory, output_mb * MIB, mode, tolerance, tolerance,  # type: ignore[arg-type]
                    checker=checker, interactor=interactor, groups=groups, writable=writable,
                    score_max=float(score_max), grader=grader, submission_name=submission_name,
-                   input_file=named.get("input_file"), output_file=named.get("output_file"))
+                   input_file=named.get("input_file"), output_file=named.get("output_file"),
+                   output_only=output_only, manager=manager, passes=passes,
+                   user_io="fifo_io" if user_io == "fifo_io" else "std_io")
 
 
 def _file_name(value: Any, column: str) -> str:

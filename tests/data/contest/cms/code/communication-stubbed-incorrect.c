@@ -1,0 +1,3 @@
+int userfunc(int x) {
+    return x + 1;
+}

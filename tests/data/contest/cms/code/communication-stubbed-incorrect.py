@@ -1,0 +1,2 @@
+def userfunc(x):
+    return x + 1
