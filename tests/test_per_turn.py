@@ -17,7 +17,7 @@ from grpo_host import Ensemble, Scored, reward
 from grpo_host.discovery.plugins import load_plugins
 from grpo_host.errors import RewardError, UserError
 from grpo_host.kinds.environment import environment
-from grpo_host.runs.record import RolloutRecord, read_record
+from grpo_host.runs.record import RolloutRecord, advantages, read_record
 from grpo_host.runs.report import build_report
 from grpo_host.runs.rescore import rescore
 from grpo_host.scoring.ensemble import Member
@@ -188,6 +188,25 @@ def test_the_engines_train_on_what_the_rule_makes_of_the_turns(agentpack, tmp_pa
     assert [r["turns/turn_calls"] for r in table] == [[2.0, 1.0, 0.0], [0.0]]
     assert [r["reward/StepNotesSession"] for r in table] == own
     assert [r["turns/StepNotesSession"] for r in table] == [[0.25, 0.25, 1.0], [0.0]]
+    # the total trained on adds the environment's reward with weight 1, as TRL and mlx-lm-lora add it
+    totals = [t + o for t, o in zip(trained, own, strict=True)]
+    assert [r["total"] for r in table] == totals
+    assert [r["advantage"] for r in table] == advantages(totals, ["0:0", "0:0"])
+
+
+def test_an_environments_turns_that_are_not_one_per_assistant_turn_name_the_environment_and_the_row(agentpack,
+                                                                                                     tmp_path):
+    """TRL asks the environment for its reward without the trajectory; the reward functions' pass has it."""
+    rows = [Row("line 1", ROWS[0])]
+    ensemble = Ensemble.from_spec("turn_calls", plugins=agentpack)
+    funcs = EnsembleRewardFuncs(ensemble, rows, record=RolloutRecord(tmp_path / "rollouts", ensemble.names))
+    sessions = _step_notes(agentpack, "episode", rows)  # turns [0.25, 0.25, 1.0] and [0.0]
+    swapped = [[{"role": "assistant", "content": "no tools"}], TWO_CALLS]
+    with pytest.raises(RewardError, match=r"environment 'step_notes' \(pack .*\) reward on line 1: returned 3 turn "
+                                          r"values for a rollout of 1 assistant turn\b"):
+        funcs.funcs[0](prompts=[ROWS[0]["prompt"]] * 2, completions=swapped, environments=sessions,
+                       **{ROW_ID: [0, 0]})
+    ensemble.close()
 
 
 def test_the_report_shows_each_per_turn_reward_by_turn_index(agentpack, tmp_path):
@@ -210,6 +229,24 @@ def test_rescore_compares_per_turn_values_under_the_runs_rule(agentpack, tmp_pat
     assert "StepNotesSession" in same["not_rescored"]  # an environment's reward is the environment's, not a spec's
     other = rescore(tmp_path / "rollouts", "turn_calls", plugins=agentpack, turn_reward="sum")
     assert other["rewards"]["turn_calls"]["changed"] == 1  # 2.5 recorded, 3.0 now; the no-tool rollout is 0 both
+
+
+def test_rescore_keeps_the_environments_recorded_reward_in_the_new_totals(agentpack, tmp_path):
+    """Only the environment's reward is weighted here, so it alone makes the advantages; it cannot be scored
+    again (the environment's state is gone), so rescore adds its recorded value and no sign changes."""
+    rows = [Row("line 1", ROWS[0])]
+    ensemble = Ensemble.from_spec("turn_calls:0", plugins=agentpack)
+    funcs = EnsembleRewardFuncs(ensemble, rows, record=RolloutRecord(tmp_path / "rollouts", ensemble.names))
+    sessions = _step_notes(agentpack, "episode", rows)  # the notebook pays 1.5, then 0.0
+    funcs.funcs[0](prompts=[ROWS[0]["prompt"]] * 2, completions=[TWO_CALLS, [{"role": "assistant", "content": "x"}]],
+                   environments=sessions, **{ROW_ID: [0, 0]})
+    ensemble.close()
+    table = read_record(tmp_path / "rollouts").to_pylist()
+    assert [r["total"] for r in table] == [1.5, 0.0]
+    assert table[0]["advantage"] > 0 > table[1]["advantage"]
+    again = rescore(tmp_path / "rollouts", "turn_calls:0", plugins=agentpack)
+    assert again["advantage_sign_changed"] == 0
+    assert again["not_rescored"] == ["StepNotesSession"]
 
 
 @pytest.mark.slow  # ~13 s on a shared CPU: a run's preparation (the tiny model) and importing mlx-lm-lora
@@ -286,4 +323,6 @@ def test_a_trl_run_trains_on_the_combined_turns_and_records_them(tmp_path_factor
     assert logged["rewards/turn_calls/mean"] == pytest.approx(sum(r["reward/turn_calls"] for r in rows) / 4)
     assert logged["rewards/StepNotesSession/mean"] == pytest.approx(
         sum(r["reward/StepNotesSession"] for r in rows) / 4)
+    totals = [r["total"] for r in rows if r["total"] is not None]  # TRL's mean leaves unscorable rollouts out
+    assert logged["reward"] == pytest.approx(sum(totals) / len(totals))
     assert "Per-turn reward means by turn index" in build_report(root / "out")

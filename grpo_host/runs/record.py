@@ -22,8 +22,10 @@ after its session class, as TRL logs it; null: not applicable or failed; a
 per-turn reward's is the value trained on, :mod:`grpo_host.scoring.turns`),
 one ``turns/<name>`` column per per-turn reward (a list with its value for
 each assistant turn, null entries for turns without one; null: no turns),
-``error`` (the messages of the rewards that failed on it), ``total`` and
-``advantage``.
+``error`` (the messages of the rewards that failed on it), ``total`` (what
+the trainer trained on: the ensemble's weighted total plus each
+environment's own reward with weight 1, as TRL and the MLX backend add it;
+:func:`grpo_host.scoring.batch.trained_total`) and ``advantage``.
 
 The layout only grows: a column is added, never renamed or retyped, and a
 reader takes a part without an optional column as that column empty (a
@@ -33,8 +35,8 @@ rewards), while a reader from before a column ignores it.
 ``advantage`` is GRPO's group-normalised advantage as TRL computes it with
 its default ``scale_rewards="group"``: ``(total - mean) / (std + 1e-4)``
 over the scored totals of the rollout's group (std with Bessel's
-correction, as ``trl.trainer.utils.nanstd``); a rollout no weighted reward
-scored gets none, and a group of one gets 0.  It is computed from the
+correction, as ``trl.trainer.utils.nanstd``); a rollout that neither a
+weighted reward nor an environment scored gets none, and a group of one gets 0.  It is computed from the
 completions this process scored: with several training processes TRL
 normalises over the gathered group, which one process may hold only part of.
 
@@ -251,7 +253,8 @@ class RolloutRecord:
         import pyarrow as pa
 
         result, row_ids, lengths, completions = batch.result, batch.row_ids, batch.lengths, batch.completions
-        advantage = advantages(result.total, batch.groups)
+        totals = batch.totals
+        advantage = advantages(totals, batch.groups)
 
         def split(i: int) -> str:
             if self.train_rows is None or row_ids is None:
@@ -272,7 +275,7 @@ class RolloutRecord:
                      for i in keep],
             "length": [int(n) if i < len(lengths) and (n := lengths[i]) is not None else None for i in keep],
             "error": ["; ".join(result.row_errors[i]) if i in result.row_errors else None for i in keep],
-            "total": [_float(result.total[i]) for i in keep],
+            "total": [_float(totals[i]) for i in keep],
             "advantage": [advantage[i] for i in keep],
         }
         for name in self.names:

@@ -101,6 +101,7 @@ class Episodes:
                     episode = run_episode(chat, session, rows[row_id].data["prompt"], row_id, step(seed + i * k + j),
                                           max_tokens=budget, max_tool_calls=rounds, context=context)
                     own = {n: session._reward() if type(session).__name__ == n else None for n in self.names}
+                    session._check_turns(episode.messages)
                     got.append(Sample(str(chat.tokenizer.decode(episode.ids, skip_special_tokens=True)), episode.ids,
                                       len(episode.ids), messages=episode.messages, own=own))
                 out.append(got)

@@ -46,7 +46,7 @@ from ..discovery.plugins import plugins_of
 from ..errors import DuplicateNameError, OutputError, UnknownNameError, UserError
 from ..runs.guard import is_run, refuse_overwrite
 from ..runs.record import FOLDER, RolloutRecord, read_record, reward_column
-from ..scoring.batch import feed, score_batch
+from ..scoring.batch import feed, score_batch, trained_total
 from .builtin_model import is_builtin, resolve_model
 from .config import EnvironmentSettings, RunConfig
 from .eval_episodes import Episodes, episodes_for
@@ -691,9 +691,7 @@ def _add_own(batch: Any, names: Sequence[str], own: Sequence[Mapping[str, float 
     for name in names:
         result.values[name] = [values.get(name) for values in own]
         batch.weights[name] = 1.0
-    result.total = [None if t is None and all(values.get(n) is None for n in names)
-                    else (t or 0.0) + sum(values.get(n) or 0.0 for n in names) for t, values in zip(result.total, own,
-                                                                                                    strict=True)]
+    result.total = trained_total(result.total, {name: result.values[name] for name in names})
 
 
 def threshold_options(given: Sequence[str]) -> dict[str, float]:
