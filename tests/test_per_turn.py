@@ -249,6 +249,34 @@ def test_rescore_keeps_the_environments_recorded_reward_in_the_new_totals(agentp
     assert again["not_rescored"] == ["StepNotesSession"]
 
 
+def test_score_combines_per_turn_values_by_the_rule_it_is_given(packs, tmp_path):
+    from conftest import cli_json, run_cli, write_jsonl
+
+    rows = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "p", "completion": TWO_CALLS}])
+    means = {rule: cli_json("score", str(rows), "--rewards", "turn_calls", "--turn-reward", rule,
+                            pythonpath=[packs["agentpack"]])["rewards"]["turn_calls"]["mean"]
+             for rule in ("episode", "discounted:0.5")}
+    assert means == {"episode": 3.0, "discounted:0.5": 2.5}  # turns [2, 1, 0]
+    bad = run_cli("score", str(rows), "--rewards", "turn_calls", "--turn-reward", "discounted:2",
+                  pythonpath=[packs["agentpack"]])
+    assert bad.returncode == 2 and "--turn-reward: turn_reward must be episode, sum or discounted:GAMMA" in bad.stderr
+
+
+def test_the_listings_say_which_rewards_and_environments_are_per_turn(packs):
+    from conftest import cli_json, run_cli
+
+    path = [packs["agentpack"]]
+    rewards = {r["name"]: r["per_turn"] for r in cli_json("rewards", "list", pythonpath=path)}
+    assert rewards["turn_calls"] is True and rewards["seen_tools"] is False
+    environments = {e["name"]: e["per_turn"] for e in cli_json("environments", "list", pythonpath=path)}
+    assert environments == {"notes": False, "step_notes": True} | {k: v for k, v in environments.items()
+                                                                  if k not in ("notes", "step_notes")}
+    assert "a value per assistant turn" in run_cli("rewards", "show", "turn_calls", pythonpath=path).stdout
+    assert "a value per assistant turn" not in run_cli("rewards", "show", "seen_tools", pythonpath=path).stdout
+    assert "own reward: yes, per turn" in run_cli("environments", "show", "step_notes", pythonpath=path).stdout
+    assert "own reward: yes\n" in run_cli("environments", "show", "notes", pythonpath=path).stdout
+
+
 @pytest.mark.slow  # ~13 s on a shared CPU: a run's preparation (the tiny model) and importing mlx-lm-lora
 def test_the_mlx_backend_hands_mlx_lm_lora_the_combined_value(tmp_path, monkeypatch):
     """Through mlx-lm-lora's own reward and advantage computation (its ``calculate_rewards_and_advantages``)."""
