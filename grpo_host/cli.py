@@ -749,6 +749,9 @@ def eval_(
              "too (default: a run's own)")] = None,
     max_tool_calls: Annotated[int | None, typer.Option(
         min=0, help="tool-calling rounds per episode at most (default: a run's, else unbounded)")] = None,
+    turn_reward: Annotated[str | None, typer.Option(
+        help="what a per-turn reward's value is: episode, sum or discounted:GAMMA (default: a run's, else episode)")
+    ] = None,
 ) -> None:
     """Measure a model with rewards: k samples per prompt (or k episodes in an environment), scored by the ensemble,
     pass@k and mean@k with 95 % intervals per reward (docs/eval.md). The data check runs first. Exit 1 the data has
@@ -759,7 +762,8 @@ def eval_(
     settings = EvalSettings(model, str(data), rewards, k, str(out_dir) if out_dir else None, resume, plugins or [],
                             backend, threshold_options(threshold or []), temperature, top_p, top_k, min_p,
                             max_completion_length, seed, batch_size, concurrency, served_model, api_key_env, device,
-                            workers, environment_option(environment) if environment else None, max_tool_calls)
+                            workers, environment_option(environment) if environment else None, max_tool_calls,
+                            turn_reward)
     with _eval_progress() as progress:
         try:
             with sigterm_as_interrupt():

@@ -313,8 +313,8 @@ def test_the_mlx_backend_hands_mlx_lm_lora_the_combined_value(tmp_path, monkeypa
     job.ensemble.close()
 
 
-# An SFT warm-up with torch (shared with the agent tests), then a one-step TRL run: minutes on a shared CPU; the
-# timeout is a limit against hangs, not a speed assertion.
+# An SFT warm-up with torch (shared with the agent tests), then a one-step TRL run and its eval_k (two models, two
+# episodes each): minutes on a shared CPU; the timeout is a limit against hangs, not a speed assertion.
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_a_trl_run_trains_on_the_combined_turns_and_records_them(tmp_path_factory, packs, env):
@@ -332,7 +332,7 @@ def test_a_trl_run_trains_on_the_combined_turns_and_records_them(tmp_path_factor
     config = {"model": str(model), "data": "rows.jsonl", "rewards": "turn_calls:1, seen_tools:0",
               "environment": "step_notes", "turn_reward": "discounted:0.5", "max_tool_calls": 2, "group_size": 2,
               "batch_size": 2, "max_steps": 1, "max_completion_length": 120, "temperature": 0.3,
-              "learning_rate": 1e-5, "output_dir": "out", "audit": "off"}
+              "learning_rate": 1e-5, "output_dir": "out", "audit": "off", "eval_k": 1}
     (root / "run.yaml").write_text(yaml.safe_dump(config))
     proc = subprocess.run([GRPO_HOST, "train", "run.yaml"], capture_output=True, text=True, cwd=root, timeout=900,
                           env={**env, "PYTHONPATH": str(packs["agentpack"]), "TRL_EXPERIMENTAL_SILENCE": "1"})
@@ -354,3 +354,12 @@ def test_a_trl_run_trains_on_the_combined_turns_and_records_them(tmp_path_factor
     totals = [r["total"] for r in rows if r["total"] is not None]  # TRL's mean leaves unscorable rollouts out
     assert logged["reward"] == pytest.approx(sum(totals) / len(totals))
     assert "Per-turn reward means by turn index" in build_report(root / "out")
+    # eval_k: the checkpoint and the saved model evaluated in the run's environment, under the run's turn_reward
+    evaluated = sorted(p.name for p in (root / "out" / "eval").iterdir())
+    assert "model" in evaluated
+    for name in evaluated:
+        found = json.loads((root / "out" / "eval" / name / "eval.json").read_text())
+        assert found["environment"]["name"] == "step_notes" and found["turn_reward"] == "discounted:0.5"
+        for row in read_record(root / "out" / "eval" / name).to_pylist():
+            assert row["reward/StepNotesSession"] == pytest.approx(rule.combine(None, row["turns/StepNotesSession"]))
+            assert row["reward/turn_calls"] == pytest.approx(rule.combine(None, row["turns/turn_calls"]))

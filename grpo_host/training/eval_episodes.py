@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import DataRefused, DuplicateNameError, UnknownNameError, UserError
 from ..kinds.environment import Session
 from ..scoring.spec import parse_spec
+from ..scoring.turns import TurnRule
 from .agent_loop import ChatTools, run_episode
 from .backends.steps import environment_factories
 from .config import EnvironmentSettings
@@ -110,8 +111,10 @@ class Episodes:
         return play
 
 
-def episodes_for(default: EnvironmentSettings | None, rows: Sequence[Row], plugins: Plugins) -> Episodes | None:
-    """The evaluation's environments, checked before any model loads (None: no environment, plain completions).
+def episodes_for(default: EnvironmentSettings | None, rows: Sequence[Row], plugins: Plugins, *,
+                 turn_reward: str | TurnRule = "episode") -> Episodes | None:
+    """The evaluation's environments, checked before any model loads (None: no environment, plain completions);
+    a per-turn environment's reward is made one number by ``turn_reward``, as in training.
 
     An unknown ``--environment`` or bad parameters are a :class:`UserError` naming the option, a row's unknown
     environment or a prompt that is not a message list a :class:`DataRefused` naming the row."""
@@ -120,7 +123,7 @@ def episodes_for(default: EnvironmentSettings | None, rows: Sequence[Row], plugi
             plugins.registry.environment(default.name).create(default.params)
         except (UnknownNameError, DuplicateNameError, ValueError) as exc:
             raise UserError(f"--environment {default.name!r}: {exc}") from None
-    factories, choices = environment_factories(default, rows, plugins)
+    factories, choices = environment_factories(default, rows, plugins, turn_reward=turn_reward)
     if not factories:
         return None
     for row in rows:

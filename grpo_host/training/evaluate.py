@@ -192,6 +192,9 @@ class EvalSettings:
     """Each sample an episode in this environment (rows may name their own); None: the run's, else none."""
     max_tool_calls: int | None = None
     """Tool-calling rounds per episode at most; None: the run's, else until the model stops calling tools."""
+    turn_reward: str | None = None
+    """What a per-turn reward's (and a per-turn environment's) value is (:class:`~grpo_host.scoring.turns.TurnRule`);
+    None: the run's, else ``episode``."""
 
     def filled(self, model: Model) -> EvalSettings:
         """A copy with every sampling value set: given, else the model's run's, else the run config's default."""
@@ -203,6 +206,7 @@ class EvalSettings:
         if environment is None and config.get("environment"):
             environment = _run_environment(config["environment"])
         tool_calls = self.max_tool_calls if self.max_tool_calls is not None else config.get("max_tool_calls")
+        turn_reward = self.turn_reward or config.get("turn_reward") or "episode"
         values = {key: getattr(self, key) if getattr(self, key) is not None
                   else config.get(key, RunConfig.model_fields[key].default) for key in SAMPLING}
         backend = self.backend or config.get("backend") or "trl"
@@ -211,7 +215,8 @@ class EvalSettings:
             raise UserError("--rewards: name the rewards to evaluate with (only a run's model has its own)")
         plugins = self.plugins or [str(p) for p in config.get("plugins") or []]
         return EvalSettings(**{**asdict(self), **values, "backend": backend, "rewards": rewards, "plugins": plugins,
-                               "environment": environment, "max_tool_calls": tool_calls})
+                               "environment": environment, "max_tool_calls": tool_calls,
+                               "turn_reward": turn_reward})
 
 
 def _run_environment(value: Any) -> EnvironmentSettings:
@@ -483,7 +488,8 @@ def _fingerprint(model: Model, s: EvalSettings) -> dict[str, Any]:
     return {"model": model.given, "step": model.step, "weights": weights, "data": str(s.data),
             "data_sha256": digest.hexdigest(), "rewards": s.rewards, "k": s.k,
             **{key: getattr(s, key) for key in SAMPLING}, "backend": None if model.url else s.backend,
-            "served_model": s.served_model, **_episode_settings(s)}
+            "served_model": s.served_model, **_episode_settings(s),
+            **({"turn_reward": s.turn_reward} if s.turn_reward not in (None, "episode") else {})}
 
 
 def _episode_settings(s: EvalSettings) -> dict[str, Any]:
@@ -568,12 +574,12 @@ def evaluate(settings: EvalSettings, *, progress: Progress | None = None) -> dic
     done = _prepare_out(out, model, s, pinned)
     plugins = plugins_of(s.plugins)
     report = progress or (lambda phase, n: None)
-    ensemble = Ensemble.from_spec(s.rewards, plugins=plugins, workers=s.workers)
+    ensemble = Ensemble.from_spec(s.rewards, plugins=plugins, workers=s.workers, turn_reward=s.turn_reward or "episode")
     try:
         environment = _environment(s, plugins)
         # the data check (the environment's columns too) and the environments' own, before any model loads
         rows = read_checked(s.data, ensemble, "evaluation", environment)
-        episodes = episodes_for(s.environment, rows, plugins)
+        episodes = episodes_for(s.environment, rows, plugins, turn_reward=ensemble.turn_rule)
         names = [*ensemble.names, *(episodes.names if episodes else [])]
         weights = [*ensemble.weights, *(1.0 for _ in names[len(ensemble.names):])]  # as TRL sums them in
         thresholds = _thresholds(s.thresholds, names, weights)
@@ -589,7 +595,8 @@ def evaluate(settings: EvalSettings, *, progress: Progress | None = None) -> dic
     finally:
         ensemble.close()
     result.update({"model": model.given, "data": str(s.data), "rewards": s.rewards, "k": s.k,
-                   **{key: getattr(s, key) for key in SAMPLING}, **_episode_settings(s), "step": model.step,
+                   **{key: getattr(s, key) for key in SAMPLING}, **_episode_settings(s),
+                   "turn_reward": s.turn_reward, "step": model.step,
                    "generated_prompts": len(todo), "resumed_prompts": len(done),
                    "seconds": round(time.perf_counter() - start, 3), "out": str(out)})
     temporary = out / f".{RESULT}.tmp"
