@@ -103,8 +103,9 @@ class Episodes:
                                           max_tokens=budget, max_tool_calls=rounds, context=context)
                     own = {n: session._reward() if type(session).__name__ == n else None for n in self.names}
                     session._check_turns(episode.messages)
+                    turns = {type(session).__name__: session.turns} if session.turns is not None else {}
                     got.append(Sample(str(chat.tokenizer.decode(episode.ids, skip_special_tokens=True)), episode.ids,
-                                      len(episode.ids), messages=episode.messages, own=own))
+                                      len(episode.ids), messages=episode.messages, own=own, own_turns=turns))
                 out.append(got)
             return out
 

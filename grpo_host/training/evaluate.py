@@ -46,7 +46,7 @@ from ..discovery.plugins import plugins_of
 from ..errors import DuplicateNameError, OutputError, UnknownNameError, UserError
 from ..runs.guard import is_run, refuse_overwrite
 from ..runs.record import FOLDER, RolloutRecord, read_record, reward_column
-from ..scoring.batch import feed, score_batch, trained_total
+from ..scoring.batch import feed, score_batch
 from .builtin_model import is_builtin, resolve_model
 from .config import EnvironmentSettings, RunConfig
 from .eval_episodes import Episodes, episodes_for
@@ -248,6 +248,8 @@ class Sample:
     """An episode's trajectory (assistant turns and tool results): what the rewards score and the record keeps."""
     own: dict[str, float | None] = field(default_factory=dict)
     """An episode's environment's own reward, by name (:class:`~grpo_host.training.eval_episodes.Episodes`)."""
+    own_turns: dict[str, tuple[float | None, ...] | None] = field(default_factory=dict)
+    """A per-turn environment's values per assistant turn, by name."""
 
 
 Generate = Callable[[Sequence[Any], int, int], list[list[Sample]]]
@@ -664,7 +666,7 @@ def _generate_and_score(model: Model, s: EvalSettings, ensemble: Ensemble, episo
     # each sample an episode (its sessions reset from the row, so by row index), or a completion of the prompt
     generate = episodes.player(model, s, rows) if episodes is not None else _of_rows(generator(model, s), rows)
     own = episodes.names if episodes is not None else []
-    record = RolloutRecord(out / FOLDER, [*ensemble.names, *own], mode="all")
+    record = RolloutRecord(out / FOLDER, ensemble.names, mode="all")  # it adds the environments' own columns
     assert s.seed is not None
     for index, first in enumerate(range(0, len(todo), s.batch_size)):
         chosen = todo[first:first + s.batch_size]
@@ -680,8 +682,10 @@ def _generate_and_score(model: Model, s: EvalSettings, ensemble: Ensemble, episo
             groups=[i for i, _ in flat], completions=completions, step=model.step, row_ids=[i for i, _ in flat],
             completion_ids=ids if all(x is not None for x in ids) else None,
             lengths=[sample.length for _, sample in flat], max_length=s.max_completion_length)
-        if own:
-            _add_own(batch, own, [sample.own for _, sample in flat])
+        if own:  # recorded beside the rewards and added into the total, as in training
+            batch.environment_values = {name: [sample.own.get(name) for _, sample in flat] for name in own}
+            batch.environment_turns = {name: [sample.own_turns.get(name) for _, sample in flat] for name in own
+                                       if any(name in sample.own_turns for _, sample in flat)}
         feed(batch, [record])  # one whole part per batch: what --resume counts as done
         report("scored", len(chosen))
 
@@ -689,16 +693,6 @@ def _generate_and_score(model: Model, s: EvalSettings, ensemble: Ensemble, episo
 def _of_rows(generate: Generate, rows: Sequence[Row]) -> Callable[[Sequence[int], int, int], list[list[Sample]]]:
     """``generate`` called with the rows' indices: their prompts."""
     return lambda chosen, k, seed: generate([rows[i].data["prompt"] for i in chosen], k, seed)
-
-
-def _add_own(batch: Any, names: Sequence[str], own: Sequence[Mapping[str, float | None]]) -> None:
-    """The environments' own rewards into a scored batch, weight 1 each and summed into the total as both training
-    backends sum them in (a sample none of whose rewards scored it stays unscored)."""
-    result = batch.result
-    for name in names:
-        result.values[name] = [values.get(name) for values in own]
-        batch.weights[name] = 1.0
-    result.total = trained_total(result.total, {name: result.values[name] for name in names})
 
 
 def threshold_options(given: Sequence[str]) -> dict[str, float]:
