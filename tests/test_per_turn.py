@@ -231,18 +231,22 @@ def test_rescore_compares_per_turn_values_under_the_runs_rule(agentpack, tmp_pat
     assert other["rewards"]["turn_calls"]["changed"] == 1  # 2.5 recorded, 3.0 now; the no-tool rollout is 0 both
 
 
-def test_rescore_keeps_the_environments_recorded_reward_in_the_new_totals(agentpack, tmp_path):
-    """Only the environment's reward is weighted here, so it alone makes the advantages; it cannot be scored
-    again (the environment's state is gone), so rescore adds its recorded value and no sign changes."""
+def test_rollouts_only_the_environment_scored_are_scored_and_rescore_keeps_its_reward(agentpack, tmp_path):
+    """Only the environment's reward is weighted here, so it alone makes the totals and advantages (no rollout is
+    unscored); it cannot be scored again (the environment's state is gone), so rescore adds its recorded value and
+    no sign changes."""
     rows = [Row("line 1", ROWS[0])]
     ensemble = Ensemble.from_spec("turn_calls:0", plugins=agentpack)
-    funcs = EnsembleRewardFuncs(ensemble, rows, record=RolloutRecord(tmp_path / "rollouts", ensemble.names))
+    logged: dict[str, float] = {}
+    funcs = EnsembleRewardFuncs(ensemble, rows, record=RolloutRecord(tmp_path / "rollouts", ensemble.names),
+                                log_metric=logged.__setitem__)
     sessions = _step_notes(agentpack, "episode", rows)  # the notebook pays 1.5, then 0.0
     funcs.funcs[0](prompts=[ROWS[0]["prompt"]] * 2, completions=[TWO_CALLS, [{"role": "assistant", "content": "x"}]],
                    environments=sessions, **{ROW_ID: [0, 0]})
     ensemble.close()
     table = read_record(tmp_path / "rollouts").to_pylist()
     assert [r["total"] for r in table] == [1.5, 0.0]
+    assert logged["unscored"] == 0.0
     assert table[0]["advantage"] > 0 > table[1]["advantage"]
     again = rescore(tmp_path / "rollouts", "turn_calls:0", plugins=agentpack)
     assert again["advantage_sign_changed"] == 0

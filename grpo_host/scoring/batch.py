@@ -97,11 +97,11 @@ class ScoredBatch:
 
     def figures(self) -> Iterator[tuple[str, float]]:
         """Every figure a backend logs for this batch beside the engine's own means, under its metric name: each
-        reward's (:meth:`~grpo_host.scoring.stats.RewardMetrics.logged`), ``unscored``, ``record/seconds`` and the
-        monitors' metrics (when those sinks took the batch first)."""
+        reward's (:meth:`~grpo_host.scoring.stats.RewardMetrics.logged`), ``unscored`` (of :attr:`totals`),
+        ``record/seconds`` and the monitors' metrics (when those sinks took the batch first)."""
         for name, metrics in self.result.metrics.items():
             yield from metrics.logged(name)
-        yield "unscored", float(self.result.unscored)
+        yield "unscored", float(sum(t is None for t in self.totals))  # what nothing scored, environments included
         if self.record_seconds is not None:
             yield "record/seconds", self.record_seconds
         if self.monitor_metrics:
