@@ -308,12 +308,17 @@ def test_the_mlx_backend_hands_mlx_lm_lora_the_combined_value(tmp_path, monkeypa
         "audit": "off"}))
     job = prepare(load_config(tmp_path / "run.yaml", [], backend="mlx"), echo=False)
     stats = RewardStats()
-    rewards = MlxRewardFuncs(job, len(job.train), stats)
+    record = RolloutRecord(tmp_path / "rollouts", job.ensemble.names)
+    record.population = True  # as the backend sets it
+    rewards = MlxRewardFuncs(job, len(job.train), stats, record)
     completions = [TWO_CALLS, [{"role": "assistant", "content": "no tools"}]]
     advantages, _ = calculate_rewards_and_advantages(
         rewards.funcs, ["p"] * 2, completions, [""] * 2, [0, 0], [0, 0], [0], rewards.weights)
     assert stats.take("train")["rewards/calls/mean"] == pytest.approx((2.5 + 0.0) / 2)
     assert advantages.tolist()[0] > 0 > advantages.tolist()[1]
+    # the record's advantage is the one mlx-lm-lora trained on (its std has no Bessel's correction: +-1, not +-0.71)
+    table = read_record(tmp_path / "rollouts").to_pylist()
+    assert [r["advantage"] for r in table] == pytest.approx(advantages.tolist(), rel=1e-6)
     job.ensemble.close()
 
 

@@ -664,8 +664,10 @@ class MlxBackend(TrainingBackend):
 
     def reward_functions(self) -> tuple[list[Any], list[float]]:
         self.stats = RewardStats()
-        self.rewards = MlxRewardFuncs(self.job, len(self.job.train), self.stats,
-                                      RolloutRecord.for_run(self.job, self.resume_step), getattr(self, "agents", None))
+        record = RolloutRecord.for_run(self.job, self.resume_step)
+        if record is not None:
+            record.population = True  # mlx-lm-lora's advantage, not TRL's
+        self.rewards = MlxRewardFuncs(self.job, len(self.job.train), self.stats, record, getattr(self, "agents", None))
         return self.rewards.funcs, self.rewards.weights
 
     def prepare(self) -> None:
