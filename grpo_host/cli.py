@@ -136,8 +136,9 @@ def rewards_show(name: str) -> None:
     from .discovery.plugins import get_reward
 
     r = get_reward(name)
+    turns = ", a value per assistant turn (turn_reward makes one number of them)" if r.per_turn else ""
     out.print(Text.assemble((r.name, "bold"), f"  (pack {r.pack} {r.version}; {'batch' if r.batch else 'per item'}, "
-                            f"executor {r.executor}{f', timeout {r.timeout}s' if r.timeout else ''})\n"))
+                            f"executor {r.executor}{f', timeout {r.timeout}s' if r.timeout else ''}{turns})\n"))
     out.print(_rewrapped(r.description) + "\n")
     row = reward_row(r)
     out.print("columns: " + (", ".join(f"{k} ({v})" for k, v in row["requires"].items()) or "none"))
@@ -304,7 +305,8 @@ def environments_show(name: str) -> None:
     out.print(tools)
     limits = row["limits"]
     out.print(f"each call: at most {limits['timeout']:g} s, {limits['max_argument_chars']} characters of arguments, "
-              f"{limits['max_output_chars']} of output; own reward: {'yes' if row['reward'] else 'no'}")
+              f"{limits['max_output_chars']} of output; own reward: "
+              f"{('yes, per turn' if row.get('per_turn') else 'yes') if row['reward'] else 'no'}")
     if row["requires"]:
         out.print("reads columns: " + ", ".join(f"{k} ({v})" for k, v in row["requires"].items()))
     _print_params(row["params"])
@@ -392,6 +394,9 @@ def score(
         help="rollouts kept beside --out in <out>.rollouts/ (Parquet, for grpo-host report and rescore): "
              "all, sample (--record-sample per batch) or none")] = "all",
     record_sample: Annotated[int, typer.Option(min=1, help="rollouts kept per batch under --record sample")] = 16,
+    turn_reward: Annotated[str, typer.Option(
+        help="what a per-turn reward's value is: episode, sum or discounted:GAMMA (a run config's turn_reward)")
+    ] = "episode",
 ) -> None:
     """Score completions offline and summarise per reward, with the monitors' metrics and alerts.
 
@@ -406,6 +411,7 @@ def score(
     from .runs.guard import refuse_folder_name
     from .runs.nulls import NullRows
     from .runs.output import ScoreOutput, score_file
+    from .scoring.turns import TurnRule
 
     if out_text is not None:
         refuse_folder_name(out_text, "--out", "scores.jsonl")
@@ -415,7 +421,11 @@ def score(
         raise UserError("--resume continues an interrupted --out file: name that file with --out")
     if output is not None:
         output.check()  # before anything loads or is opened for writing
-    ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers, pool=pool)
+    try:
+        rule = TurnRule.parse(turn_reward)
+    except ValueError as exc:
+        raise UserError(f"--turn-reward: {exc}") from None
+    ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers, pool=pool, turn_reward=rule)
     watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)
     progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                         console=err, transient=True, disable=not err.is_terminal)
@@ -739,6 +749,9 @@ def eval_(
              "too (default: a run's own)")] = None,
     max_tool_calls: Annotated[int | None, typer.Option(
         min=0, help="tool-calling rounds per episode at most (default: a run's, else unbounded)")] = None,
+    turn_reward: Annotated[str | None, typer.Option(
+        help="what a per-turn reward's value is: episode, sum or discounted:GAMMA (default: a run's, else episode)")
+    ] = None,
 ) -> None:
     """Measure a model with rewards: k samples per prompt (or k episodes in an environment), scored by the ensemble,
     pass@k and mean@k with 95 % intervals per reward (docs/eval.md). The data check runs first. Exit 1 the data has
@@ -749,7 +762,8 @@ def eval_(
     settings = EvalSettings(model, str(data), rewards, k, str(out_dir) if out_dir else None, resume, plugins or [],
                             backend, threshold_options(threshold or []), temperature, top_p, top_k, min_p,
                             max_completion_length, seed, batch_size, concurrency, served_model, api_key_env, device,
-                            workers, environment_option(environment) if environment else None, max_tool_calls)
+                            workers, environment_option(environment) if environment else None, max_tool_calls,
+                            turn_reward)
     with _eval_progress() as progress:
         try:
             with sigterm_as_interrupt():

@@ -178,3 +178,40 @@ def test_a_run_s_checkpoint_is_evaluated_in_the_run_s_environment(tmp_path):
     (run_dir / "config.yaml").write_text(yaml.safe_dump({**config, "environment": None, "rollout": "scripted"}))
     with pytest.raises(UserError, match="rollout function"):
         EvalSettings(model.given, "rows.jsonl").filled(model)
+
+
+def test_a_run_s_per_turn_environment_is_evaluated_under_the_run_s_turn_reward(packs, monkeypatch, tmp_path):
+    """A run's checkpoint is evaluated with its turn_reward (the command line's wins); the environment's sessions
+    make their per-turn reward one number by it, as in training."""
+    import yaml
+
+    from grpo_host.discovery.plugins import load_plugins
+    from grpo_host.training.config import EnvironmentSettings, RunConfig
+    from grpo_host.training.eval_episodes import episodes_for
+    from grpo_host.training.evaluate import EvalSettings, resolve
+    from grpo_host.training.train import Row
+
+    run_dir = tmp_path / "run"
+    (run_dir / "checkpoint-2").mkdir(parents=True)
+    config = {"model": "builtin:tiny-tools", "rewards": "turn_calls", "environment": "step_notes",
+              "turn_reward": "discounted:0.5"}
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config))
+    model = resolve(str(run_dir / "checkpoint-2"))
+    assert EvalSettings(model.given, "rows.jsonl").filled(model).turn_reward == "discounted:0.5"
+    assert EvalSettings(model.given, "rows.jsonl", turn_reward="sum").filled(model).turn_reward == "sum"
+    assert EvalSettings("builtin:tiny-tools", "rows.jsonl", rewards="x").filled(
+        resolve("builtin:tiny-tools")).turn_reward == "episode"
+    # eval_k with an environment is a run config train accepts: it evaluates in the run's environment
+    assert RunConfig.model_validate({**config, "data": "rows.jsonl", "eval_k": 2}).eval_k == 2
+
+    monkeypatch.syspath_prepend(str(packs["agentpack"]))
+    plugins = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "agentpack"})
+    episodes = episodes_for(EnvironmentSettings(name="step_notes"), [Row("line 1", {**ROWS[0], "answer": "1"})],
+                            plugins, turn_reward="discounted:0.5")
+    assert episodes is not None
+    session = episodes.factories[None]()
+    session.reset(_grpo_host_row=0)
+    session.write(text="it is 1")
+    session.read()
+    session.read()
+    assert session._reward() == 0.25 + 0.5 * 0.25 + 0.25 * 1.0  # turns [0.25, 0.25, 1.0]

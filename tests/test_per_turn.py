@@ -17,7 +17,7 @@ from grpo_host import Ensemble, Scored, reward
 from grpo_host.discovery.plugins import load_plugins
 from grpo_host.errors import RewardError, UserError
 from grpo_host.kinds.environment import environment
-from grpo_host.runs.record import RolloutRecord, read_record
+from grpo_host.runs.record import RolloutRecord, advantages, read_record
 from grpo_host.runs.report import build_report
 from grpo_host.runs.rescore import rescore
 from grpo_host.scoring.ensemble import Member
@@ -188,6 +188,25 @@ def test_the_engines_train_on_what_the_rule_makes_of_the_turns(agentpack, tmp_pa
     assert [r["turns/turn_calls"] for r in table] == [[2.0, 1.0, 0.0], [0.0]]
     assert [r["reward/StepNotesSession"] for r in table] == own
     assert [r["turns/StepNotesSession"] for r in table] == [[0.25, 0.25, 1.0], [0.0]]
+    # the total trained on adds the environment's reward with weight 1, as TRL and mlx-lm-lora add it
+    totals = [t + o for t, o in zip(trained, own, strict=True)]
+    assert [r["total"] for r in table] == totals
+    assert [r["advantage"] for r in table] == advantages(totals, ["0:0", "0:0"])
+
+
+def test_an_environments_turns_that_are_not_one_per_assistant_turn_name_the_environment_and_the_row(agentpack,
+                                                                                                     tmp_path):
+    """TRL asks the environment for its reward without the trajectory; the reward functions' pass has it."""
+    rows = [Row("line 1", ROWS[0])]
+    ensemble = Ensemble.from_spec("turn_calls", plugins=agentpack)
+    funcs = EnsembleRewardFuncs(ensemble, rows, record=RolloutRecord(tmp_path / "rollouts", ensemble.names))
+    sessions = _step_notes(agentpack, "episode", rows)  # turns [0.25, 0.25, 1.0] and [0.0]
+    swapped = [[{"role": "assistant", "content": "no tools"}], TWO_CALLS]
+    with pytest.raises(RewardError, match=r"environment 'step_notes' \(pack .*\) reward on line 1: returned 3 turn "
+                                          r"values for a rollout of 1 assistant turn\b"):
+        funcs.funcs[0](prompts=[ROWS[0]["prompt"]] * 2, completions=swapped, environments=sessions,
+                       **{ROW_ID: [0, 0]})
+    ensemble.close()
 
 
 def test_the_report_shows_each_per_turn_reward_by_turn_index(agentpack, tmp_path):
@@ -210,6 +229,56 @@ def test_rescore_compares_per_turn_values_under_the_runs_rule(agentpack, tmp_pat
     assert "StepNotesSession" in same["not_rescored"]  # an environment's reward is the environment's, not a spec's
     other = rescore(tmp_path / "rollouts", "turn_calls", plugins=agentpack, turn_reward="sum")
     assert other["rewards"]["turn_calls"]["changed"] == 1  # 2.5 recorded, 3.0 now; the no-tool rollout is 0 both
+
+
+def test_rollouts_only_the_environment_scored_are_scored_and_rescore_keeps_its_reward(agentpack, tmp_path):
+    """Only the environment's reward is weighted here, so it alone makes the totals and advantages (no rollout is
+    unscored); it cannot be scored again (the environment's state is gone), so rescore adds its recorded value and
+    no sign changes."""
+    rows = [Row("line 1", ROWS[0])]
+    ensemble = Ensemble.from_spec("turn_calls:0", plugins=agentpack)
+    logged: dict[str, float] = {}
+    funcs = EnsembleRewardFuncs(ensemble, rows, record=RolloutRecord(tmp_path / "rollouts", ensemble.names),
+                                log_metric=logged.__setitem__)
+    sessions = _step_notes(agentpack, "episode", rows)  # the notebook pays 1.5, then 0.0
+    funcs.funcs[0](prompts=[ROWS[0]["prompt"]] * 2, completions=[TWO_CALLS, [{"role": "assistant", "content": "x"}]],
+                   environments=sessions, **{ROW_ID: [0, 0]})
+    ensemble.close()
+    table = read_record(tmp_path / "rollouts").to_pylist()
+    assert [r["total"] for r in table] == [1.5, 0.0]
+    assert logged["unscored"] == 0.0
+    assert table[0]["advantage"] > 0 > table[1]["advantage"]
+    again = rescore(tmp_path / "rollouts", "turn_calls:0", plugins=agentpack)
+    assert again["advantage_sign_changed"] == 0
+    assert again["not_rescored"] == ["StepNotesSession"]
+
+
+def test_score_combines_per_turn_values_by_the_rule_it_is_given(packs, tmp_path):
+    from conftest import cli_json, run_cli, write_jsonl
+
+    rows = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "p", "completion": TWO_CALLS}])
+    means = {rule: cli_json("score", str(rows), "--rewards", "turn_calls", "--turn-reward", rule,
+                            pythonpath=[packs["agentpack"]])["rewards"]["turn_calls"]["mean"]
+             for rule in ("episode", "discounted:0.5")}
+    assert means == {"episode": 3.0, "discounted:0.5": 2.5}  # turns [2, 1, 0]
+    bad = run_cli("score", str(rows), "--rewards", "turn_calls", "--turn-reward", "discounted:2",
+                  pythonpath=[packs["agentpack"]])
+    assert bad.returncode == 2 and "--turn-reward: turn_reward must be episode, sum or discounted:GAMMA" in bad.stderr
+
+
+def test_the_listings_say_which_rewards_and_environments_are_per_turn(packs):
+    from conftest import cli_json, run_cli
+
+    path = [packs["agentpack"]]
+    rewards = {r["name"]: r["per_turn"] for r in cli_json("rewards", "list", pythonpath=path)}
+    assert rewards["turn_calls"] is True and rewards["seen_tools"] is False
+    environments = {e["name"]: e["per_turn"] for e in cli_json("environments", "list", pythonpath=path)}
+    assert environments == {"notes": False, "step_notes": True} | {k: v for k, v in environments.items()
+                                                                  if k not in ("notes", "step_notes")}
+    assert "a value per assistant turn" in run_cli("rewards", "show", "turn_calls", pythonpath=path).stdout
+    assert "a value per assistant turn" not in run_cli("rewards", "show", "seen_tools", pythonpath=path).stdout
+    assert "own reward: yes, per turn" in run_cli("environments", "show", "step_notes", pythonpath=path).stdout
+    assert "own reward: yes\n" in run_cli("environments", "show", "notes", pythonpath=path).stdout
 
 
 @pytest.mark.slow  # ~13 s on a shared CPU: a run's preparation (the tiny model) and importing mlx-lm-lora
@@ -239,17 +308,22 @@ def test_the_mlx_backend_hands_mlx_lm_lora_the_combined_value(tmp_path, monkeypa
         "audit": "off"}))
     job = prepare(load_config(tmp_path / "run.yaml", [], backend="mlx"), echo=False)
     stats = RewardStats()
-    rewards = MlxRewardFuncs(job, len(job.train), stats)
+    record = RolloutRecord(tmp_path / "rollouts", job.ensemble.names)
+    record.population = True  # as the backend sets it
+    rewards = MlxRewardFuncs(job, len(job.train), stats, record)
     completions = [TWO_CALLS, [{"role": "assistant", "content": "no tools"}]]
     advantages, _ = calculate_rewards_and_advantages(
         rewards.funcs, ["p"] * 2, completions, [""] * 2, [0, 0], [0, 0], [0], rewards.weights)
     assert stats.take("train")["rewards/calls/mean"] == pytest.approx((2.5 + 0.0) / 2)
     assert advantages.tolist()[0] > 0 > advantages.tolist()[1]
+    # the record's advantage is the one mlx-lm-lora trained on (its std has no Bessel's correction: +-1, not +-0.71)
+    table = read_record(tmp_path / "rollouts").to_pylist()
+    assert [r["advantage"] for r in table] == pytest.approx(advantages.tolist(), rel=1e-6)
     job.ensemble.close()
 
 
-# An SFT warm-up with torch (shared with the agent tests), then a one-step TRL run: minutes on a shared CPU; the
-# timeout is a limit against hangs, not a speed assertion.
+# An SFT warm-up with torch (shared with the agent tests), then a one-step TRL run and its eval_k (two models, two
+# episodes each): minutes on a shared CPU; the timeout is a limit against hangs, not a speed assertion.
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_a_trl_run_trains_on_the_combined_turns_and_records_them(tmp_path_factory, packs, env):
@@ -267,7 +341,7 @@ def test_a_trl_run_trains_on_the_combined_turns_and_records_them(tmp_path_factor
     config = {"model": str(model), "data": "rows.jsonl", "rewards": "turn_calls:1, seen_tools:0",
               "environment": "step_notes", "turn_reward": "discounted:0.5", "max_tool_calls": 2, "group_size": 2,
               "batch_size": 2, "max_steps": 1, "max_completion_length": 120, "temperature": 0.3,
-              "learning_rate": 1e-5, "output_dir": "out", "audit": "off"}
+              "learning_rate": 1e-5, "output_dir": "out", "audit": "off", "eval_k": 1}
     (root / "run.yaml").write_text(yaml.safe_dump(config))
     proc = subprocess.run([GRPO_HOST, "train", "run.yaml"], capture_output=True, text=True, cwd=root, timeout=900,
                           env={**env, "PYTHONPATH": str(packs["agentpack"]), "TRL_EXPERIMENTAL_SILENCE": "1"})
@@ -286,4 +360,15 @@ def test_a_trl_run_trains_on_the_combined_turns_and_records_them(tmp_path_factor
     assert logged["rewards/turn_calls/mean"] == pytest.approx(sum(r["reward/turn_calls"] for r in rows) / 4)
     assert logged["rewards/StepNotesSession/mean"] == pytest.approx(
         sum(r["reward/StepNotesSession"] for r in rows) / 4)
+    totals = [r["total"] for r in rows if r["total"] is not None]  # TRL's mean leaves unscorable rollouts out
+    assert logged["reward"] == pytest.approx(sum(totals) / len(totals))
     assert "Per-turn reward means by turn index" in build_report(root / "out")
+    # eval_k: the checkpoint and the saved model evaluated in the run's environment, under the run's turn_reward
+    evaluated = sorted(p.name for p in (root / "out" / "eval").iterdir())
+    assert "model" in evaluated
+    for name in evaluated:
+        found = json.loads((root / "out" / "eval" / name / "eval.json").read_text())
+        assert found["environment"]["name"] == "step_notes" and found["turn_reward"] == "discounted:0.5"
+        for row in read_record(root / "out" / "eval" / name).to_pylist():
+            assert row["reward/StepNotesSession"] == pytest.approx(rule.combine(None, row["turns/StepNotesSession"]))
+            assert row["reward/turn_calls"] == pytest.approx(rule.combine(None, row["turns/turn_calls"]))

@@ -18,6 +18,8 @@ import pytest
 from conftest import BIN, GRPO_HOST, write_jsonl
 from train_helpers import EXPECTED_SEEN, QUICK, kill_and_resume, meta_config, read_metrics, tenths
 
+from grpo_host.runs.record import RolloutRecord, read_record
+
 pytestmark = pytest.mark.slow  # left out of the fast lane (-m "not slow"): tiny-model training runs
 
 pytest.importorskip("mlx_lm_lora", reason="the mlx extra is not installed")
@@ -166,10 +168,13 @@ def test_an_unscored_completion_gets_no_advantage_and_leaves_the_baseline_alone(
         "@hookimpl\n"
         "def register_rewards(register):\n"
         "    register(half)\n")
-    config = load_config(tmp_path / "run.yaml", ["plugins=[half.py]", "rewards=half:2"], backend="mlx")
+    config = load_config(tmp_path / "run.yaml", ["plugins=[half.py]", "rewards=half:2", "group_size=3", "batch_size=3"],
+                         backend="mlx")
     job = prepare(config, echo=False)
     stats = RewardStats()
-    rewards = MlxRewardFuncs(job, len(job.train), stats)
+    record = RolloutRecord(tmp_path / "rollouts", job.ensemble.names)
+    record.population = True  # as the backend sets it
+    rewards = MlxRewardFuncs(job, len(job.train), stats, record)
     completions = ["a", "abc", "skip", "ab", "skip", "skip"]  # row 0: three completions, one unscored; row 1: none
     row_ids = [0, 0, 0, 1, 1, 1]
     advantages, _ = calculate_rewards_and_advantages(
@@ -181,6 +186,9 @@ def test_an_unscored_completion_gets_no_advantage_and_leaves_the_baseline_alone(
     metrics = stats.take("train")
     assert metrics["unscored"] == 3.0 and metrics["rewards/half/coverage"] == pytest.approx(0.5)
     assert metrics["reward"] == pytest.approx((2.0 + 6.0 + 4.0) / 3)  # scored completions only
+    # the record holds the advantages mlx-lm-lora trained on (none for an unscored completion, which trains on 0)
+    recorded = [r["advantage"] for r in read_record(tmp_path / "rollouts").to_pylist()]
+    assert [0.0 if a is None else a for a in recorded] == pytest.approx(adv, abs=1e-6)
     job.ensemble.close()
 
 

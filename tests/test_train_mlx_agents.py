@@ -2,8 +2,9 @@
 
 The policy is ``builtin:tiny-tools`` warmed up to open with a ``read`` tool
 call (:mod:`agent_helpers`, as the TRL agent tests), loaded by ``mlx_lm``;
-the environment is the test agent pack's ``notes``.  One run goes through
-the real CLI; the loss mask is checked on a real episode of the same model.
+the environment is the test agent pack's ``notes`` (the CLI run's
+``step_notes``: its reward per turn).  One run goes through the real CLI;
+the loss mask is checked on a real episode of the same model.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def mlx_agent_run(warm, tmp_path_factory, packs, env):
     root = tmp_path_factory.mktemp("mlx-agent-run")
     write_jsonl(root / "rows.jsonl", ROWS)
     config = {"model": str(warm), "data": "rows.jsonl", "rewards": "seen_tools:1, r1_strict_format:0",
-              "environment": "notes", "max_tool_calls": 2, "group_size": 2, "batch_size": 2, "max_steps": 2,
+              "environment": "step_notes", "max_tool_calls": 2, "group_size": 2, "batch_size": 2, "max_steps": 2,
               "max_completion_length": 120, "temperature": 0.3, "learning_rate": 1e-5, "output_dir": "out",
               "audit": "off", "backend": "mlx"}
     (root / "run.yaml").write_text(yaml.safe_dump(config))
@@ -60,7 +61,7 @@ def test_mlx_runs_the_environment_and_the_rewards_receive_the_trajectories(mlx_a
     assert all(r["tools/call_frequency"] > 0 for r in records)  # TRL's figure, under TRL's name
     assert all(r["tools/failure_frequency"] == 0 for r in records)
     assert sum(r["rewards/seen_tools/mean"] for r in records) > 0
-    assert all("rewards/NotesSession/mean" in r for r in records)  # the environment's own reward, as on TRL
+    assert all("rewards/StepNotesSession/mean" in r for r in records)  # the environment's own reward, as on TRL
 
 
 def test_the_record_holds_multi_turn_trajectories_with_tool_results(mlx_agent_run):
@@ -77,6 +78,12 @@ def test_the_record_holds_multi_turn_trajectories_with_tool_results(mlx_agent_ru
         assert messages[0]["tool_calls"][0]["function"] == {"name": "read", "arguments": {}}
         assert messages[1] == {"role": "tool", "name": "read", "content": ""}
     assert {r["step"] for r in rows} == {1, 2}
+    # the record's total is what mlx-lm-lora trained on: the environment's per-turn reward (0.25 a read) added in
+    assert any(r["reward/StepNotesSession"] for r in rows)
+    logged = {r["step"]: r["reward"] for r in read_metrics(root / "out") if "reward" in r}
+    for step, mean in logged.items():
+        totals = [r["total"] for r in rows if r["step"] == step and r["total"] is not None]
+        assert mean == pytest.approx(sum(totals) / len(totals))
 
 
 def test_the_loss_mask_excludes_exactly_the_tool_result_tokens(warm, packs):

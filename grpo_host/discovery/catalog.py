@@ -43,13 +43,13 @@ if TYPE_CHECKING:
 
 __all__ = ["environment_row", "environment_rows", "plugin_warnings", "reward_row", "reward_rows"]
 
-FORMAT = 3  # bump when a row's shape changes
+FORMAT = 4  # bump when a row's shape changes
 
 
 def reward_row(reward: Reward) -> dict[str, Any]:
     """One reward as ``rewards list --json`` prints it."""
     return {**_declared(reward), "description": reward.description, "batch": reward.batch,
-            "executor": reward.executor}
+            "executor": reward.executor, "per_turn": reward.per_turn}
 
 
 def environment_row(env: Environment) -> dict[str, Any]:
@@ -60,6 +60,7 @@ def environment_row(env: Environment) -> dict[str, Any]:
         "limits": {"timeout": env.limits.timeout, "max_output_chars": env.limits.max_output_chars,
                    "max_argument_chars": env.limits.max_argument_chars},
         "reward": env.has_reward,
+        "per_turn": env.per_turn,
         "description": env.description,
     }
 

@@ -60,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import RewardError, RolloutError
 from ..scoring.contract import BadValue, Column, Scored, construct, required_columns
+from ..scoring.trajectory import Trajectory
 from ..scoring.turns import TurnRule
 from ..scoring.worker import BACKSTOP
 
@@ -208,14 +209,33 @@ class Session:
         self.turns = None if scored.turns is None else tuple(scored.turns)
         return self.turn_rule.combine(scored.value, scored.turns)
 
+    def _check_turns(self, completion: Any) -> None:
+        """A :class:`RewardError` naming the environment and the row when the per-turn values :meth:`_reward` kept
+        are not one per assistant turn of ``completion`` (the rollout's messages).
 
-def own_rewards(sessions: Sequence[Any]) -> tuple[dict[str, list[float | None]],
-                                                  dict[str, list[tuple[float | None, ...] | None]]]:
+        TRL asks for the reward without the trajectory, so the count is checked where the trajectory is known:
+        the reward functions' pass (:func:`own_rewards`) and an evaluation's episode.  Private, as ``_reward``:
+        a session's public methods are its tools."""
+        if self.turns is None or isinstance(completion, str):
+            return
+        try:
+            Scored.of_turns(list(self.turns), len(Trajectory.of(completion).by_turn))
+        except BadValue as exc:
+            env = self.environment
+            raise RewardError(f"environment {env.name!r} ({env.origin}) reward on {self.where}: {exc}") from None
+
+
+def own_rewards(sessions: Sequence[Any], completions: Sequence[Any] | None = None) -> tuple[
+        dict[str, list[float | None]], dict[str, list[tuple[float | None, ...] | None]]]:
     """The environments' own rewards of a batch's rollouts (one session each), as TRL adds them: one column per
     session class with a ``reward``, named after it, None for rollouts of other environments; and, for a
-    per-turn reward, its turns per rollout."""
+    per-turn reward, its turns per rollout, checked against each rollout's assistant turns when ``completions``
+    (the rollouts' messages, one per session) are given (:meth:`Session._check_turns`)."""
     types = dict.fromkeys(type(s) for s in sessions if isinstance(s, Session) and s.environment.has_reward)
     values = {t.__name__: [s._reward() if type(s) is t else None for s in sessions] for t in types}
+    for session, completion in zip(sessions, completions, strict=True) if completions is not None else ():
+        if type(session) in types:
+            session._check_turns(completion)
     turns = {t.__name__: [s.turns if type(s) is t else None for s in sessions] for t in types
              if t.environment.per_turn}
     return values, turns

@@ -22,8 +22,10 @@ after its session class, as TRL logs it; null: not applicable or failed; a
 per-turn reward's is the value trained on, :mod:`grpo_host.scoring.turns`),
 one ``turns/<name>`` column per per-turn reward (a list with its value for
 each assistant turn, null entries for turns without one; null: no turns),
-``error`` (the messages of the rewards that failed on it), ``total`` and
-``advantage``.
+``error`` (the messages of the rewards that failed on it), ``total`` (what
+the trainer trained on: the ensemble's weighted total plus each
+environment's own reward with weight 1, as TRL and the MLX backend add it;
+:func:`grpo_host.scoring.batch.trained_total`) and ``advantage``.
 
 The layout only grows: a column is added, never renamed or retyped, and a
 reader takes a part without an optional column as that column empty (a
@@ -33,8 +35,10 @@ rewards), while a reader from before a column ignores it.
 ``advantage`` is GRPO's group-normalised advantage as TRL computes it with
 its default ``scale_rewards="group"``: ``(total - mean) / (std + 1e-4)``
 over the scored totals of the rollout's group (std with Bessel's
-correction, as ``trl.trainer.utils.nanstd``); a rollout no weighted reward
-scored gets none, and a group of one gets 0.  It is computed from the
+correction, as ``trl.trainer.utils.nanstd``); a rollout that neither a
+weighted reward nor an environment scored gets none, and a group of one gets 0.
+On the MLX backend it is mlx-lm-lora's: the std without Bessel's correction,
+over the group's rollouts with an unscored one at the group's mean.  It is computed from the
 completions this process scored: with several training processes TRL
 normalises over the gathered group, which one process may hold only part of.
 
@@ -111,16 +115,27 @@ def turns_column(name: str) -> str:
     return f"turns/{name}"
 
 
-def advantages(totals: Sequence[float | None], groups: Sequence[Any]) -> list[float | None]:
-    """TRL's default advantage (``scale_rewards="group"``) of each rollout; see the module docstring."""
+def advantages(totals: Sequence[float | None], groups: Sequence[Any], *,
+               population: bool = False) -> list[float | None]:
+    """TRL's default advantage (``scale_rewards="group"``) of each rollout; see the module docstring.
+
+    ``population``: mlx-lm-lora's instead (``calculate_rewards_and_advantages``): the std without Bessel's
+    correction over every rollout of the group, an unscored one counted at the group's mean, where the MLX
+    backend's fill-in puts it."""
     members: dict[Any, list[float]] = {}
+    sizes: dict[Any, int] = {}
     for group, total in zip(groups, totals, strict=True):
+        sizes[group] = sizes.get(group, 0) + 1
         if total is not None and math.isfinite(total):
             members.setdefault(group, []).append(total)
     stats = {}
     for group, values in members.items():
         mean = sum(values) / len(values)
-        std = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else math.nan
+        squares = sum((v - mean) ** 2 for v in values)
+        if population:
+            std = math.sqrt(squares / sizes[group])
+        else:
+            std = math.sqrt(squares / (len(values) - 1)) if len(values) > 1 else math.nan
         stats[group] = (mean, std)
     out: list[float | None] = []
     for group, total in zip(groups, totals, strict=True):
@@ -158,6 +173,8 @@ class RolloutRecord:
         self.train_rows, self.rows_written, self.seconds = train_rows, 0, 0.0
         self.first_step = 0
         """The step before this process's first pass (a resumed run's checkpoint step)."""
+        self.population = False
+        """Advantages as mlx-lm-lora computes them (:func:`advantages`), set by the MLX backend; else TRL's."""
         self._random = random.Random(seed)
         self._tag = uuid.uuid4().hex[:8]  # parts of a resumed run (or another process) never share a name
         self._parts = 0
@@ -251,7 +268,8 @@ class RolloutRecord:
         import pyarrow as pa
 
         result, row_ids, lengths, completions = batch.result, batch.row_ids, batch.lengths, batch.completions
-        advantage = advantages(result.total, batch.groups)
+        totals = batch.totals
+        advantage = advantages(totals, batch.groups, population=self.population)
 
         def split(i: int) -> str:
             if self.train_rows is None or row_ids is None:
@@ -272,7 +290,7 @@ class RolloutRecord:
                      for i in keep],
             "length": [int(n) if i < len(lengths) and (n := lengths[i]) is not None else None for i in keep],
             "error": ["; ".join(result.row_errors[i]) if i in result.row_errors else None for i in keep],
-            "total": [_float(result.total[i]) for i in keep],
+            "total": [_float(totals[i]) for i in keep],
             "advantage": [advantage[i] for i in keep],
         }
         for name in self.names:

@@ -23,7 +23,10 @@ A run's own reward modules (its config's ``plugins``) are loaded as the run load
 a turn's value did (its recorded ``turns/<name>``).
 Rewards in the spec that the record lacks are scored (their errors counted)
 but have nothing to compare against; recorded rewards missing from the spec
-are listed as not re-scored.
+are listed as not re-scored.  An environment's own reward (a recorded
+``reward/<Session>`` of a registered environment) cannot be scored again,
+since it read the environment's state, which is gone: the new totals add its
+recorded value, as the run's totals did, so it moves no advantage.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from ..discovery.build import Ensemble
-from ..discovery.plugins import plugins_of
+from ..discovery.plugins import default_plugins, plugins_of
 from ..errors import RecordError
+from ..scoring.batch import trained_total
 from .record import advantages, part_step, read_parts, record_columns, reward_column, turns_column
 
 __all__ = ["rescore", "run_plugins", "run_rewards", "run_turn_reward"]
@@ -129,13 +133,15 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
     failures: list[str] = []
     with Ensemble.from_spec(spec, plugins=plugins, workers=workers, turn_reward=turn_reward) as ensemble:
         compared = [n for n in ensemble.names if n in recorded]
+        own = sorted(recorded & _session_names(plugins) - set(ensemble.names))
         per_reward = {n: {"compared": 0, "changed": 0, "errors": 0, "timeouts": 0} for n in ensemble.names}
         steps: dict[int, dict[str, Any]] = {}
         flips_total = 0
         for (step, _), rollouts in _batches(path):
             rollouts_read += len(rollouts)
             result = _score(ensemble, rollouts)
-            new_adv = advantages(result.total, [r["group"] for r in rollouts])
+            totals = trained_total(result.total, {n: [r.get(reward_column(n)) for r in rollouts] for n in own})
+            new_adv = advantages(totals, [r["group"] for r in rollouts])
             flips = sum(_sign(r["advantage"]) != _sign(a) for r, a in zip(rollouts, new_adv, strict=True))
             entry = steps.setdefault(step, {"step": step, "rollouts": 0, "changed": dict.fromkeys(compared, 0),
                                             "advantage_sign_changed": 0})
@@ -157,6 +163,12 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
             "new_rewards": {n: per_reward[n] for n in ensemble.names if n not in recorded},
             "not_rescored": sorted(recorded - set(ensemble.names)), "advantage_sign_changed": flips_total,
             "steps": [steps[s] for s in sorted(steps)], "failures": failures}
+
+
+def _session_names(plugins: Any) -> set[str]:
+    """The session class names of the registered environments: the record's columns of their own rewards."""
+    registry = (default_plugins() if plugins is None else plugins).registry
+    return {registry.environment(name).session_class().__name__ for name in registry.names("environment")}
 
 
 def _batches(path: str | Path) -> Iterator[tuple[tuple[int, int], list[dict[str, Any]]]]:

@@ -20,6 +20,7 @@ pass feeds the record first, then the monitors, then whatever reports.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -27,7 +28,7 @@ from typing import Any, Protocol
 from .ensemble import Ensemble, ScoreResult
 from .trajectory import Trajectory
 
-__all__ = ["ScoredBatch", "Sink", "feed", "score_batch"]
+__all__ = ["ScoredBatch", "Sink", "feed", "score_batch", "trained_total"]
 
 
 class Sink(Protocol):
@@ -75,6 +76,12 @@ class ScoredBatch:
     environment_turns: dict[str, list[tuple[float | None, ...] | None]] = field(default_factory=dict)
     """Their per-turn values, for environments whose reward is per turn."""
 
+    @property
+    def totals(self) -> list[float | None]:
+        """What each completion was trained on: the ensemble's weighted total with the environments' own rewards
+        added (:func:`trained_total`); the record's ``total`` and ``advantage`` are of these."""
+        return trained_total(self.result.total, self.environment_values)
+
     @functools.cached_property
     def texts(self) -> list[str]:
         """Each completion's text as text rewards scored it (a chat completion's final answer, reasoning restored)."""
@@ -90,11 +97,11 @@ class ScoredBatch:
 
     def figures(self) -> Iterator[tuple[str, float]]:
         """Every figure a backend logs for this batch beside the engine's own means, under its metric name: each
-        reward's (:meth:`~grpo_host.scoring.stats.RewardMetrics.logged`), ``unscored``, ``record/seconds`` and the
-        monitors' metrics (when those sinks took the batch first)."""
+        reward's (:meth:`~grpo_host.scoring.stats.RewardMetrics.logged`), ``unscored`` (of :attr:`totals`),
+        ``record/seconds`` and the monitors' metrics (when those sinks took the batch first)."""
         for name, metrics in self.result.metrics.items():
             yield from metrics.logged(name)
-        yield "unscored", float(self.result.unscored)
+        yield "unscored", float(sum(t is None for t in self.totals))  # what nothing scored, environments included
         if self.record_seconds is not None:
             yield "record/seconds", self.record_seconds
         if self.monitor_metrics:
@@ -124,6 +131,17 @@ def score_batch(
         index=index, result=result, weights=dict(zip(ensemble.names, ensemble.weights, strict=True)),
         prompts=[row.get("prompt") for row in rows], completions=given, read=read, rows=rows, labels=labels,
         groups=groups, step=step, row_ids=row_ids, lengths=lengths, max_length=max_length)
+
+
+def trained_total(total: Sequence[float | None],
+                  own: Mapping[str, Sequence[float | None]]) -> list[float | None]:
+    """The ensemble's weighted ``total`` with the environments' ``own`` rewards (name -> one value per completion)
+    added with weight 1, as TRL adds an environment's ``get_reward`` and the MLX backend its environment reward
+    function; None where neither the ensemble nor any environment scored the completion.  The one place this sum
+    is made: the record, the MLX backend's fill-in and ``grpo-host eval`` all call it."""
+    columns = list(own.values())
+    return [t if not columns else None if t is None and all(c[i] is None for c in columns)
+            else (t or 0.0) + math.fsum(c[i] or 0.0 for c in columns) for i, t in enumerate(total)]
 
 
 def feed(batch: ScoredBatch, sinks: Iterable[Sink | None]) -> ScoredBatch:

@@ -291,9 +291,9 @@ class RunConfig(_Strict):
         if self.rollout is not None and self.environment is not None:
             raise ValueError("rollout and environment both set: a rollout function generates the completions itself, "
                              "tools included; choose one")
-        if self.eval_k is not None and (self.rollout is not None or self.environment is not None):
-            raise ValueError("eval_k is set, but the run generates through an environment or a rollout function (tool "
-                             "calls); grpo-host eval generates single-turn completions only: drop eval_k")
+        if self.eval_k is not None and self.rollout is not None:
+            raise ValueError("eval_k is set, but the run generates through a rollout function (TRL's rollout_func, "
+                             "handed TRL's trainer), which grpo-host eval cannot call: drop eval_k")
         return self
 
     @model_validator(mode="after")

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import DataRefused, DuplicateNameError, UnknownNameError, UserError
 from ..kinds.environment import Session
 from ..scoring.spec import parse_spec
+from ..scoring.turns import TurnRule
 from .agent_loop import ChatTools, run_episode
 from .backends.steps import environment_factories
 from .config import EnvironmentSettings
@@ -101,16 +102,20 @@ class Episodes:
                     episode = run_episode(chat, session, rows[row_id].data["prompt"], row_id, step(seed + i * k + j),
                                           max_tokens=budget, max_tool_calls=rounds, context=context)
                     own = {n: session._reward() if type(session).__name__ == n else None for n in self.names}
+                    session._check_turns(episode.messages)
+                    turns = {type(session).__name__: session.turns} if session.turns is not None else {}
                     got.append(Sample(str(chat.tokenizer.decode(episode.ids, skip_special_tokens=True)), episode.ids,
-                                      len(episode.ids), messages=episode.messages, own=own))
+                                      len(episode.ids), messages=episode.messages, own=own, own_turns=turns))
                 out.append(got)
             return out
 
         return play
 
 
-def episodes_for(default: EnvironmentSettings | None, rows: Sequence[Row], plugins: Plugins) -> Episodes | None:
-    """The evaluation's environments, checked before any model loads (None: no environment, plain completions).
+def episodes_for(default: EnvironmentSettings | None, rows: Sequence[Row], plugins: Plugins, *,
+                 turn_reward: str | TurnRule = "episode") -> Episodes | None:
+    """The evaluation's environments, checked before any model loads (None: no environment, plain completions);
+    a per-turn environment's reward is made one number by ``turn_reward``, as in training.
 
     An unknown ``--environment`` or bad parameters are a :class:`UserError` naming the option, a row's unknown
     environment or a prompt that is not a message list a :class:`DataRefused` naming the row."""
@@ -119,7 +124,7 @@ def episodes_for(default: EnvironmentSettings | None, rows: Sequence[Row], plugi
             plugins.registry.environment(default.name).create(default.params)
         except (UnknownNameError, DuplicateNameError, ValueError) as exc:
             raise UserError(f"--environment {default.name!r}: {exc}") from None
-    factories, choices = environment_factories(default, rows, plugins)
+    factories, choices = environment_factories(default, rows, plugins, turn_reward=turn_reward)
     if not factories:
         return None
     for row in rows:

@@ -192,6 +192,9 @@ class EvalSettings:
     """Each sample an episode in this environment (rows may name their own); None: the run's, else none."""
     max_tool_calls: int | None = None
     """Tool-calling rounds per episode at most; None: the run's, else until the model stops calling tools."""
+    turn_reward: str | None = None
+    """What a per-turn reward's (and a per-turn environment's) value is (:class:`~grpo_host.scoring.turns.TurnRule`);
+    None: the run's, else ``episode``."""
 
     def filled(self, model: Model) -> EvalSettings:
         """A copy with every sampling value set: given, else the model's run's, else the run config's default."""
@@ -203,6 +206,7 @@ class EvalSettings:
         if environment is None and config.get("environment"):
             environment = _run_environment(config["environment"])
         tool_calls = self.max_tool_calls if self.max_tool_calls is not None else config.get("max_tool_calls")
+        turn_reward = self.turn_reward or config.get("turn_reward") or "episode"
         values = {key: getattr(self, key) if getattr(self, key) is not None
                   else config.get(key, RunConfig.model_fields[key].default) for key in SAMPLING}
         backend = self.backend or config.get("backend") or "trl"
@@ -211,7 +215,8 @@ class EvalSettings:
             raise UserError("--rewards: name the rewards to evaluate with (only a run's model has its own)")
         plugins = self.plugins or [str(p) for p in config.get("plugins") or []]
         return EvalSettings(**{**asdict(self), **values, "backend": backend, "rewards": rewards, "plugins": plugins,
-                               "environment": environment, "max_tool_calls": tool_calls})
+                               "environment": environment, "max_tool_calls": tool_calls,
+                               "turn_reward": turn_reward})
 
 
 def _run_environment(value: Any) -> EnvironmentSettings:
@@ -243,6 +248,8 @@ class Sample:
     """An episode's trajectory (assistant turns and tool results): what the rewards score and the record keeps."""
     own: dict[str, float | None] = field(default_factory=dict)
     """An episode's environment's own reward, by name (:class:`~grpo_host.training.eval_episodes.Episodes`)."""
+    own_turns: dict[str, tuple[float | None, ...] | None] = field(default_factory=dict)
+    """A per-turn environment's values per assistant turn, by name."""
 
 
 Generate = Callable[[Sequence[Any], int, int], list[list[Sample]]]
@@ -483,7 +490,8 @@ def _fingerprint(model: Model, s: EvalSettings) -> dict[str, Any]:
     return {"model": model.given, "step": model.step, "weights": weights, "data": str(s.data),
             "data_sha256": digest.hexdigest(), "rewards": s.rewards, "k": s.k,
             **{key: getattr(s, key) for key in SAMPLING}, "backend": None if model.url else s.backend,
-            "served_model": s.served_model, **_episode_settings(s)}
+            "served_model": s.served_model, **_episode_settings(s),
+            **({"turn_reward": s.turn_reward} if s.turn_reward not in (None, "episode") else {})}
 
 
 def _episode_settings(s: EvalSettings) -> dict[str, Any]:
@@ -568,12 +576,12 @@ def evaluate(settings: EvalSettings, *, progress: Progress | None = None) -> dic
     done = _prepare_out(out, model, s, pinned)
     plugins = plugins_of(s.plugins)
     report = progress or (lambda phase, n: None)
-    ensemble = Ensemble.from_spec(s.rewards, plugins=plugins, workers=s.workers)
+    ensemble = Ensemble.from_spec(s.rewards, plugins=plugins, workers=s.workers, turn_reward=s.turn_reward or "episode")
     try:
         environment = _environment(s, plugins)
         # the data check (the environment's columns too) and the environments' own, before any model loads
         rows = read_checked(s.data, ensemble, "evaluation", environment)
-        episodes = episodes_for(s.environment, rows, plugins)
+        episodes = episodes_for(s.environment, rows, plugins, turn_reward=ensemble.turn_rule)
         names = [*ensemble.names, *(episodes.names if episodes else [])]
         weights = [*ensemble.weights, *(1.0 for _ in names[len(ensemble.names):])]  # as TRL sums them in
         thresholds = _thresholds(s.thresholds, names, weights)
@@ -589,7 +597,8 @@ def evaluate(settings: EvalSettings, *, progress: Progress | None = None) -> dic
     finally:
         ensemble.close()
     result.update({"model": model.given, "data": str(s.data), "rewards": s.rewards, "k": s.k,
-                   **{key: getattr(s, key) for key in SAMPLING}, **_episode_settings(s), "step": model.step,
+                   **{key: getattr(s, key) for key in SAMPLING}, **_episode_settings(s),
+                   "turn_reward": s.turn_reward, "step": model.step,
                    "generated_prompts": len(todo), "resumed_prompts": len(done),
                    "seconds": round(time.perf_counter() - start, 3), "out": str(out)})
     temporary = out / f".{RESULT}.tmp"
@@ -657,7 +666,7 @@ def _generate_and_score(model: Model, s: EvalSettings, ensemble: Ensemble, episo
     # each sample an episode (its sessions reset from the row, so by row index), or a completion of the prompt
     generate = episodes.player(model, s, rows) if episodes is not None else _of_rows(generator(model, s), rows)
     own = episodes.names if episodes is not None else []
-    record = RolloutRecord(out / FOLDER, [*ensemble.names, *own], mode="all")
+    record = RolloutRecord(out / FOLDER, ensemble.names, mode="all")  # it adds the environments' own columns
     assert s.seed is not None
     for index, first in enumerate(range(0, len(todo), s.batch_size)):
         chosen = todo[first:first + s.batch_size]
@@ -673,8 +682,10 @@ def _generate_and_score(model: Model, s: EvalSettings, ensemble: Ensemble, episo
             groups=[i for i, _ in flat], completions=completions, step=model.step, row_ids=[i for i, _ in flat],
             completion_ids=ids if all(x is not None for x in ids) else None,
             lengths=[sample.length for _, sample in flat], max_length=s.max_completion_length)
-        if own:
-            _add_own(batch, own, [sample.own for _, sample in flat])
+        if own:  # recorded beside the rewards and added into the total, as in training
+            batch.environment_values = {name: [sample.own.get(name) for _, sample in flat] for name in own}
+            batch.environment_turns = {name: [sample.own_turns.get(name) for _, sample in flat] for name in own
+                                       if any(name in sample.own_turns for _, sample in flat)}
         feed(batch, [record])  # one whole part per batch: what --resume counts as done
         report("scored", len(chosen))
 
@@ -682,18 +693,6 @@ def _generate_and_score(model: Model, s: EvalSettings, ensemble: Ensemble, episo
 def _of_rows(generate: Generate, rows: Sequence[Row]) -> Callable[[Sequence[int], int, int], list[list[Sample]]]:
     """``generate`` called with the rows' indices: their prompts."""
     return lambda chosen, k, seed: generate([rows[i].data["prompt"] for i in chosen], k, seed)
-
-
-def _add_own(batch: Any, names: Sequence[str], own: Sequence[Mapping[str, float | None]]) -> None:
-    """The environments' own rewards into a scored batch, weight 1 each and summed into the total as both training
-    backends sum them in (a sample none of whose rewards scored it stays unscored)."""
-    result = batch.result
-    for name in names:
-        result.values[name] = [values.get(name) for values in own]
-        batch.weights[name] = 1.0
-    result.total = [None if t is None and all(values.get(n) is None for n in names)
-                    else (t or 0.0) + sum(values.get(n) or 0.0 for n in names) for t, values in zip(result.total, own,
-                                                                                                    strict=True)]
 
 
 def threshold_options(given: Sequence[str]) -> dict[str, float]:

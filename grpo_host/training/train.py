@@ -255,7 +255,7 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
         rows = read_checked(config.data.train, ensemble, "train", environment)
         val = read_checked(config.data.val, ensemble, "val", environment) if config.data.val else []
         if config.eval_k is not None and config.eval_data is not None:  # checked now, not after the training
-            read_checked(config.eval_data, ensemble, "evaluation")
+            read_checked(config.eval_data, ensemble, "evaluation", environment)
         _audit(config, plugins, ensemble, rows, echo=quiet is None)
     except BaseException:
         ensemble.close()

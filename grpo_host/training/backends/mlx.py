@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ...errors import ConfigError
 from ...runs.record import RolloutRecord
+from ...scoring.batch import trained_total
 from ...scoring.stats import Moments, reward_key
 from ..config import RunConfig
 from .contract import TrainingBackend
@@ -345,8 +346,7 @@ class MlxRewardFuncs:
         values = {name: self._values[i] for i, name in enumerate(names)}
         total, unscored = self.ensemble.weighted_total(values, len(row_ids))
         if self._own:  # an environment's own reward scores a rollout too (weight 1), as TRL sums it in
-            total = [None if t is None and all(v[i] is None for v in self._own.values())
-                     else (t or 0.0) + sum(v[i] or 0.0 for v in self._own.values()) for i, t in enumerate(total)]
+            total = trained_total(total, self._own)
             unscored = sum(t is None for t in total)
             values.update(self._own)
         groups: dict[Any, Moments] = {}
@@ -664,8 +664,10 @@ class MlxBackend(TrainingBackend):
 
     def reward_functions(self) -> tuple[list[Any], list[float]]:
         self.stats = RewardStats()
-        self.rewards = MlxRewardFuncs(self.job, len(self.job.train), self.stats,
-                                      RolloutRecord.for_run(self.job, self.resume_step), getattr(self, "agents", None))
+        record = RolloutRecord.for_run(self.job, self.resume_step)
+        if record is not None:
+            record.population = True  # mlx-lm-lora's advantage, not TRL's
+        self.rewards = MlxRewardFuncs(self.job, len(self.job.train), self.stats, record, getattr(self, "agents", None))
         return self.rewards.funcs, self.rewards.weights
 
     def prepare(self) -> None:

@@ -129,11 +129,11 @@ class EnsembleRewardFuncs:
                             labels=[row.where for row in rows], groups=_groups(ids, self.group_size), step=step,
                             row_ids=ids, completion_ids=completion_ids, max_length=self.max_length)
         if environments is not None and len(environments) == len(completions):
-            batch.environment_values, batch.environment_turns = own_rewards(environments)
+            batch.environment_values, batch.environment_turns = own_rewards(environments, completions)
         self._batch, self._served = (completions, ids), set()
-        # A row no weighted reward scored is unscored (the ensemble's rule); engines call a completion
-        # unscorable only when every function returned None, so weight-0 members say None there too.
-        unscored = [t is None for t in batch.result.total]
+        # A row that no weighted reward nor its environment scored is unscored (the ensemble's rule); engines
+        # call a completion unscorable only when every function returned None, so weight-0 members say None there.
+        unscored = [t is None for t in batch.totals]
         self._values = [[None if u else v for v, u in zip(batch.result.values[name], unscored, strict=True)]
                         for name in self.ensemble.names]
         feed(batch, [self.record, self.monitors, *self.sinks,

@@ -19,6 +19,7 @@ from ..preflight import checkpoint_folders
 
 if TYPE_CHECKING:
     from ...discovery.plugins import Plugins
+    from ...scoring.turns import TurnRule
     from ..config import EnvironmentSettings
     from ..train import Job, Row
 
@@ -49,8 +50,10 @@ def rollout_environments(job: Job) -> tuple[dict[str | None, Callable[[], Any]],
     return environment_factories(job.config.environment, job.rows, job.plugins, turn_reward=job.config.turn_reward)
 
 
-def environment_factories(default: EnvironmentSettings | None, rows: Sequence[Row], plugins: Plugins, *,
-                          turn_reward: str = "episode") -> tuple[dict[str | None, Callable[[], Any]], list[str | None]]:
+def environment_factories(
+    default: EnvironmentSettings | None, rows: Sequence[Row], plugins: Plugins, *,
+    turn_reward: str | TurnRule = "episode",
+) -> tuple[dict[str | None, Callable[[], Any]], list[str | None]]:
     """Environments as session factories, and each row's choice (None: the default one, or none at all); shared by
     the training backends and ``grpo-host eval``.
 
