@@ -43,7 +43,7 @@ from typing import Any
 
 from ..discovery.build import Ensemble
 from ..discovery.plugins import plugins_of
-from ..errors import DuplicateNameError, OutputError, UnknownNameError, UserError
+from ..errors import OutputError, UserError
 from ..runs.guard import is_run, refuse_overwrite
 from ..runs.record import FOLDER, RolloutRecord, read_record, reward_column
 from ..scoring.batch import feed, score_batch
@@ -51,7 +51,7 @@ from .builtin_model import is_builtin, resolve_model
 from .config import EnvironmentSettings, RunConfig
 from .eval_episodes import Episodes, episodes_for
 from .preflight import checkpoint_folders
-from .train import Row, offline_for_local_models, read_checked
+from .train import Row, environment_of, offline_for_local_models, read_checked
 
 __all__ = ["EvalSettings", "Model", "evaluate", "evaluate_run", "interval", "pass_at_k", "resolve", "shown",
            "summarise", "threshold_options"]
@@ -578,7 +578,8 @@ def evaluate(settings: EvalSettings, *, progress: Progress | None = None) -> dic
     report = progress or (lambda phase, n: None)
     ensemble = Ensemble.from_spec(s.rewards, plugins=plugins, workers=s.workers, turn_reward=s.turn_reward or "episode")
     try:
-        environment = _environment(s, plugins)
+        environment = environment_of(s.environment, plugins,
+                                     lambda name, why: UserError(f"--environment {name!r}: {why}"))
         # the data check (the environment's columns too) and the environments' own, before any model loads
         rows = read_checked(s.data, ensemble, "evaluation", environment)
         episodes = episodes_for(s.environment, rows, plugins, turn_reward=ensemble.turn_rule)
@@ -649,16 +650,6 @@ def shown(figure: Mapping[str, Any]) -> str:
     if figure["value"] is None:
         return "-"
     return f"{figure['value']:.3f} [{figure['low']:.2f}, {figure['high']:.2f}]"
-
-
-def _environment(s: EvalSettings, plugins: Any) -> Any:
-    """The evaluation's environment (None without one); an unknown name is an error naming ``--environment``."""
-    if s.environment is None:
-        return None
-    try:
-        return plugins.registry.environment(s.environment.name)
-    except (UnknownNameError, DuplicateNameError) as exc:
-        raise UserError(f"--environment {s.environment.name!r}: {exc}") from None
 
 
 def _generate_and_score(model: Model, s: EvalSettings, ensemble: Ensemble, episodes: Episodes | None,

@@ -25,7 +25,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -43,11 +43,12 @@ from ..errors import (
     DuplicateNameError,
     MonitorStopped,
     UnknownNameError,
+    UserError,
 )
 from ..kinds.monitor import Alert, MonitorSet, choose
 from ..scoring.stats import reward_key
 from .builtin_model import is_builtin, resolve_model
-from .config import RunConfig
+from .config import EnvironmentSettings, RunConfig
 from .preflight import check_model, check_output_dir, finished_summary, read_jsonl_records
 
 if TYPE_CHECKING:
@@ -217,15 +218,17 @@ def _audit(config: RunConfig, plugins: Plugins, ensemble: Ensemble, rows: list[R
               flush=True)
 
 
-def _environment(config: RunConfig, plugins: Plugins) -> Any:
-    """The run's environment (None without one); an unknown name is a :class:`ConfigError` naming the key."""
-    if config.environment is None:
+def environment_of(settings: EnvironmentSettings | None, plugins: Plugins,
+                   error: Callable[[str, str], UserError] = lambda name, why: ConfigError(
+                       f"config key 'environment': {why}")) -> Any:
+    """The environment ``settings`` name (None without one); an unknown name is ``error(name, why)``: a
+    :class:`ConfigError` naming the config key, or what the caller names (``eval``'s ``--environment``)."""
+    if settings is None:
         return None
-
     try:
-        return plugins.registry.environment(config.environment.name)
+        return plugins.registry.environment(settings.name)
     except (UnknownNameError, DuplicateNameError) as exc:
-        raise ConfigError(f"config key 'environment': {exc}") from None
+        raise error(settings.name, str(exc)) from None
 
 
 def offline_for_local_models(model: str) -> None:
@@ -251,7 +254,7 @@ def prepare(config: RunConfig, *, echo: bool = True) -> Job:
     ensemble = Ensemble.from_spec(config.rewards, plugins=plugins, strict=config.strict, workers=config.workers,
                                   pool=config.pool, turn_reward=config.turn_reward)
     try:
-        environment = _environment(config, plugins)
+        environment = environment_of(config.environment, plugins)
         rows = read_checked(config.data.train, ensemble, "train", environment)
         val = read_checked(config.data.val, ensemble, "val", environment) if config.data.val else []
         if config.eval_k is not None and config.eval_data is not None:  # checked now, not after the training
