@@ -416,7 +416,9 @@ def score(
     if out_text is not None:
         refuse_folder_name(out_text, "--out", "scores.jsonl")
     out_path = Path(out_text) if out_text is not None else None
-    output = ScoreOutput(out_path, data, resume=resume) if out_path not in (None, Path("-")) else None
+    settings = {"rewards": rewards, **({"turn_reward": turn_reward} if turn_reward != "episode" else {})}
+    output = (ScoreOutput(out_path, data, resume=resume, settings=settings) if out_path not in (None, Path("-"))
+              else None)
     if resume and output is None:
         raise UserError("--resume continues an interrupted --out file: name that file with --out")
     if output is not None:

@@ -217,6 +217,26 @@ def test_resume_refuses_an_output_scored_from_other_input(tmp_path):
     assert out.read_bytes() == kept
 
 
+def test_resume_refuses_other_rewards_or_turn_rule_and_continues_under_the_same(tmp_path):
+    """The scores a continued output already holds were made by its ``--rewards`` and ``--turn-reward``: a resume
+    under others would mix two scorings in one file, so it is refused, naming both, and nothing is written."""
+    data = write_jsonl(tmp_path / "rows.jsonl", _score_rows(10))
+    out = tmp_path / "out.jsonl"
+    first = run_limited(300, "score", str(data), "--rewards", "accuracy", "--turn-reward", "sum", "--out", str(out),
+                        "--batch-size", "2", "--record", "none")
+    assert first.returncode == 2, first.stderr
+    kept = out.read_bytes()
+    for other in (["--rewards", "accuracy:2", "--turn-reward", "sum"], ["--rewards", "accuracy"]):
+        proc = run_cli("score", str(data), *other, "--out", str(out), "--resume")
+        assert proc.returncode == 2 and "was scored with --rewards 'accuracy' --turn-reward 'sum'" in no_traceback(
+            proc), proc.stderr
+        assert out.read_bytes() == kept
+    same = run_cli("score", str(data), "--rewards", "accuracy", "--turn-reward", "sum", "--out", str(out), "--resume",
+                   "--record", "none")
+    assert same.returncode == 0, same.stderr
+    assert len(_scores(out)) == 10
+
+
 def run_limited(size: int, *args: str) -> subprocess.CompletedProcess:
     """``grpo-host ARGS`` with files capped at ``size`` bytes (RLIMIT_FSIZE): past it a write fails with EFBIG,
     as on a full disk (Python ignores SIGXFSZ, so the write returns the error instead of a signal ending it)."""

@@ -49,6 +49,11 @@ def _row_digest(raw: Any) -> bytes:
     return json.dumps(raw, sort_keys=True, default=repr, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
+def _options(settings: dict[str, Any]) -> str:
+    """Pinned settings as the options that set them: ``--rewards 'math' --turn-reward 'sum'``."""
+    return " ".join(f"--{key.replace('_', '-')} {value!r}" for key, value in settings.items())
+
+
 class _Progress(TypedDict):
     """``<out>.progress``: the rows written, their byte length, the SHA-256 of the input rows they came from, and
     the last one's label."""
@@ -60,6 +65,9 @@ class _Progress(TypedDict):
     batches: int | None
     """Scored batches written (a batch with at least one scored row); the rollout record's steps.  None in a
     progress record written before it was counted."""
+    settings: dict[str, Any] | None
+    """What decides the scores (``--rewards``, and ``--turn-reward`` when not ``episode``): a resume continues only
+    under the same.  None in a progress record written before it was pinned."""
 
 
 class ScoreOutput:
@@ -72,15 +80,16 @@ class ScoreOutput:
     every row is in.
     """
 
-    def __init__(self, path: Path, data: Path, *, resume: bool = False) -> None:
-        self.path, self.data, self.resume = path, data, resume
+    def __init__(self, path: Path, data: Path, *, resume: bool = False, settings: dict[str, Any] | None = None,
+                 ) -> None:
+        self.path, self.data, self.resume, self.settings = path, data, resume, settings
         self.progress_path = path.with_name(path.name + ".progress")
         self.done = 0
         """Rows already in the file when it was continued (skipped, not scored again)."""
         self.kept_bad = self.kept_failed = 0
         self._file: Any = None  # an unbuffered binary file
         self._state: _Progress = {"rows": 0, "bytes": 0, "sha256": hashlib.sha256().hexdigest(), "last": None,
-                                  "batches": 0}
+                                  "batches": 0, "settings": settings}
         self._hash = hashlib.sha256()
         self._pending: deque[tuple[str, bytes]] = deque()
 
@@ -133,13 +142,19 @@ class ScoreOutput:
         if kept is None or len(kept) != rows or (rows and kept[-1].get("row") != state.get("last")):
             raise OutputError(f"--out {self.path}: its lines do not match its progress record; "
                               "remove both files to start again")
+        before = state.get("settings")
+        if before is not None and self.settings is not None and before != self.settings:
+            raise OutputError(f"--out {self.path}: was scored with {_options(before)}, not "
+                              f"{_options(self.settings)}; "
+                              "continue it with the same, or remove both files to start again")
         for entry in kept:
             self.kept_bad += "rewards" not in entry
             self.kept_failed += "rewards" in entry and "error" in entry
         batches = state.get("batches")
         self.done = rows
         self._state = {"rows": rows, "bytes": size, "sha256": state["sha256"], "last": state.get("last"),
-                       "batches": batches if isinstance(batches, int) and not isinstance(batches, bool) else None}
+                       "batches": batches if isinstance(batches, int) and not isinstance(batches, bool) else None,
+                       "settings": before if before is not None else self.settings}
 
     @property
     def kept_batches(self) -> int | None:
