@@ -411,8 +411,6 @@ def score(
     from .runs.guard import refuse_folder_name
     from .runs.nulls import NullRows
     from .runs.output import ScoreOutput, score_file
-    from .scoring.turns import TurnRule
-
     if out_text is not None:
         refuse_folder_name(out_text, "--out", "scores.jsonl")
     out_path = Path(out_text) if out_text is not None else None
@@ -423,10 +421,7 @@ def score(
         raise UserError("--resume continues an interrupted --out file: name that file with --out")
     if output is not None:
         output.check()  # before anything loads or is opened for writing
-    try:
-        rule = TurnRule.parse(turn_reward)
-    except ValueError as exc:
-        raise UserError(f"--turn-reward: {exc}") from None
+    rule = _turn_rule(turn_reward)
     ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers, pool=pool, turn_reward=rule)
     watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)
     progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -707,6 +702,17 @@ def train(
                       f"({alert['step']} to {alert['last_step']}): {alert['message']}", soft_wrap=True)
 
 
+def _turn_rule(text: str) -> Any:
+    """``--turn-reward``'s :class:`~grpo_host.scoring.turns.TurnRule`; a bad rule is an error naming the option."""
+    from .errors import UserError
+    from .scoring.turns import TurnRule
+
+    try:
+        return TurnRule.parse(text)
+    except ValueError as exc:
+        raise UserError(f"--turn-reward: {exc}") from None
+
+
 @app.command("eval")
 def eval_(
     model: Annotated[str, typer.Argument(help="a model folder, builtin:tiny, a run or its checkpoint-N, or an "
@@ -761,6 +767,8 @@ def eval_(
     from .training.eval_episodes import environment_option
     from .training.evaluate import EvalSettings, evaluate, shown, threshold_options
 
+    if turn_reward is not None:
+        _turn_rule(turn_reward)  # a bad rule is an error naming the option, before anything loads
     settings = EvalSettings(model, str(data), rewards, k, str(out_dir) if out_dir else None, resume, plugins or [],
                             backend, threshold_options(threshold or []), temperature, top_p, top_k, min_p,
                             max_completion_length, seed, batch_size, concurrency, served_model, api_key_env, device,

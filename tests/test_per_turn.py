@@ -264,6 +264,10 @@ def test_score_combines_per_turn_values_by_the_rule_it_is_given(packs, tmp_path)
     bad = run_cli("score", str(rows), "--rewards", "turn_calls", "--turn-reward", "discounted:2",
                   pythonpath=[packs["agentpack"]])
     assert bad.returncode == 2 and "--turn-reward: turn_reward must be episode, sum or discounted:GAMMA" in bad.stderr
+    bad = run_cli("eval", "builtin:tiny", str(rows), "--rewards", "turn_calls", "--turn-reward", "sum:1",
+                  "--out", str(tmp_path / "eval"), pythonpath=[packs["agentpack"]])
+    assert bad.returncode == 2 and "--turn-reward: turn_reward must be" in bad.stderr, bad.stderr
+    assert not (tmp_path / "eval").exists()  # refused before anything was written
 
 
 def test_the_listings_say_which_rewards_and_environments_are_per_turn(packs):
