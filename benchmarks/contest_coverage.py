@@ -65,9 +65,11 @@ KINDS: dict[str, tuple[bool, bool, str]] = {
     "file I/O": (False, True, "Task kinds: File I/O"),
     "scoring groups": (True, True, "Use (`subtasks`); Partial credit and subtasks"),
     "partial credit per test": (False, True, "Partial credit and subtasks"),
-    "multi-pass": (False, False, "What is missing"),
-    "output-only": (False, False, "What is missing (CMS OutputOnly)"),
-    "communication": (False, False, "What is missing (CMS Communication)"),
+    "multi-pass": (False, True, "Task kinds: Kattis multi-pass validation (`validation_passes`)"),
+    "interactive multi-pass": (False, False, "What is missing (interactive multi-pass)"),
+    "output-only": (False, True, "Task kinds: Output-only tasks (`output_only`)"),
+    "communication": (False, True, "Task kinds: Communication tasks (`manager`), one process"),
+    "communication, several processes": (False, False, "What is missing (CMS `num_processes` > 1)"),
     "two-step": (False, False, "What is missing (CMS TwoSteps)"),
     "multi-file submission": (False, False, "none: a completion's program is its last code block"),
     "generated tests": (False, False, "none: a row's tests are data; DMOJ generates them at judging time"),
@@ -221,7 +223,8 @@ def kattis_format(repo: Repo, roots: list[str], judge_name: str, table: dict[str
         else:
             kinds = ["built-in compare"]
         kinds += [] if "interactive" in kinds else ["batch"]
-        kinds += ["multi-pass"] if "multi-pass" in kinds_of else []
+        if "multi-pass" in kinds_of:
+            kinds.append("interactive multi-pass" if "interactive" in kinds else "multi-pass")
         kinds += ["scoring groups"] if scoring else []
         memory = (spec.get("limits") or {}).get("memory")
         entries: dict[str, list[str]] = {}
@@ -350,6 +353,8 @@ def cms(repo: Repo) -> list[Submission]:
                 kinds.append("file I/O")
         else:
             kinds.append({"OutputOnly": "output-only", "Communication": "communication", "TwoSteps": "two-step"}[kind])
+            if kind == "Communication" and int(info.get("Communication_num_processes", 1) or 1) > 1:
+                kinds[-1] = "communication, several processes"
         if any(v == "comparator" for k, v in info.items() if k.endswith("output_eval")):
             checker = repo.show(f"cmstestsuite/tasks/{task.name}/code/checker")
             kinds.append("checker Python" if checker.startswith("#!") and "python" in checker.split("\n")[0]
@@ -439,9 +444,6 @@ def main() -> None:
     print(f"\n| all | {total} | {len(ok['before'])} ({100 * len(ok['before']) / total:.1f} %) | "
           f"{len(ok['now'])} ({100 * len(ok['now']) / total:.1f} %) |")
     print(f"\nnow, with the toolchain installed on this machine: {len(installed)} of {len(ok['now'])}")
-    pending = {"output-only", "communication"}  # issue 41's kinds another branch is adding (`kinds`)
-    after = Capabilities(**{**vars(caps["now"]), "kinds": caps["now"].kinds | pending})
-    print(f"now with {' and '.join(sorted(pending))} as well: {sum(not after.blockers(s) for s in subs)}")
     for when in caps:
         alone = Counter(b for bs in blocked[when] for b in bs)
         print(f"\neach blocker {when}, and the submissions it blocks (alone or with others): "
