@@ -11,13 +11,16 @@ back.  Real sandboxes and compilers; skipped, naming why, where the sandbox or a
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from grpo_host.testing import data_check, score_rows
+from reward_plugins.contest.judge import Program, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
 from reward_plugins.contest.packages import cms
+from reward_plugins.contest.rows import problem_from_row
 from reward_plugins.sandbox.bwrap import isolation
 
 SUITE = Path(__file__).parent / "data" / "contest" / "cms"
@@ -224,3 +227,16 @@ def test_an_imported_two_process_cms_task_keeps_num_processes_and_scores_as_test
     rows = [{**row, "completion": many("communication_many_stdio_stubbed", kind, ".c")["completion"]}
             for kind in ("correct", "incorrect")]
     assert score_rows("contest", rows) == [1.0, 0.0]
+
+
+@pytest.mark.slow  # a C program as two processes against a Python manager on two tests: a few seconds
+@pytest.mark.skipif(bool(missing(LANGUAGES["c"])), reason="no C toolchain")
+def test_one_failing_process_fails_the_test_with_its_own_verdict():
+    """CMS: any user process that does not end well makes the outcome 0, whatever the manager says (here the
+    manager would print 0 anyway; the verdict is the crash's, RE, not the manager's WA)."""
+    crash = "#include <stdlib.h>\nint userfunc1(int x) { return x; }\nint userfunc2(int x) { abort(); }\n"
+    row = {**task("communication_many_fifoio_stubbed"), "submission_name": "user1_user2"}
+    problem = problem_from_row(row, time_limit=1.0, memory_mb=256, output_mb=16, compare="token",
+                               float_tolerance=1e-6)
+    report = judge(Program(LANGUAGES["c"], crash), problem, deadline=time.monotonic() + 120)
+    assert (report.verdicts, report.score) == (["RE", "RE"], 0.0), report.details
