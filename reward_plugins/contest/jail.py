@@ -869,6 +869,52 @@ def do_communicate(req, data):
     return outcome, b""
 
 
+def do_two_steps(req, data):
+    """CMS's TwoSteps task type (``cms/grading/tasktypes/TwoSteps.py``, commit ``c3659b8``): the program (the task's
+    manager compiled with the submission's two functions) runs twice at once, ``<argv> 0 <fifo>`` with the test's
+    input as its stdin, and ``<argv> 1 <fifo>``, whose stdout is the output checked; each instance under the
+    program's limits, as a uid of its own (the contestant's, then ``PEERS[0]``), talking only through the FIFO,
+    which both may open either way (CMS's is mode 0666).  An instance waiting in ``open`` for the other, which
+    ended first, is woken (it then reads an end of input, or its writes fail).  The outcomes are merged as
+    :func:`merged`; the output is returned or kept as :func:`do_run`'s."""
+    if not PEERS:
+        return {"status": "jail_error", "error": "this sandbox has no second uid"}, b""
+    run, io, step = run_folder(req), f"{WORK}/io", f"{WORK}/step"
+    fresh_dir(io, 0, 0o700)
+    fresh_dir(step, 0, 0o755)
+    fifo = f"{step}/fifo"
+    os.mkfifo(fifo, 0o600)
+    os.chmod(fifo, 0o666)
+    os.rename(INPUT, f"{io}/in")
+    stdin = os.open(f"{io}/in", os.O_RDONLY)
+    null = os.open("/dev/null", os.O_RDWR)
+    out = os.open(f"{io}/out", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    errs = [os.open(f"{io}/err{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600) for i in range(2)]
+
+    def ended(k, _):
+        with contextlib.suppress(OSError):  # the other instance, waiting in open() for this one's end: woken
+            os.close(os.open(fifo, (os.O_WRONLY if k == 0 else os.O_RDONLY) | os.O_NONBLOCK))
+
+    before, forked_from = children_cpu(), image()
+    programs = [spawn([*req["argv"], str(i), fifo], uid=uid, cwd=run, limits=req["limits"],
+                      stdin=stdin if i == 0 else null, stdout=null if i == 0 else out, stderr=errs[i],
+                      env_extra=req.get("env"), program=True) for i, uid in enumerate((CONTESTANT, PEERS[0]))]
+    for end in (stdin, null, out, *errs):
+        os.close(end)
+    outcome = merged(finish_all([(*program, req["limits"]["wall"]) for program in programs], ended))
+    outcome["image_rss"] = forked_from
+    count_orphans(outcome, before, outcome["cpu"])
+    outcome.update(out_bytes=os.stat(f"{io}/out").st_size,
+                   stderr=(tail(f"{io}/err0", ERR_BYTES) + tail(f"{io}/err1", ERR_BYTES))[-ERR_BYTES:])
+    output = b""
+    if req.get("return_output"):
+        with open(f"{io}/out", "rb") as f:
+            output = f.read(req["limits"]["fsize"])
+    if req.get("keep_output"):
+        os.rename(f"{io}/out", KEPT)
+    return outcome, output
+
+
 def merged(outcomes):
     """Several processes' outcomes as one, as CMS's ``merge_execution_stats`` (``cms/grading/steps/stats.py``):
     CPU seconds summed, the wall clock and the peak memory the largest, the first failing process's ending."""
@@ -881,7 +927,7 @@ def merged(outcomes):
 
 
 OPS = {"compile": do_compile, "run": do_run, "check": do_check, "interact": do_interact,
-       "communicate": do_communicate}
+       "communicate": do_communicate, "two_steps": do_two_steps}
 
 
 def forget(req):
@@ -913,7 +959,7 @@ def main():
         try:
             req = receive(inbox)
             sizes = req.get("blobs", [])
-            if req.get("op") == "run":
+            if req.get("op") in ("run", "two_steps"):
                 receive_file(inbox, sizes[0], INPUT)
                 sizes = sizes[1:]
             data = blobs(inbox, sizes)

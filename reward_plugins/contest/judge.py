@@ -261,6 +261,10 @@ class Problem:
     passes: int = 1
     """Kattis multi-pass (``validation_passes``, problemtools ``judge/execute.py``): above 1, an accepting output
     validator may write ``nextpass.in``, the program's input for another pass, up to this many (:func:`_passes`)."""
+    two_steps: bool = False
+    """CMS's TwoSteps: the program (the ``grader``, CMS's ``manager.%l``, linked with the submission) runs as two
+    instances at once, ``0`` reading the input and ``1`` writing the output, joined by a FIFO whose path is their
+    second argument (:func:`reward_plugins.contest.jail.do_two_steps`); their CPU seconds are summed."""
     output_only: bool = False
     """CMS's OutputOnly: the submission is each test's output file itself; no program runs
     (:mod:`reward_plugins.contest.outputs`)."""
@@ -868,7 +872,10 @@ def _batch(run: _Run, data: list[bytes], memory: int, feedback: dict | None = No
     header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits, "return_output": not checked,
               "keep_output": checked, "env": dict(lang.env), "writable": problem.writable, "truncate": run.truncate,
               "input_file": problem.input_file, "output_file": problem.output_file}
-    outcome, output = run.ask(header, data[:1], _bound(limits), memory, limits["processes"])
+    n = 1
+    if problem.two_steps:  # CMS's TwoSteps: two instances at once (jail.do_two_steps)
+        header["op"], n = "two_steps", 2
+    outcome, output = run.ask(header, data[:1], _bound(limits) * n, memory * n, limits["processes"] * n)
     outcome["in_bytes"] = len(data[0])
     failed = classify(outcome, lang, problem)
     if failed is not None:

@@ -40,6 +40,10 @@ Columns (all but the tests optional):
   the program talk to the manager at once (1 to 8, default 1), each with
   FIFOs of its own and its 0-based index as its last argument where there
   are several, their CPU seconds summed against the time limit (CMS);
+* ``two_steps``: true for CMS's TwoSteps tasks: the ``grader`` (CMS's
+  ``manager.%l`` and headers) linked with the submission runs as two
+  instances joined by a FIFO, the first reading the input, the second
+  writing the output that is checked;
 * ``validation_passes``: Kattis multi-pass: the most passes (2 or more);
   the ``checker``, a Kattis output validator, may write ``nextpass.in``,
   the program's input for the next pass;
@@ -255,6 +259,18 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     if output_only and (clash := next((c for c in ("interactor", "grader", "input_file", "output_file", "file_io")
                                        if row.get(c) not in (None, "", {}, False)), None)):
         raise RowProblem(f"column {clash!r}: an output-only task runs no program (column 'output_only')")
+    two_steps = False if row.get("two_steps") is None else row["two_steps"]
+    if not isinstance(two_steps, bool):
+        raise RowProblem(f"column 'two_steps': {str(two_steps)[:40]!r} is not true or false")
+    if two_steps and not row.get("grader"):
+        raise RowProblem("column 'two_steps': a two-step task needs its manager as the 'grader' (CMS's manager.%l)")
+    if two_steps and (clash := next((c for c in ("interactor", "manager", "input_file", "output_file", "file_io",
+                                                 "output_only", "validation_passes")
+                                     if row.get(c) not in (None, "", {}, False, 1)), None)):
+        raise RowProblem(f"column {clash!r}: a two-step task is two batch runs joined by a FIFO (column 'two_steps')")
+    if two_steps and memory < SMALL_MEMORY:
+        raise RowProblem(f"column 'memory_limit': {memory / MIB:g} MiB, below {SMALL_MEMORY // MIB} MiB, is measured "
+                         "for batch tasks only, not for two steps")
     passes = row.get("validation_passes") or 1
     if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= 100:
         raise RowProblem(f"column 'validation_passes': {str(passes)[:40]!r} is not a number of passes from 1 to 100")
@@ -268,7 +284,7 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
                    input_file=named.get("input_file"), output_file=named.get("output_file"),
                    output_only=output_only, manager=manager, passes=passes,
                    user_io="fifo_io" if user_io == "fifo_io" else "std_io",
-                   processes=processes if manager is not None else 1)
+                   processes=processes if manager is not None else 1, two_steps=two_steps)
 
 
 def _file_name(value: Any, column: str) -> str:
