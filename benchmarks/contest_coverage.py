@@ -70,7 +70,7 @@ KINDS: dict[str, tuple[bool, bool, str]] = {
     "output-only": (False, True, "Task kinds: Output-only tasks (`output_only`)"),
     "communication": (False, True, "Task kinds: Communication tasks (`manager`)"),
     "communication, several processes": (False, True, "Task kinds: Communication tasks (`manager`, `num_processes`)"),
-    "two-step": (False, False, "What is missing (CMS TwoSteps)"),
+    "two-step": (False, True, "Task kinds: Two-step tasks (`two_steps`)"),
     "multi-file submission": (False, False, "none: a completion's program is its last code block"),
     "generated tests": (False, False, "none: a row's tests are data; DMOJ generates them at judging time"),
     "batch dependencies": (False, False, "Use: `subtasks` are independent"),
