@@ -68,9 +68,9 @@ KINDS: dict[str, tuple[bool, bool, str]] = {
     "multi-pass": (False, True, "Task kinds: Kattis multi-pass validation (`validation_passes`)"),
     "interactive multi-pass": (False, False, "What is missing (interactive multi-pass)"),
     "output-only": (False, True, "Task kinds: Output-only tasks (`output_only`)"),
-    "communication": (False, True, "Task kinds: Communication tasks (`manager`), one process"),
-    "communication, several processes": (False, False, "What is missing (CMS `num_processes` > 1)"),
-    "two-step": (False, False, "What is missing (CMS TwoSteps)"),
+    "communication": (False, True, "Task kinds: Communication tasks (`manager`)"),
+    "communication, several processes": (False, True, "Task kinds: Communication tasks (`manager`, `num_processes`)"),
+    "two-step": (False, True, "Task kinds: Two-step tasks (`two_steps`)"),
     "multi-file submission": (False, False, "none: a completion's program is its last code block"),
     "generated tests": (False, False, "none: a row's tests are data; DMOJ generates them at judging time"),
     "batch dependencies": (False, False, "Use: `subtasks` are independent"),
@@ -355,6 +355,10 @@ def cms(repo: Repo) -> list[Submission]:
             kinds.append({"OutputOnly": "output-only", "Communication": "communication", "TwoSteps": "two-step"}[kind])
             if kind == "Communication" and int(info.get("Communication_num_processes", 1) or 1) > 1:
                 kinds[-1] = "communication, several processes"
+            if kind == "Communication" and info.get("Communication_compilation") == "stub":
+                kinds.append("grader")  # the stub is linked with the submission as a grader is: its languages
+        if sum("%l" in f for f in names) > 1:
+            kinds.append("multi-file submission")  # user1.%l and user2.%l, TwoSteps' first and second
         if any(v == "comparator" for k, v in info.items() if k.endswith("output_eval")):
             checker = repo.show(f"cmstestsuite/tasks/{task.name}/code/checker")
             kinds.append("checker Python" if checker.startswith("#!") and "python" in checker.split("\n")[0]

@@ -274,8 +274,8 @@ def test_a_legacy_package_with_a_validator_folder_but_default_validation_compare
 
 
 @pytest.mark.parametrize(("task_yaml", "files", "feature"), [
-    ('name: toy\nnum_processes: 2\n', {"check/manager": "#!/usr/bin/python3\n"},
-     r"communication with 2 processes \(num_processes; one is judged\)"),
+    ('name: toy\nnum_processes: 9\n', {"check/manager": "#!/usr/bin/python3\n"},
+     r"communication with 9 processes \(num_processes; 1 to 8 are judged\)"),
     ('name: toy\ninfile: ""\noutfile: ""\n', {"cor/correttore": "\x7fELF"},
      r"a CMS correttore that is neither a Python script nor beside its C\+\+ source \(cor/correttore\)"),
     ('name: toy\ninfile: ""\noutfile: ""\nscore_type: GroupThreshold\nscore_type_parameters: [[50, 1, 0.5]]\n'

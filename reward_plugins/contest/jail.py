@@ -90,6 +90,7 @@ HEADER = re.compile(r"[A-Za-z0-9_+-]+(?:/[A-Za-z0-9_+-]+)*(?:\.h)?")  # a system
 KEPT = f"{WORK}/kept"  # a run's output kept for the next request's checker (root's, in the server's folder)
 INPUT = f"{WORK}/input"  # a run's input, streamed from the request to this file (root's, in the server's folder)
 CONTESTANT, JUDGE = 65534, 65533
+PEERS: list[int] = []  # set in main: the uids of a Communication task's processes 1.. (sandbox 65532 down), one each
 CHUNK = 1 << 16
 FEEDBACK_BYTES = 16 << 20  # a multi-pass validator's feedback folder carried from one pass to the next
 LOG_BYTES = 64 << 10  # a compiler's or checker's messages kept
@@ -380,7 +381,7 @@ def kill_ours():
         for name in os.listdir("/proc"):
             if name.isdigit():
                 try:
-                    if os.stat(f"/proc/{name}").st_uid in (CONTESTANT, JUDGE):
+                    if os.stat(f"/proc/{name}").st_uid in (CONTESTANT, JUDGE, *PEERS):
                         found.append(int(name))
                 except OSError:
                     pass
@@ -776,49 +777,59 @@ def do_interact(req, data):
 
 
 def do_communicate(req, data):
-    """CMS's Communication task type with one process (cms-dev/cms ``cms/grading/tasktypes/Communication.py``,
-    commit ``c3659b810cfd1fab37904f6c6148d460f2854eff``): the manager, run as the judge's uid in its own folder,
-    which holds the test's input as ``input.txt`` (also its stdin) and where it may write ``output.txt``, talks to
-    the program through two FIFOs it gets on its command line (user-to-manager, then manager-to-user).  The program
-    reads the manager's FIFO as its stdin and writes its own as its stdout (``std_io``), or, linked with the task's
-    stub (``fifo_io``), gets their paths as arguments (manager-to-user first).  The manager's stdout's first line is
-    the outcome, its stderr the text.
+    """CMS's Communication task type (cms-dev/cms ``cms/grading/tasktypes/Communication.py``, commit
+    ``c3659b810cfd1fab37904f6c6148d460f2854eff``): the manager, run as the judge's uid in its own folder, which
+    holds the test's input as ``input.txt`` (also its stdin) and where it may write ``output.txt``, talks to each of
+    the program's ``processes`` instances through a FIFO pair of its own, ``fifo<i>/u<i>_to_m`` and
+    ``fifo<i>/m_to_u<i>``, all on its command line (user-to-manager, then manager-to-user, process by process).
+    Each process reads its manager FIFO as its stdin and writes its own as its stdout (``std_io``), or, linked with
+    the task's stub (``fifo_io``), gets their paths as arguments (manager-to-user first); with more than one
+    process, its 0-based index comes last.  The manager's stdout's first line is the outcome, its stderr the text.
 
     What CMS's separate sandboxes guarantee, here by uids and modes: the manager's folder is the judge's (0700),
-    so the program cannot read the input; the FIFOs are the judge's, readable only (manager-to-user, 0644) or
-    writable only (user-to-manager, 0622) by others, so the program cannot forge the manager's words or read its
-    own back.  As in :func:`do_interact`, the server holds a writer of the user-to-manager FIFO until the program
-    is reaped, and a reader and a writer of the manager-to-user one until the manager is, so no ``open`` of the
-    program's waits and an end of input is seen only once the process at the other end is taken.  A manager that
-    reaches its ``open`` of the user-to-manager FIFO only after the program ended waits for a writer to its wall
-    limit, as under CMS; the program's own verdict (RE, TLE) stands."""
+    so no process can read the input; process 0 runs as the contestant's uid, process ``i`` as ``PEERS[i - 1]``
+    (none can signal, trace or open the files of another); each FIFO is the judge's, with the process's group,
+    readable only (manager-to-user, 0640) or writable only (user-to-manager, 0620) by that group and by nobody
+    else, so a process can neither forge the manager's words, read its own back, nor reach another process's
+    FIFOs.  As in :func:`do_interact`, the server holds a writer of each user-to-manager FIFO until its process is
+    reaped, and a reader and a writer of each manager-to-user one until the manager is, so no ``open`` waits and an
+    end of input is seen only once the process at the other end is taken.  A manager that reaches its ``open`` of
+    a user-to-manager FIFO only after that process ended waits for a writer to its wall limit, as under CMS; the
+    program's own verdict (RE, TLE) stands.  The processes' outcomes are merged as CMS's
+    ``merge_execution_stats``: CPU seconds summed (the host compares the sum with the limit), the largest peak
+    memory, and the first failing process's exit or signal."""
+    n = req.get("processes", 1)
+    uids = [CONTESTANT, *PEERS][:n]
+    if len(uids) < n:
+        return {"status": "jail_error", "error": f"{n} processes: this sandbox has uids for {len(uids)}"}, b""
     run = run_folder(req)
     judge = judge_files(data[:1], ("input",))
     link_artifact(req["judge_key"], f"{judge}/bin")
     box = f"{judge}/feedback"
     write_file(f"{box}/input.txt", data[0])
-    fifos = f"{WORK}/fifo"
-    fresh_dir(fifos, 0, 0o755)
-    to_manager, to_user = f"{fifos}/u0_to_m", f"{fifos}/m_to_u0"
-    for path, mode in ((to_manager, 0o622), (to_user, 0o644)):
-        os.mkfifo(path, 0o600)
-        os.chown(path, JUDGE, JUDGE)
-        os.chmod(path, mode)
-    user_in = os.open(to_user, os.O_RDONLY | os.O_NONBLOCK)
-    os.set_blocking(user_in, True)
-    manager_out = os.open(to_user, os.O_WRONLY)  # a writer from the start: the program reads no early end of input
-    reader = os.open(to_manager, os.O_RDONLY | os.O_NONBLOCK)  # so that the writer's open does not wait
-    user_out = os.open(to_manager, os.O_WRONLY)
-    os.close(reader)
-    held = {user_in, user_out, manager_out}
+    to_manager = [f"{WORK}/fifo{i}/u{i}_to_m" for i in range(n)]
+    to_user = [f"{WORK}/fifo{i}/m_to_u{i}" for i in range(n)]
+    user_in, user_out, manager_out = [], [], []
+    for i, uid in enumerate(uids):
+        fresh_dir(f"{WORK}/fifo{i}", JUDGE, 0o711)
+        for path, mode in ((to_manager[i], 0o620), (to_user[i], 0o640)):
+            os.mkfifo(path, 0o600)
+            os.chown(path, JUDGE, uid)
+            os.chmod(path, mode)
+        user_in.append(os.open(to_user[i], os.O_RDONLY | os.O_NONBLOCK))
+        os.set_blocking(user_in[i], True)
+        manager_out.append(os.open(to_user[i], os.O_WRONLY))  # a writer from the start: no early end of input
+        reader = os.open(to_manager[i], os.O_RDONLY | os.O_NONBLOCK)  # so that the writer's open does not wait
+        user_out.append(os.open(to_manager[i], os.O_WRONLY))
+        os.close(reader)
+    held = {*user_in, *user_out, *manager_out}
     log, stdout = f"{WORK}/judge.log", f"{WORK}/judge.out"
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     out = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    err = os.open(f"{WORK}/program.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    errs = [os.open(f"{WORK}/program{i}.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) for i in range(n)]
     stdin = os.open(f"{box}/input.txt", os.O_RDONLY)
     null = os.open("/dev/null", os.O_RDWR)
     stdio = req.get("user_io", "std_io") == "std_io"
-    argv = req["argv"] if stdio else [*req["argv"], to_user, to_manager]
 
     def release(*ends):
         for end in held.intersection(ends):
@@ -827,33 +838,96 @@ def do_communicate(req, data):
 
     def ended(k, _):
         if k == 0:  # the manager
-            release(user_in, manager_out)
+            release(*user_in, *manager_out)
             return
-        release(user_out)
+        release(user_out[k - 1])
         with contextlib.suppress(OSError):  # a manager waiting in open() for a writer that will never come: woken
-            os.close(os.open(to_manager, os.O_WRONLY | os.O_NONBLOCK))
+            os.close(os.open(to_manager[k - 1], os.O_WRONLY | os.O_NONBLOCK))
 
     try:
-        manager = spawn([part.replace("{bin}", f"{judge}/bin") for part in req["judge_argv"]] + [to_manager, to_user],
+        manager = spawn([part.replace("{bin}", f"{judge}/bin") for part in req["judge_argv"]]
+                        + [path for pair in zip(to_manager, to_user, strict=True) for path in pair],
                         uid=JUDGE, cwd=box, limits=req["judge_limits"], stdin=stdin, stdout=out, stderr=fd)
         before, forked_from = children_cpu(), image()
-        program = spawn(argv, uid=CONTESTANT, cwd=run, limits=req["limits"], stdin=user_in if stdio else null,
-                        stdout=user_out if stdio else null, stderr=err, env_extra=req.get("env"), program=True)
-        for end in (fd, out, err, stdin, null):
+        programs = []
+        for i, uid in enumerate(uids):
+            argv = [*req["argv"], *(() if stdio else (to_user[i], to_manager[i])), *((str(i),) if n > 1 else ())]
+            programs.append(spawn(argv, uid=uid, cwd=run, limits=req["limits"], stdin=user_in[i] if stdio else null,
+                                  stdout=user_out[i] if stdio else null, stderr=errs[i], env_extra=req.get("env"),
+                                  program=True))
+        for end in (fd, out, *errs, stdin, null):
             os.close(end)
-        verdict, outcome = finish_all([(*manager, req["judge_limits"]["wall"]), (*program, req["limits"]["wall"])],
-                                      ended)
+        verdict, *outcomes = finish_all([(*manager, req["judge_limits"]["wall"]),
+                                         *((*program, req["limits"]["wall"]) for program in programs)], ended)
     finally:
         release(*held)
+    outcome = merged(outcomes)
     count_orphans(outcome, before, outcome["cpu"] + verdict["cpu"])
     outcome["image_rss"] = forked_from
-    outcome["stderr"] = tail(f"{WORK}/program.err", ERR_BYTES)
+    outcome["stderr"] = "".join(tail(f"{WORK}/program{i}.err", ERR_BYTES) for i in range(n))[-ERR_BYTES:]
     outcome["judge"] = judge_outcome(verdict, judge, log, stdout)
     return outcome, b""
 
 
+def do_two_steps(req, data):
+    """CMS's TwoSteps task type (``cms/grading/tasktypes/TwoSteps.py``, commit ``c3659b8``): the program (the task's
+    manager compiled with the submission's two functions) runs twice at once, ``<argv> 0 <fifo>`` with the test's
+    input as its stdin, and ``<argv> 1 <fifo>``, whose stdout is the output checked; each instance under the
+    program's limits, as a uid of its own (the contestant's, then ``PEERS[0]``), talking only through the FIFO,
+    which both may open either way (CMS's is mode 0666).  An instance waiting in ``open`` for the other, which
+    ended first, is woken (it then reads an end of input, or its writes fail).  The outcomes are merged as
+    :func:`merged`; the output is returned or kept as :func:`do_run`'s."""
+    if not PEERS:
+        return {"status": "jail_error", "error": "this sandbox has no second uid"}, b""
+    run, io, step = run_folder(req), f"{WORK}/io", f"{WORK}/step"
+    fresh_dir(io, 0, 0o700)
+    fresh_dir(step, 0, 0o755)
+    fifo = f"{step}/fifo"
+    os.mkfifo(fifo, 0o600)
+    os.chmod(fifo, 0o666)
+    os.rename(INPUT, f"{io}/in")
+    stdin = os.open(f"{io}/in", os.O_RDONLY)
+    null = os.open("/dev/null", os.O_RDWR)
+    out = os.open(f"{io}/out", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    errs = [os.open(f"{io}/err{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600) for i in range(2)]
+
+    def ended(k, _):
+        with contextlib.suppress(OSError):  # the other instance, waiting in open() for this one's end: woken
+            os.close(os.open(fifo, (os.O_WRONLY if k == 0 else os.O_RDONLY) | os.O_NONBLOCK))
+
+    before, forked_from = children_cpu(), image()
+    programs = [spawn([*req["argv"], str(i), fifo], uid=uid, cwd=run, limits=req["limits"],
+                      stdin=stdin if i == 0 else null, stdout=null if i == 0 else out, stderr=errs[i],
+                      env_extra=req.get("env"), program=True) for i, uid in enumerate((CONTESTANT, PEERS[0]))]
+    for end in (stdin, null, out, *errs):
+        os.close(end)
+    outcome = merged(finish_all([(*program, req["limits"]["wall"]) for program in programs], ended))
+    outcome["image_rss"] = forked_from
+    count_orphans(outcome, before, outcome["cpu"])
+    outcome.update(out_bytes=os.stat(f"{io}/out").st_size,
+                   stderr=(tail(f"{io}/err0", ERR_BYTES) + tail(f"{io}/err1", ERR_BYTES))[-ERR_BYTES:])
+    output = b""
+    if req.get("return_output"):
+        with open(f"{io}/out", "rb") as f:
+            output = f.read(req["limits"]["fsize"])
+    if req.get("keep_output"):
+        os.rename(f"{io}/out", KEPT)
+    return outcome, output
+
+
+def merged(outcomes):
+    """Several processes' outcomes as one, as CMS's ``merge_execution_stats`` (``cms/grading/steps/stats.py``):
+    CPU seconds summed, the wall clock and the peak memory the largest, the first failing process's ending."""
+    failing = [o for o in outcomes if o["exit"] != 0 or o["signal"] is not None or o["wall_killed"]
+               or o["start_error"]]
+    first = dict(failing[0] if failing else outcomes[0])
+    first.update(cpu=sum(o["cpu"] for o in outcomes), wall=max(o["wall"] for o in outcomes),
+                 rss=max(o["rss"] for o in outcomes), processes=len(outcomes))
+    return first
+
+
 OPS = {"compile": do_compile, "run": do_run, "check": do_check, "interact": do_interact,
-       "communicate": do_communicate}
+       "communicate": do_communicate, "two_steps": do_two_steps}
 
 
 def forget(req):
@@ -872,6 +946,7 @@ def main():
     os.mkdir(CACHE, 0o700)
     os.mkdir(PCH, 0o755)
     os.chmod(PCH, 0o755)
+    PEERS.extend(65532 - i for i in range(config["processes"] - 1))
     BASELINE.update(used=used(), cached={}, sockets=unix_sockets(),
                     program_filter=bytes.fromhex(config["program_seccomp"]))
     set_caps(CAPS)
@@ -884,7 +959,7 @@ def main():
         try:
             req = receive(inbox)
             sizes = req.get("blobs", [])
-            if req.get("op") == "run":
+            if req.get("op") in ("run", "two_steps"):
                 receive_file(inbox, sizes[0], INPUT)
                 sizes = sizes[1:]
             data = blobs(inbox, sizes)

@@ -96,6 +96,10 @@ Verdict = Literal["AC", "PC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP
 Protocol = Literal["testlib", "kattis", "cms"]
 Aggregate = Literal["min", "mul", "sum"]
 CPP_SOURCES = (".cpp", ".cc", ".cxx", ".c++")
+PROCESSES = 8
+"""Most user processes of a Communication task (CMS's ``num_processes``): process 0 runs as the contestant's uid,
+each other one as a uid of its own (sandbox 65532 down), so none reaches another's FIFOs, memory or signals."""
+PEER_UIDS = 3_000_000_000  # host uids of processes 1.. (past the programs' and the judges' spans, below 2**32 - 1)
 POINTS_EXIT = 7  # testlib's ``quitp``: exit 7, "points <value> <message>" on stderr (testlib.h POINTS_EXIT_CODE)
 
 
@@ -250,9 +254,17 @@ class Problem:
     user_io: Literal["std_io", "fifo_io"] = "std_io"
     """Communication: the program's stdin and stdout are the FIFOs (``std_io``), or their paths are its arguments,
     manager-to-user first (``fifo_io``, with a stub linked as the ``grader``)."""
+    processes: int = 1
+    """Communication: how many instances of the program talk to the manager at once (CMS's ``num_processes``), each
+    through its own FIFOs and given its 0-based index as its last argument where there are several; their CPU
+    seconds are summed against the time limit (CMS)."""
     passes: int = 1
     """Kattis multi-pass (``validation_passes``, problemtools ``judge/execute.py``): above 1, an accepting output
     validator may write ``nextpass.in``, the program's input for another pass, up to this many (:func:`_passes`)."""
+    two_steps: bool = False
+    """CMS's TwoSteps: the program (the ``grader``, CMS's ``manager.%l``, linked with the submission) runs as two
+    instances at once, ``0`` reading the input and ``1`` writing the output, joined by a FIFO whose path is their
+    second argument (:func:`reward_plugins.contest.jail.do_two_steps`); their CPU seconds are summed."""
     output_only: bool = False
     """CMS's OutputOnly: the submission is each test's output file itself; no program runs
     (:mod:`reward_plugins.contest.outputs`)."""
@@ -320,9 +332,11 @@ class Jail:
             return
         host_uid = bwrap.host_uid()
         self.host_uids = (host_uid, host_uid + bwrap.HOST_UID_SPAN)  # the contestant's and the judge's
-        userns = bwrap.Namespace.create("root", *self.host_uids)
+        peers = tuple(PEER_UIDS + ((host_uid - bwrap.HOST_UID_BASE) * (PROCESSES - 1) + k) % 1_290_000_000
+                      for k in range(PROCESSES - 1))  # distinct per sandbox, as the programs' own uid is
+        userns = bwrap.Namespace.create("root", *self.host_uids, peers=peers)
         config = {"seccomp": bpf().hex(), "program_seccomp": program_bpf().hex(), "work_bytes": WORK_BYTES,
-                  "work_inodes": WORK_INODES}
+                  "work_inodes": WORK_INODES, "processes": PROCESSES}
         toolchains = {p for lang in self.languages for p in binds(LANGUAGES[lang])}
         command = [sys.executable, "-I", "-B", str(JAIL), json.dumps(config)]
         found = bwrap.isolation().bwrap
@@ -858,7 +872,10 @@ def _batch(run: _Run, data: list[bytes], memory: int, feedback: dict | None = No
     header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits, "return_output": not checked,
               "keep_output": checked, "env": dict(lang.env), "writable": problem.writable, "truncate": run.truncate,
               "input_file": problem.input_file, "output_file": problem.output_file}
-    outcome, output = run.ask(header, data[:1], _bound(limits), memory, limits["processes"])
+    n = 1
+    if problem.two_steps:  # CMS's TwoSteps: two instances at once (jail.do_two_steps)
+        header["op"], n = "two_steps", 2
+    outcome, output = run.ask(header, data[:1], _bound(limits) * n, memory * n, limits["processes"] * n)
     outcome["in_bytes"] = len(data[0])
     failed = classify(outcome, lang, problem)
     if failed is not None:
@@ -888,16 +905,18 @@ def _passes(run: _Run, data: list[bytes], memory: int) -> tuple[Verdict, float, 
 
 
 def _communicate(run: _Run, data: bytes, memory: int) -> tuple[Verdict, float, str]:
-    """One test of a Communication task: the program's failure (TLE, MLE, RE) scores 0, as CMS's outcome 0.0 for a
-    user process that did not end well; else the manager's outcome (the ``cms`` protocol), a judge error where
-    the manager failed."""
+    """One test of a Communication task: the program's failure (TLE, MLE, RE: of any of its processes, or their CPU
+    seconds summed past the limit) scores 0, as CMS's outcome 0.0 for a user process that did not end well; else the
+    manager's outcome (the ``cms`` protocol), a judge error where the manager failed."""
     problem, lang, limits = run.problem, run.language, run.limits
     assert problem.manager is not None
     header = {"op": "communicate", "key": run.key, "argv": run.argv, "limits": limits,
               "judge_key": run.keys["manager"], "judge_argv": problem.manager.run_argv(), "judge_limits": JUDGE_LIMITS,
-              "env": dict(lang.env), "writable": problem.writable, "user_io": problem.user_io}
-    outcome, _ = run.ask(header, [data], _bound(limits) + JUDGE_LIMITS["wall"], memory * 2,
-                         limits["processes"] + JUDGE_LIMITS["processes"])
+              "env": dict(lang.env), "writable": problem.writable, "user_io": problem.user_io,
+              "processes": problem.processes}
+    n = problem.processes
+    outcome, _ = run.ask(header, [data], _bound(limits) * n + JUDGE_LIMITS["wall"], memory * (n + 1),
+                         limits["processes"] * n + JUDGE_LIMITS["processes"])
     judged: dict[str, Any] = outcome["judge"] if isinstance(outcome.get("judge"), dict) else {"status": "jail_error"}
     message = str(judged.get("message", ""))[-500:]
     failed = classify(outcome, lang, problem)

@@ -12,7 +12,7 @@ prompt of their own.
 A package is read as its judge reads it (the references: the problem package format at
 https://www.kattis.com/problem-package-format/ and Kattis problemtools; cms-dev/cms's
 ``cmscontrib/loaders/italy_yaml.py``).  What the ``contest`` reward cannot judge as that judge would (Kattis's
-submit-answer, CMS's output-only test cases inside a Batch task, communication with several processes, interactive
+submit-answer, CMS's output-only test cases inside a Batch task, communication with more than 8 processes, interactive
 multi-pass, a validator in another language than C++ or Python, a CMS comparator that is a binary without its C++
 source, validator flags it cannot pass on, a Kattis scoring group other than ``min`` or ``sum`` with ``on_reject:
 continue``, validator scores in groups of different worth, an output limit of the problem's own) refuses the package
@@ -32,6 +32,8 @@ from typing import Any
 import yaml
 
 from grpo_host import DataError
+
+from .judge import PROCESSES
 
 __all__ = ["cms", "kattis"]
 
@@ -364,9 +366,10 @@ def cms(folder: Path) -> dict[str, Any]:
         columns |= {"output_only": True, **_cms_checker(package)}
     elif manager is not None:  # italy_yaml: Communication, a stub sol/stub.%l where there is one
         processes = conf.get("num_processes", 1)
-        if processes != 1:
-            raise package.refuse(f"communication with {processes} processes (num_processes; one is judged)")
-        columns |= {"manager": manager, **_cms_grader(package, conf, "stub")}
+        if isinstance(processes, bool) or not isinstance(processes, int) or not 1 <= processes <= PROCESSES:
+            raise package.refuse(f"communication with {processes} processes (num_processes; 1 to {PROCESSES} are "
+                                 "judged)")
+        columns |= {"manager": manager, **_cms_grader(package, conf, "stub"), "num_processes": processes}
         if conf.get("user_io") in ("std_io", "fifo_io"):
             columns["user_io"] = conf["user_io"]
     else:

@@ -170,8 +170,9 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
     CMS `checker` (which may award partial credit per test), its `interactor`, or the built-in `compare` (token by
     default); the program may create files only where the row says `file_io` (true), as judges rule for batch tasks.
     Task kinds: `output_only` (the completion's fenced blocks named output_000.txt, ... are the outputs; no program),
-    `manager` (CMS communication through FIFOs; its printed outcome scores the test), `validation_passes` (Kattis
-    multi-pass: the program runs again on the validator's nextpass.in).
+    `manager` (CMS communication through FIFOs; its printed outcome scores the test; `num_processes` instances at
+    once), `two_steps` (CMS TwoSteps: the grader-linked program runs twice, joined by a FIFO), `validation_passes`
+    (Kattis multi-pass: the program runs again on the validator's nextpass.in).
     Returns the mean of the tests' scores (1 accepted, a checker's fraction, 0 failed), or with `subtasks`
     ([{"points", "tests", "aggregate": min|mul|sum}]) the points the groups earned over all points; pass_fail=true:
     1.0 only when every test earns its full worth. 0.0 without a code block, in an unknown language, or when it does

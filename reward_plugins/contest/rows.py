@@ -36,7 +36,14 @@ Columns (all but the tests optional):
   outcome; ``user_io``: ``std_io`` (the program's stdin and stdout, the
   default without a ``grader``) or ``fifo_io`` (the FIFOs' paths as its
   arguments, the default with a ``grader``: CMS's stub, linked with the
-  submission as a grader is); ``num_processes``: 1 (the only one judged);
+  submission as a grader is); ``num_processes``: how many instances of
+  the program talk to the manager at once (1 to 8, default 1), each with
+  FIFOs of its own and its 0-based index as its last argument where there
+  are several, their CPU seconds summed against the time limit (CMS);
+* ``two_steps``: true for CMS's TwoSteps tasks: the ``grader`` (CMS's
+  ``manager.%l`` and headers) linked with the submission runs as two
+  instances joined by a FIFO, the first reading the input, the second
+  writing the output that is checked;
 * ``validation_passes``: Kattis multi-pass: the most passes (2 or more);
   the ``checker``, a Kattis output validator, may write ``nextpass.in``,
   the program's input for the next pass;
@@ -59,7 +66,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .graders import GRADED
-from .judge import MIB, SMALL_MEMORY, Case, Checker, Group, Problem
+from .judge import MIB, PROCESSES, SMALL_MEMORY, Case, Checker, Group, Problem
 
 __all__ = ["TEST_COLUMNS", "problem_from_row"]
 
@@ -216,9 +223,13 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     if manager is not None:
         if user_io not in ("std_io", "fifo_io"):
             raise RowProblem(f"column 'user_io': {str(user_io)[:40]!r} is not std_io or fifo_io")
-        if row.get("num_processes") not in (None, 1):
-            raise RowProblem(f"column 'num_processes': {str(row['num_processes'])[:40]}: communication with more "
-                             "than one process is not judged yet")
+        processes = row.get("num_processes") or 1
+        if isinstance(processes, bool) or not isinstance(processes, int) or not 1 <= processes <= PROCESSES:
+            raise RowProblem(f"column 'num_processes': {str(processes)[:40]!r} is not a number of processes from 1 "
+                             f"to {PROCESSES}")
+        if processes > 1 and row.get("file_io"):
+            raise RowProblem("column 'file_io': the processes of a communication task have no folder of their own "
+                             "to write in (num_processes above 1)")
         if clash := next((c for c in ("checker", "interactor", "input_file", "output_file", "output_only")
                           if row.get(c) not in (None, "", {}, False)), None):
             raise RowProblem(f"column {clash!r}: a communication task's manager decides the test (column 'manager')")
@@ -248,6 +259,18 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     if output_only and (clash := next((c for c in ("interactor", "grader", "input_file", "output_file", "file_io")
                                        if row.get(c) not in (None, "", {}, False)), None)):
         raise RowProblem(f"column {clash!r}: an output-only task runs no program (column 'output_only')")
+    two_steps = False if row.get("two_steps") is None else row["two_steps"]
+    if not isinstance(two_steps, bool):
+        raise RowProblem(f"column 'two_steps': {str(two_steps)[:40]!r} is not true or false")
+    if two_steps and not row.get("grader"):
+        raise RowProblem("column 'two_steps': a two-step task needs its manager as the 'grader' (CMS's manager.%l)")
+    if two_steps and (clash := next((c for c in ("interactor", "manager", "input_file", "output_file", "file_io",
+                                                 "output_only", "validation_passes")
+                                     if row.get(c) not in (None, "", {}, False, 1)), None)):
+        raise RowProblem(f"column {clash!r}: a two-step task is two batch runs joined by a FIFO (column 'two_steps')")
+    if two_steps and memory < SMALL_MEMORY:
+        raise RowProblem(f"column 'memory_limit': {memory / MIB:g} MiB, below {SMALL_MEMORY // MIB} MiB, is measured "
+                         "for batch tasks only, not for two steps")
     passes = row.get("validation_passes") or 1
     if isinstance(passes, bool) or not isinstance(passes, int) or not 1 <= passes <= 100:
         raise RowProblem(f"column 'validation_passes': {str(passes)[:40]!r} is not a number of passes from 1 to 100")
@@ -260,7 +283,8 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
                    score_max=float(score_max), grader=grader, submission_name=submission_name,
                    input_file=named.get("input_file"), output_file=named.get("output_file"),
                    output_only=output_only, manager=manager, passes=passes,
-                   user_io="fifo_io" if user_io == "fifo_io" else "std_io")
+                   user_io="fifo_io" if user_io == "fifo_io" else "std_io",
+                   processes=processes if manager is not None else 1, two_steps=two_steps)
 
 
 def _file_name(value: Any, column: str) -> str:

@@ -174,8 +174,10 @@ class Namespace:
         self.fds = fds
 
     @classmethod
-    def create(cls, mode: Mode, host_uid: int, judge_uid: int | None = None) -> Namespace:
-        """``judge_uid``: a third id, sandbox 65533 -> ``judge_uid`` (a server's trusted judge programs)."""
+    def create(cls, mode: Mode, host_uid: int, judge_uid: int | None = None, peers: tuple[int, ...] = ()
+               ) -> Namespace:
+        """``judge_uid``: a third id, sandbox 65533 -> ``judge_uid`` (a server's trusted judge programs); ``peers``:
+        more ids, sandbox 65532, 65531, ... -> each in turn (programs that must not reach one another)."""
         if mode != "root":
             return cls(())
         with subprocess.Popen(
@@ -191,7 +193,8 @@ class Namespace:
                 raise OSError(f"cannot create a user namespace: {helper.stderr.read().decode().strip()}")
             for kind in ("uid", "gid"):
                 with open(f"/proc/{helper.pid}/{kind}_map", "w") as f:
-                    f.write(f"0 0 1\n65534 {host_uid} 1\n" + (f"65533 {judge_uid} 1\n" if judge_uid else ""))
+                    f.write(f"0 0 1\n65534 {host_uid} 1\n" + (f"65533 {judge_uid} 1\n" if judge_uid else "")
+                            + "".join(f"{65532 - i} {peer} 1\n" for i, peer in enumerate(peers)))
             fd = os.open(f"/proc/{helper.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
         return cls((fd,))
 

@@ -1,0 +1,3 @@
+int userfunc1(int x) {
+    return x;
+}

@@ -1,0 +1,2 @@
+def userfunc1(x):
+    return x + 1

@@ -1,0 +1,3 @@
+int userfunc2(int x) {
+    return -x + 1;
+}

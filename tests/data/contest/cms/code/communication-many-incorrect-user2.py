@@ -1,0 +1,2 @@
+def userfunc2(x):
+    return -x + 1

@@ -1,0 +1,5 @@
+#include "manager.h"
+
+int userfunc1(int x) {
+    return x;
+}

@@ -1,0 +1,5 @@
+#include "manager.h"
+
+int userfunc2(int x) {
+    return x;
+}

@@ -1,0 +1,1 @@
+extern int userfunc2(int x);

@@ -1,0 +1,1 @@
+extern int userfunc1(int x);
