@@ -43,6 +43,7 @@ def kinds(report, name):
     return audit, out
 
 
+@pytest.mark.slow  # waits out a few timeouts: 10-15 s
 @pytest.mark.parametrize("name", ["hostile_hang", "hostile_hang_worker"])
 def test_a_reward_that_never_returns_is_stopped_after_a_few_timeouts(hostile, name):
     """Before: every probe of every row waited out the timeout (about 16 per row), and nothing stopped it.  Now at
@@ -61,6 +62,7 @@ def test_a_reward_that_never_returns_is_stopped_after_a_few_timeouts(hostile, na
     assert {p.probe for p in healthy.probes if p.rows == len(ROWS)} >= {"empty", "prompt_echo", "huge"}
 
 
+@pytest.mark.slow  # waits out a few timeouts: 10-15 s
 @pytest.mark.parametrize(("name", "calls"), [
     ("hostile_hang_batch", HANG_STREAK),  # one call a batch: each timed-out batch counts once
     ("hostile_hang_async_batch", HANG_STREAK),
@@ -123,6 +125,7 @@ def test_the_cli_survives_os_exit_and_keeps_stdout_for_the_json(packs, tmp_path)
     assert "HOSTILE PRINT" in printed.stderr and "HOSTILE WRITE" in printed.stderr
 
 
+@pytest.mark.slow  # waits out a hang's timeouts: about 11 s
 def test_the_cli_reports_a_hang_and_a_dead_worker_within_the_bound(packs, tmp_path):
     data = write_jsonl(tmp_path / "sums.jsonl", ROWS)
     proc = run_cli("audit", str(data), "-r", "hostile_hang_worker, hostile_signal, hostile_inf", "--workers", "2",

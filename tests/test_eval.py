@@ -81,6 +81,7 @@ def test_the_bootstrap_interval_is_fixed_and_holds_the_mean():
 # --- the command --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # an eval run and a report: about 7 s
 def test_eval_writes_pass_at_k_with_intervals_and_a_record_report_draws(env, tmp_path):
     data, out = letters(tmp_path, 6), tmp_path / "ev"
     proc = run(eval_cmd("builtin:tiny", data, out, "-k", "3", "--threshold", "0.5", "--json"), env)
@@ -108,6 +109,7 @@ def test_eval_writes_pass_at_k_with_intervals_and_a_record_report_draws(env, tmp
     assert "letter_share" in (out / "report.html").read_text()
 
 
+@pytest.mark.slow  # two eval runs: about 6 s
 def test_the_table_fits_80_columns_and_a_finished_folder_is_not_started_again(env, tmp_path):
     data, out = letters(tmp_path, 3), tmp_path / "ev"
     proc = run(eval_cmd("builtin:tiny", data, out, "-k", "2"), {**env, "COLUMNS": "80"})
@@ -121,6 +123,7 @@ def test_the_table_fits_80_columns_and_a_finished_folder_is_not_started_again(en
     assert changed.returncode == 2 and "k 2 -> 3" in changed.stderr
 
 
+@pytest.mark.slow  # eval runs on two models: about 5 s
 def test_a_resumed_evaluation_of_other_weights_is_refused_naming_them(env, tmp_path):
     """A model folder is pinned by its weights too: new weights saved under the same path (a run resumed to more
     steps) are another model, whose evaluation must not be merged with the old one's."""
@@ -195,6 +198,7 @@ def test_train_checks_the_eval_data_before_it_trains(env, tmp_path):
     assert not list(out.glob("checkpoint-*"))
 
 
+@pytest.mark.slow  # two eval runs: about 10 s
 def test_resume_after_sigkill_generates_only_the_missing_prompts(env, tmp_path):
     data, out = letters(tmp_path, 24), tmp_path / "ev"
     cmd = eval_cmd("builtin:tiny", data, out, "-k", "2", "--batch-size", "2")
@@ -217,6 +221,7 @@ def test_resume_after_sigkill_generates_only_the_missing_prompts(env, tmp_path):
     assert sorted(ids) == sorted(list(range(24)) * 2) and found["samples"] == 48
 
 
+@pytest.mark.slow  # two eval runs: about 10 s
 def test_sigterm_ends_with_130_and_resume_finishes(env, tmp_path):
     data, out = letters(tmp_path, 16), tmp_path / "ev"
     cmd = eval_cmd("builtin:tiny", data, out, "-k", "2", "--batch-size", "2")

@@ -40,6 +40,7 @@ def rows(tmp_path) -> Path:
     return write_jsonl(tmp_path / "rows.jsonl", ROWS)
 
 
+@pytest.mark.slow  # loads and runs a model: about 9 s
 def test_each_sample_is_an_episode_scored_with_the_environment_s_reward_too(env, packs, rows, tmp_path):
     out = tmp_path / "ev"
     proc = run(eval_cmd("builtin:tiny-tools", rows, out, "-k", "2", "--json"), env, packs)
@@ -60,6 +61,7 @@ def test_each_sample_is_an_episode_scored_with_the_environment_s_reward_too(env,
         assert 0 < r["length"] <= 40
 
 
+@pytest.mark.slow  # several eval runs: about 13 s
 def test_an_evaluation_of_an_environment_resumes_and_refuses_other_episode_settings(env, packs, rows, tmp_path):
     out = tmp_path / "ev"
     cmd = eval_cmd("builtin:tiny-tools", rows, out, "-k", "1", "--batch-size", "1")
@@ -80,6 +82,7 @@ def test_an_evaluation_of_an_environment_resumes_and_refuses_other_episode_setti
         plain.stderr)
 
 
+@pytest.mark.slow  # loads and runs a model: about 6 s
 def test_a_row_naming_its_environment_runs_episodes_without_the_option(env, packs, tmp_path):
     data, out = write_jsonl(tmp_path / "rows.jsonl", [{**r, "environment": "notes"} for r in ROWS]), tmp_path / "ev"
     proc = run([GRPO_HOST, "eval", "builtin:tiny-tools", str(data), "-r", "seen_tools:1", "-o", str(out), "-k", "1",

@@ -25,6 +25,7 @@ def own_score(dataset, completion: str, entry: dict) -> float:
         return 0.0
 
 
+@pytest.mark.slow  # every reasoning-gym task: about 9 s
 def test_every_task_scores_rows_from_a_file_as_its_own_check_scores_its_entries(tmp_path):
     assert len(TASKS) >= 100  # the package's whole registry, not a sample of it
     rows, expected = [], []
