@@ -55,6 +55,8 @@ def cases() -> list:
     for task, spec in TASKS.items():
         for stem, expected in spec["expect"].items():
             for path in sorted((SUITE / "code").glob(f"{stem}.*")):
+                if path.suffix not in EXTENSIONS:  # Pascal and C# graders: tests/test_contest_graders.py
+                    continue
                 name = f"{task}/{path.name}"
                 found.append(pytest.param(task, path, expected, id=name,
                                           marks=[] if name in QUICK else [pytest.mark.slow]))
@@ -98,7 +100,7 @@ def test_a_submission_with_its_own_main_does_not_link():
 def test_a_task_without_a_grader_in_the_submissions_language_is_a_compile_error():
     go = judge(Program(LANGUAGES["go"], "package main\nfunc userfunc(x int) int { return x }\n"),
                problem("batch_fileio_managed"), deadline=time.monotonic() + 60)
-    assert go.verdicts == ["CE", "CE"] and "C, C++, Java or Python" in go.compile_log
+    assert go.verdicts == ["CE", "CE"] and "C, C++, C#, Java, Pascal, Python or PyPy" in go.compile_log
     only_cpp = problem_from_row({**row("batch_fileio_managed"), "grader": {"grader.cpp": "int main() {}"}},
                                 **DEFAULTS)
     python = judge(Program(LANGUAGES["python"], "def userfunc(x):\n    return x\n"), only_cpp,
@@ -155,7 +157,7 @@ def test_a_program_that_writes_to_the_graders_stdout_changes_only_its_own_output
 def test_rows_name_what_is_wrong_with_a_grader_or_a_file_name():
     base = row("batch_fileio_managed")
     assert problem("batch_fileio_managed").submission_name == "batchfileiomanaged"
-    bad = [({"grader": {"grader.rs": "fn main() {}"}}, "no C, C++, Java or Python source"),
+    bad = [({"grader": {"grader.rs": "fn main() {}"}}, "no C, C++, C#, Java, Pascal or Python source"),
            ({"grader": {"../grader.cpp": "int main() {}"}}, "not a plain file name"),
            ({"grader": ["grader.cpp"]}, "expected {file name: source}"),
            ({"submission_name": "my-task"}, "column 'submission_name'"),

@@ -307,7 +307,8 @@ def _grader(value: Any, name: Any) -> tuple[tuple[tuple[str, str], ...], str]:
         raise RowProblem("column 'grader': expected {file name: source}")
     files = tuple((_file_name(k, "grader"), v) for k, v in value.items())
     if not any(k.endswith(ext) for k, _ in files for exts in GRADED.values() for ext in exts):
-        raise RowProblem(f"column 'grader': no C, C++, Java or Python source among {', '.join(k for k, _ in files)}")
+        raise RowProblem(f"column 'grader': no C, C++, C#, Java, Pascal or Python source among "
+                         f"{', '.join(k for k, _ in files)}")
     if any(k.rsplit(".", 1)[0] == stem for k, _ in files):
         raise RowProblem(f"column 'grader': a file is named like the submission ({stem!r}, 'submission_name')")
     return files, stem

@@ -1,0 +1,7 @@
+public class communication {
+
+    public static int userfunc(int x) {
+        return x;
+    }
+
+}

@@ -1,0 +1,7 @@
+public static class Batchfileiomanaged
+{
+    public static int Userfunc(int x)
+    {
+        return x;
+    }
+}
