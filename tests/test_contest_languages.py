@@ -27,6 +27,8 @@ TESTS = [{"input": "2\n1 2\n-5 40\n", "output": "3\n35\n"}, {"input": "1\n100000
 PROGRAMS = {
     "pypy3": ("pypy3", "n = int(input())\nfor _ in range(n):\n    a, b = map(int, input().split())\n    print(a + b)\n",
               "n = int(input())\nfor _ in range(n):\n    a, b = map(int, input().split())\n    print(a - b)\n", "WA"),
+    "bash": ("bash", "read n\nfor ((i = 0; i < n; i++)); do read a b; echo $((a + b)); done\n",
+             "read n\nfor ((i = 0; i < n; i++)); do read a b; echo $((a + b)); done\nfi\n", "CE"),
     "ruby": ("ruby", "gets.to_i.times { a, b = gets.split.map(&:to_i); puts a + b }\n",
              "gets.to_i.times { a, b = gets.split.map(&:to_i); puts a + b\n", "CE"),
     "php": ("php", "<?php\n$n = (int)trim(fgets(STDIN));\nfor ($i = 0; $i < $n; $i++) {\n"
@@ -85,6 +87,7 @@ def test_each_language_accepts_a_right_program_and_rejects_a_wrong_one(name):
 
 HOGS = {  # each allocates far past a 64 MiB limit
     "pypy3": "a = []\nfor i in range(30_000_000):\n    a.append(i)\nprint(len(a))\n",
+    "bash": "x=$(head -c 200000000 /dev/zero | tr '\\0' a)\necho ${#x}\n",
     "ruby": "a = Array.new(60_000_000) { |i| i }\nputs a.size\n",
     "php": "<?php\n$a = range(1, 30000000);\necho count($a), \"\\n\";\n",
     "pascal": "program h;\nvar a: array of int64; i: longint;\nbegin\n  setlength(a, 100000000);\n"
@@ -99,8 +102,8 @@ HOGS = {  # each allocates far past a 64 MiB limit
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=_needs(name)) for name in HOGS])
 def test_each_runtime_past_its_memory_limit_is_mle(name):
-    """RLIMIT_AS and the runtime's allowance (PyPy, Ruby, PHP, Pascal, C#) or its heap flag and the cgroup (Kotlin,
-    Haskell) stop it, and its allocation failure reads as MLE, not RE."""
+    """RLIMIT_AS and the runtime's allowance (PyPy, Bash, Ruby, PHP, Pascal, C#) or its heap flag and the cgroup
+    (Kotlin, Haskell) stop it, and its allocation failure reads as MLE, not RE."""
     problem = Problem((Case("", "x\n"),), time_limit=10.0, memory=64 << 20)
     report = judge(Program(LANGUAGES[name], HOGS[name]), problem, deadline=time.monotonic() + 300)
     assert report.verdicts == ["MLE"], (report.verdicts, report.details, report.compile_log[-500:])

@@ -90,7 +90,8 @@ allowance and a MiB for the server's own growth, rather than the runtimes' addre
 DEVICES = ("null", "zero", "urandom")  # the only device nodes a contest sandbox has, as judges allow
 OOM_SIGNS = ("std::bad_alloc", "memory allocation of", "MemoryError", "java.lang.OutOfMemoryError",
              "heap out of memory", "Cannot allocate memory", "out of memory", "failed to allocate memory",
-             "Allowed memory size of", "OutOfMemoryException", "Heap exhausted", "Runtime error 203")
+             "Allowed memory size of", "OutOfMemoryException", "Heap exhausted", "Runtime error 203",
+             "xmalloc: cannot allocate", "xrealloc: cannot allocate")  # the last two: Bash's
 
 Verdict = Literal["AC", "PC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP"]
 Protocol = Literal["testlib", "kattis", "cms"]

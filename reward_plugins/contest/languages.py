@@ -7,9 +7,11 @@ C++ with ``-O2`` and ``-DONLINE_JUDGE``, GNU dialects, dynamic linking against t
 DOMjudge link statically; the sandbox binds the system's libraries read-only instead), the C++ dialect chosen by
 the fence tag as judges name it (``c++14``, ``cpp17``, ``gnu++20``; Codeforces' ``GNU G++20`` is ``g++20``);
 Java's file named by its public class and run from the class that has ``main`` (DOMjudge's detection); Rust
-``-O``; Go ``go build -buildmode=exe`` (a package other than ``main`` is a compile error); Python, PyPy, Ruby
-and PHP checked for syntax at "compile" time so a syntax error is a compile error, as judges report it (Kattis
-``php -l``, DOMjudge ``ruby -c``); Pascal ``fpc -O2 -XS -Xt`` (Kattis) with DOMjudge's ``-Sg -viwn``; C# with
+``-O``; Go ``go build -buildmode=exe`` (a package other than ``main`` is a compile error); Python, PyPy, Ruby,
+PHP and Bash checked for syntax at "compile" time so a syntax error is a compile error, as judges report it (Kattis
+``php -l``, DOMjudge ``ruby -c``, ``bash -n``; Bash runs as DOMjudge's ``bash`` script runs it, ``bash main.sh``,
+with coreutils, ``grep``, ``sed``, ``awk`` and ``bc`` to exec, :data:`_SHELL_TOOLS`); Pascal ``fpc -O2 -XS -Xt``
+(Kattis) with DOMjudge's ``-Sg -viwn``; C# with
 Mono's ``mcs -optimize+ -r:System.Numerics`` (Kattis); Kotlin ``kotlinc`` run on the JVM with Kattis's flags
 (``-XX:+UseSerialGC -Xss64m -Xmx<limit>m``) from the class with ``main`` (:func:`kotlin_entry`); Haskell
 ``ghc -O2 -ferror-spans -threaded -rtsopts`` run with ``+RTS -M<limit>m -RTS`` (Kattis).
@@ -224,6 +226,20 @@ _KOTLIN = "/usr/share/kotlin/kotlinc"  # Debian's kotlin package (its kotlinc is
 _KOTLINC = ("-cp", "{kotlin-preloader}", "org.jetbrains.kotlin.preloading.Preloader", "-cp", "{kotlin-compiler}",
             "org.jetbrains.kotlin.cli.jvm.K2JVMCompiler")  # what Debian's kotlinc runs
 _GHC = "/usr/lib/ghc"  # Debian's ghc: /usr/bin/ghc is a shell launcher of bin/ghc -B<this>
+_COREUTILS = (
+    "[", "arch", "b2sum", "base32", "base64", "basename", "basenc", "cat", "chgrp", "chmod", "chown", "cksum", "comm",
+    "cp", "csplit", "cut", "date", "dd", "df", "dir", "dircolors", "dirname", "du", "echo", "env", "expand", "expr",
+    "factor", "false", "fmt", "fold", "groups", "head", "hostid", "id", "install", "join", "link", "ln", "logname",
+    "ls", "md5sum", "mkdir", "mkfifo", "mknod", "mktemp", "mv", "nice", "nl", "nohup", "nproc", "numfmt", "od",
+    "paste", "pathchk", "pr", "printenv", "printf", "ptx", "pwd", "readlink", "realpath", "rm", "rmdir", "seq",
+    "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "shred", "shuf", "sleep", "sort", "split", "stat",
+    "stdbuf", "stty", "sum", "sync", "tac", "tail", "tee", "test", "timeout", "touch", "tr", "true", "truncate",
+    "tsort", "tty", "uname", "unexpand", "uniq", "unlink", "vdir", "wc", "whoami", "yes")
+"""GNU coreutils' commands (Debian 12's package, less SELinux's ``chcon``/``runcon`` and the login records'
+``pinky``/``users``/``who``): how a Bash program sorts, counts and computes, as in DOMjudge's chroot."""
+_SHELL_TOOLS = tuple(f"/usr/bin/{tool}" for tool in (*_COREUTILS, "grep", "sed", "awk", "bc"))
+"""What a Bash program can exec beside Bash, each bound read-only where it is installed (``awk`` as the program
+the system's alternative names); nothing else on ``/usr/bin``."""
 
 LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
     Language("c", ("c",), "main.c", ("gcc", "as", "ld"), "gcc",
@@ -265,6 +281,8 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
     Language("pypy3", ("pypy3", "pypy"), "main.py", ("pypy3",), "pypy3",
              ("{pypy3}", "-S", "-B", "-c", _SYNTAX), ("{pypy3}", "-S", "-B", "main.py"),
              version=("{pypy3}", "--version"), heap_flag=True, memory_slack=96 * MIB),  # its GC reserves ~300 MiB
+    Language("bash", ("bash", "sh", "shell"), "main.sh", ("bash",), "bash", ("{bash}", "-n", "main.sh"),
+             ("{bash}", "main.sh"), version=("{bash}", "--version"), processes=16, reads=_SHELL_TOOLS),
     Language("ruby", ("ruby", "rb"), "main.rb", ("ruby",), "ruby",
              ("{ruby}", "-c", "main.rb"), ("{ruby}", "main.rb"), version=("{ruby}", "--version"),
              memory_slack=128 * MIB, processes=8),
