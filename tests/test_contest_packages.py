@@ -371,7 +371,8 @@ def test_a_cms_task_with_file_io_a_grader_and_a_python_comparator_becomes_column
     row = cms(cms_managed_task(tmp_path / "batchfileiomanaged"))
     assert row.items() >= {"input_file": "input.txt", "output_file": "output.txt", "checker_protocol": "cms",
                            "submission_name": "batchfileiomanaged"}.items()
-    assert set(row["grader"]) == {"grader.c", "grader.cpp", "grader.java", "grader.py", "task.h"}
+    assert set(row["grader"]) == {"grader.c", "grader.cpp", "grader.cs", "grader.java", "grader.pas", "grader.py",
+                                  "task.h"}
     assert list(row["checker"]) == ["checker.py"] and "compare" in row
     assert data_check("contest", [row]).ok
     mul = cms(cms_task(tmp_path / "mul", 'name: toy\ninfile: ""\noutfile: ""\nscore_type: GroupMul\n'
