@@ -17,9 +17,10 @@ done
 # Debian 12, download / installed size: pypy3 13 / 77 MB, ruby 7 / 28 MB, php-cli 3 / 16 MB, fp-compiler (Pascal)
 # 9 / 64 MB, mono-mcs (C#, with mono-runtime) 7 / 25 MB: about 39 MB to download in all.  Kotlin (kotlin: 87 / 355
 # MB) and Haskell (ghc: 73 / 795 MB, the largest toolchain here by far, and its tests compile for seconds each)
-# only with SYSTEM_DEPS_HEAVY=1: their tests skip, naming the package, without them.
+# only with SYSTEM_DEPS_HEAVY=1: their tests skip, naming the package, without them.  Bash and the coreutils, grep,
+# sed and awk its programs run are in every Debian; bc (0.1 MB) is not always.
 lean=()
-langs="pypy3:pypy3 ruby:ruby php:php-cli fpc:fp-compiler /usr/lib/mono/4.5/mcs.exe:mono-mcs"
+langs="pypy3:pypy3 ruby:ruby php:php-cli fpc:fp-compiler /usr/lib/mono/4.5/mcs.exe:mono-mcs bc:bc"
 [ "${SYSTEM_DEPS_HEAVY:-0}" = 1 ] && langs="$langs kotlinc:kotlin ghc:ghc"
 for pair in $langs; do
   tool=${pair%%:*}
