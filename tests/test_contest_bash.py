@@ -91,3 +91,14 @@ def test_a_bash_program_execs_coreutils_grep_sed_awk_bc_and_nothing_else_on_the_
     report = judge(Program(BASH, REACH), Problem((Case("10\n", f"27\n1\n{expected}\n"),), compare="exact"),
                    deadline=time.monotonic() + 60)
     assert report.verdicts == ["AC"], (report.details, report.compile_log[-300:])
+
+
+@pytest.mark.slow  # the fork bomb runs to its wall-clock bound: about 3 s
+def test_a_fork_bomb_is_bounded_and_leaves_nothing_behind():
+    """Bash forks for every pipeline, so the process limit is what holds a fork bomb: it is TLE at its bound, and the
+    next program in the same sandbox is judged as if it had never run (every process of the uid was killed)."""
+    bomb = judge(Program(BASH, ":(){ :|:& };:\nsleep 5\necho x\n"), Problem((Case("", "x\n"),)),
+                 deadline=time.monotonic() + 60)
+    assert bomb.verdicts == ["TLE"], bomb.details
+    after = judge(Program(BASH, "echo x\n"), Problem((Case("", "x\n"),)), deadline=time.monotonic() + 60)
+    assert after.verdicts == ["AC"], after.details
