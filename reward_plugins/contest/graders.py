@@ -30,24 +30,24 @@ PY_CHECK = "import sys\nfor name in sys.argv[1:]:\n    compile(open(name, 'rb').
 """Python's compile step (a syntax check of every file named after it), for graders and Python judges alike."""
 
 
-def link(lang: Language, source: str, grader: tuple[tuple[str, str], ...], name: str, tools: dict[str, str],
+def link(lang: Language, submission: dict[str, str], grader: tuple[tuple[str, str], ...], tools: dict[str, str],
          memory_mb: int) -> tuple[dict[str, str], list[str], list[str]] | str:
-    """(files, compile argv, run argv) of the submission compiled with the task's grader, or why it cannot be (a
-    compile error: the task has no grader in the submission's language)."""
+    """(files, compile argv, run argv) of the submission's files (``<submission_name>.<ext>``, or the several a task
+    names, CMS's ``user1.%l``, ``user2.%l``) compiled with the task's grader, or why it cannot be (a compile error:
+    the task has no grader in the submission's language)."""
     if lang.name not in GRADED:
         return (f"error: this task's grader is linked with C, C++, Java or Python submissions only, not "
                 f"{lang.name} (CMS: a grader per language)")
     sources = [file for file, _ in grader if file.endswith(GRADED[lang.name])]
     if not sources:
         return f"error: this task has no {lang.name} grader ({', '.join(f for f, _ in grader)})"
-    submission = name + os.path.splitext(lang.source)[1]
-    files = {**dict(grader), submission: source}
+    files = {**dict(grader), **submission}
     if lang.name == "python":
-        compile_argv = [tools["python"], "-I", "-S", "-B", "-c", PY_CHECK, *sources, submission]
+        compile_argv = [tools["python"], "-I", "-S", "-B", "-c", PY_CHECK, *sources, *submission]
         return files, compile_argv, [tools["python"], "-E", "-s", "-S", "-B", sources[0]]
     compile_argv = []
     for part in lang.compile:
         named = part in (lang.source, "{source}")  # the submission's file in the language's command
-        compile_argv += [*sources, submission] if named else [part.format(**tools, source=submission)]
+        compile_argv += [*sources, *submission] if named else [part.format(**tools, source=next(iter(submission)))]
     main = os.path.splitext(sources[0])[0]  # Java: the grader's class runs, as CMS's evaluation names it
     return files, compile_argv, [part.format(**tools, source="", memory_mb=memory_mb, main=main) for part in lang.run]
