@@ -163,11 +163,13 @@ def test_duplicates_too_many_files_and_multi_file_languages_are_refused():
 
 
 @sandbox
-def test_a_refused_submission_scores_0_as_a_compile_error_and_writes_nothing(tmp_path):
+def test_a_refused_or_too_large_submission_scores_0_and_writes_nothing(tmp_path):
     target = tmp_path / "escape.c"
     row = {**cms_task("communication_many_fifoio_stubbed"),
            "completion": completion({str(target): "int x;", "user1.c": "", "user2.c": ""})}
-    assert score_rows("contest", [row]) == [0.0]
+    big = {**cms_task("communication_many_fifoio_stubbed"),  # 2 x 150 KiB: past the 256 KiB a submission may have
+           "completion": completion({"user1.c": "//" + "x" * (150 << 10), "user2.c": "//" + "x" * (150 << 10)})}
+    assert score_rows("contest", [row, big]) == [0.0, 0.0]
     assert not target.exists()
 
 

@@ -41,9 +41,9 @@ __all__ = ["MAX_FILES", "extract_program", "named_blocks", "program_of"]
 MAX_FILES = 16
 CPP_EXTENSIONS = (".cpp", ".cc", ".cxx", ".c++", ".C")  # problemtools' C++ files
 HEADERS = (".h", ".hpp", ".hh", ".hxx")
-SOURCES: dict[str, str] = {ext: "cpp" for ext in CPP_EXTENSIONS}
-for _lang in LANGUAGES.values():
-    SOURCES.setdefault(os.path.splitext(_lang.source)[1], _lang.name)  # the first language of an extension
+SOURCES: dict[str, str] = {**{os.path.splitext(lang.source)[1]: lang.name for lang in reversed(LANGUAGES.values())},
+                           **dict.fromkeys(CPP_EXTENSIONS, "cpp")}
+"""The language each source extension names: the first in :data:`LANGUAGES` with it (``.py`` Python, not PyPy)."""
 
 
 def named_blocks(completion: str) -> list[tuple[str, str]]:
