@@ -104,7 +104,7 @@ HELLO_FOLDERS = [  # (folder, the verdict's score here: DOMjudge's folder, or wh
 
 
 @sandbox
-@pytest.mark.slow  # compiles and runs eight programs (two JVM compiles): about 15 s
+@pytest.mark.slow  # compiles and runs a program: a JVM compile, or a C++ one that precompiles its header, up to 10 s
 @pytest.mark.parametrize(("folder", "score"), HELLO_FOLDERS)
 def test_domjudges_multi_file_hello_submissions_score_their_verdicts(folder, score):
     files = {p.name: p.read_text() for p in sorted((HELLO / "submissions" / folder).iterdir())}
