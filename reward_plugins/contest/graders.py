@@ -42,27 +42,27 @@ PY_CHECK = "import sys\nfor name in sys.argv[1:]:\n    compile(open(name, 'rb').
 _NAMES = "C, C++, C#, Java, Pascal, Python or PyPy"
 
 
-def link(lang: Language, source: str, grader: tuple[tuple[str, str], ...], name: str, tools: dict[str, str],
+def link(lang: Language, submission: dict[str, str], grader: tuple[tuple[str, str], ...], tools: dict[str, str],
          memory_mb: int) -> tuple[dict[str, str], list[str], list[str]] | str:
-    """(files, compile argv, run argv) of the submission compiled with the task's grader, or why it cannot be (a
-    compile error: the task has no grader in the submission's language)."""
+    """(files, compile argv, run argv) of the submission's files (``<submission_name>.<ext>``, or the several a task
+    names, CMS's ``user1.%l``, ``user2.%l``) compiled with the task's grader, or why it cannot be (a compile error:
+    the task has no grader in the submission's language)."""
     if lang.name not in GRADED:
         return f"error: this task's grader is linked with {_NAMES} submissions only, not {lang.name} (CMS: a " \
                "grader per language)"
     sources = [file for file, _ in grader if file.endswith(GRADED[lang.name])]
     if not sources:
         return f"error: this task has no {lang.name} grader ({', '.join(f for f, _ in grader)})"
-    submission = name + os.path.splitext(lang.source)[1]
-    files = {**dict(grader), submission: source}
+    files = {**dict(grader), **submission}
     if lang.source.endswith(".py"):  # the language's own syntax check, of every file; the grader runs
         check, run = lang.compile.index("-c") + 1, lang.run.index("main.py")
-        compile_argv = [*(part.format(**tools) for part in lang.compile[:check]), PY_CHECK, *sources, submission]
+        compile_argv = [*(part.format(**tools) for part in lang.compile[:check]), PY_CHECK, *sources, *submission]
         flags = [flag for part in lang.run[1:run] for flag in (("-E", "-s") if part == "-I" else (part,))]
         return files, compile_argv, [lang.run[0].format(**tools), *flags, sources[0]]
-    named = [sources[0]] if lang.name in UNITS else [*sources, submission]
+    named = [sources[0]] if lang.name in UNITS else [*sources, *submission]
     compile_argv = []
     for part in lang.compile:
         is_source = part in (lang.source, "{source}")  # the submission's file in the language's command
-        compile_argv += named if is_source else [part.format(**tools, source=submission)]
+        compile_argv += named if is_source else [part.format(**tools, source=next(iter(submission)))]
     main = os.path.splitext(sources[0])[0]  # Java: the grader's class runs, as CMS's evaluation names it
     return files, compile_argv, [part.format(**tools, source="", memory_mb=memory_mb, main=main) for part in lang.run]

@@ -125,21 +125,64 @@ class Compile:
     processes: int = 32
 
 
+MULTI_FILE = frozenset({"c", "cpp", "cpp14", "cpp20", "java", "python", "pypy3"})
+"""The languages a submission of several source files is judged in (:mod:`reward_plugins.contest.submission`): as
+DOMjudge's and Kattis's compile scripts take them, C and C++ compile every source together, Java compiles every
+``.java`` file and runs the class that declares ``main``, Python runs its entry file with the others beside it."""
+PY_ENTRY = re.compile(r"main\.", re.IGNORECASE)  # problemtools' ``mainfile`` candidates
+
+
 @dataclass(frozen=True)
 class Program:
     language: Language
     source: str
+    """The program's text: its one file, or a multi-file program's sources one after another (what Java's main
+    class and the language's refusals are read from)."""
+    named: tuple[tuple[str, str], ...] = ()
+    """A multi-file submission's files (sources, C and C++ headers), by the names the completion gave them; empty:
+    one file, which the language names."""
 
     def files(self) -> dict[str, str]:
-        return {self.language.source_name(self.source): self.source}
+        return dict(self.named) or {self.language.source_name(self.source): self.source}
+
+    def sources(self) -> list[str]:
+        """The files compiled: every source a multi-file submission has (not its headers), or the one file."""
+        if not self.named:
+            return [self.language.source_name(self.source)]
+        ext = os.path.splitext(self.language.source)[1]
+        cpp = self.language.source == "main.cpp"
+        return [name for name, _ in self.named if name.endswith(CPP_SOURCES + (".C",) if cpp else (ext,))]
+
+    def entry(self) -> str:
+        """The file a multi-file Python program runs: the one named ``main.*``, else the first by name (Kattis
+        problemtools' ``mainfile``; DOMjudge asks the submitter)."""
+        sources = sorted(self.sources())
+        return next((name for name in sources if PY_ENTRY.match(name)), sources[0])
 
     def compile_argv(self) -> list[str]:
-        """The compile command; with precompiled headers, their folder first on the include path."""
-        source = self.language.source_name(self.source)
-        argv = [part.format(**_tools(self.language), source=source) for part in self.language.compile]
+        """The compile command, every source in the place of the language's one; with precompiled headers, their
+        folder first on the include path.  A multi-file Python program: every file checked for syntax."""
+        lang, sources = self.language, self.sources()
+        tools = _tools(lang)
+        if self.named and lang.source == "main.py":
+            at = lang.compile.index("-c")
+            return [*(part.format(**tools) for part in lang.compile[:at]), "-c", PY_CHECK, *sources]
+        argv: list[str] = []
+        for part in lang.compile:
+            named = part in (lang.source, "{source}")
+            argv += sources if named else [part.format(**tools, source=sources[0])]
         if (pch := self.pch()) is not None:
-            argv[-3:-3] = ["-I", f"{PCH}/{pch['key']}"]
+            at = argv.index("-o")
+            argv[at:at] = ["-I", f"{PCH}/{pch['key']}"]
         return argv
+
+    def run_argv(self, argv: list[str]) -> list[str]:
+        """The language's run command for this program: a multi-file Python program runs its :meth:`entry` with its
+        folder on ``sys.path`` (``-E -s`` for ``-I``, which would leave it off, as a grader's Python runs)."""
+        if not self.named or self.language.source != "main.py":
+            return argv
+        swapped = {self.language.source: [self.entry()], "-I": ["-E", "-s"]}
+        return [new for part in argv for new in swapped.get(part, [part])]
 
     def pch(self) -> dict | None:
         """What the sandbox precompiles for this language (:func:`reward_plugins.contest.jail.ensure_pch`): the
@@ -237,6 +280,11 @@ class Problem:
     empty: the submission is the whole program."""
     submission_name: str = "solution"
     """With a grader: the submission's file stem, which the grader includes or imports (CMS: the task's name)."""
+    submission_files: tuple[str, ...] = ()
+    """The stems of the files the submission must be (CMS's submission format: ``user1.%l``, ``user2.%l`` are
+    ``("user1", "user2")``), each a fenced block named by its file (:mod:`reward_plugins.contest.submission`), compiled
+    with the ``grader`` where there is one; empty: the submission is one file (``submission_name`` with a grader),
+    or, without a grader, whatever sources the completion names."""
     input_file: str | None = None
     """File I/O: the file in the program's folder that holds the test's input (stdin is then empty), as CMS's
     Batch ``input_filename`` and USACO's ``<name>.in``."""
@@ -764,12 +812,14 @@ def judge(program: Program, problem: Problem, *, deadline: float, compile_limits
     lang = program.language
     main = java_entry(program.source)[3] if rules.java_public_class and lang.name == "java" else lang.main(
         program.source)  # DMOJ runs the public class, which the refusal above made sure of
-    argv = [part.format(**_tools(lang), memory_mb=problem.memory // MIB, main=main, source="") for part in lang.run]
+    argv = program.run_argv([part.format(**_tools(lang), memory_mb=problem.memory // MIB, main=main, source="")
+                             for part in lang.run])
     sources, build_argv, pch = program.files(), program.compile_argv(), program.pch()
     if problem.grader:  # the grader's command, without the precompiled headers' folder
         pch = None
-        linked = link(lang, program.source, problem.grader, problem.submission_name, _tools(lang),
-                      problem.memory // MIB)
+        submitted = program.files() if program.named else {
+            problem.submission_name + os.path.splitext(lang.source)[1]: program.source}
+        linked = link(lang, submitted, problem.grader, _tools(lang), problem.memory // MIB)
         if isinstance(linked, str):
             return Report(["CE"] * len(problem.tests), 0.0, linked)
         sources, build_argv, argv = linked

@@ -24,10 +24,9 @@ from __future__ import annotations
 import math
 import time
 
-from grpo_host import fenced_blocks
-
 from .judge import Compile, Problem, Report, Verdict, _checker_verdict, _cpu, check, grade, jail_for, token_match
 from .languages import LANGUAGES
+from .submission import named_blocks
 
 __all__ = ["file_name", "judge_outputs", "output_files"]
 
@@ -41,9 +40,9 @@ def output_files(completion: str, tests: int) -> dict[int, str]:
     """The submitted outputs by test index: the last fenced block named ``output_<codename>.txt`` for each test."""
     wanted = {file_name(i): i for i in range(tests)}
     found: dict[int, str] = {}
-    for tag, body in fenced_blocks(completion):
-        if tag in wanted:
-            found[wanted[tag]] = body + "\n" if body else ""
+    for name, text in named_blocks(completion):  # the reader a multi-file program's sources are read by too
+        if name in wanted:
+            found[wanted[name]] = text
     return found
 
 

@@ -2,7 +2,9 @@
 
 The completion's last closed code fence names the language (```` ```cpp ````,
 ```` ```java ````, ```` ```python ````; an untagged fence takes the row's
-``language`` column, else the ``language`` parameter).  The program is
+``language`` column, else the ``language`` parameter); a program of several
+files is fenced blocks named by their files (```` ```user1.cpp ````,
+:mod:`reward_plugins.contest.submission`).  The program is
 compiled (cached by content) and run on every test in the sandbox of
 :mod:`reward_plugins.contest.judge`, under the row's time and memory limits
 per test; the checker (built in, or the row's testlib/Kattis special judge
@@ -15,7 +17,8 @@ earned (``min``, ``mul`` or ``sum`` of their tests' scores) over all points;
 (``contest/ac``, ``contest/pc`` partially correct, ``contest/wa``,
 ``contest/tle``, ``contest/mle``, ``contest/re``, ``contest/ole``,
 ``contest/je`` a checker or sandbox failure, ``contest/skip``) count tests;
-``contest/ce`` counts programs that did not compile, ``contest/cached``
+``contest/ce`` counts programs that did not compile (and ``contest/bad_files``
+those whose files a judge would not take), ``contest/cached``
 programs whose build came from the cache.
 
 Budget: a completion's compiles, runs and checks may use :data:`ITEM_TIMEOUT`
@@ -40,13 +43,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from grpo_host import Scored, fenced_blocks, hookimpl, reward, time_left
+from grpo_host import Scored, hookimpl, reward, time_left
 
-from .judge import Compile, JailUnavailable, Program, Report, judge
+from .judge import Compile, JailUnavailable, Report, judge
 from .languages import LANGUAGES, by_tag, missing
 from .outputs import judge_outputs, output_files
 from .rows import TEST_COLUMNS, RowProblem, problem_from_row
 from .rules import RULES
+from .submission import extract_program, program_of
 
 __all__ = ["ContestParams", "check_row", "contest", "extract_program"]
 
@@ -98,15 +102,6 @@ class ContestParams(BaseModel):
         if by_tag(self.language) is None:
             raise ValueError(f"language {self.language!r} is not one of {', '.join(LANGUAGES)}")
         return self
-
-
-def extract_program(text: str, fallback: str | None) -> tuple[str | None, str | None]:
-    """(language tag, source) of the last closed fenced block; the tag is ``fallback`` for an untagged fence."""
-    blocks = fenced_blocks(text)
-    if not blocks:
-        return None, None
-    tag, body = blocks[-1]
-    return tag or fallback, body + "\n"
 
 
 def _problem(row: Mapping[str, Any], params: ContestParams):
@@ -169,6 +164,8 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
     CodeContests, TACO and LiveCodeBench columns are read too), its output checked by the row's testlib, Kattis or
     CMS `checker` (which may award partial credit per test), its `interactor`, or the built-in `compare` (token by
     default); the program may create files only where the row says `file_io` (true), as judges rule for batch tasks.
+    Several source files: fenced blocks named by their files (```user1.cpp), compiled together (C, C++, Java; Python
+    runs main.py), or with the row's `grader` where `submission_files` (["user1.%l", "user2.%l"]) names them.
     Task kinds: `output_only` (the completion's fenced blocks named output_000.txt, ... are the outputs; no program),
     `manager` (CMS communication through FIFOs; its printed outcome scores the test; `num_processes` instances at
     once), `two_steps` (CMS TwoSteps: the grader-linked program runs twice, joined by a FIFO), `validation_passes`
@@ -199,15 +196,19 @@ def contest(completion: str, *, params: ContestParams, language: Any = None, **r
             _note(str(exc))
             return Scored(None, {"je": 1})
         return _scored(report, report.counts(), params)
-    tag, source = extract_program(completion, language or params.language)
-    lang = by_tag(tag)
-    if source is None or lang is None or len(source.encode("utf-8", "surrogatepass")) > MAX_SOURCE:
+    program = program_of(completion, language or params.language,
+                         problem.submission_files or ((problem.submission_name,) if problem.grader else ()),
+                         tuple(name for name, _ in problem.grader))
+    if isinstance(program, str):  # files a judge would not take (docs/contest.md, "Multi-file submissions")
+        return Scored(0.0, {"ce": 1, "bad_files": 1})
+    if program is None or sum(len(text.encode("utf-8", "surrogatepass"))
+                              for text in program.files().values()) > MAX_SOURCE:
         return Scored(0.0, {"no_program": 1})
-    if problem_text := missing(lang):
+    if problem_text := missing(program.language):
         _note(problem_text)
         return Scored(None, {"no_toolchain": 1})
     try:
-        report = judge(Program(lang, source), problem, deadline=_deadline(), compile_limits=limits,
+        report = judge(program, problem, deadline=_deadline(), compile_limits=limits,
                        stop_on_failure=params.stop_on_failure, cpu_budget=ITEM_TIMEOUT - BUDGET_MARGIN,
                        rules=RULES[params.rules])
     except JailUnavailable as exc:

@@ -31,6 +31,12 @@ Columns (all but the tests optional):
   Batch with a grader: ``grader.cpp``, ``grader.c``, ``grader.py``, headers),
   and ``submission_name``, the submission's file stem the grader includes or
   imports (default ``solution``);
+* ``submission_files``: the files a submission must be, as CMS's submission
+  format names them (``["user1.%l", "user2.%l"]``, ``%l`` the language's
+  extension; 1 to 8 plain names), each a fenced block named by its file
+  (:mod:`reward_plugins.contest.submission`), compiled with the ``grader``
+  (CMS's Communication with several processes, TwoSteps' ``first.%l``,
+  ``second.%l``); instead of ``submission_name``;
 * ``manager``: CMS's Communication: the manager's files (C++, or a Python
   script), which talks to the program through FIFOs and prints the test's
   outcome; ``user_io``: ``std_io`` (the program's stdin and stdout, the
@@ -237,7 +243,8 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
             raise RowProblem(f"column 'memory_limit': {memory / MIB:g} MiB, below {SMALL_MEMORY // MIB} MiB, is "
                              "measured for batch tasks only, not with a manager")
     groups = _groups(row.get("subtasks"), len(tests))
-    grader, submission_name = _grader(row.get("grader"), row.get("submission_name"))
+    submission_files = _submission_files(row.get("submission_files"), row.get("submission_name"))
+    grader, submission_name = _grader(row.get("grader"), row.get("submission_name"), submission_files)
     named = {column: _file_name(row[column], column) for column in ("input_file", "output_file")
              if row.get(column) not in (None, "")}
     if interactor is not None and memory < SMALL_MEMORY:
@@ -284,7 +291,8 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
                    input_file=named.get("input_file"), output_file=named.get("output_file"),
                    output_only=output_only, manager=manager, passes=passes,
                    user_io="fifo_io" if user_io == "fifo_io" else "std_io",
-                   processes=processes if manager is not None else 1, two_steps=two_steps)
+                   processes=processes if manager is not None else 1, two_steps=two_steps,
+                   submission_files=submission_files)
 
 
 def _file_name(value: Any, column: str) -> str:
@@ -295,8 +303,36 @@ def _file_name(value: Any, column: str) -> str:
     return value
 
 
-def _grader(value: Any, name: Any) -> tuple[tuple[tuple[str, str], ...], str]:
-    """The grader's files and the submission's stem (a Python module name, which a Python grader imports)."""
+MAX_SUBMISSION_FILES = 8
+
+
+def _submission_files(value: Any, name: Any) -> tuple[str, ...]:
+    """The stems of CMS's submission format (``["user1.%l", "user2.%l"]``): distinct plain names (Python module
+    names, which a Python stub imports), each with ``.%l``."""
+    if value in (None, "", []):
+        return ()
+    value = _json(value, "submission_files")
+    if not isinstance(value, list) or not 1 <= len(value) <= MAX_SUBMISSION_FILES:
+        raise RowProblem(f"column 'submission_files': expected a list of 1 to {MAX_SUBMISSION_FILES} file names "
+                         "(\"user1.%l\")")
+    stems = []
+    for item in value:
+        stem = item.removesuffix(".%l") if isinstance(item, str) else ""
+        if not (isinstance(item, str) and item.endswith(".%l") and stem.isidentifier()):
+            raise RowProblem(f"column 'submission_files': {str(item)[:40]!r} is not a plain name ending in .%l "
+                             "(\"user1.%l\")")
+        stems.append(stem)
+    if len(set(stems)) < len(stems):
+        raise RowProblem(f"column 'submission_files': a file comes twice ({', '.join(value)})")
+    if name not in (None, ""):
+        raise RowProblem("column 'submission_name': a task with 'submission_files' names its files there")
+    return tuple(stems)
+
+
+def _grader(value: Any, name: Any, submitted: tuple[str, ...] = ()) -> tuple[tuple[tuple[str, str], ...], str]:
+    """The grader's files and the submission's stem (a Python module name, which a Python grader imports); no
+    grader file may be named as a submitted source is (``submitted``, else the stem; a header may share its stem, as
+    TwoSteps' ``first.h`` does ``first.%l``'s)."""
     stem = "solution" if name in (None, "") else name
     if not isinstance(stem, str) or not stem.isidentifier():
         raise RowProblem(f"column 'submission_name': {str(stem)[:40]!r} is not a plain name (letters, digits, _)")
@@ -309,8 +345,11 @@ def _grader(value: Any, name: Any) -> tuple[tuple[tuple[str, str], ...], str]:
     if not any(k.endswith(ext) for k, _ in files for exts in GRADED.values() for ext in exts):
         raise RowProblem(f"column 'grader': no C, C++, C#, Java, Pascal or Python source among "
                          f"{', '.join(k for k, _ in files)}")
-    if any(k.rsplit(".", 1)[0] == stem for k, _ in files):
-        raise RowProblem(f"column 'grader': a file is named like the submission ({stem!r}, 'submission_name')")
+    sources = {ext for exts in GRADED.values() for ext in exts}
+    if clash := next((k for k, _ in files for s in submitted or (stem,) if k in {s + ext for ext in sources}),
+                     None):
+        raise RowProblem(f"column 'grader': {clash!r} is named like the submission's file ('submission_name', "
+                         "'submission_files')")
     return files, stem
 
 

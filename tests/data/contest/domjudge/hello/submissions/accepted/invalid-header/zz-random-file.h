@@ -1,0 +1,1 @@
+This is not a valid C header file!

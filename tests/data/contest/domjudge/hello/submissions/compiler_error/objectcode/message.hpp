@@ -1,0 +1,10 @@
+#include <string>
+
+class message {
+private:
+	std::string data;
+
+public:
+	message();
+	void print();
+};
