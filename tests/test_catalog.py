@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HERE, clean_env, cli_json, run_cli
+from conftest import HERE, clean_env, cli_json, lay_out_module_pack, run_cli
 
 LISTING = """
 import sys
@@ -120,3 +120,33 @@ def test_a_corrupt_or_unwritable_cache_costs_only_speed(tmp_path):
     not_a_folder = tmp_path / "file"
     not_a_folder.write_text("")
     assert cli_json("rewards", "list", env={"GRPO_HOST_CACHE": str(not_a_folder)}) == expected
+
+
+BROKEN_AND_COUNTED = """
+import pathlib
+with open(pathlib.Path(__file__).parent.with_name("imported.txt"), "a") as f:  # outside the watched site folder
+    f.write("imported\\n")
+raise RuntimeError("this pack is broken")
+"""
+
+
+@pytest.mark.slow  # over 2 s: four CLI runs, two of them scoring through worker processes
+def test_score_loads_only_the_packs_its_names_need_and_never_imports_a_broken_unrelated_one(tmp_path):
+    (tmp_path / "site").mkdir()
+    site = lay_out_module_pack(tmp_path / "site", "grpo_test_counted", BROKEN_AND_COUNTED, "grpo-test-counted")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"prompt": "p", "completion": f"The answer is {n}.", "answer": "3"}) + "\n"
+                            for n in (3, 4)))
+    env = {"GRPO_HOST_CACHE": str(tmp_path / "cache")}
+    imported = tmp_path / "imported.txt"
+    for run in range(2):  # the first load is every pack's (the catalog is out of date); the second, the named ones
+        proc = run_cli("score", str(rows), "--rewards", "math", "--json", env=env, pythonpath=[site])
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["rewards"]["math"]["mean"] == 0.5
+        assert imported.read_text() == "imported\n", f"run {run}: the broken pack was imported again"
+
+    unknown = run_cli("score", str(rows), "--rewards", "nosuch", env=env, pythonpath=[site])
+    assert unknown.returncode == 2 and "unknown reward 'nosuch'" in unknown.stderr
+    assert "available: " in unknown.stderr and "r1_strict_format" in unknown.stderr  # every pack's names, as before
+    listed = run_cli("rewards", "list", env=env, pythonpath=[site])  # the listing still shows the failure
+    assert listed.returncode == 0 and "grpo-test-counted" in listed.stderr and "this pack is broken" in listed.stderr
