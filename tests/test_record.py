@@ -257,6 +257,7 @@ print("PANDAS" if "pandas" in sys.modules else "NO PANDAS", file=sys.stderr)
 """
 
 
+@pytest.mark.slow  # over 2 s: a score command in a fresh interpreter, with its worker processes
 def test_score_records_its_rollouts_without_importing_pandas(tmp_path):
     rows = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "p", "completion": f"The answer is {n}.", "answer": "3"}
                                                  for n in (3, 4)])
