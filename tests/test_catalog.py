@@ -150,3 +150,39 @@ def test_score_loads_only_the_packs_its_names_need_and_never_imports_a_broken_un
     assert "available: " in unknown.stderr and "r1_strict_format" in unknown.stderr  # every pack's names, as before
     listed = run_cli("rewards", "list", env=env, pythonpath=[site])  # the listing still shows the failure
     assert listed.returncode == 0 and "grpo-test-counted" in listed.stderr and "this pack is broken" in listed.stderr
+
+
+FAILS_WHEN_TOLD = """
+import os
+from grpo_host import hookimpl, reward
+
+if os.environ.get("GRPO_TEST_BREAK"):  # not a file the catalog watches: the pack fails after the catalog is stored
+    raise RuntimeError("broken since the catalog was stored")
+
+
+@reward(description="1.0 for any completion")
+def always_one(completion, **_):
+    return 1.0
+
+
+@hookimpl
+def register_rewards(register):
+    register(always_one)
+"""
+
+
+@pytest.mark.slow  # over 2 s: three CLI runs
+def test_a_named_pack_that_fails_after_the_catalog_was_stored_loads_every_pack_for_the_error(tmp_path):
+    (tmp_path / "site").mkdir()
+    site = lay_out_module_pack(tmp_path / "site", "grpo_test_told", FAILS_WHEN_TOLD, "grpo-test-told")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"prompt": "p", "completion": "anything"}) + "\n")
+    env = {"GRPO_HOST_CACHE": str(tmp_path / "cache")}
+    for _ in range(2):  # the first stores the catalog, the second loads only this pack
+        proc = run_cli("score", str(rows), "--rewards", "always_one", "--json", env=env, pythonpath=[site])
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["rewards"]["always_one"]["mean"] == 1.0
+    broken = run_cli("score", str(rows), "--rewards", "always_one", env={**env, "GRPO_TEST_BREAK": "1"},
+                     pythonpath=[site])
+    assert broken.returncode == 2 and "unknown reward 'always_one'" in broken.stderr
+    assert "math" in broken.stderr and "r1_strict_format" in broken.stderr  # every other pack's names, as before
