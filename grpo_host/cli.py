@@ -405,12 +405,13 @@ def score(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .discovery.build import Ensemble
-    from .discovery.plugins import default_plugins
+    from .discovery.plugins import plugins_for
     from .errors import UserError
     from .kinds.monitor import MonitorSet, choose
     from .runs.guard import refuse_folder_name
     from .runs.nulls import NullRows
     from .runs.output import ScoreOutput, score_file
+    from .scoring.spec import parse_spec
     if out_text is not None:
         refuse_folder_name(out_text, "--out", "scores.jsonl")
     out_path = Path(out_text) if out_text is not None else None
@@ -422,8 +423,10 @@ def score(
     if output is not None:
         output.check()  # before anything loads or is opened for writing
     rule = _turn_rule(turn_reward)
-    ensemble = Ensemble.from_spec(rewards, strict=strict, workers=workers, pool=pool, turn_reward=rule)
-    watch = MonitorSet(choose(monitors, default_plugins().registry, action="log"), quiet=1 << 30)
+    items = parse_spec(rewards)
+    plugins = plugins_for([item.name for item in items], _monitor_names(monitors))
+    ensemble = Ensemble.from_spec(items, plugins=plugins, strict=strict, workers=workers, pool=pool, turn_reward=rule)
+    watch = MonitorSet(choose(monitors, plugins.registry, action="log"), quiet=1 << 30)
     progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                         console=err, transient=True, disable=not err.is_terminal)
     bad: list[str] = []
@@ -454,6 +457,14 @@ def score(
     for line in nulls.lines():
         err.print(f"note: {line}", soft_wrap=True, style="yellow")
     raise typer.Exit(1 if bad or tally.bad or tally.failed or tally.timeouts else 0)
+
+
+def _monitor_names(monitors: str) -> list[str] | None:
+    """The monitor names ``--monitors`` gives (None: all), read as :func:`grpo_host.kinds.monitor.choose` reads
+    them, so that only the plugins holding them load."""
+    if monitors == "all":
+        return None
+    return [] if monitors.strip() == "none" else [part.strip() for part in monitors.split(",") if part.strip()]
 
 
 def _print_scores(data: str, tally: "Tally", ensemble: "Ensemble", console: Console) -> None:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HERE, clean_env, cli_json, run_cli
+from conftest import HERE, clean_env, cli_json, lay_out_module_pack, run_cli
 
 LISTING = """
 import sys
@@ -120,3 +120,69 @@ def test_a_corrupt_or_unwritable_cache_costs_only_speed(tmp_path):
     not_a_folder = tmp_path / "file"
     not_a_folder.write_text("")
     assert cli_json("rewards", "list", env={"GRPO_HOST_CACHE": str(not_a_folder)}) == expected
+
+
+BROKEN_AND_COUNTED = """
+import pathlib
+with open(pathlib.Path(__file__).parent.with_name("imported.txt"), "a") as f:  # outside the watched site folder
+    f.write("imported\\n")
+raise RuntimeError("this pack is broken")
+"""
+
+
+@pytest.mark.slow  # over 2 s: four CLI runs, two of them scoring through worker processes
+def test_score_loads_only_the_packs_its_names_need_and_never_imports_a_broken_unrelated_one(tmp_path):
+    (tmp_path / "site").mkdir()
+    site = lay_out_module_pack(tmp_path / "site", "grpo_test_counted", BROKEN_AND_COUNTED, "grpo-test-counted")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"prompt": "p", "completion": f"The answer is {n}.", "answer": "3"}) + "\n"
+                            for n in (3, 4)))
+    env = {"GRPO_HOST_CACHE": str(tmp_path / "cache")}
+    imported = tmp_path / "imported.txt"
+    for run in range(2):  # the first load is every pack's (the catalog is out of date); the second, the named ones
+        proc = run_cli("score", str(rows), "--rewards", "math", "--json", env=env, pythonpath=[site])
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["rewards"]["math"]["mean"] == 0.5
+        assert imported.read_text() == "imported\n", f"run {run}: the broken pack was imported again"
+
+    unknown = run_cli("score", str(rows), "--rewards", "nosuch", env=env, pythonpath=[site])
+    assert unknown.returncode == 2 and "unknown reward 'nosuch'" in unknown.stderr
+    assert "available: " in unknown.stderr and "r1_strict_format" in unknown.stderr  # every pack's names, as before
+    listed = run_cli("rewards", "list", env=env, pythonpath=[site])  # the listing still shows the failure
+    assert listed.returncode == 0 and "grpo-test-counted" in listed.stderr and "this pack is broken" in listed.stderr
+
+
+FAILS_WHEN_TOLD = """
+import os
+from grpo_host import hookimpl, reward
+
+if os.environ.get("GRPO_TEST_BREAK"):  # not a file the catalog watches: the pack fails after the catalog is stored
+    raise RuntimeError("broken since the catalog was stored")
+
+
+@reward(description="1.0 for any completion")
+def always_one(completion, **_):
+    return 1.0
+
+
+@hookimpl
+def register_rewards(register):
+    register(always_one)
+"""
+
+
+@pytest.mark.slow  # over 2 s: three CLI runs
+def test_a_named_pack_that_fails_after_the_catalog_was_stored_loads_every_pack_for_the_error(tmp_path):
+    (tmp_path / "site").mkdir()
+    site = lay_out_module_pack(tmp_path / "site", "grpo_test_told", FAILS_WHEN_TOLD, "grpo-test-told")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"prompt": "p", "completion": "anything"}) + "\n")
+    env = {"GRPO_HOST_CACHE": str(tmp_path / "cache")}
+    for _ in range(2):  # the first stores the catalog, the second loads only this pack
+        proc = run_cli("score", str(rows), "--rewards", "always_one", "--json", env=env, pythonpath=[site])
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["rewards"]["always_one"]["mean"] == 1.0
+    broken = run_cli("score", str(rows), "--rewards", "always_one", env={**env, "GRPO_TEST_BREAK": "1"},
+                     pythonpath=[site])
+    assert broken.returncode == 2 and "unknown reward 'always_one'" in broken.stderr
+    assert "math" in broken.stderr and "r1_strict_format" in broken.stderr  # every other pack's names, as before

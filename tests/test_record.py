@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+import sys
 
+import pyarrow as pa
 import pytest
-from conftest import GRPO_HOST, run_cli, write_jsonl
+from conftest import CLI_ENV, GRPO_HOST, clean_env, run_cli, write_jsonl
 from train_helpers import QUICK, ROOT, kill_after_checkpoint
 
 from grpo_host.errors import RecordError
-from grpo_host.runs.record import FOLDER, advantages, read_record
+from grpo_host.runs.record import FOLDER, advantages, arrow_column, read_record
 
 EXAMPLE = ROOT / "examples" / "letters.yaml"
 
@@ -217,3 +219,51 @@ def test_a_part_without_optional_columns_is_read_with_them_empty(tmp_path):
     table = read_record(tmp_path)
     assert table.column("total").to_pylist() == [1.0, 0.0] and table.column("split").to_pylist() == [None, None]
     assert "extra" not in table.column_names and table.column("reward/len").type == "double"
+
+
+@pytest.mark.parametrize(("values", "type_"), [
+    ([1, None, 3, 0, -2**63, 2**63 - 1], pa.int64()),
+    ([1.5, None, math.nan, math.inf, -math.inf, -0.0, 3, 5e-324], pa.float64()),
+    (["a", None, "", "é 😀 \u200b", "x" * 1000, "\x00 nul"], pa.string()),
+    ([[1.0, None, 2], None, [], [math.nan, -0.0]], pa.list_(pa.float64())),
+    ([], pa.string()),
+    ([None] * 9, pa.string()),
+    ([None] * 17, pa.float64()),
+    ([None, None], pa.list_(pa.float64())),
+])
+def test_record_columns_hold_what_pa_array_stores(values, type_):
+    built, reference = arrow_column(values, type_), pa.array(values, type=type_)
+    built.validate(full=True)
+    assert built.type == reference.type and built.null_count == reference.null_count
+    assert repr(built.to_pylist()) == repr(reference.to_pylist())  # repr: NaN and -0.0 compared as written
+
+
+def test_a_lone_surrogate_in_a_record_column_raises_as_pa_array_does():
+    with pytest.raises(UnicodeEncodeError) as ours:
+        arrow_column(["fine", "half \udc80 a pair"], pa.string())
+    with pytest.raises(UnicodeEncodeError) as theirs:
+        pa.array(["fine", "half \udc80 a pair"], type=pa.string())
+    assert str(ours.value) == str(theirs.value)
+
+
+SCORE_IN_PROCESS = """
+import sys
+from grpo_host.cli import app
+try:
+    app(sys.argv[1:])
+except SystemExit as exc:
+    assert exc.code in (0, None), exc.code
+print("PANDAS" if "pandas" in sys.modules else "NO PANDAS", file=sys.stderr)
+"""
+
+
+@pytest.mark.slow  # over 2 s: a score command in a fresh interpreter, with its worker processes
+def test_score_records_its_rollouts_without_importing_pandas(tmp_path):
+    rows = write_jsonl(tmp_path / "rows.jsonl", [{"prompt": "p", "completion": f"The answer is {n}.", "answer": "3"}
+                                                 for n in (3, 4)])
+    out = tmp_path / "scores.jsonl"
+    proc = subprocess.run([sys.executable, "-c", SCORE_IN_PROCESS, "score", str(rows), "--rewards", "math", "--out",
+                           str(out)], capture_output=True, text=True, env=clean_env(**CLI_ENV), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "NO PANDAS"
+    assert read_record(out).column("reward/math").to_pylist() == [1.0, 0.0]

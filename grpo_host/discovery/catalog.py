@@ -21,6 +21,13 @@ a load during which a watched path changed (what was read may be older than
 the mtime recorded; compared by the file system's own clock, as git does for
 racy index entries), and a listing under ``GRPO_HOST_STRICT_PLUGINS`` (it must
 load to raise).  A cache folder that cannot be written only costs the speed.
+
+The listing also keeps which plugin (entry point) registered each reward and
+monitor name, so a command that knows its names (``score --rewards math``)
+loads only those plugins (:func:`owners_of`).  A load in which a plugin failed
+is stored for that use only, never read back as a listing (fixing the pack
+changes no file the fingerprint holds, and the listing must show the failure
+as it is now): the names it holds came from packs that loaded.
 """
 
 from __future__ import annotations
@@ -41,9 +48,9 @@ if TYPE_CHECKING:
     from ..scoring.contract import Reward
     from .plugins import Plugins
 
-__all__ = ["environment_row", "environment_rows", "plugin_warnings", "reward_row", "reward_rows"]
+__all__ = ["environment_row", "environment_rows", "owners_of", "plugin_warnings", "reward_row", "reward_rows"]
 
-FORMAT = 4  # bump when a row's shape changes
+FORMAT = 5  # bump when a row's shape changes
 
 
 def reward_row(reward: Reward) -> dict[str, Any]:
@@ -95,13 +102,31 @@ def environment_rows() -> tuple[list[dict[str, Any]], list[str]]:
     return stored["environments"], stored["warnings"]
 
 
-def _listing() -> dict[str, Any]:
-    """The stored listing while it is current, else a fresh one (stored when it can be trusted)."""
+def owners_of(rewards: Iterable[str], monitors: Iterable[str] | None) -> set[str] | None:
+    """The plugins that registered these rewards and monitors (None: every monitor), from the stored listing
+    while it is current; None when it cannot say: under ``GRPO_HOST_STRICT_PLUGINS``, when it was out of date
+    (rebuilding it loaded every plugin, which the caller then uses), or when a name is not in it (unknown, or
+    claimed by two packs: the full load raises the error that names them)."""
+    if strict_plugins():
+        return None
+    stored = _listing(failed_ok=True)
+    if not stored.get("stored"):
+        return None
+    owners: dict[str, dict[str, str]] = stored["owners"]
+    wanted = [owners["reward"].get(name) for name in rewards]
+    wanted += list(owners["monitor"].values()) if monitors is None else [owners["monitor"].get(n) for n in monitors]
+    return None if None in wanted else set(wanted)  # type: ignore[arg-type]  # no None left
+
+
+def _listing(failed_ok: bool = False) -> dict[str, Any]:
+    """The stored listing while it is current, else a fresh one (stored when it can be trusted).
+
+    ``failed_ok``: a stored load in which a plugin failed is current too (what :func:`owners_of` reads)."""
     strict = strict_plugins()
     key = _key()
     path = cache_dir() / "catalog" / f"{zlib.crc32(key.encode()):08x}.json"
-    if not strict and (stored := _read(path, key)) is not None:
-        return stored
+    if not strict and (stored := _read(path, key)) is not None and (failed_ok or not stored["failed"]):
+        return {**stored, "stored": True}
 
     from .plugins import default_plugins
 
@@ -111,8 +136,10 @@ def _listing() -> dict[str, Any]:
     registry = plugins.registry
     listing = {"rows": [reward_row(r) for r in registry],
                "environments": [environment_row(registry.environment(n)) for n in registry.names("environment")],
-               "warnings": plugin_warnings(plugins)}
-    if started is not None and all(rec.status != "failed" for rec in plugins.records):
+               "warnings": plugin_warnings(plugins),
+               "owners": {kind: registry.owners(kind) for kind in ("reward", "monitor")},
+               "failed": any(rec.status == "failed" for rec in plugins.records)}
+    if started is not None:
         fingerprint = {**folders, **_stats(_watched_files())}
         # Changed at or after the start: what was read may predate the change, and the new mtime would hide it.
         if all(st is None or st[0] < started for st in fingerprint.values()):
@@ -174,13 +201,14 @@ def _read(path: Path, key: str) -> dict[str, Any] | None:
     try:
         stored = json.loads(path.read_bytes())
         fingerprint, warnings = stored["fingerprint"], stored["warnings"]
-        rows, environments = stored["rows"], stored["environments"]
+        rows, environments, owners = stored["rows"], stored["environments"], stored["owners"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if stored.get("key") != key:
         return None
     if not (isinstance(fingerprint, dict) and isinstance(rows, list) and isinstance(environments, list)
-            and isinstance(warnings, list)):
+            and isinstance(warnings, list) and isinstance(stored.get("failed"), bool)
+            and isinstance(owners, dict) and all(isinstance(owners.get(k), dict) for k in ("reward", "monitor"))):
         return None
     if any(_stat(p) != st for p, st in fingerprint.items()):
         return None

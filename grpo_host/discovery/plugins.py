@@ -14,7 +14,7 @@ import functools
 import importlib
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -29,7 +29,8 @@ from . import hookspecs
 from .registry import Registrar, Registry
 from .settings import plugin_names, strict_plugins
 
-__all__ = ["PluginRecord", "Plugins", "default_plugins", "get_reward", "import_plugin", "list_rewards", "load_plugins"]
+__all__ = ["PluginRecord", "Plugins", "default_plugins", "get_reward", "import_plugin", "list_rewards", "load_plugins",
+           "plugins_for"]
 
 GROUP = "grpo_host"
 DIST = "grpo-host"
@@ -70,6 +71,7 @@ def load_plugins(
     plugins: Iterable[ModuleType | object] = (),
     strict: bool | None = None,
     env: Mapping[str, str] | None = None,
+    only: Collection[str] | None = None,
 ) -> Plugins:
     """Build a plugin manager, load plugins and collect what they register.
 
@@ -81,12 +83,14 @@ def load_plugins(
     :param env: where to read ``GRPO_HOST_LOAD_PLUGINS`` (unset: all; empty:
         none; ``a,b``: only these) and ``GRPO_HOST_DISABLE_PLUGINS`` (a block
         list); both match entry-point or distribution names.
+    :param only: entry-point names: no other entry point is looked at (on top of the variables' selection);
+        what :func:`plugins_for` passes.
     """
     env = os.environ if env is None else env
     loading = _Loading(strict_plugins(env) if strict is None else strict)
     if entry_points_group:
         loading.discover(entry_points_group, allow=plugin_names(env.get("GRPO_HOST_LOAD_PLUGINS")),
-                         block=plugin_names(env.get("GRPO_HOST_DISABLE_PLUGINS")) or set())
+                         block=plugin_names(env.get("GRPO_HOST_DISABLE_PLUGINS")) or set(), only=only)
     loading.add(plugins)
     loading.register()
     return loading.collect()
@@ -109,9 +113,12 @@ class _Loading:
             exc.add_note(f"while loading grpo_host plugin {record.name!r} ({record.dist} {record.version})")
             raise exc
 
-    def discover(self, group: str, *, allow: set[str] | None, block: set[str]) -> None:
+    def discover(self, group: str, *, allow: set[str] | None, block: set[str],
+                 only: Collection[str] | None = None) -> None:
         """Import every entry point of ``group`` that the selection lets through, each on its own."""
         for ep in entry_points(group=group):
+            if only is not None and ep.name not in only:
+                continue
             dist, version = (ep.dist.name, ep.dist.version) if ep.dist else ("?", "?")
             record = PluginRecord(ep.name, dist, version, "built-in" if dist == DIST else "entry point")
             if allow is not None and not {ep.name, dist} & allow:
@@ -183,6 +190,28 @@ class _Loading:
 def default_plugins() -> Plugins:
     """The plugin set of this process, loaded on first use from the installed entry points."""
     return load_plugins()
+
+
+def plugins_for(rewards: Iterable[str], monitors: Iterable[str] | None = None) -> Plugins:
+    """The plugins a command that knows its names needs: only those that registered these rewards and monitors
+    (None: every monitor), as the stored reward catalog says (:func:`~grpo_host.discovery.catalog.owners_of`).
+
+    A pack that holds none of them is never imported, so neither its import time nor its failure reaches the
+    command.  Where the catalog cannot say (it is out of date and the load that rebuilds it is this one, a name
+    it does not hold, ``GRPO_HOST_STRICT_PLUGINS``), every plugin loads, as :func:`default_plugins` does, and an
+    unknown or doubly claimed name gets the same error as before."""
+    from .catalog import owners_of
+
+    needed = owners_of(rewards, monitors)
+    if needed is None:
+        return default_plugins()
+    chosen = _only(frozenset(needed))  # a pack that failed now (after loading when the catalog was stored): all
+    return chosen if all(rec.status == "loaded" for rec in chosen.records) else default_plugins()
+
+
+@functools.cache
+def _only(names: frozenset[str]) -> Plugins:
+    return load_plugins(only=names)
 
 
 def plugins_of(specs: Sequence[str]) -> Plugins:

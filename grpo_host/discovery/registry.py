@@ -113,6 +113,11 @@ class Registry:
             raise DuplicateNameError(_conflict(name, claims))
         return claims[0][1]
 
+    def owners(self, kind: str) -> dict[str, str]:
+        """Each name that resolves, with the plugin that claimed it: what the reward catalog keeps, so that a
+        command that knows its names loads only the plugins that hold them."""
+        return {name: claims[0][0] for name, claims in self._claims[kind].items() if len(claims) == 1}
+
     def names(self, kind: str = "reward") -> list[str]:
         """Names that resolve (claimed by exactly one plugin), sorted."""
         return sorted(name for name, claims in self._claims[kind].items() if len(claims) == 1)

@@ -54,7 +54,7 @@ import math
 import os
 import random
 import uuid
-from collections.abc import Iterator, Sequence, Sized
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -301,7 +301,8 @@ class RolloutRecord:
         per_turn = {**result.turns, **{k: v for k, v in batch.environment_turns.items() if k in own}}
         for name, turns in per_turn.items():
             columns[turns_column(name)] = [None if (t := turns[i]) is None else list(t) for i in keep]
-        return pa.table(columns, schema=schema([*self.names, *own], list(per_turn)))
+        target = schema([*self.names, *own], list(per_turn))
+        return pa.Table.from_arrays([arrow_column(columns[f.name], f.type) for f in target], schema=target)
 
     def _write_part(self, table: Any, step: int) -> None:
         import pyarrow.parquet as pq
@@ -323,6 +324,59 @@ def schema(names: Sequence[str], per_turn: Sequence[str] = ()) -> Any:
     fields = [pa.field(key, types.get(key, pa.string())) for key in _FIXED]
     return pa.schema(fields + [pa.field(reward_column(n), pa.float64()) for n in names]
                      + [pa.field(turns_column(n), pa.list_(pa.float64())) for n in per_turn])
+
+
+def arrow_column(values: Sequence[Any], type_: Any) -> Any:
+    """``values`` as the Arrow array ``pa.array(values, type_)`` makes, for the record's types (int64, float64,
+    string, a list of float64), built from buffers instead.
+
+    Why: ``pa.array`` of a Python list asks pyarrow's pandas shim whether the list is a pandas object, which
+    imports pandas (about 0.4 CPU-s, more than the rest of a ``score`` command's record).  The values stored are
+    the same (``tests/test_record.py`` holds them to ``pa.array``'s): None is null, a float keeps its NaN or
+    infinity, a string is its UTF-8, and a lone surrogate raises ``UnicodeEncodeError`` as ``pa.array`` does."""
+    import array
+
+    import pyarrow as pa
+
+    valid = _validity(values)
+    if pa.types.is_list(type_):
+        lengths = [0 if v is None else len(v) for v in values]
+        child = arrow_column([x for v in values if v is not None for x in v], type_.value_type)
+        return pa.Array.from_buffers(type_, len(values), [valid, _offsets(lengths)], children=[child])
+    if pa.types.is_string(type_):
+        encoded = [b"" if v is None else v.encode() for v in values]
+        return pa.Array.from_buffers(type_, len(values), [valid, _offsets(map(len, encoded)),
+                                                          pa.py_buffer(b"".join(encoded))])
+    code, empty = ("q", 0) if pa.types.is_int64(type_) else ("d", 0.0)
+    data = array.array(code, [empty if v is None else v for v in values])
+    return pa.Array.from_buffers(type_, len(values), [valid, pa.py_buffer(data)])
+
+
+def _validity(values: Sequence[Any]) -> Any:
+    """Arrow's validity bitmap of ``values`` (a bit set per non-None value), or None when none is None."""
+    import pyarrow as pa
+
+    if all(v is not None for v in values):
+        return None
+    bits = bytearray((len(values) + 7) // 8)
+    for i, v in enumerate(values):
+        if v is not None:
+            bits[i >> 3] |= 1 << (i & 7)
+    return pa.py_buffer(bits)
+
+
+def _offsets(lengths: Iterable[int]) -> Any:
+    """Arrow's 32-bit offsets for values of these lengths; a batch of more than 2 GiB of text is refused."""
+    import array
+    import itertools
+
+    import pyarrow as pa
+
+    offsets = list(itertools.accumulate(lengths, initial=0))
+    if offsets[-1] >= 2**31:
+        raise RecordError(f"a scored batch holds {offsets[-1]:,} bytes of text in one column: over the record's "
+                          "2 GiB; score it in smaller batches (--batch-size)")
+    return pa.py_buffer(array.array("i", offsets))
 
 
 def part_step(part: Path) -> int:
