@@ -50,7 +50,7 @@ from typing import Any
 from ..errors import UserError
 from .agent_loop import call_tools, session_tools
 
-__all__ = ["ChatEpisode", "Reply", "reply_of", "run_chat_episode", "tool_schemas"]
+__all__ = ["ChatEpisode", "Reply", "read_calls", "reply_of", "run_chat_episode", "tool_schemas"]
 
 
 @dataclass
@@ -112,7 +112,7 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def _calls(raw: Any, turn: int) -> tuple[list[dict[str, Any]], list[Any]]:
+def read_calls(raw: Any, turn: int) -> tuple[list[dict[str, Any]], list[Any]]:
     """A turn's tool calls as they are sent back and recorded (OpenAI's shape, each with an id and its arguments as
     JSON text) and as :func:`call_tools` runs them (the arguments parsed where they are a JSON object)."""
     if not raw:
@@ -165,7 +165,7 @@ async def run_chat_episode(ask: Ask, session: Any, prompt: Sequence[Mapping[str,
                 break
             reply = await ask(messages + sent, tools, max_tokens - before)
         episode.length = before + reply.completion_tokens
-        calls, runnable = _calls(reply.message.get("tool_calls"), rounds)
+        calls, runnable = read_calls(reply.message.get("tool_calls"), rounds)
         turn = {**reply.message, **({"tool_calls": calls} if calls else {})}
         episode.messages.append(turn)
         sent.append({key: turn[key] for key in ("role", "content", "tool_calls") if key in turn})
