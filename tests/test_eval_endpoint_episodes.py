@@ -49,11 +49,11 @@ def served(tmp_path_factory, packs):
         yield url
 
 
-def evaluate(url: str, tmp_path: Path, env: dict[str, str], packs: dict[str, Path], name: str,
+def evaluate(model: str, tmp_path: Path, env: dict[str, str], packs: dict[str, Path], name: str,
              *extra: str) -> tuple[dict, list[dict], list[dict]]:
     """One CLI evaluation in the notes environment: its result, its record, and what seen_tools saw."""
     rows, out, seen = write_jsonl(tmp_path / "rows.jsonl", ROWS), tmp_path / name, tmp_path / f"{name}.jsonl"
-    proc = subprocess.run([GRPO_HOST, "eval", url, str(rows), "--environment", "notes", "-r", "seen_tools:1", "-o",
+    proc = subprocess.run([GRPO_HOST, "eval", model, str(rows), "--environment", "notes", "-r", "seen_tools:1", "-o",
                            str(out), "-k", "2", "--temperature", "0", "--concurrency", "2", "--json", *extra],
                           capture_output=True, text=True, cwd=ROOT, timeout=600,
                           env={**env, "PYTHONPATH": str(packs["agentpack"]), "SEEN_FILE": str(seen)})
@@ -62,10 +62,10 @@ def evaluate(url: str, tmp_path: Path, env: dict[str, str], packs: dict[str, Pat
     return json.loads(proc.stdout), read_record(out).to_pylist(), saw
 
 
-@pytest.mark.slow  # the shared SFT warm-up (minutes on a CPU), transformers serve starting, three evaluations
+@pytest.mark.slow  # the shared SFT warm-up (minutes on a CPU), transformers serve starting, two evaluations
 @pytest.mark.timeout(1800)
 def test_the_server_s_tool_calls_run_in_the_environment_and_their_results_go_back_with_the_call_id(
-        served, env, packs, tmp_path):
+        served, env, packs, tmp_path, tmp_path_factory):
     found, table, saw = evaluate(served, tmp_path, env, packs, "ev", "--max-completion-length", "120",
                                  "--max-tool-calls", "1")
     assert (found["prompts"], found["samples"]) == (2, 4)
@@ -83,6 +83,16 @@ def test_the_server_s_tool_calls_run_in_the_environment_and_their_results_go_bac
         # the budget counts the server's tokens: the call, the tool result as its template renders it, the rest
         assert CALL_TOKENS < r["length"] <= 120
         assert r["total"] == r["reward/seen_tools"] + r["reward/NotesSession"]
+    # the same model's local episodes (the token loop, TRL's parser): the same episodes, the same lengths
+    _, local, _ = evaluate(str(shared_warm_up(tmp_path_factory, packs["agentpack"])), tmp_path, env, packs, "local",
+                           "--max-completion-length", "120", "--max-tool-calls", "1")
+    assert [episode(r) for r in local] == [episode(r) for r in table]
+
+
+def episode(r: dict) -> tuple:
+    """What a rollout did, as rewards read it (ids and the arguments' JSON text aside), and its length."""
+    t = Trajectory.of(json.loads(r["trajectory"]))
+    return [(c.name, c.arguments) for c in t.tool_calls], t.tool_results, t.text, t.turns, r["length"]
 
 
 @pytest.mark.slow  # shares the served model above
