@@ -6,7 +6,8 @@ the pack's real environment through the guarded sessions the trainers use,
 and the record they leave is read back with the reader ``report`` uses.
 The untrained model rarely calls a tool, so the tests that need a call use
 the model the agent training tests warm up to open with ``read``
-(:func:`agent_helpers.shared_warm_up`).
+(:func:`agent_helpers.shared_warm_up`).  Episodes against an endpoint are
+``tests/test_eval_endpoint_episodes.py``'s.
 """
 
 from __future__ import annotations
@@ -117,14 +118,6 @@ def test_a_bad_environment_option_is_refused_naming_it(env, packs, rows, tmp_pat
     proc = run([*cmd[:5], option, *cmd[6:]], env, packs)
     assert proc.returncode == 2 and expected in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "ev" / "rollouts").exists()
-
-
-def test_an_endpoint_episode_is_refused_saying_why(env, packs, rows, tmp_path):
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{closed.getsockname()[1]}/v1"
-    proc = run(eval_cmd(url, rows, tmp_path / "ev", "--served-model", "m"), env, packs)
-    assert proc.returncode == 2 and "an endpoint cannot run an environment" in proc.stderr, proc.stderr
 
 
 # --- the warmed-up model calls its tool --------------------------------------------------------------------------

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import socket
 import subprocess
@@ -30,6 +29,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import cli_json, run_cli, write_jsonl
+from transformers_serve import transformers_serve
 
 import reward_plugins.judge.rewards as judge_pack
 from grpo_host import Ensemble, RewardError
@@ -428,29 +428,8 @@ def tiny_server(tmp_path_factory):
     from grpo_host.training.builtin_model import tiny_model_dir
 
     model = tiny_model_dir(tmp_path_factory.mktemp("tiny"), tools=True)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("transformers")), "serve", str(model), "--host",
-                             "127.0.0.1", "--port", str(port), "--device", "cpu"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert proc.poll() is None, proc.stderr.read()
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "transformers serve did not start"
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}/v1", str(model)
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with transformers_serve(model) as url:
+        yield url, str(model)
 
 
 @pytest.mark.slow  # about 30 s, most of it transformers serve starting on a shared CPU

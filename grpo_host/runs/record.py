@@ -66,14 +66,19 @@ if TYPE_CHECKING:
     from ..scoring.ensemble import Ensemble
 
 __all__ = [
-    "FOLDER", "RecordMode", "RolloutRecord", "advantages", "part_step", "read_parts", "read_record", "record_columns",
-    "record_folder", "reward_column", "schema", "turns_column",
+    "ENVIRONMENTS", "FOLDER", "RecordMode", "RolloutRecord", "advantages", "environment_rewards", "part_step",
+    "read_parts", "read_record", "record_columns", "record_folder", "reward_column", "schema", "turns_column",
 ]
 
 FOLDER = "rollouts"
 """The record's folder inside a run folder."""
 
 RecordMode = Literal["all", "sample", "none"]
+
+ENVIRONMENTS = b"grpo_host.environments"
+"""Each part's Parquet metadata key for the JSON list of its ``reward/`` columns that are environments' own rewards
+(session class names): the record says which columns those are, so ``rescore`` need not guess from the packs
+installed when it runs."""
 
 _FIXED = ("step", "batch", "split", "row", "row_id", "group", "prompt", "completion", "trajectory", "data", "length",
           "error", "total", "advantage")
@@ -301,7 +306,8 @@ class RolloutRecord:
         per_turn = {**result.turns, **{k: v for k, v in batch.environment_turns.items() if k in own}}
         for name, turns in per_turn.items():
             columns[turns_column(name)] = [None if (t := turns[i]) is None else list(t) for i in keep]
-        target = schema([*self.names, *own], list(per_turn))
+        stated = {ENVIRONMENTS: json.dumps(sorted(own)).encode()}
+        target = schema([*self.names, *own], list(per_turn)).with_metadata(stated)
         return pa.Table.from_arrays([arrow_column(columns[f.name], f.type) for f in target], schema=target)
 
     def _write_part(self, table: Any, step: int) -> None:
@@ -487,6 +493,37 @@ def read_parts(path: str | Path) -> Iterator[tuple[Path, Any]]:
         except Exception as exc:  # pyarrow raises what it likes on a damaged file (e.g. a bad Thrift header)
             raise RecordError(f"{part}: not a readable rollout part ({type(exc).__name__}: {exc})") from None
         yield part, _checked(part, table)
+
+
+def environment_rewards(path: str | Path) -> set[str] | None:
+    """The ``reward/`` columns the record's parts say are environments' own rewards (:data:`ENVIRONMENTS`); None
+    when no part says (a record written before parts did).  A part whose statement is not a JSON list of names,
+    or names a column the part lacks, is a :class:`RecordError` naming the part."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    found: set[str] | None = None
+    for part in record_folder(path).glob("*.parquet"):
+        try:
+            footer = pq.read_schema(part)
+        except (OSError, pa.ArrowException):
+            continue  # left to read_parts to name
+        stated = (footer.metadata or {}).get(ENVIRONMENTS)
+        if stated is None:
+            continue
+        try:
+            names = json.loads(stated)
+        except ValueError:
+            names = None
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise RecordError(f"{part}: a damaged rollout part: its environments ({stated[:80]!r}) are not a list of "
+                              "names")
+        lacking = [n for n in names if reward_column(n) not in footer.names]
+        if lacking:
+            raise RecordError(f"{part}: a damaged rollout part: it names {lacking[0]!r} an environment's reward, "
+                              f"but has no {reward_column(lacking[0])!r} column")
+        found = (found or set()) | set(names)
+    return found
 
 
 def record_columns(path: str | Path) -> set[str]:

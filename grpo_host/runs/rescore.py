@@ -24,9 +24,11 @@ a turn's value did (its recorded ``turns/<name>``).
 Rewards in the spec that the record lacks are scored (their errors counted)
 but have nothing to compare against; recorded rewards missing from the spec
 are listed as not re-scored.  An environment's own reward (a recorded
-``reward/<Session>`` of a registered environment) cannot be scored again,
-since it read the environment's state, which is gone: the new totals add its
-recorded value, as the run's totals did, so it moves no advantage.
+``reward/<Session>`` that the record's parts name as one, whatever packs are
+installed now; in a record from before parts named them, one of an
+environment registered now) cannot be scored again, since it read the
+environment's state, which is gone: the new totals add its recorded value,
+as the run's totals did, so it moves no advantage.
 """
 
 from __future__ import annotations
@@ -41,7 +43,15 @@ from ..discovery.build import Ensemble
 from ..discovery.plugins import default_plugins, plugins_of
 from ..errors import RecordError
 from ..scoring.batch import trained_total
-from .record import advantages, part_step, read_parts, record_columns, reward_column, turns_column
+from .record import (
+    advantages,
+    environment_rewards,
+    part_step,
+    read_parts,
+    record_columns,
+    reward_column,
+    turns_column,
+)
 
 __all__ = ["rescore", "run_plugins", "run_rewards", "run_turn_reward"]
 
@@ -121,7 +131,8 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
     """Re-score the record under ``path`` with ``spec``; returns the counts described in the module docstring.
 
     The result: ``rollouts``, ``rewards`` (per compared reward: ``compared``, ``changed``, ``errors``,
-    ``timeouts``: the rollouts it now fails on or times out on), ``new_rewards``, ``not_rescored``,
+    ``timeouts``: the rollouts it now fails on or times out on), ``new_rewards``, ``not_rescored`` (``environments``:
+    those of them that are environments' own rewards, added to the totals as recorded),
     ``advantage_sign_changed``, ``steps`` (per step: ``step``, ``rollouts``, ``changed`` per reward,
     ``advantage_sign_changed``) and ``failures`` (the first :data:`FAILURES` error messages, each naming reward,
     pack and rollout).
@@ -133,7 +144,7 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
     failures: list[str] = []
     with Ensemble.from_spec(spec, plugins=plugins, workers=workers, turn_reward=turn_reward) as ensemble:
         compared = [n for n in ensemble.names if n in recorded]
-        own = sorted(recorded & _session_names(plugins) - set(ensemble.names))
+        own = sorted(_environments(path, recorded, plugins) - set(ensemble.names))
         per_reward = {n: {"compared": 0, "changed": 0, "errors": 0, "timeouts": 0} for n in ensemble.names}
         steps: dict[int, dict[str, Any]] = {}
         flips_total = 0
@@ -161,14 +172,20 @@ def rescore(path: str | Path, spec: Any, *, plugins: Any = None, workers: int | 
                 entry["changed"][name] += changed
     return {"rollouts": rollouts_read, "rewards": {n: per_reward[n] for n in compared},
             "new_rewards": {n: per_reward[n] for n in ensemble.names if n not in recorded},
-            "not_rescored": sorted(recorded - set(ensemble.names)), "advantage_sign_changed": flips_total,
+            "not_rescored": sorted(recorded - set(ensemble.names)), "environments": own,
+            "advantage_sign_changed": flips_total,
             "steps": [steps[s] for s in sorted(steps)], "failures": failures}
 
 
-def _session_names(plugins: Any) -> set[str]:
-    """The session class names of the registered environments: the record's columns of their own rewards."""
+def _environments(path: str | Path, recorded: set[str], plugins: Any) -> set[str]:
+    """The record's columns of environments' own rewards: what its parts say (:func:`environment_rewards`), so a
+    pack changed or uninstalled since does not move them; for a record from before parts said, the recorded
+    columns named after a session class of an environment registered now."""
+    stated = environment_rewards(path)
+    if stated is not None:
+        return stated
     registry = (default_plugins() if plugins is None else plugins).registry
-    return {registry.environment(name).session_class().__name__ for name in registry.names("environment")}
+    return recorded & {registry.environment(name).session_class().__name__ for name in registry.names("environment")}
 
 
 def _batches(path: str | Path) -> Iterator[tuple[tuple[int, int], list[dict[str, Any]]]]:

@@ -20,18 +20,21 @@ Why it is built this way:
   backends it is named after the session class (``NotesSession``), weighs 1
   and is summed into the total; it is read as each episode ends, before the
   session is reset for the next one.
-* **No endpoint.**  ``run_episode`` works on token ids: the prompt as the
-  model's chat template renders it, each turn's tokens parsed by TRL's
-  parser, the tool results appended as tokens and counted against the
-  budget.  An OpenAI-compatible chat endpoint takes and returns messages and
-  renders and parses with its server's own template and tool parser, so it
-  cannot serve that loop; a loop over the chat API would be a second agent
-  loop with other rules (the server's parser, tool results not counted in
-  ``max_completion_length``), and is not built.
+* **An endpoint speaks the chat API.**  ``run_episode`` works on token ids
+  (the prompt as the model's chat template renders it, each turn parsed by
+  TRL's parser); an OpenAI-compatible endpoint renders and parses on its
+  server, so its episodes are
+  :func:`grpo_host.training.chat_episodes.run_chat_episode`: the tools
+  offered as ``tools``, the server's ``tool_calls`` run by the same guarded
+  ``call_tools``, the budget counted in the server's ``usage``, the same
+  trajectory recorded.  Episodes run ``--concurrency`` at a time, each with a
+  session of its own (kept for later episodes), through the client plain
+  endpoint evaluation uses (:class:`~grpo_host.training.endpoint.Endpoint`).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,10 +42,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import DataRefused, DuplicateNameError, UnknownNameError, UserError
 from ..kinds.environment import Session
 from ..scoring.spec import parse_spec
+from ..scoring.trajectory import completion_text
 from ..scoring.turns import TurnRule
 from .agent_loop import ChatTools, run_episode
 from .backends.steps import environment_factories
+from .chat_episodes import Reply, reply_of, run_chat_episode
 from .config import EnvironmentSettings
+from .endpoint import Endpoint
 
 if TYPE_CHECKING:
     from ..discovery.plugins import Plugins
@@ -78,13 +84,10 @@ class Episodes:
     names: list[str]
 
     def player(self, model: Model, s: EvalSettings, rows: Sequence[Row]) -> Play:
-        """The episodes' sampler on the model's engine (transformers or MLX)."""
+        """The episodes' sampler: the chat API for an endpoint, else the model's engine (transformers or MLX)."""
         if model.url is not None:
-            raise UserError(f"model {model.given!r}: an endpoint cannot run an environment's episodes (they are "
-                            "generated token by token with the model's chat template and TRL's tool parser); "
-                            "evaluate a local model or a run's checkpoint (docs/eval.md)")
+            return self._chat_player(model.url, s, rows)
         assert model.path is not None and s.max_completion_length is not None and s.seed is not None
-        from .evaluate import Sample
 
         chat, step, context = (_mlx if s.backend == "mlx" else _transformers)(model.path, s)
         pool: dict[str | None, Any] = {}
@@ -101,15 +104,55 @@ class Episodes:
                 for j in range(k):
                     episode = run_episode(chat, session, rows[row_id].data["prompt"], row_id, step(seed + i * k + j),
                                           max_tokens=budget, max_tool_calls=rounds, context=context)
-                    own = {n: session._reward() if type(session).__name__ == n else None for n in self.names}
-                    session._check_turns(episode.messages)
-                    turns = {type(session).__name__: session.turns} if session.turns is not None else {}
-                    got.append(Sample(str(chat.tokenizer.decode(episode.ids, skip_special_tokens=True)), episode.ids,
-                                      len(episode.ids), messages=episode.messages, own=own, own_turns=turns))
+                    text = str(chat.tokenizer.decode(episode.ids, skip_special_tokens=True))
+                    got.append(self._sample(session, episode.messages, text, episode.ids, len(episode.ids)))
                 out.append(got)
             return out
 
         return play
+
+    def _chat_player(self, url: str, s: EvalSettings, rows: Sequence[Row]) -> Play:
+        """Episodes against an OpenAI-compatible endpoint, ``s.concurrency`` at a time (each holds a session)."""
+        assert s.max_completion_length is not None
+        endpoint = Endpoint(url, s)
+        free: dict[str | None, list[Any]] = {}
+        budget, rounds = s.max_completion_length, s.max_tool_calls
+
+        async def one(client: Any, gate: asyncio.Semaphore, row_id: int, seed: int) -> Sample:
+            async def ask(messages: list[dict[str, Any]], tools: list[dict[str, Any]], most: int) -> Reply:
+                body = {**endpoint.body(seed, most), "messages": messages, **({"tools": tools} if tools else {})}
+                return reply_of(await endpoint.post(client, "chat/completions", body), url)
+
+            name = self.choices[row_id]
+            async with gate:
+                kept = free.setdefault(name, [])
+                session = kept.pop() if kept else self.factories[name]()
+                try:
+                    episode = await run_chat_episode(ask, session, rows[row_id].data["prompt"], row_id,
+                                                     max_tokens=budget, max_tool_calls=rounds)
+                    return await asyncio.to_thread(self._sample, session, episode.messages,
+                                                   completion_text(episode.messages), None, episode.length)
+                finally:
+                    kept.append(session)
+
+        async def run(chosen: Sequence[int], k: int, seed: int) -> list[list[Sample]]:
+            gate = asyncio.Semaphore(s.concurrency)
+            async with endpoint.client() as client:
+                done = await asyncio.gather(*(one(client, gate, row_id, seed + i * k + j)
+                                              for i, row_id in enumerate(chosen) for j in range(k)))
+            return [list(done[i * k:(i + 1) * k]) for i in range(len(chosen))]
+
+        return lambda chosen, k, seed: asyncio.run(run(chosen, k, seed))
+
+    def _sample(self, session: Any, messages: list[dict[str, Any]], text: str, ids: list[int] | None,
+                length: int) -> Sample:
+        """An episode as a sample, with the environment's own reward read before the session is reset again."""
+        from .evaluate import Sample
+
+        own = {n: session._reward() if type(session).__name__ == n else None for n in self.names}
+        session._check_turns(messages)
+        turns = {type(session).__name__: session.turns} if session.turns is not None else {}
+        return Sample(text, ids, length, messages=messages, own=own, own_turns=turns)
 
 
 def episodes_for(default: EnvironmentSettings | None, rows: Sequence[Row], plugins: Plugins, *,

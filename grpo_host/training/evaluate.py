@@ -49,6 +49,7 @@ from ..runs.record import FOLDER, RolloutRecord, read_record, reward_column
 from ..scoring.batch import feed, score_batch
 from .builtin_model import is_builtin, resolve_model
 from .config import EnvironmentSettings, RunConfig
+from .endpoint import Endpoint
 from .eval_episodes import Episodes, episodes_for
 from .preflight import checkpoint_folders
 from .train import Row, environment_of, offline_for_local_models, read_checked
@@ -372,52 +373,22 @@ def mlx_generator(path: str, s: EvalSettings) -> Generate:
     return generate
 
 
-RETRIES = 4
-"""Attempts past the first for a request an endpoint answers 429 or 5xx, or drops."""
-
-
 def endpoint_generator(url: str, s: EvalSettings) -> Generate:
     """One request per sample to an OpenAI-compatible endpoint (``/chat/completions`` for a chat prompt,
-    ``/completions`` for a string), at most ``s.concurrency`` at once, each with its own seed; 429, 5xx and
-    dropped connections are retried with backoff, anything else stops the evaluation with the endpoint's
-    answer (``--resume`` continues it)."""
-    try:
-        import httpx
-    except ImportError:
-        raise UserError("httpx is not installed: an endpoint needs pip install 'grpo-host[serve]'") from None
-    key = os.environ.get(s.api_key_env)
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    model = s.served_model or _served_model(httpx, url, headers)
+    ``/completions`` for a string), at most ``s.concurrency`` at once, each with its own seed; the retries and
+    errors are :class:`~grpo_host.training.endpoint.Endpoint`'s (``--resume`` continues a stopped evaluation)."""
+    endpoint = Endpoint(url, s)
 
     async def one(client: Any, gate: asyncio.Semaphore, prompt: Any, seed: int) -> Sample:
-        body: dict[str, Any] = {"model": model, "max_tokens": s.max_completion_length, "temperature": s.temperature,
-                                "top_p": s.top_p, "seed": seed, "n": 1}
-        if s.top_k:
-            body["top_k"] = s.top_k  # vLLM's extension; sent only when set
-        if s.min_p:
-            body["min_p"] = s.min_p
+        body = endpoint.body(seed, s.max_completion_length)
         route = "completions" if isinstance(prompt, str) else "chat/completions"
         body["prompt" if isinstance(prompt, str) else "messages"] = prompt
         async with gate:
-            for attempt in range(RETRIES + 1):
-                try:
-                    response = await client.post(f"{url}/{route}", json=body, headers=headers)
-                except httpx.TransportError as exc:
-                    problem = f"{type(exc).__name__}: {exc}"
-                else:
-                    if response.status_code == 200:
-                        return _sample(response, url)
-                    problem = f"HTTP {response.status_code}: {' '.join(response.text[:200].split())}"  # one line
-                    if response.status_code != 429 and response.status_code < 500:
-                        break
-                if attempt < RETRIES:
-                    await asyncio.sleep(0.5 * 2 ** attempt)
-        raise UserError(f"endpoint {url}/{route}: {problem}")
+            return _sample(await endpoint.post(client, route, body), url)
 
     async def run(prompts: Sequence[Any], k: int, seed: int) -> list[list[Sample]]:
         gate = asyncio.Semaphore(s.concurrency)
-        limits = httpx.Limits(max_connections=s.concurrency)
-        async with httpx.AsyncClient(timeout=httpx.Timeout(600.0), limits=limits) as client:
+        async with endpoint.client() as client:
             tasks = [one(client, gate, p, seed + i * k + j) for i, p in enumerate(prompts) for j in range(k)]
             done = await asyncio.gather(*tasks)
         return [list(done[i * k:(i + 1) * k]) for i in range(len(prompts))]
@@ -425,20 +396,9 @@ def endpoint_generator(url: str, s: EvalSettings) -> Generate:
     return lambda prompts, k, seed: asyncio.run(run(prompts, k, seed))
 
 
-def _served_model(httpx: Any, url: str, headers: Mapping[str, str]) -> str:
-    try:
-        response = httpx.get(f"{url}/models", headers=headers, timeout=30)
-        response.raise_for_status()
-        return str(response.json()["data"][0]["id"])
-    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as exc:
-        raise UserError(f"endpoint {url}: cannot list its models at {url}/models ({exc}); name the model with "
-                        "--served-model") from None
-
-
-def _sample(response: Any, url: str) -> Sample:
+def _sample(reply: Any, url: str) -> Sample:
     """A completion's text and token count from an OpenAI-style answer; a malformed answer names the endpoint."""
     try:
-        reply = response.json()
         choice = reply["choices"][0]
         text = choice["message"]["content"] if "message" in choice else choice["text"]
         tokens = (reply.get("usage") or {}).get("completion_tokens")
