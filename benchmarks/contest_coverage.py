@@ -71,7 +71,7 @@ KINDS: dict[str, tuple[bool, bool, str]] = {
     "communication": (False, True, "Task kinds: Communication tasks (`manager`)"),
     "communication, several processes": (False, True, "Task kinds: Communication tasks (`manager`, `num_processes`)"),
     "two-step": (False, True, "Task kinds: Two-step tasks (`two_steps`)"),
-    "multi-file submission": (False, False, "none: a completion's program is its last code block"),
+    "multi-file submission": (False, True, "Task kinds: Multi-file submissions (in `judge.MULTI_FILE`'s languages)"),
     "generated tests": (False, False, "none: a row's tests are data; DMOJ generates them at judging time"),
     "batch dependencies": (False, False, "Use: `subtasks` are independent"),
 }
@@ -118,6 +118,7 @@ class Capabilities:
     floor_mib: float  # the smallest memory limit a row may give (batch)
     interactive_floor_mib: float
     grader_languages: set[str] | None = None
+    multi_file_languages: set[str] | None = None
 
     def blockers(self, sub: Submission) -> list[str]:
         """What keeps the reward from judging ``sub``: empty when it can."""
@@ -128,6 +129,9 @@ class Capabilities:
         if "grader" in sub.kinds and lang is not None and self.grader_languages is not None \
                 and lang.name not in self.grader_languages:
             out.append(f"grader in {sub.language}")
+        if "multi-file submission" in sub.kinds and lang is not None and self.multi_file_languages is not None \
+                and lang.name not in self.multi_file_languages:
+            out.append(f"several files in {sub.language}")
         floor = self.interactive_floor_mib if "interactive" in sub.kinds else self.floor_mib
         if sub.memory_mib is not None and sub.memory_mib < floor:
             out.append(f"memory below {floor:g} MiB")
@@ -427,7 +431,7 @@ def main() -> None:
         "before": Capabilities(before_languages(a.before), {k for k, v in KINDS.items() if v[0]},
                                floor_mib(a.before), floor_mib(a.before)),  # no graders: no grader languages
         "now": Capabilities(languages.by_tag, {k for k, v in KINDS.items() if v[1]}, floor_mib(None),
-                            judge.SMALL_MEMORY / judge.MIB, set(graders.GRADED)),
+                            judge.SMALL_MEMORY / judge.MIB, set(graders.GRADED), set(judge.MULTI_FILE)),
     }
     print("# sources: " + "; ".join(f"{n} {r.commit[:12]} ({r.date})" for n, r in repos.items()))
     print(f"# reward: before {a.before}, now {head} (working tree); {len(subs)} submissions")
