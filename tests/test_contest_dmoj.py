@@ -22,7 +22,7 @@ import yaml
 from reward_plugins.contest import dmoj
 from reward_plugins.contest.judge import Case, Checker, Problem, Program, Report, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
-from reward_plugins.contest.rows import problem_from_row
+from reward_plugins.contest.rows import RowProblem, problem_from_row
 from reward_plugins.contest.rules import RULES
 from reward_plugins.sandbox.bwrap import isolation
 
@@ -42,7 +42,7 @@ PROBLEMS = ("bridged_checker", "bridged_checker_flags", "bridged_checker_multifi
             "coci_partial", "rust_bridged", "bridged_interactor_flags", "bridged_interactor_multifile", "normalize",
             "scroll", "easy", "linecount", "sorted")
 
-pytestmark = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in "
+SANDBOX = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in "
                                 f"root mode: {isolation().mode} ({isolation().reason or 'not root'})")
 
 
@@ -98,6 +98,7 @@ def _judge(name: str, language: str, source: str, seconds: float, memory_kib: in
 SUITE = [(p, t.name) for p in PROBLEMS for t in sorted((DATA / p / "tests").iterdir())]
 
 
+@SANDBOX
 @pytest.mark.slow  # compiles a C, C++ or Rust judge and the submission in a fresh sandbox: several seconds each
 @pytest.mark.parametrize(("problem", "test"), SUITE, ids=[f"{p}-{t}" for p, t in SUITE])
 def test_dmoj_suite_problem_is_judged_as_its_test_yml_expects(problem, test):
@@ -142,23 +143,22 @@ def test_peg_reads_its_stdout_as_dmojs_peg_module(stdout, code, expected):
 
 
 ESCAPES = {
-    "reads the compile cache": "import glob\n"
-                               "found = [open(p, 'rb').read() for p in glob.glob('/tmp/work/cache/**', recursive=True)"
-                               " if __import__('os').path.isfile(p)]\nassert found",
-    "reads the program's folder": "import os\nassert os.listdir('/tmp/work/run')\n"
-                                  "open('/tmp/work/run/main.py').read()",
+    "lists the compile cache": "assert __import__('os').listdir('/tmp/work/cache')",
+    "reads the server's environment": "assert open('/proc/1/environ', 'rb').read()",
     "writes outside its folder": "open('/tmp/work/planted', 'w').write('x')",
-    "writes the program's folder": "open('/tmp/work/run/planted', 'w').write('x')",
+    "writes into the compile cache": "open('/tmp/work/cache/planted', 'w').write('x')",
     "runs past its limit": "while True:\n        pass",
     "returns neither bool nor result": "return 'yes'",
 }
 
 
+@SANDBOX
 @pytest.mark.slow  # one sandbox start and a checker that spins to its 10 s CPU limit
 @pytest.mark.parametrize("attempt", sorted(ESCAPES))
 def test_a_hostile_check_module_is_a_judge_error_never_a_pass(attempt):
-    """A ``check()`` module that reaches for what DMOJ does not pass it (the submission's files, the sandbox's
-    folders), writes where it may not, or runs forever: a judge error.  Each returns True where its attempt
+    """A ``check()`` module that reaches for what DMOJ does not pass it (the compiled submissions, the sandbox
+    server's environment), writes where it may not, or runs forever: a judge error (a PermissionError, the
+    judge's CPU limit), never a pass.  Each returns True where its attempt
     worked, so a sandbox that let it through would show as AC."""
     if missing(LANGUAGES["python"]):
         pytest.skip(str(missing(LANGUAGES["python"])))
@@ -167,3 +167,14 @@ def test_a_hostile_check_module_is_a_judge_error_never_a_pass(attempt):
     problem = Problem((Case("1 2\n", "3\n"),), checker=Checker((("checker.py", module),), "dmoj"))
     report = judge(Program(LANGUAGES["python"], "print(3)"), problem, deadline=time.monotonic() + 120)
     assert report.verdicts == ["JE"], report.details
+
+
+@pytest.mark.parametrize(("column", "value", "named"), [
+    ("checker_protocol", "peg", "checker_protocol"),  # peg has no interactor (DMOJ raises NotImplementedError)
+    ("checker_language", "COBOL", "checker_language"),
+    ("checker_flags", ["-fplugin=/tmp/x.so"], "checker_flags"),  # only -D/-U: a flag is row data
+])
+def test_a_dmoj_interactor_row_that_cannot_be_judged_names_its_column(column, value, named):
+    task = {**row("bridged_interactor_flags"), column: value}
+    with pytest.raises(RowProblem, match=named):
+        problem_from_row(task, time_limit=2, memory_mb=256, output_mb=16, compare="token", float_tolerance=1e-6)
