@@ -98,7 +98,8 @@ os.write(result_fd, (json.dumps(said) + '\n').encode())
 imported with a stand-in for the parts of DMOJ's package checkers import (``dmoj.result.CheckerResult``,
 ``dmoj.utils.unicode``), ``check()`` called with the keyword arguments DMOJ's standard grader passes that exist
 here (``judge_input``, ``point_value``, ``case_position``, ``batch``, ``binary_data``, ``submission_source``; not
-``execution_time``, ``submission_language``, ``problem_id``, ``case``, ``result``), its answer written as one JSON line to the stdout it kept."""
+``execution_time``, ``submission_language``, ``problem_id``, ``case``, ``result``: a module that needs one fails,
+a judge error), its answer written as one JSON line to the stdout it kept."""
 
 
 def _scored(passed: bool, fraction: float, why: str = "") -> tuple[Verdict, float, str]:
