@@ -178,3 +178,40 @@ def test_a_dmoj_interactor_row_that_cannot_be_judged_names_its_column(column, va
     task = {**row("bridged_interactor_flags"), column: value}
     with pytest.raises(RowProblem, match=named):
         problem_from_row(task, time_limit=2, memory_mb=256, output_mb=16, compare="token", float_tolerance=1e-6)
+
+
+INTERACTOR_C = r"""#include <stdio.h>
+int main(int argc, char **argv) {  /* DMOJ's interactor arguments: input answer */
+    FILE *in = fopen(argv[1], "r"), *ans = fopen(argv[2], "r");
+    int n, want, got;
+    if (argc != 3 || !in || !ans || fscanf(in, "%d", &n) != 1 || fscanf(ans, "%d", &want) != 1) return 3;
+    printf("%d\n", n);
+    fflush(stdout);
+    if (scanf("%d", &got) != 1) return 1;
+    if (got == want) return 0;
+    if (got > 0 && got < want) { fprintf(stderr, "partial %d/%d\n", got, want); return 7; }
+    return 1;
+}
+"""
+
+
+@SANDBOX
+@pytest.mark.slow  # compiles a C interactor and runs three programs against it
+@pytest.mark.parametrize(("protocol", "program", "expected"), [
+    ("default", "print(2 * int(input()))", (["AC"], 1.0)),
+    ("default", "print(0)", (["WA"], 0.0)),
+    ("default", "print(int(input()))", (["JE"], 0.0)),  # exit 7 is no verdict of the default module's
+    ("coci", "print(int(input()))", (["PC"], 0.5)),
+    ("coci", "print(0)", (["WA"], 0.0)),
+    ("coci", "print(2 * int(input()))", (["AC"], 1.0)),
+])
+def test_a_c_interactor_speaks_dmojs_default_and_coci_modules(protocol, program, expected):
+    """Our C interactor, DMOJ's way: ``input answer`` as its arguments, exit 0 AC, 1 WA; ``coci`` adds exit 7 with
+    ``partial a/b``; under ``default`` that exit is DMOJ's internal error (here JE, the report's verdict)."""
+    if missing(LANGUAGES["c"]):
+        pytest.skip(str(missing(LANGUAGES["c"])))
+    task = {"tests": [{"input": "3\n", "output": "6\n"}], "interactor": {"interactor.c": INTERACTOR_C},
+            "checker_protocol": protocol}
+    problem = problem_from_row(task, time_limit=2, memory_mb=256, output_mb=16, compare="token", float_tolerance=1e-6)
+    report = judge(Program(LANGUAGES["python"], program), problem, deadline=time.monotonic() + 120, rules=RULES["dmoj"])
+    assert (report.verdicts, report.score) == expected, report.details
