@@ -180,6 +180,12 @@ def test_a_dmoj_interactor_row_that_cannot_be_judged_names_its_column(column, va
         problem_from_row(task, time_limit=2, memory_mb=256, output_mb=16, compare="token", float_tolerance=1e-6)
 
 
+def test_a_check_module_row_must_be_python():
+    task = {**row("bridged_checker"), "checker_protocol": "dmoj"}  # checker.c
+    with pytest.raises(RowProblem, match="column 'checker': checker_protocol dmoj is a Python check"):
+        problem_from_row(task, time_limit=2, memory_mb=256, output_mb=16, compare="token", float_tolerance=1e-6)
+
+
 INTERACTOR_C = r"""#include <stdio.h>
 int main(int argc, char **argv) {  /* DMOJ's interactor arguments: input answer */
     FILE *in = fopen(argv[1], "r"), *ans = fopen(argv[2], "r");

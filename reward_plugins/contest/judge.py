@@ -185,8 +185,9 @@ class Checker:
         return "python" if python else "cpp"
 
     def compile_argv(self) -> list[str]:
-        """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path; a Python judge's
-        entry is checked for syntax (a judge that does not build is a judge error either way)."""
+        """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path (gcc's C17 for C,
+        rustc -O for Rust, as DMOJ builds bridged judges); a Python judge's entry is checked for syntax (a judge that
+        does not build is a judge error either way)."""
         if self.language == "python":
             return [sys.executable, "-I", "-S", "-B", "-c", PY_CHECK, self._entry()]
         if self.language == "rust":

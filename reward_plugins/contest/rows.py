@@ -278,6 +278,9 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     score_max = row.get("score_max", 1.0)
     if isinstance(score_max, bool) or not isinstance(score_max, int | float) or not 0 < score_max < math.inf:
         raise RowProblem(f"column 'score_max': {score_max!r} is not a positive number")
+    if checker is not None and checker.protocol == "dmoj" and checker.language != "python":
+        raise RowProblem("column 'checker': checker_protocol dmoj is a Python check() module, not "
+                         f"{checker.language}")
     if checker is not None and checker.protocol == "dmoj":  # the point value DMOJ tells a check() module
         checker = dataclasses.replace(checker, points=float(score_max))
     writable = False if row.get("file_io") is None else row["file_io"]
