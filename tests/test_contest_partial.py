@@ -140,7 +140,8 @@ def test_rows_name_aggregates_score_max_and_the_cms_protocol():
     assert problem.groups == (Group(5.0, (0, 1), "mul"),)
     bad = [({"subtasks": [{"points": 5, "tests": [0], "aggregate": "max"}]}, "'max' is not one of min, mul, sum"),
            ({"score_max": 0}, "column 'score_max'"), ({"score_max": True}, "column 'score_max'"),
-           ({"interactor": "x", "checker_protocol": "cms"}, "'cms' is not one of testlib, kattis for the interactor"),
+           ({"interactor": "x", "checker_protocol": "cms"},
+            "'cms' is not one of testlib, kattis, default, coci for the interactor"),
            ({"subtasks": [{"points": float("nan"), "tests": [0]}]}, "points are not a non-negative number")]
     for extra, message in bad:
         with pytest.raises(RowProblem, match=message.replace("(", r"\(")):

@@ -98,7 +98,8 @@ ERR_BYTES = 4096  # a program's stderr kept (its tail)
 CAPS = (0, 1, 3, 5, 6, 7)  # CHOWN, DAC_OVERRIDE, FOWNER, KILL, SETGID, SETUID
 PAGE = os.sysconf("SC_PAGE_SIZE")
 PIPE_BYTES = 1 << 20  # each interaction pipe's capacity (problemtools' interactive runner's)
-ACCEPTS = {"kattis": 42, "testlib": 0}  # the exit status with which an interactor accepts, by protocol
+ACCEPTS = {"kattis": 42, "testlib": 0, "default": 0, "coci": 0}  # an interactor's accepting exit, by protocol
+OWN_STDOUT = ("cms", "peg", "coci", "dmoj")  # protocols whose checker's stdout is read apart from its stderr
 LOOK = 0.05  # most seconds between two looks at the CPU waits of running programs' processes
 BASELINE: dict = {}  # set in main: the empty tmpfs's use, the sockets alive, the programs' second filter
 
@@ -637,14 +638,20 @@ def judge_files(data, names):
     return judge
 
 
-def judge_argv(req, judge, output):
+def judge_argv(req, judge, output, interactor=False):
     """The checker's arguments by protocol: testlib ``input output answer``, Kattis ``input answer feedback/``, CMS
-    ``input correct_output output`` (``cms/grading/steps/trusted.py`` ``checker_step``)."""
+    ``input correct_output output`` (``cms/grading/steps/trusted.py`` ``checker_step``); DMOJ's contrib modules
+    (``dmoj/contrib/*.py``): ``peg`` ``answer output input``, a ``default`` or ``coci`` interactor ``input answer``,
+    a ``dmoj`` ``check()`` module's runner CMS's order."""
     binary = [part.replace("{bin}", f"{judge}/bin") for part in req["judge_argv"]]
     if req["protocol"] == "kattis":
         return binary + [f"{judge}/input", f"{judge}/answer", f"{judge}/feedback/"]
-    if req["protocol"] == "cms":
+    if interactor and req["protocol"] in ("default", "coci"):
+        return binary + [f"{judge}/input", f"{judge}/answer"]
+    if req["protocol"] in ("cms", "dmoj"):
         return binary + [f"{judge}/input", f"{judge}/answer", output]
+    if req["protocol"] == "peg":
+        return binary + [f"{judge}/answer", output, f"{judge}/input"]
     return binary + [f"{judge}/input", output, f"{judge}/answer"]
 
 
@@ -669,6 +676,8 @@ def do_check(req, data):
         write_file(KEPT, data[2], 0o600)
     os.rename(KEPT, f"{WORK}/checked")
     judge = judge_files(data, ("input", "answer"))
+    if isinstance(req.get("source"), str):  # the submission, for a DMOJ check() module (its submission_source)
+        write_file(f"{judge}/source", req["source"].encode("utf-8", "surrogatepass"))
     for name, content in req.get("feedback", {}).items():  # a multi-pass validator's files from the passes before
         if "/" in name or name.startswith("."):
             return {"status": "jail_error", "error": f"feedback file {name!r}"}, b""
@@ -680,7 +689,7 @@ def do_check(req, data):
     link_artifact(req["judge_key"], f"{judge}/bin")
     log, stdout = f"{WORK}/judge.log", f"{WORK}/judge.out"
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    out = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if req["protocol"] == "cms" else fd
+    out = os.open(stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600) if req["protocol"] in OWN_STDOUT else fd
     stdin = os.open(f"{judge}/output" if req["protocol"] == "kattis" else "/dev/null", os.O_RDONLY)
     argv = judge_argv(req, judge, f"{judge}/output")
     outcome = finish(*spawn(argv, uid=JUDGE, cwd=f"{judge}/feedback", limits=req["judge_limits"], stdin=stdin,
@@ -742,7 +751,7 @@ def do_interact(req, data):
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     err = os.open(f"{WORK}/program.err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     tout = f"{judge}/feedback/tout"
-    argv = judge_argv(req, judge, tout)
+    argv = judge_argv(req, judge, tout, interactor=True)
 
     def release(*ends):
         for end in held.intersection(ends):

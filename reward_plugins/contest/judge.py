@@ -57,6 +57,7 @@ from reward_plugins.sandbox.cgroup import Cgroup
 from reward_plugins.sandbox.output import same_output
 from reward_plugins.sandbox.seccomp import bpf, program_bpf
 
+from . import dmoj
 from .graders import PY_CHECK, link
 from .languages import LANGUAGES, Language, binds, java_entry, tool_paths, version
 from .rules import RULES, Rules
@@ -94,7 +95,7 @@ OOM_SIGNS = ("std::bad_alloc", "memory allocation of", "MemoryError", "java.lang
              "xmalloc: cannot allocate", "xrealloc: cannot allocate")  # the last two: Bash's
 
 Verdict = Literal["AC", "PC", "WA", "TLE", "MLE", "RE", "OLE", "CE", "JE", "SKIP"]
-Protocol = Literal["testlib", "kattis", "cms"]
+Protocol = Literal["testlib", "kattis", "cms", "default", "coci", "peg", "dmoj"]
 Aggregate = Literal["min", "mul", "sum"]
 CPP_SOURCES = (".cpp", ".cc", ".cxx", ".c++")
 PROCESSES = 8
@@ -198,43 +199,67 @@ class Program:
 
 @dataclass(frozen=True)
 class Checker:
-    """A special judge: C++ sources (``testlib.h`` on the include path) or a Python program (no C++ source and a
-    ``.py`` file, or one file whose ``#!`` line names python, as CMS's and Kattis's Python checkers come; other
-    files beside it are data it may read), and a protocol
-    (``testlib``, ``kattis`` or ``cms``, :func:`_checker_verdict`)."""
+    """A special judge: C++ sources (``testlib.h`` on the include path), C (``.c``) or Rust (``.rs``) sources, or
+    a Python program (no C++ source and a ``.py`` file, or one file whose ``#!`` line names python, as CMS's and
+    Kattis's Python checkers come; other files beside it are data it may read), or the language ``lang`` declares
+    (DMOJ's bridged ``lang``); and a protocol (``testlib``, ``kattis``, ``cms``, or DMOJ's ``default``, ``coci``,
+    ``peg`` and ``dmoj``, :func:`_checker_verdict`).  ``flags``: preprocessor flags for a C or C++ judge (DMOJ's
+    ``flags``); ``points``: the point value a ``dmoj`` ``check()`` module is told (the row's ``score_max``)."""
 
     files: tuple[tuple[str, str], ...]
     protocol: Protocol = "testlib"
+    lang: str | None = None
+    flags: tuple[str, ...] = ()
+    points: float = 1.0
 
     @property
     def language(self) -> str:
-        """``python`` or ``cpp``: what the judge is written in."""
+        """``python``, ``cpp``, ``c`` or ``rust``: what the judge is written in."""
         names = [name for name, _ in self.files]
+        if self.lang is not None:
+            return self.lang
         if any(n.endswith(CPP_SOURCES) for n in names):
             return "cpp"
+        for suffix, language in ((".c", "c"), (".rs", "rust")):
+            if any(n.endswith(suffix) for n in names):
+                return language
         first = self.files[0][1].split("\n", 1)[0] if len(self.files) == 1 else ""
         python = any(n.endswith(".py") for n in names) or (first.startswith("#!") and "python" in first)
         return "python" if python else "cpp"
 
     def compile_argv(self) -> list[str]:
-        """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path; a Python judge's
-        entry is checked for syntax (a judge that does not build is a judge error either way)."""
+        """g++ as judges build checkers: C++17, -O2, the vendored testlib.h on the include path (gcc's C17 for C,
+        rustc -O for Rust, as DMOJ builds bridged judges); a Python judge's entry is checked for syntax (a judge that
+        does not build is a judge error either way)."""
         if self.language == "python":
-            return [sys.executable, "-I", "-S", "-B", "-c", PY_CHECK, self.run_argv()[-1].removeprefix("{bin}/")]
+            return [sys.executable, "-I", "-S", "-B", "-c", PY_CHECK, self._entry()]
+        if self.language == "rust":
+            rust = next(name for name, _ in self.files if name.endswith(".rs"))
+            return [_tools(LANGUAGES["rust"])["rustc"], "-O", "-C", "debuginfo=0", "-o", "main", rust]
+        if self.language == "c":
+            sources = [name for name, _ in self.files if name.endswith(".c")]
+            return [_tools(LANGUAGES["c"])["gcc"], "-std=gnu17", "-O2", "-pipe", *self.flags, "-I", str(TESTLIB),
+                    "-o", "main", *sources, "-lm"]
         sources = [name for name, _ in self.files if name.endswith(CPP_SOURCES)]
-        return [_tools(LANGUAGES["cpp"])["g++"], "-std=gnu++17", "-O2", "-pipe", "-I", str(TESTLIB), "-o",
-                "main", *sources]
+        return [_tools(LANGUAGES["cpp"])["g++"], "-std=gnu++17", "-O2", "-pipe", *self.flags, "-I", str(TESTLIB),
+                "-o", "main", *sources]
 
     def run_argv(self) -> list[str]:
         """The judge's command, ``{bin}`` for its folder in the sandbox: the binary, or Python on the entry file
         (``validate.py`` or ``checker.py`` where there are several files, else the first)."""
-        if self.language == "cpp":
+        if self.language != "python":
             return ["{bin}/main"]
-        names = [name for name, _ in self.files]
-        entry = next((n for n in ("validate.py", "checker.py", "interactor.py") if n in names),
-                     next((n for n in names if n.endswith(".py")), names[0]))
-        return [sys.executable, "-I", "-B", f"{{bin}}/{entry}"]  # with site: the builtins exit() and quit(),
+        if self.protocol == "dmoj":  # DMOJ's check() module, imported by the runner (dmoj.RUNNER)
+            return [sys.executable, "-I", "-B", "-c", dmoj.RUNNER, f"{{bin}}/{self._entry()}", repr(self.points)]
+        return [sys.executable, "-I", "-B", f"{{bin}}/{self._entry()}"]  # with site: the builtins exit() and quit(),
         # which judges' Python validators call (DOMjudge's jumble), as ``python3 validate.py`` has them
+
+    def _entry(self) -> str:
+        """A Python judge's entry file: ``validate.py`` or ``checker.py`` where there are several files, else the
+        first ``.py`` (else the first file)."""
+        names = [name for name, _ in self.files]
+        return next((n for n in ("validate.py", "checker.py", "interactor.py") if n in names),
+                    next((n for n in names if n.endswith(".py")), names[0]))
 
 
 @dataclass(frozen=True)
@@ -267,7 +292,9 @@ class Problem:
     time_limit: float = 2.0
     memory: int = 256 * MIB
     output: int = 16 * MIB
-    compare: Literal["token", "lines", "exact", "float"] = "token"
+    compare: Literal["token", "lines", "exact", "float", "easy", "linecount", "sorted", "unordered", "rstripped",
+                     "identical"] = "token"
+    """The built-in checker: :func:`token_match`'s, or one of DMOJ's (:func:`reward_plugins.contest.dmoj.compare`)."""
     float_abs: float = 1e-6
     float_rel: float = 1e-6
     case_sensitive: bool = True
@@ -679,7 +706,9 @@ def _checker_verdict(result: dict, protocol: str, score_max: float) -> tuple[Ver
       ``score.txt`` beside a rejection or one that is not a number is a judge error, as there;
     * cms: exit 0 and a number on the first line of stdout, the outcome (``cms/grading/steps/trusted.py``
       ``extract_outcome_and_text``): 1 correct (AC), 0 not correct (WA), between them partially correct (PC);
-      a non-zero exit or an outcome that is not a number is a judge error (CMS's failed trusted step).
+      a non-zero exit or an outcome that is not a number is a judge error (CMS's failed trusted step);
+    * DMOJ's ``default``, ``coci``, ``peg`` and ``dmoj`` (a ``check()`` module): :func:`reward_plugins.contest.dmoj.
+      verdict`.
 
     Every score is the checker's over ``score_max``; one outside [0, 1] is a judge error (a reward is a fraction)."""
     if result.get("status") == "jail_error" or result.get("wall_killed") or result.get("signal"):
@@ -687,6 +716,8 @@ def _checker_verdict(result: dict, protocol: str, score_max: float) -> tuple[Ver
     code = result.get("exit")
     if not isinstance(code, int):
         return "JE", 0.0, "the checker did not exit"
+    if protocol in dmoj.PROTOCOLS:
+        return dmoj.verdict(result, protocol, score_max)
     said: str | None
     if protocol == "kattis":
         said = result.get("score_txt")
@@ -931,6 +962,9 @@ def _batch(run: _Run, data: list[bytes], memory: int, feedback: dict | None = No
     failed = classify(outcome, lang, problem)
     if failed is not None:
         return failed, 0.0, str(outcome.get("stderr", ""))[-500:], {}
+    if problem.checker is None and problem.compare in dmoj.COMPARES:
+        passed, share = dmoj.compare(problem.compare, output, data[1])
+        return (("AC" if share == 1.0 else "PC") if passed else "WA"), share, "", {}
     if problem.checker is None:
         same = token_match(output.decode("utf-8", "replace"), data[1].decode("utf-8", "surrogatepass"), problem)
         return ("AC", 1.0, "", {}) if same else ("WA", 0.0, "", {})
@@ -981,21 +1015,26 @@ def _check(run: _Run, data: list[bytes], feedback: dict | None = None) -> tuple[
     """The row's checker on the output the run (or the interactor) just kept; in the same sandbox, or there is no
     output to check (a sandbox rebuilt in between: a judge error)."""
     assert run.problem.checker is not None  # only a problem with a checker is checked
-    result = check(run.jail, run.problem, run.keys["checker"], data, feedback)
+    source = run.program.source if run.problem.checker.protocol == "dmoj" else None  # DMOJ's submission_source
+    result = check(run.jail, run.problem, run.keys["checker"], data, feedback, source)
     run.spent += _cpu(result)
     verdict, score, why = _checker_verdict(result, run.problem.checker.protocol, run.problem.score_max)
     return verdict, score, (why + " " + str(result.get("message", ""))[-500:]).strip(), result
 
 
-def check(jail: Jail, problem: Problem, key: str, data: list[bytes], feedback: dict | None = None) -> dict:
+def check(jail: Jail, problem: Problem, key: str, data: list[bytes], feedback: dict | None = None,
+          source: str | None = None) -> dict:
     """The ``check`` request: the checker built as ``key`` on ``data`` (input, answer, and for an output-only
     submission the output itself; else the output the last run kept); the server's reply.  With ``feedback``
     (multi-pass) the validator's feedback folder starts with those files, and the reply carries its
-    ``nextpass.in`` (``nextpass``, ``nextpass_bytes``) and its files (``feedback``)."""
+    ``nextpass.in`` (``nextpass``, ``nextpass_bytes``) and its files (``feedback``).  ``source``: the submission,
+    which the judge's folder then holds as ``source`` (what DMOJ passes a ``check()`` module)."""
     assert problem.checker is not None
     header: dict[str, Any] = {"op": "check", "judge_key": key, "judge_argv": problem.checker.run_argv(),
                               "judge_limits": JUDGE_LIMITS, "protocol": problem.checker.protocol}
     if feedback is not None:
         header |= {"multi_pass": True, "feedback": feedback}
+    if source is not None:
+        header["source"] = source
     result, payload = jail.request(header, data, JUDGE_LIMITS["wall"], JUDGE_MEMORY, JUDGE_LIMITS["processes"])
     return {**result, "nextpass_bytes": payload}

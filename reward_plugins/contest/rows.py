@@ -16,9 +16,15 @@ Columns (all but the tests optional):
   ``"256 megabytes"``), or ``memory_limit_bytes`` (CodeContests);
 * ``checker`` / ``interactor``: C++ source (a string, or ``{file name:
   source}`` for several files) and ``checker_protocol`` (``testlib``, the
-  default, ``kattis``, or ``cms`` for a checker); ``score_max``: a
+  default, ``kattis``, or ``cms`` for a checker; DMOJ's ``default``,
+  ``coci``, ``peg`` for a checker, ``default`` and ``coci`` for an
+  interactor, ``dmoj`` for a Python ``check()`` module); ``score_max``: a
   checker's full credit for one test in its own units (default 1);
-* ``compare`` (``token``, ``lines``, ``exact``, ``float``), ``float_tolerance``;
+  ``checker_language`` (``c``, ``cpp``, ``python``, ``rust``, or DMOJ's
+  ``lang`` names) where the files' suffixes do not say it, and
+  ``checker_flags`` (``-D``/``-U`` flags for a C or C++ judge);
+* ``compare`` (``token``, ``lines``, ``exact``, ``float``, or DMOJ's ``easy``,
+  ``linecount``, ``sorted``, ``unordered``, ``rstripped``, ``identical``), ``float_tolerance``;
 * ``subtasks``: ``[{"points": 30, "tests": [0, 1, 2], "aggregate": "min"}, ...]``
   (``aggregate``: ``min``, the default, ``mul`` or ``sum``);
 * ``file_io``: true when the task reads or writes files of its own (its
@@ -62,6 +68,7 @@ Columns (all but the tests optional):
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
 import json
 import math
@@ -71,6 +78,7 @@ import zlib
 from collections.abc import Mapping
 from typing import Any
 
+from . import dmoj
 from .graders import GRADED
 from .judge import MIB, PROCESSES, SMALL_MEMORY, Case, Checker, Group, Problem
 
@@ -175,11 +183,28 @@ def _mib(value: Any) -> float:
     return float(value)
 
 
-PROTOCOLS = {"checker": ("testlib", "kattis", "cms"), "interactor": ("testlib", "kattis"), "manager": ("cms",)}
+PROTOCOLS = {"checker": ("testlib", "kattis", "cms", "default", "coci", "peg", "dmoj"),
+             "interactor": ("testlib", "kattis", "default", "coci"), "manager": ("cms",)}
+JUDGE_LANGUAGES = ("c", "cpp", "python", "rust")
+_FLAG = re.compile(r"-[DU][A-Za-z_][A-Za-z0-9_]*(=[^\s]*)?")
 AGGREGATES = ("min", "mul", "sum")
 
 
-def _judge_program(value: Any, column: str, protocol: str) -> Checker:
+def _judge_options(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A checker's or interactor's declared language and flags (DMOJ's bridged ``lang`` and ``flags``)."""
+    lang = row.get("checker_language")
+    if lang is not None:
+        lang = dmoj.LANGS.get(lang, lang)
+        if lang not in JUDGE_LANGUAGES:
+            raise RowProblem(f"column 'checker_language': {str(row.get('checker_language'))[:40]!r} is not one of "
+                             f"{', '.join(JUDGE_LANGUAGES)} (or DMOJ's {', '.join(dmoj.LANGS)})")
+    flags = row.get("checker_flags") or []
+    if not isinstance(flags, list) or not all(isinstance(f, str) and _FLAG.fullmatch(f) for f in flags):
+        raise RowProblem(f"column 'checker_flags': {str(flags)[:60]!r} is not a list of -D/-U preprocessor flags")
+    return {"lang": lang, "flags": tuple(flags)}
+
+
+def _judge_program(value: Any, column: str, protocol: str, **options: Any) -> Checker:
     if isinstance(value, str):
         files: tuple[tuple[str, str], ...] = (("main.cpp", value),)
     elif isinstance(value, Mapping) and value and all(isinstance(k, str) and isinstance(v, str)
@@ -192,7 +217,7 @@ def _judge_program(value: Any, column: str, protocol: str) -> Checker:
     if protocol not in PROTOCOLS[column]:
         raise RowProblem(f"column 'checker_protocol': {protocol!r} is not one of {', '.join(PROTOCOLS[column])} "
                          f"for the {column}")
-    return Checker(files, protocol)  # type: ignore[arg-type]
+    return Checker(files, protocol, **options)  # type: ignore[arg-type]
 
 
 def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: int, output_mb: int, compare: str,
@@ -218,12 +243,15 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     if not (MIB <= memory <= 16384 * MIB):
         raise RowProblem(f"column 'memory_limit': {memory / MIB:g} MiB is outside [1, 16384]")
     mode = row.get("compare") or compare
-    if mode not in ("token", "lines", "exact", "float"):
-        raise RowProblem(f"column 'compare': {mode!r} is not one of token, lines, exact, float")
+    if mode not in ("token", "lines", "exact", "float", *dmoj.COMPARES):
+        raise RowProblem(f"column 'compare': {mode!r} is not one of token, lines, exact, float, "
+                         f"{', '.join(dmoj.COMPARES)}")
     tolerance = float(row.get("float_tolerance") or float_tolerance)
     protocol = row.get("checker_protocol") or "testlib"
-    checker = _judge_program(row["checker"], "checker", protocol) if row.get("checker") else None
-    interactor = _judge_program(row["interactor"], "interactor", protocol) if row.get("interactor") else None
+    options = _judge_options(row)
+    checker = _judge_program(row["checker"], "checker", protocol, **options) if row.get("checker") else None
+    interactor = (_judge_program(row["interactor"], "interactor", protocol, **options) if row.get("interactor")
+                  else None)
     manager = _judge_program(row["manager"], "manager", "cms") if row.get("manager") else None
     user_io = row.get("user_io") or ("fifo_io" if row.get("grader") else "std_io")
     if manager is not None:
@@ -257,6 +285,11 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     score_max = row.get("score_max", 1.0)
     if isinstance(score_max, bool) or not isinstance(score_max, int | float) or not 0 < score_max < math.inf:
         raise RowProblem(f"column 'score_max': {score_max!r} is not a positive number")
+    if checker is not None and checker.protocol == "dmoj" and checker.language != "python":
+        raise RowProblem("column 'checker': checker_protocol dmoj is a Python check() module, not "
+                         f"{checker.language}")
+    if checker is not None and checker.protocol == "dmoj":  # the point value DMOJ tells a check() module
+        checker = dataclasses.replace(checker, points=float(score_max))
     writable = False if row.get("file_io") is None else row["file_io"]
     if not isinstance(writable, bool):
         raise RowProblem(f"column 'file_io': {writable!r} is not true or false")

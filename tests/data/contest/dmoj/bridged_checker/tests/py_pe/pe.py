@@ -1,0 +1,1 @@
+print 'This is not a number'

@@ -1,0 +1,5 @@
+#include "header.h"
+
+#ifdef HEADER_EXISTS
+int main() { return 0; }
+#endif

@@ -1,0 +1,3 @@
+#ifdef FLAG
+int main() { return 0; }
+#endif

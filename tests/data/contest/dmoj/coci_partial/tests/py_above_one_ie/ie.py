@@ -1,0 +1,1 @@
+print("partial 11/10")

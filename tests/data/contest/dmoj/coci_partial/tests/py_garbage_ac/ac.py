@@ -1,0 +1,2 @@
+print("abcdefg")
+print("partial 1/10")

@@ -1,0 +1,1 @@
+print("partial 0/4")

@@ -1,0 +1,3 @@
+#! -*- encoding: utf-8 -*-
+
+print 'バカ'
