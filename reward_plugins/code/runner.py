@@ -79,6 +79,7 @@ import builtins
 import collections
 import contextlib
 import json
+import marshal
 import os
 import resource
 import select
@@ -207,8 +208,10 @@ def child(req, drop_uid, workdir, fds, extra_processes=0):
         os.close(4)
         calls = []
         if kind == "calls":  # this group's calls only: no other call's arguments ever reach this process
-            calls = [[(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in steps]
-                     for steps in json.loads(read_all(5))]
+            data = read_all(5)
+            calls = marshal.loads(data) if req.get("marshal") else [  # the host's marshal: C, no codec to run
+                [(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in steps]
+                for steps in json.loads(data)]
             os.close(5)
         # the program's stdio, open for as long as its process lives (made by the server: program_stdio)
         sys.stdin, sys.stdout, sys.stderr = STDIO["io" if kind == "io" else "null"], STDIO["out"], STDIO["err"]
