@@ -354,6 +354,24 @@ def test_literal_call_arguments_arrive_fresh_and_exact_by_marshal_or_by_text():
         assert sandbox.run(counted, calls=again).cases == (True,)
 
 
+@needs_sandbox
+@pytest.mark.timeout(120)
+def test_programs_make_temporary_files_in_their_folder_and_a_judge_gets_no_such_folder():
+    """TMPDIR is the programs' work folder in every kind of request (set once by the server, inherited by each
+    program); a script case's judge takes it off, so the tests' temporary files never land where the program
+    writes."""
+    program = ("import os, tempfile\ndef where():\n    with tempfile.NamedTemporaryFile() as f:\n"
+               "        return [os.environ.get('TMPDIR'), os.path.dirname(f.name)]\n")
+    with Sandbox() as sandbox:
+        got = sandbox.run(program + "print(*where())")
+        work, made = got.stdout.split()
+        assert got.ok and work == made != "None"
+        assert sandbox.run(program, calls=shapes.plan(f"assert where() == [{work!r}, {work!r}]")).cases == (True,)
+        judged = sandbox.run(program, tests="import os\nassert 'TMPDIR' not in os.environ\nassert where()[0] == "
+                             f"{work!r}", names=("where",))
+        assert judged.passed_asserts, judged.stderr
+
+
 MBPP = Path(__file__).parent / "data" / "mbpp" / "mbpp.jsonl"
 MBPP_DIFFER = {  # task: (the reward's verdict, why it is not the 1.0 of the solution run as one plain script)
     126: (None, "the tests call only `sum`, a builtin's name: a row the program could move, so not applicable"),
