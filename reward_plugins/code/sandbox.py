@@ -516,12 +516,12 @@ class Sandbox:
             pass
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=512)  # a GRPO group's rows share their calls; decoded values outweigh their text
 def _call_values(steps: tuple[tuple[str, str, str], ...]) -> list | None:
     """One literal call's steps with their arguments decoded from :mod:`plain` text, for :mod:`marshal` to carry to
     the program's process (which then runs no codec of its own: a fork pays for every page such code touches);
     None when an argument is not of :data:`plain.MARSHAL_TYPES` (a ``Counter`` a script's rerun found), and the
-    call crosses as text.  Cached (the rows of a group share their calls): only ``marshal.dumps`` reads it."""
+    call crosses as text.  Cached: only ``marshal.dumps`` reads it."""
     try:
         decoded = [(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in steps]
     except ValueError:  # not plain text: the program's process refuses it as before, and the case fails
