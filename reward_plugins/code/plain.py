@@ -35,7 +35,8 @@ import builtins
 import json
 from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
 
-__all__ = ["MARSHAL_TYPES", "MAX_DEPTH", "NotPlain", "decode", "encode", "key", "marshallable", "tag", "untag"]
+__all__ = ["MARSHAL_TYPES", "MAX_DEPTH", "NotPlain", "decode", "dumps", "encode", "key", "marshallable", "tag",
+           "untag"]
 
 MAX_DEPTH = 100
 """Deepest nesting encoded or decoded (also what stops a self-containing list)."""
@@ -102,9 +103,15 @@ def _namedtuple(typename, fields):
     return made
 
 
+dumps = json.JSONEncoder(separators=(",", ":")).encode
+"""Compact JSON (``json.dumps(value, separators=(",", ":"))``) from one encoder made once, not one per value: a
+program's process encodes each of its results with it, and every object ``json.dumps`` makes is paid in copied
+pages there."""
+
+
 def encode(value) -> str:
     """One line of JSON for a plain value; raises :class:`NotPlain` for anything else."""
-    return json.dumps(tag(value), separators=(",", ":"))
+    return dumps(tag(value))
 
 
 def tag(value, ref=None, depth=0):

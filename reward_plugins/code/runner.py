@@ -275,7 +275,7 @@ BUILTIN_NAMES = frozenset(dir(builtins))  # never the program's to bind in the j
 
 def message(fd, body):
     """Write one length-prefixed JSON message (either direction of a script case's pipes)."""
-    data = json.dumps(body, separators=(",", ":")).encode()
+    data = plain.dumps(body).encode()
     view = memoryview(len(data).to_bytes(4, "big") + data)
     while view:
         view = view[os.write(fd, view):]
