@@ -342,12 +342,11 @@ def test_literal_call_arguments_arrive_fresh_and_exact_by_marshal_or_by_text():
     texts = shapes.plan(f"assert f([1], -0.0, b'x', {big}, {{9, 1, 17}}) == [2, '-0.0', 'bytes', {big}, "
                         f"{list({9, 1, 17})}, True]\n" * 2)
     assert isinstance(marshalled, shapes.Calls) and isinstance(texts, shapes.Calls)
-    assert sandbox_module._call_values(marshalled.calls[0]) is not None
-    assert sandbox_module._call_values(texts.calls[0]) is None
+    assert marshalled.values[0] is not None and texts.values[0] is None
     counted = "from collections import Counter\ndef f(c):\n    return c if type(c) in (Counter, list) else None"
     again = sandbox_module._script_rerun([[[["f", plain.encode([value]), plain.encode({})]], plain.encode(value)]
                                           for value in (collections.Counter(a=1), [1])])
-    assert again is not None and sandbox_module._call_values(again.calls[0]) is None
+    assert again is not None and again.values[0] is None
     with Sandbox() as sandbox:
         assert sandbox.run(program, calls=marshalled).cases == (True, True)
         assert sandbox.run(program, calls=texts).cases == (True, True)

@@ -354,8 +354,8 @@ class Sandbox:
     def _run_calls(self, header: dict, source: bytes, calls: Calls, groups: tuple[tuple[int, ...], ...],
                    plan: bytes, limits: Limits) -> tuple[Execution, dict | None]:
         """Literal calls: one program per group, each given only its own group's calls (``runner.run``)."""
-        values = {i: _call_values(calls.calls[i]) for group in groups for i in group}
-        marshalled = all(value is not None for value in values.values())
+        values = calls.values
+        marshalled = all(values[i] is not None for group in groups for i in group)
         segments = [marshal.dumps([values[i] for i in group], 2) if marshalled
                     else json.dumps([calls.calls[i] for i in group]).encode() for group in groups]
         header = {**header, "members": [list(g) for g in groups], "calls_lens": [len(s) for s in segments],
@@ -514,19 +514,6 @@ class Sandbox:
                 os.close(self._owner_fd)
         except Exception:
             pass
-
-
-@functools.lru_cache(maxsize=512)  # a GRPO group's rows share their calls; decoded values outweigh their text
-def _call_values(steps: tuple[tuple[str, str, str], ...]) -> list | None:
-    """One literal call's steps with their arguments decoded from :mod:`plain` text, for :mod:`marshal` to carry to
-    the program's process (which then runs no codec of its own: a fork pays for every page such code touches);
-    None when an argument is not of :data:`plain.MARSHAL_TYPES` (a ``Counter`` a script's rerun found), and the
-    call crosses as text.  Cached: only ``marshal.dumps`` reads it."""
-    try:
-        decoded = [(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in steps]
-    except ValueError:  # not plain text: the program's process refuses it as before, and the case fails
-        return None
-    return decoded if plain.marshallable(decoded) else None
 
 
 def _rerun(result: Execution, reply: dict | None, ncalls: int) -> tuple[tuple[tuple[int, ...], ...], dict] | None:
