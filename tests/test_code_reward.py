@@ -9,6 +9,7 @@ unisolated fallback is exercised only with harmless programs.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import time
@@ -21,6 +22,8 @@ from grpo_host import Ensemble, get_reward
 from grpo_host.data import check_rows
 from grpo_host.scoring.contract import score_row
 from grpo_host.testing import HEAVY_MODULES, assert_discovered, assert_listing_is_light
+from reward_plugins.code import plain, shapes
+from reward_plugins.code import sandbox as sandbox_module
 from reward_plugins.code.rewards import check_row, extract_code, shared_sandbox
 from reward_plugins.code.sandbox import Limits, Sandbox, announce_unisolated, isolation
 from reward_plugins.sandbox.output import same_output
@@ -324,6 +327,48 @@ def test_stdlib_containers_are_judged_as_python_would(code):
     neither a subclass nor a patched module can bring an object of the program's equality along."""
     got = [code.score_one(fenced(program), tests=tests) for program, tests, _ in STDLIB_RESULTS]
     assert got == [score for _, _, score in STDLIB_RESULTS]
+
+
+@needs_sandbox
+@pytest.mark.timeout(120)
+def test_literal_call_arguments_arrive_fresh_and_exact_by_marshal_or_by_text():
+    """Each call's arguments are objects of its own (the same literal twice is two lists) of the literal's exact
+    types (-0.0, bytes, a big int), whether they crossed by ``marshal`` or as plain text (a set, which must be
+    built in the literal's order; a ``Counter`` among a request's arguments, from a script's rerun)."""
+    program = ("seen = []\ndef f(xs, z, b, big, s=()):\n    xs.append(2)\n    seen.append(xs)\n"
+               "    return [len(xs), str(z), type(b).__name__, big, list(s), len(seen) < 2 or seen[0] is not seen[1]]")
+    big = 2**70
+    marshalled = shapes.plan(f"assert f([1], -0.0, b'x', {big}) == [2, '-0.0', 'bytes', {big}, [], True]\n" * 2)
+    texts = shapes.plan(f"assert f([1], -0.0, b'x', {big}, {{9, 1, 17}}) == [2, '-0.0', 'bytes', {big}, "
+                        f"{list({9, 1, 17})}, True]\n" * 2)
+    assert isinstance(marshalled, shapes.Calls) and isinstance(texts, shapes.Calls)
+    assert marshalled.values[0] is not None and texts.values[0] is None
+    counted = "from collections import Counter\ndef f(c):\n    return c if type(c) in (Counter, list) else None"
+    again = sandbox_module._script_rerun([[[["f", plain.encode([value]), plain.encode({})]], plain.encode(value)]
+                                          for value in (collections.Counter(a=1), [1])])
+    assert again is not None and again.values[0] is None
+    with Sandbox() as sandbox:
+        assert sandbox.run(program, calls=marshalled).cases == (True, True)
+        assert sandbox.run(program, calls=texts).cases == (True, True)
+        assert sandbox.run(counted, calls=again).cases == (True,)
+
+
+@needs_sandbox
+@pytest.mark.timeout(120)
+def test_programs_make_temporary_files_in_their_folder_and_a_judge_gets_no_such_folder():
+    """TMPDIR is the programs' work folder in every kind of request (set once by the server, inherited by each
+    program); a script case's judge takes it off, so the tests' temporary files never land where the program
+    writes."""
+    program = ("import os, tempfile\ndef where():\n    with tempfile.NamedTemporaryFile() as f:\n"
+               "        return [os.environ.get('TMPDIR'), os.path.dirname(f.name)]\n")
+    with Sandbox() as sandbox:
+        got = sandbox.run(program + "print(*where())")
+        work, made = got.stdout.split()
+        assert got.ok and work == made != "None"
+        assert sandbox.run(program, calls=shapes.plan(f"assert where() == [{work!r}, {work!r}]")).cases == (True,)
+        judged = sandbox.run(program, tests="import os\nassert 'TMPDIR' not in os.environ\nassert where()[0] == "
+                             f"{work!r}", names=("where",))
+        assert judged.passed_asserts, judged.stderr
 
 
 MBPP = Path(__file__).parent / "data" / "mbpp" / "mbpp.jsonl"

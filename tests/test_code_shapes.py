@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import json
+import marshal
 import math
 import typing
 
@@ -175,6 +176,32 @@ def test_plain_values_cross_exactly(value):
     back = plain.decode(text)
     assert back == value and type(back) is type(value)
     assert value_id(back) == value_id(value)  # -0.0 stays -0.0
+
+
+@pytest.mark.parametrize("value", PLAIN_VALUES, ids=value_id)
+def test_marshal_carries_a_plain_value_exactly_or_is_not_used(value):
+    """Literal calls' arguments reach the program's process by ``marshal`` (version 2) when every part is of a type
+    it reads back as itself, in the same order; a bytearray (read back as bytes), a set (built in the writer's
+    order) or a stdlib container goes as plain text instead."""
+    if not plain.marshallable(value):
+        assert type(value) in (bytearray, set, frozenset)
+        return
+    back = marshal.loads(marshal.dumps(value, 2))
+    assert back == value and type(back) is type(value) and value_id(back) == value_id(value)
+
+
+def test_marshal_is_refused_for_what_it_would_change_and_shares_no_object():
+    assert not plain.marshallable([1, (bytearray(b"x"),)])
+    assert not any(plain.marshallable(v) for v in (collections.Counter(a=1), collections.OrderedDict(),
+                                                   collections.deque(), POINT(1, 2), int, [{1: int}], ({1},)))
+    deep = []
+    for _ in range(plain.MAX_DEPTH):
+        deep = [deep]
+    assert not plain.marshallable(deep)
+    shared = [0]
+    first, second = marshal.loads(marshal.dumps([shared, shared], 2))
+    first.append(1)  # one call's argument changed in place never changes another's (decode makes each afresh)
+    assert second == [0]
 
 
 POINT = collections.namedtuple("Point", "x y")

@@ -35,7 +35,8 @@ import builtins
 import json
 from collections import Counter, OrderedDict, defaultdict, deque, namedtuple
 
-__all__ = ["MAX_DEPTH", "NotPlain", "decode", "encode", "key", "tag", "untag"]
+__all__ = ["MARSHAL_TYPES", "MAX_DEPTH", "NotPlain", "decode", "dumps", "encode", "key", "marshallable", "tag",
+           "untag"]
 
 MAX_DEPTH = 100
 """Deepest nesting encoded or decoded (also what stops a self-containing list)."""
@@ -102,9 +103,15 @@ def _namedtuple(typename, fields):
     return made
 
 
+dumps = json.JSONEncoder(separators=(",", ":")).encode
+"""Compact JSON (``json.dumps(value, separators=(",", ":"))``) from one encoder made once, not one per value: a
+program's process encodes each of its results with it, and every object ``json.dumps`` makes is paid in copied
+pages there."""
+
+
 def encode(value) -> str:
     """One line of JSON for a plain value; raises :class:`NotPlain` for anything else."""
-    return json.dumps(tag(value), separators=(",", ":"))
+    return dumps(tag(value))
 
 
 def tag(value, ref=None, depth=0):
@@ -226,6 +233,27 @@ def untag(node, deref=None, depth=0):
     except Exception as exc:  # unhashable keys, malformed pairs, a non-string hex, float.fromhex's OverflowError
         raise ValueError(f"malformed {kind!r} value: {type(exc).__name__}") from None
     raise ValueError(f"unknown tag {kind!r}")
+
+
+MARSHAL_TYPES = frozenset({type(None), bool, int, float, complex, str, bytes, tuple, list, dict})
+"""The plain types :mod:`marshal` writes and reads back as the same exact type, built in the same order (it would
+write a ``bytearray`` and read back ``bytes``, and refuses the standard library's containers and classes).  Not
+sets: marshal writes a set in the writer's iteration order, and a set built in another order may iterate in
+another (colliding hashes), where :func:`decode` builds it in the order of the test's literal."""
+
+
+def marshallable(value, depth=0) -> bool:
+    """Whether ``value`` is made only of :data:`MARSHAL_TYPES`, so that ``marshal.loads(marshal.dumps(value, 2))``
+    is an equal value of the same types throughout (version 2 writes no back-references: every occurrence of an
+    object is read back as an object of its own, as :func:`decode` makes them)."""
+    kind = type(value)
+    if kind not in MARSHAL_TYPES or depth >= MAX_DEPTH:
+        return False
+    if kind is dict:
+        return all(marshallable(k, depth + 1) and marshallable(v, depth + 1) for k, v in value.items())
+    if kind is tuple or kind is list:
+        return all(marshallable(v, depth + 1) for v in value)
+    return True
 
 
 def key(value, other=None):

@@ -79,6 +79,7 @@ import builtins
 import collections
 import contextlib
 import json
+import marshal
 import os
 import resource
 import select
@@ -207,13 +208,14 @@ def child(req, drop_uid, workdir, fds, extra_processes=0):
         os.close(4)
         calls = []
         if kind == "calls":  # this group's calls only: no other call's arguments ever reach this process
-            calls = [[(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in steps]
-                     for steps in json.loads(read_all(5))]
+            data = read_all(5)
+            calls = marshal.loads(data) if req.get("marshal") else [  # the host's marshal: C, no codec to run
+                [(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in steps]
+                for steps in json.loads(data)]
             os.close(5)
         # the program's stdio, open for as long as its process lives (made by the server: program_stdio)
         sys.stdin, sys.stdout, sys.stderr = STDIO["io" if kind == "io" else "null"], STDIO["out"], STDIO["err"]
         sys.argv = ["solution.py"]
-        os.environ["TMPDIR"] = workdir  # tempfile's choice: /tmp is not the programs' to write
         sys.path[:0] = [workdir]
         namespace = {"__name__": "__main__" if kind == "io" else "solution", "__builtins__": __builtins__}
         names = tuple(req.get("names", ()))  # script mode: the program's names the tests use (from the tests alone)
@@ -273,7 +275,7 @@ BUILTIN_NAMES = frozenset(dir(builtins))  # never the program's to bind in the j
 
 def message(fd, body):
     """Write one length-prefixed JSON message (either direction of a script case's pipes)."""
-    data = json.dumps(body, separators=(",", ":")).encode()
+    data = plain.dumps(body).encode()
     view = memoryview(len(data).to_bytes(4, "big") + data)
     while view:
         view = view[os.write(fd, view):]
@@ -786,6 +788,7 @@ def judge_process(req, mode, drop_uid, workdir, fds):
     try:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # no KeyboardInterrupt a program's kill() could raise in a test
+        del os.environ["TMPDIR"]  # the programs' (main): the tests' temporary files never go to the program's folder
         place(fds)  # 0 /dev/null, 1 stdout and 2 stderr (the collector's), 3 the verdict, 4 tests, 5-8 the pipes
         if mode != "none":
             set_caps(())
@@ -1803,6 +1806,9 @@ def main():
     del sys.path[0]
     plain = codec
     workdir = set_up(config)
+    # tempfile's choice for every program (/tmp is not theirs to write), set here once: os.environ's own code, run in
+    # each program instead, cost it some twenty copied pages; a script case's judge takes it off (judge_process)
+    os.environ["TMPDIR"] = workdir
     inbox, outbox = take_channel()
     for stream in (sys.stdout, sys.stderr):  # a script case's judge writes the tests' output on them
         stream.reconfigure(errors="replace")

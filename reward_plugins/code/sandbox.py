@@ -45,6 +45,7 @@ import contextlib
 import dataclasses
 import functools
 import json
+import marshal
 import os
 import re
 import select
@@ -353,9 +354,12 @@ class Sandbox:
     def _run_calls(self, header: dict, source: bytes, calls: Calls, groups: tuple[tuple[int, ...], ...],
                    plan: bytes, limits: Limits) -> tuple[Execution, dict | None]:
         """Literal calls: one program per group, each given only its own group's calls (``runner.run``)."""
-        segments = [json.dumps([calls.calls[i] for i in group]).encode() for group in groups]
+        values = calls.values
+        marshalled = all(values[i] is not None for group in groups for i in group)
+        segments = [marshal.dumps([values[i] for i in group], 2) if marshalled
+                    else json.dumps([calls.calls[i] for i in group]).encode() for group in groups]
         header = {**header, "members": [list(g) for g in groups], "calls_lens": [len(s) for s in segments],
-                  "cases": calls.cases}
+                  "cases": calls.cases, "marshal": marshalled}
         payload = plan + b"".join(source + segment for segment in segments)
         return self._run(header, source, payload, limits, tests_len=len(plan), inline=True, reply_too=True)
 

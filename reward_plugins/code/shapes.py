@@ -63,6 +63,23 @@ class Calls:
     """Call indices per program: the calls of one function run in one process, each function's in its own, so
     no call ever sees another function's arguments (an encode those of its decode)."""
 
+    @functools.cached_property
+    def values(self) -> tuple[list | None, ...]:
+        """Per call, its steps with their arguments decoded, for :mod:`marshal` to carry to the program's process
+        (which then runs no codec of its own: a fork pays for every page such code touches); None for a call with
+        an argument that is not of :data:`plain.MARSHAL_TYPES` (a ``Counter`` a script's rerun found), or that is
+        not plain text.  Made once per plan (plans are cached, and a group's rows share theirs); only
+        ``marshal.dumps`` reads them."""
+        return tuple(_values(steps) for steps in self.calls)
+
+
+def _values(steps: tuple[tuple[str, str, str], ...]) -> list | None:
+    try:
+        decoded = [(name, plain.decode(args), plain.decode(kwargs)) for name, args, kwargs in steps]
+    except ValueError:  # the program's process refuses it as text, as before, and the case fails
+        return None
+    return decoded if plain.marshallable(decoded) else None
+
 
 @dataclass(frozen=True)
 class Scripts:
