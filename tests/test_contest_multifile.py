@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from contest_suites import files_completion as completion
+from contest_suites import hello_row as hello
 
 from grpo_host.testing import data_check, score_rows
 from reward_plugins.contest.judge import Case, Problem, Program, judge
@@ -27,12 +29,6 @@ TAGS = {".c": "c", ".cpp": "cpp", ".py": "python"}
 
 sandbox = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in root "
                              f"mode: {isolation().mode} ({isolation().reason or 'not root'})")
-
-
-def completion(files: dict[str, str]) -> str:
-    """The files as a model writes them: a sentence, then each file in a fenced block named by its file."""
-    return "Here is my solution.\n\n" + "\n\n".join(f"```{name}\n{text.rstrip(chr(10))}\n```"
-                                                    for name, text in files.items())
 
 
 def cms_task(name: str) -> dict:
@@ -81,13 +77,6 @@ def test_cms_two_steps_as_first_and_second_scores_what_tests_py_expects(name):
         {"first.c": (CMS / "code" / f"twosteps-{first}-first.c").read_text(), "second.c": second})}
         for first in ("correct", "half-correct", "incorrect")]
     assert score_rows("contest", rows) == [1.0, 0.5, 0.0]
-
-
-def hello() -> dict:
-    """DOMjudge's ``hello`` as a row: its sample, its time limit (``.timelimit``: 5 s)."""
-    return {"prompt": "Print Hello world!", "time_limit": float((HELLO / ".timelimit").read_text()),
-            "tests": [{"input": (HELLO / "data/sample/1.in").read_text(),
-                       "output": (HELLO / "data/sample/1.ans").read_text()}]}
 
 
 HELLO_FOLDERS = [  # (folder, the verdict's score here: DOMjudge's folder, or what these rules choose where it
