@@ -2,7 +2,7 @@
 
 Usage (as root: the contest sandbox's root mode)::
 
-    python benchmarks/contest_agreement.py [--only domjudge|dmoj|kattis|cms] [--json PATH] [--repeat N]
+    python benchmarks/contest_agreement.py [--only domjudge|dmoj|kattis|cms] [--match TEXT] [--json PATH] [--repeat N]
 
 Four suites, each a set of submissions with the verdict (or score) that judge gives:
 
@@ -11,24 +11,42 @@ Four suites, each a set of submissions with the verdict (or score) that judge gi
   submissions: compile errors, crashes, limits, odd output), ``fltcmp``
   (``float_tolerance 1E-6``), ``boolfind`` (interactive, a Kattis-protocol
   validator); the verdict is the ``@EXPECTED_RESULTS@`` tag (any of its
-  list), else the folder's;
+  list), else the folder's; and the tests' newer copy
+  (``tests/data/contest/domjudge``), read with the reward's Kattis importer:
+  ``hello``'s Bash programs and multi-file submissions (each folder a
+  completion naming its files, judged through the reward: accepted or not),
+  ``jumble`` (multi-pass, a Python validator);
 * **DMOJ** ``testsuite`` (``benchmarks/data/contest_judges/dmoj``, AGPL-3.0):
   ``helloworld`` (the language rules: Java class names and modifiers, Go
   packages, grace, limits), ``aplusb``, ``floats`` (``floats`` checker,
-  precision 2), each ``test.yml``'s ``expect`` or per-case ``cases``;
+  precision 2), each ``test.yml``'s ``expect`` or per-case ``cases``; and
+  ``testlib_partial`` (``tests/data/contest/dmoj``: partial credit from a
+  testlib checker's points), its ``score``;
 * **Kattis** problemtools' examples, the suite vendored for the tests
   (``tests/data/contest/kattis``, MIT): the folder's verdict, as Kattis
   reports it (memory as a run-time error);
-* **CMS** ``cmstestsuite`` (``tests/data/contest/cms``, AGPL-3.0): Batch
-  tasks with standard I/O, file I/O, and a grader with a Python checker,
-  read as rows of the reward; the score ``Tests.py`` expects (under the
-  default ``kattis`` rules: CMS is not among ``rules``).
+* **CMS** ``cmstestsuite`` (``tests/data/contest/cms``, AGPL-3.0): every
+  task vendored (Batch with standard I/O, file I/O, a grader in each language
+  CMS links one for; Communication with one or two processes, with or
+  without a stub; TwoSteps; OutputOnly), read as rows of the reward; the
+  score ``Tests.py`` expects (under the default ``kattis`` rules: CMS is not
+  among ``rules``).
+
+The Kattis, CMS and DMOJ-partial rows are read by ``tests/contest_suites.py``,
+the readers the tests judge them with (imported by path), so the benchmark
+and the tests judge the same rows.  Agreement is printed per suite and per
+task kind (a submission counts under each kind its task has: checker,
+interactive, subtasks, file I/O, grader or stub, communication, two-step,
+output-only, multi-pass, Python judge, partial credit per test, multi-file,
+and "more languages (X)" for a language the reward did not run before issue
+41; "batch" where none applies); a false accept is our AC where the judge
+says otherwise, or a score above the expected one.
 
 Each suite is judged under its own judge's rules where the judges differ
 (``rules=`` ``domjudge``, ``dmoj``, ``kattis``: :mod:`reward_plugins.contest.rules`).
-Only submissions in a language the judge runs count (C, C++, Java, Python 3,
-JavaScript, Go, Rust where installed; a DMOJ ``PY2`` program that is Python 3
-too); the others are listed as skipped.  Excluded, and listed with why: DMOJ
+Only submissions in a language the judge runs count (``languages.LANGUAGES``
+where installed; a DMOJ ``PY2`` program that is Python 3 too); the others are
+listed as skipped.  Excluded, and listed with why: DMOJ
 tests under a memory limit no row may set (below 1 MiB) and those of DMOJ's
 Java agent's bans (``nobigmath``, ``Unsafe``).  Our
 verdict is the first test's that is not AC (ICPC-style), per test where DMOJ
@@ -279,9 +297,7 @@ def cms() -> list[Item]:
                                   ("communication_many_stdio_stubbed", ("user1", "user2"), many),
                                   ("twosteps", ("first", "second"), steps),
                                   ("twosteps_comparator", ("first", "second"), steps)):
-        base = suites.cms_two_steps_row(task) if task.startswith("twosteps") else suites.cms_communication_row(task)
-        row = {**{k: v for k, v in base.items() if k != "submission_name"},
-               "submission_files": [f"{part}.%l" for part in parts]}
+        row = suites.cms_files_row(task)
         for ext in (".c", ".cpp", ".py"):
             for kind, score in outcomes:
                 if task.startswith("twosteps"):  # Tests.py: one first file per outcome, one correct second, C only

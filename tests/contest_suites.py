@@ -109,6 +109,16 @@ def cms_two_steps_row(name: str) -> dict:
     return row
 
 
+def cms_files_row(name: str) -> dict:
+    """A ``communication_many_*`` or TwoSteps task as a row whose submission is the files CMS's submission format
+    names (``user1.%l``, ``user2.%l``; ``first.%l``, ``second.%l``), each a fenced block named by its file."""
+    two_steps = name.startswith("twosteps")
+    row = cms_two_steps_row(name) if two_steps else cms_communication_row(name)
+    parts = ("first", "second") if two_steps else ("user1", "user2")
+    return {**{k: v for k, v in row.items() if k != "submission_name"},
+            "submission_files": [f"{part}.%l" for part in parts]}
+
+
 OUTPUT_ONLY_TESTS_PY = [  # Tests.py: (name, files submitted as output_000.txt and output_001.txt, score / 100)
     ("correct-outputonly", ("correct-outputonly-000.txt", "correct-outputonly-001.txt"), 1.0),
     ("incorrect-outputonly", ("incorrect-outputonly-000.txt", "incorrect-outputonly-001.txt"), 0.0),
