@@ -11,11 +11,12 @@ missing.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import pytest
+from contest_suites import CMS_BATCH as TASKS
+from contest_suites import cms_batch_row as row
 
 from reward_plugins.contest.judge import Problem, Program, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
@@ -23,7 +24,6 @@ from reward_plugins.contest.rows import RowProblem, problem_from_row
 from reward_plugins.sandbox.bwrap import isolation
 
 SUITE = Path(__file__).parent / "data" / "contest" / "cms"
-TASKS = json.loads((SUITE / "suite.json").read_text())["tasks"]
 EXTENSIONS = {".c": "c", ".cpp": "cpp", ".java": "java", ".py": "python"}
 DEFAULTS = {"time_limit": 1.0, "memory_mb": 256, "output_mb": 16, "compare": "token", "float_tolerance": 1e-6}
 QUICK = {"batch_fileio/correct-fileio.cpp", "batch_fileio/incorrect-fileio-with-stdio.cpp",
@@ -31,19 +31,6 @@ QUICK = {"batch_fileio/correct-fileio.cpp", "batch_fileio/incorrect-fileio-with-
 
 pytestmark = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in "
                                 f"root mode: {isolation().mode} ({isolation().reason or 'not root'})")
-
-
-def row(task: str) -> dict:
-    """The task as a dataset row: its tests, its settings, its managers' files read in."""
-    spec = dict(TASKS[task]["row"])
-    folder = SUITE / task
-    spec["tests"] = [{"input": (folder / "data" / f"{n}.in").read_text(),
-                      "output": (folder / "data" / f"{n}.out").read_text()} for n in (1, 2)]
-    if "grader" in spec:
-        spec["grader"] = {name: (folder / "managers" / name).read_text() for name in spec["grader"]}
-    if "checker" in spec:
-        spec["checker"] = {spec["checker"]: (folder / "managers" / spec["checker"]).read_text()}
-    return spec
 
 
 def problem(task: str) -> Problem:

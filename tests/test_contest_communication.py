@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from contest_suites import cms_communication_row as task
 
 from grpo_host.testing import data_check, score_rows
 from reward_plugins.contest.judge import Program, judge
@@ -29,24 +30,6 @@ TAGS = {".c": "c", ".cpp": "cpp", ".py": "python"}
 
 pytestmark = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in "
                                 f"root mode: {isolation().mode} ({isolation().reason or 'not root'})")
-
-
-def task(name: str) -> dict:
-    """The task as a row: its tests, its manager, its stub as the grader (submission ``communication.%l``); the
-    ``communication_many_*`` tasks with ``num_processes: 2`` (their ``__init__.py``)."""
-    folder = SUITE / name
-    managers = folder / "managers"
-    row: dict = {"prompt": f"Solve {name}.", "time_limit": 1.0, "memory_limit": 128,
-                 "tests": [{"input": (folder / "data" / f"{n}.in").read_text(),
-                            "output": (folder / "data" / f"{n}.out").read_text()} for n in (1, 2)],
-                 "manager": {"manager": (managers / "manager").read_text()},
-                 "user_io": "fifo_io" if "fifoio" in name else "std_io"}
-    stubs = {p.name: p.read_text() for p in managers.iterdir() if p.name.startswith("stub.")}
-    if stubs:
-        row |= {"grader": stubs, "submission_name": "communication"}
-    if "_many_" in name:
-        row["num_processes"] = 2
-    return row
 
 
 def judged(name: str, sources: list[str]) -> list[float | None]:

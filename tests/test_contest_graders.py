@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_contest_cms import row as batch_row
-from test_contest_communication import task as communication_row
+from contest_suites import cms_batch_row as batch_row
+from contest_suites import cms_communication_row as communication_row
 
 from grpo_host.testing import score_rows
 from reward_plugins.contest.graders import GRADED

@@ -14,6 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from contest_suites import cms_files_row as cms_task
+from contest_suites import files_completion as completion
+from contest_suites import hello_row as hello
 
 from grpo_host.testing import data_check, score_rows
 from reward_plugins.contest.judge import Case, Problem, Program, judge
@@ -27,29 +30,6 @@ TAGS = {".c": "c", ".cpp": "cpp", ".py": "python"}
 
 sandbox = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in root "
                              f"mode: {isolation().mode} ({isolation().reason or 'not root'})")
-
-
-def completion(files: dict[str, str]) -> str:
-    """The files as a model writes them: a sentence, then each file in a fenced block named by its file."""
-    return "Here is my solution.\n\n" + "\n\n".join(f"```{name}\n{text.rstrip(chr(10))}\n```"
-                                                    for name, text in files.items())
-
-
-def cms_task(name: str) -> dict:
-    """A ``communication_many_*`` or TwoSteps task as a row, its files named as CMS's submission format names them."""
-    folder, managers = CMS / name, CMS / name / "managers"
-    row: dict = {"prompt": f"Solve {name}.", "time_limit": 1.0, "memory_limit": 128,
-                 "tests": [{"input": (folder / "data" / f"{n}.in").read_text(),
-                            "output": (folder / "data" / f"{n}.out").read_text()} for n in (1, 2)]}
-    if name.startswith("twosteps"):
-        row |= {"two_steps": True, "compare": "lines", "submission_files": ["first.%l", "second.%l"],
-                "grader": {p.name: p.read_text() for p in managers.iterdir() if p.name != "checker"}}
-        if (managers / "checker").exists():
-            row |= {"checker": {"checker": (managers / "checker").read_text()}, "checker_protocol": "cms"}
-        return row
-    return row | {"manager": {"manager": (managers / "manager").read_text()}, "num_processes": 2,
-                  "user_io": "fifo_io" if "fifoio" in name else "std_io", "submission_files": ["user1.%l", "user2.%l"],
-                  "grader": {p.name: p.read_text() for p in managers.iterdir() if p.name.startswith("stub.")}}
 
 
 MANY_LANGS = [ext for ext, tag in TAGS.items() if not missing(LANGUAGES[tag])]
@@ -81,13 +61,6 @@ def test_cms_two_steps_as_first_and_second_scores_what_tests_py_expects(name):
         {"first.c": (CMS / "code" / f"twosteps-{first}-first.c").read_text(), "second.c": second})}
         for first in ("correct", "half-correct", "incorrect")]
     assert score_rows("contest", rows) == [1.0, 0.5, 0.0]
-
-
-def hello() -> dict:
-    """DOMjudge's ``hello`` as a row: its sample, its time limit (``.timelimit``: 5 s)."""
-    return {"prompt": "Print Hello world!", "time_limit": float((HELLO / ".timelimit").read_text()),
-            "tests": [{"input": (HELLO / "data/sample/1.in").read_text(),
-                       "output": (HELLO / "data/sample/1.ans").read_text()}]}
 
 
 HELLO_FOLDERS = [  # (folder, the verdict's score here: DOMjudge's folder, or what these rules choose where it

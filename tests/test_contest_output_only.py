@@ -12,6 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from contest_suites import OUTPUT_ONLY_TESTS_PY as TESTS_PY
+from contest_suites import cms_output_only_row as task
+from contest_suites import output_only_completion as completion
+from contest_suites import submitted
 
 from grpo_host.testing import data_check, score_rows
 from reward_plugins.contest.outputs import output_files
@@ -22,34 +26,6 @@ CODE = SUITE / "code"
 
 sandbox = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in root "
                              f"mode: {isolation().mode} ({isolation().reason or 'not root'})")
-
-TESTS_PY = [  # Tests.py: (name, the files submitted as output_000.txt and output_001.txt, CheckOverallScore / 100)
-    ("correct-outputonly", ("correct-outputonly-000.txt", "correct-outputonly-001.txt"), 1.0),
-    ("incorrect-outputonly", ("incorrect-outputonly-000.txt", "incorrect-outputonly-001.txt"), 0.0),
-    ("partial-correct-outputonly", ("correct-outputonly-000.txt", "incorrect-outputonly-001.txt"), 0.5),
-]
-
-
-def task(name: str) -> dict:
-    """The task as a row: its two tests, output-only, the comparator where it has one (else CMS's white diff,
-    which ``lines`` approximates, stricter)."""
-    data = SUITE / name / "data"
-    row: dict = {"prompt": f"Submit the outputs of {name}.", "output_only": True, "compare": "lines",
-                 "tests": [{"input": (data / f"input_{c}.txt").read_text(), "output": (data / f"output_{c}.txt")
-                            .read_text()} for c in ("000", "001")]}
-    if (checker := SUITE / name / "managers" / "checker").is_file():
-        row |= {"checker": {"checker.py": checker.read_text()}, "checker_protocol": "cms"}
-    return row
-
-
-def submitted(*files: tuple[str, str]) -> str:
-    """A completion carrying files as fenced blocks named after them, with prose around them as a model writes."""
-    return "Here are my outputs.\n\n" + "".join(f"```{name}\n{text.rstrip()}\n```\n\n" for name, text in files)
-
-
-def completion(files: tuple[str, str]) -> str:
-    return submitted(*((f"output_{i:03d}.txt", (CODE / f).read_text()) for i, f in enumerate(files)))
-
 
 @sandbox
 @pytest.mark.parametrize("name", ["outputonly", "outputonly_comparator"])

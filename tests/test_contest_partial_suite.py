@@ -12,33 +12,20 @@ checker and its own copy of ``testlib.h`` (0.9.21) go into the row as they are, 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
+from contest_suites import DMOJ_PARTIAL as PROBLEM
+from contest_suites import dmoj_partial_row as row
 
 from grpo_host.testing import score_rows
 from reward_plugins.contest.languages import LANGUAGES, missing
 from reward_plugins.sandbox.bwrap import isolation
-
-PROBLEM = Path(__file__).parent / "data" / "contest" / "dmoj" / "testlib_partial"
 
 pytestmark = [
     pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in root mode: "
                        f"{isolation().mode} ({isolation().reason or 'not root'})"),
     pytest.mark.skipif(bool(missing(LANGUAGES["cpp"])), reason=str(missing(LANGUAGES["cpp"]))),
 ]
-
-
-def row() -> dict:
-    """``init.yml`` as a row: the bridged checker's files, its protocol, one case with no input (DMOJ's case has no
-    files) worth its points."""
-    init = yaml.safe_load((PROBLEM / "init.yml").read_text())
-    checker = init["checker"]["args"]
-    assert checker["type"] == "testlib"
-    [case] = init["test_cases"]
-    return {"prompt": "Anything.", "tests": [{"input": "", "output": ""}], "checker_protocol": "testlib",
-            "checker": {name: (PROBLEM / name).read_text() for name in checker["files"]}, "score_max": case["points"]}
 
 
 @pytest.mark.slow  # compiles the checker with DMOJ's own testlib.h (no precompiled header): about 10 s

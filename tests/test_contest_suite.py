@@ -12,18 +12,17 @@ toolchain is missing.
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 
 import pytest
+from contest_suites import DATA as SUITE
+from contest_suites import MANIFEST
+from contest_suites import suite_problem as load
 
-from reward_plugins.contest.judge import Case, Checker, Group, Problem, Program, judge
+from reward_plugins.contest.judge import Program, judge
 from reward_plugins.contest.languages import LANGUAGES, missing
 from reward_plugins.sandbox.bwrap import isolation
 
-SUITE = Path(__file__).parent / "data" / "contest"
-MANIFEST = json.loads((SUITE / "suite.json").read_text())["problems"]
 EXTENSIONS = {".c": "c", ".cc": "cpp", ".cpp": "cpp", ".java": "java", ".js": "javascript", ".py": "python",
               ".rs": "rust", ".go": "go"}
 FOLDERS = {"accepted": "AC", "wrong_answer": "WA", "time_limit_exceeded": "TLE", "memory_limit_exceeded": "MLE",
@@ -32,41 +31,6 @@ QUICK = {"kattis/hello/submissions/accepted/hello.cc", "kattis/different/submiss
 
 pytestmark = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in "
                                 f"root mode: {isolation().mode} ({isolation().reason or 'not root'})")
-
-
-def _pairs(folder: Path) -> list[Case]:
-    return [Case(i.read_text(), i.with_suffix(".ans").read_text()) for i in sorted(folder.glob("*.in"))]
-
-
-def _judge_program(root: Path, where: str, protocol: str) -> Checker:
-    path = root / where
-    files = sorted(path.iterdir()) if path.is_dir() else [path]
-    return Checker(tuple((f.name if path.is_dir() else "main.cpp", f.read_text()) for f in files), protocol)
-
-
-def load(name: str) -> Problem:
-    """A suite problem: Kattis layout (data/sample, data/secret[/group]) or ours (data/)."""
-    spec, root = MANIFEST[name], SUITE / name
-    tests, groups = [], []
-    if spec.get("subtasks"):  # Kattis scoring: each secret/<group> with its testdata.yaml accept_score; no samples
-        for folder in sorted(p for p in (root / "data" / "secret").iterdir() if p.is_dir()):
-            config = dict(line.split(":", 1) for line in (folder / "testdata.yaml").read_text().splitlines()
-                          if ":" in line)
-            accept, members = float(config["accept_score"]), _pairs(folder)
-            span = tuple(range(len(tests), len(tests) + len(members)))  # Kattis grader flags: min, else sum
-            groups.append(Group(accept, span, "min") if "min" in config.get("grader_flags", "").split()
-                          else Group(accept * len(members), span, "sum"))
-            tests += members
-    elif (root / "data" / "secret").is_dir():
-        tests = _pairs(root / "data" / "sample") + _pairs(root / "data" / "secret")
-    else:
-        tests = _pairs(root / "data")
-    protocol = spec.get("protocol", "testlib")
-    return Problem(
-        tuple(tests), spec["time_limit"], spec["memory_mb"] << 20,
-        checker=_judge_program(root, spec["checker"], protocol) if "checker" in spec else None,
-        interactor=_judge_program(root, spec["interactor"], protocol) if "interactor" in spec else None,
-        groups=tuple(groups))
 
 
 def submissions() -> list[tuple[str, str, str, object]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from contest_suites import cms_two_steps_row as task
 
 from grpo_host.testing import data_check, score_rows
 from reward_plugins.contest.languages import LANGUAGES, missing
@@ -26,20 +27,6 @@ pytestmark = [
                        f"{isolation().mode} ({isolation().reason or 'not root'})"),
     pytest.mark.skipif(bool(missing(LANGUAGES["c"])), reason="no C toolchain"),
 ]
-
-
-def task(name: str) -> dict:
-    """The task as a row: its tests, its manager and headers as the grader, its comparator where it has one."""
-    folder = SUITE / name
-    managers = folder / "managers"
-    row: dict = {"prompt": f"Solve {name}.", "time_limit": 1.0, "memory_limit": 128, "two_steps": True,
-                 "compare": "lines", "submission_name": "first_second",
-                 "tests": [{"input": (folder / "data" / f"{n}.in").read_text(),
-                            "output": (folder / "data" / f"{n}.out").read_text()} for n in (1, 2)],
-                 "grader": {p.name: p.read_text() for p in managers.iterdir() if p.name != "checker"}}
-    if (managers / "checker").exists():
-        row |= {"checker": {"checker": (managers / "checker").read_text()}, "checker_protocol": "cms"}
-    return row
 
 
 def submission(first: str) -> str:
