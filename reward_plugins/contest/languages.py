@@ -306,6 +306,14 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
              "ghc", ("{ghc}", f"-B{_GHC}", "-O2", "-ferror-spans", "-threaded", "-rtsopts", "-o", "main", "main.hs"),
              ("./main", "+RTS", "-M{memory_mb}m", "-RTS"), version=("{ghc}", f"-B{_GHC}", "--version"),
              heap_flag=True, memory_slack=32 * MIB, processes=16, reads=(_GHC, "/var/lib/ghc", "/usr/include")),
+    Language("awk", ("awk", "gawk"), "main.awk", ("gawk",), "gawk",
+             ("{gawk}", "--pretty-print=/dev/null", "-f", "main.awk"), ("{gawk}", "-f", "main.awk"),
+             version=("{gawk}", "--version")),
+    Language("perl", ("perl", "pl"), "main.pl", ("perl",), "perl",
+             ("{perl}", "-c", "-W", "main.pl"), ("{perl}", "main.pl"), version=("{perl}", "-v"),
+             memory_slack=32 * MIB, reads=("/usr/share/perl", "/usr/share/perl5", "/etc/perl")),
+    Language("lua", ("lua",), "main.lua", ("lua", "luac"), "lua5.4",
+             ("{luac}", "-o", "luac.out", "main.lua"), ("{lua}", "luac.out"), version=("{lua}", "-v")),
 )}
 
 _TAGS = {tag: lang for lang in LANGUAGES.values() for tag in (lang.name, *lang.tags)}

@@ -1,0 +1,122 @@
+"""The languages DOMjudge runs beyond the big judges' common set (AWK, Perl, Lua), each as DOMjudge's default compile
+script runs it, in the same sandbox as every other language.
+
+DOMjudge's example problem ``hello`` (``tests/data/contest/domjudge/hello``, GPL-2.0, ``SOURCE.md``) is imported with
+``grpo-host``'s Kattis importer and its one-file submissions in these languages judged against their
+``@EXPECTED_RESULTS@`` tags; then an accepted and a rejected A+B per language through the reward, and what each
+language's sandbox lets a program reach.  Real sandboxes, real toolchains (``scripts/system-deps.sh`` installs them);
+a language whose toolchain is missing skips, naming the package to install.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from grpo_host import get_reward
+from reward_plugins.contest.judge import Case, Problem, Program, judge
+from reward_plugins.contest.languages import LANGUAGES, binds, by_tag, missing, version
+from reward_plugins.contest.packages import kattis
+from reward_plugins.contest.rows import problem_from_row
+from reward_plugins.sandbox.bwrap import isolation
+
+HELLO = Path(__file__).parent / "data" / "contest" / "domjudge" / "hello"
+VERDICTS = {"CORRECT": "AC", "WRONG-ANSWER": "WA", "RUN_TIME_ERROR": "RE", "COMPILER-ERROR": "CE"}
+DEFAULTS = {"time_limit": 1.0, "memory_mb": 256, "output_mb": 16, "compare": "token", "float_tolerance": 1e-6}
+SUFFIXES = {".awk": "awk", ".pl": "perl", ".lua": "lua"}
+"""DOMjudge's extensions for the languages added here (its ``LanguageFixture``), by our table's name."""
+
+pytestmark = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in "
+                                f"root mode: {isolation().mode} ({isolation().reason or 'not root'})")
+
+
+def _needs(name: str) -> list:
+    return [pytest.mark.skipif(bool(missing(LANGUAGES[name])), reason=str(missing(LANGUAGES[name])))]
+
+
+def _expected(path: Path) -> str:
+    tag = re.search(r"@EXPECTED_RESULTS@: (\S+)", path.read_text())
+    assert tag is not None, path
+    return VERDICTS[tag.group(1).split(",")[0]]
+
+
+def submissions() -> list:
+    return [pytest.param(path, SUFFIXES[path.suffix], id=str(path.relative_to(HELLO / "submissions")),
+                         marks=_needs(SUFFIXES[path.suffix]))
+            for path in sorted((HELLO / "submissions").rglob("*")) if path.suffix in SUFFIXES]
+
+
+@pytest.mark.parametrize(("path", "name"), submissions())
+def test_domjudges_hello_submissions_get_its_verdicts(path, name):
+    report = judge(Program(LANGUAGES[name], path.read_text()), problem_from_row(kattis(HELLO), **DEFAULTS),
+                   deadline=time.monotonic() + 60)
+    assert report.verdicts == [_expected(path)], (report.details, report.compile_log[-300:])
+
+
+TESTS = [{"input": "2\n1 2\n-5 40\n", "output": "3\n35\n"}, {"input": "1\n1000000000 1000000000\n",
+                                                               "output": "2000000000\n"}]
+
+# (fence tag, accepted program, rejected program, the rejected one's verdict: WA as a score of 0, or CE)
+PROGRAMS = {
+    "awk": ("awk", "NR > 1 { print $1 + $2 }\n", "NR > 1 { print $1 - $2 }\n", "WA"),
+    "perl": ("perl", "my $n = <STDIN>;\nfor (1 .. $n) { my ($a, $b) = split ' ', <STDIN>; print $a + $b, \"\\n\"; }\n",
+             "my $n = <STDIN>;\nfor (1 .. $n) { my ($a, $b) = split ' ', <STDIN>; print $a + $b, \"\\n\";\n", "CE"),
+    "lua": ("lua", "local n = io.read('n')\nfor _ = 1, n do\n  local a, b = io.read('n', 'n')\n  print(a + b)\nend\n",
+            "local n = io.read('n')\nfor _ = 1, n do\n  local a, b = io.read('n', 'n')\n  print(a + b)\n", "CE"),
+}
+
+
+def _scored(tag: str, source: str):
+    reward = get_reward("contest")
+    return reward.fn(f"Here it is.\n```{tag}\n{source}```\n", params=reward.params(), tests=TESTS, time_limit=5.0,
+                     memory_limit=256)
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=_needs(name)) for name in PROGRAMS])
+def test_each_language_accepts_a_right_program_and_rejects_a_wrong_one(name):
+    tag, right, wrong, verdict = PROGRAMS[name]
+    assert by_tag(tag) is LANGUAGES[name]
+    accepted = _scored(tag, right)
+    assert accepted.value == 1.0 and accepted.counts["ac"] == 2, accepted
+    rejected = _scored(tag, wrong)
+    assert rejected.value == 0.0 and rejected.counts[verdict.lower()] >= 1, rejected
+
+
+@pytest.mark.parametrize(("name", "first"), [("awk", "GNU Awk"), ("perl", "This is perl 5"), ("lua", "Lua 5.")])
+def test_each_language_reports_its_version(name, first):
+    if missing(LANGUAGES[name]):
+        pytest.skip(str(missing(LANGUAGES[name])))
+    assert (version(LANGUAGES[name]) or "").startswith(first)
+
+
+OTHERS = ("/usr/bin/python3", "/usr/bin/perl", "/usr/bin/gawk", "/usr/bin/mawk", "/usr/bin/lua5.4", "/usr/bin/bash",
+          "/bin/sh", "/usr/bin/dash", "/usr/bin/ruby", "/usr/bin/gcc", "/usr/bin/env", "/usr/bin/chroot")
+"""Interpreters, shells and tools a host has; a program reaches only its own language's (the program prints
+``reached <path>`` for each one it can open)."""
+REACH = {
+    "awk": "BEGIN { n = split(\"%s\", p, \" \"); for (i = 1; i <= n; i++) "
+           "if ((getline line < p[i]) >= 0) print \"reached \" p[i]; print \"done\" }\n",
+    "perl": "for (split ' ', '%s') { print \"reached $_\\n\" if -e $_ }\nopendir(my $d, '/usr/bin') or die;\n"
+            "print 'done ', scalar(grep { !/^\\./ } readdir $d), \"\\n\";\n",
+    "lua": "for p in ('%s'):gmatch('%%S+') do local f = io.open(p) if f then print('reached ' .. p) f:close() end end\n"
+           "print('done')\n",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=_needs(name)) for name in REACH])
+def test_a_program_reaches_its_own_interpreter_and_no_other(name):
+    """What the jail binds for the language (:func:`binds`) is the language's own toolchain: the program sees its own
+    interpreter and none of :data:`OTHERS` beside it (Perl also lists ``/usr/bin``: only what :func:`binds` names
+    there)."""
+    lang = LANGUAGES[name]
+    own = {path for path in binds(lang) if path in OTHERS}
+    expected = "".join(f"reached {path}\n" for path in OTHERS if path in own)
+    done = "done\n"
+    if name == "perl":
+        done = f"done {len([path for path in binds(lang) if path.startswith('/usr/bin/')])}\n"
+    problem = Problem((Case("", expected + done),), compare="exact")
+    report = judge(Program(lang, REACH[name] % " ".join(OTHERS)), problem, deadline=time.monotonic() + 60)
+    assert report.verdicts == ["AC"], (report.details, report.compile_log[-300:])
