@@ -1,4 +1,4 @@
-"""The languages DOMjudge runs beyond the big judges' common set (AWK, Perl, Lua), each as DOMjudge's default compile
+"""The languages DOMjudge runs beyond the big judges' common set (AWK, Perl, Lua, Fortran, Prolog, OCaml), each as DOMjudge's default compile
 script runs it, in the same sandbox as every other language.
 
 DOMjudge's example problem ``hello`` (``tests/data/contest/domjudge/hello``, GPL-2.0, ``SOURCE.md``) is imported with
@@ -26,7 +26,7 @@ from reward_plugins.sandbox.bwrap import isolation
 HELLO = Path(__file__).parent / "data" / "contest" / "domjudge" / "hello"
 VERDICTS = {"CORRECT": "AC", "WRONG-ANSWER": "WA", "RUN_TIME_ERROR": "RE", "COMPILER-ERROR": "CE"}
 DEFAULTS = {"time_limit": 1.0, "memory_mb": 256, "output_mb": 16, "compare": "token", "float_tolerance": 1e-6}
-SUFFIXES = {".awk": "awk", ".pl": "perl", ".lua": "lua"}
+SUFFIXES = {".awk": "awk", ".pl": "perl", ".lua": "lua", ".f95": "fortran", ".plg": "prolog", ".ml": "ocaml"}
 """DOMjudge's extensions for the languages added here (its ``LanguageFixture``), by our table's name."""
 
 pytestmark = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in "
@@ -37,9 +37,14 @@ def _needs(name: str) -> list:
     return [pytest.mark.skipif(bool(missing(LANGUAGES[name])), reason=str(missing(LANGUAGES[name])))]
 
 
+FOLDERS = {"accepted": "AC", "wrong_answer": "WA", "run_time_error": "RE", "compiler_error": "CE"}
+
+
 def _expected(path: Path) -> str:
+    """The submission's ``@EXPECTED_RESULTS@`` tag, else its folder's verdict (as DOMjudge reads them)."""
     tag = re.search(r"@EXPECTED_RESULTS@: (\S+)", path.read_text())
-    assert tag is not None, path
+    if tag is None:
+        return FOLDERS[path.relative_to(HELLO / "submissions").parts[0]]
     return VERDICTS[tag.group(1).split(",")[0]]
 
 
@@ -59,6 +64,14 @@ def test_domjudges_hello_submissions_get_its_verdicts(path, name):
 TESTS = [{"input": "2\n1 2\n-5 40\n", "output": "3\n35\n"}, {"input": "1\n1000000000 1000000000\n",
                                                                "output": "2000000000\n"}]
 
+FORTRAN = "program ab\n  integer :: n, i\n  integer(8) :: a, b\n  read(*, *) n\n  do i = 1, n\n    read(*, *) a, b\n" \
+          "    write(*, '(I0)') %s\n  end do\nend program ab\n"
+PROLOG = "%s :- read_line_to_string(user_input, L), number_string(N, L),\n  forall(between(1, N, _), (\n" \
+         "    read_line_to_string(user_input, S), split_string(S, \" \", \" \", [A, B]),\n" \
+         "    number_string(X, A), number_string(Y, B), Z is X + Y, writeln(Z))).\n"
+OCAML = "let () =\n  let n = Scanf.scanf \" %%d\" (fun x -> x) in\n  for _ = 1 to n do\n" \
+        "    Scanf.scanf \" %%d %%d\" (fun a b -> print_int (%s); print_newline ())\n  done\n"
+
 # (fence tag, accepted program, rejected program, the rejected one's verdict: WA as a score of 0, or CE)
 PROGRAMS = {
     "awk": ("awk", "NR > 1 { print $1 + $2 }\n", "NR > 1 { print $1 - $2 }\n", "WA"),
@@ -66,6 +79,9 @@ PROGRAMS = {
              "my $n = <STDIN>;\nfor (1 .. $n) { my ($a, $b) = split ' ', <STDIN>; print $a + $b, \"\\n\";\n", "CE"),
     "lua": ("lua", "local n = io.read('n')\nfor _ = 1, n do\n  local a, b = io.read('n', 'n')\n  print(a + b)\nend\n",
             "local n = io.read('n')\nfor _ = 1, n do\n  local a, b = io.read('n', 'n')\n  print(a + b)\n", "CE"),
+    "fortran": ("fortran", FORTRAN % "a + b", FORTRAN % "a - b", "WA"),
+    "prolog": ("prolog", PROLOG % "main", PROLOG % "solve", "CE"),  # no main/0: DOMjudge's compile.plg refuses it
+    "ocaml": ("ocaml", OCAML % "a + b", OCAML % "a +. b", "CE"),
 }
 
 
@@ -85,7 +101,9 @@ def test_each_language_accepts_a_right_program_and_rejects_a_wrong_one(name):
     assert rejected.value == 0.0 and rejected.counts[verdict.lower()] >= 1, rejected
 
 
-@pytest.mark.parametrize(("name", "first"), [("awk", "GNU Awk"), ("perl", "This is perl 5"), ("lua", "Lua 5.")])
+@pytest.mark.parametrize(("name", "first"), [("awk", "GNU Awk"), ("perl", "This is perl 5"), ("lua", "Lua 5."),
+                                           ("fortran", "GNU Fortran"), ("prolog", "SWI-Prolog version"),
+                                           ("ocaml", "4.")])
 def test_each_language_reports_its_version(name, first):
     if missing(LANGUAGES[name]):
         pytest.skip(str(missing(LANGUAGES[name])))
@@ -103,6 +121,11 @@ REACH = {
             "print 'done ', scalar(grep { !/^\\./ } readdir $d), \"\\n\";\n",
     "lua": "for p in ('%s'):gmatch('%%S+') do local f = io.open(p) if f then print('reached ' .. p) f:close() end end\n"
            "print('done')\n",
+    "fortran": "program r\n  logical :: e\n%s  write(*, '(A)') 'done'\nend program r\n",
+    "prolog": "main :- split_string(\"%s\", \" \", \"\", Ps),\n"
+              "  forall((member(P, Ps), exists_file(P)), format(\"reached ~w~n\", [P])), writeln(done).\n",
+    "ocaml": "let () = List.iter (fun p -> if Sys.file_exists p then print_endline (\"reached \" ^ p))\n"
+             "  (String.split_on_char ' ' \"%s\"); print_endline \"done\"\n",
 }
 
 
@@ -118,5 +141,7 @@ def test_a_program_reaches_its_own_interpreter_and_no_other(name):
     if name == "perl":
         done = f"done {len([path for path in binds(lang) if path.startswith('/usr/bin/')])}\n"
     problem = Problem((Case("", expected + done),), compare="exact")
-    report = judge(Program(lang, REACH[name] % " ".join(OTHERS)), problem, deadline=time.monotonic() + 60)
+    paths = " ".join(OTHERS) if name != "fortran" else "".join(  # no split in Fortran: a test per path
+        f"  inquire(file='{path}', exist=e)\n  if (e) write(*, '(A)') 'reached {path}'\n" for path in OTHERS)
+    report = judge(Program(lang, REACH[name] % paths), problem, deadline=time.monotonic() + 60)
     assert report.verdicts == ["AC"], (report.details, report.compile_log[-300:])

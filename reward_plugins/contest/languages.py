@@ -226,6 +226,10 @@ _KOTLIN = "/usr/share/kotlin/kotlinc"  # Debian's kotlin package (its kotlinc is
 _KOTLINC = ("-cp", "{kotlin-preloader}", "org.jetbrains.kotlin.preloading.Preloader", "-cp", "{kotlin-compiler}",
             "org.jetbrains.kotlin.cli.jvm.K2JVMCompiler")  # what Debian's kotlinc runs
 _GHC = "/usr/lib/ghc"  # Debian's ghc: /usr/bin/ghc is a shell launcher of bin/ghc -B<this>
+_PROLOG = ("consult('main.pl'), (current_predicate(main/0) -> true ; format(user_error, 'main/0 not found~n', []), "
+           "halt(3)), qsave_program(main, [goal((main, halt)), toplevel(halt(1)), stand_alone(true)]), halt")
+"""DOMjudge's ``plg/compile.plg`` as one goal (the sandbox has no file of ours to run): load the program, refuse one
+without ``main/0``, save a stand-alone executable that runs ``main`` and halts (status 1 if it fails)."""
 _COREUTILS = (
     "[", "arch", "b2sum", "base32", "base64", "basename", "basenc", "cat", "chgrp", "chmod", "chown", "cksum", "comm",
     "cp", "csplit", "cut", "date", "dd", "df", "dir", "dircolors", "dirname", "du", "echo", "env", "expand", "expr",
@@ -314,6 +318,16 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
              memory_slack=32 * MIB, reads=("/usr/share/perl", "/usr/share/perl5", "/etc/perl")),
     Language("lua", ("lua",), "main.lua", ("lua", "luac"), "lua5.4",
              ("{luac}", "-o", "luac.out", "main.lua"), ("{lua}", "luac.out"), version=("{lua}", "-v")),
+    Language("fortran", ("fortran", "f95", "f90", "gfortran"), "main.f95", ("gfortran", "as", "ld"), "gfortran",
+             ("{gfortran}", "-x", "f95", "-Wall", "-O2", "-cpp", "-o", "main", "main.f95"), ("./main",),
+             version=("{gfortran}", "--version"), native=True),
+    Language("prolog", ("prolog", "plg", "swipl"), "main.pl", ("swipl",), "swi-prolog-nox",
+             ("{swipl}", "--on-error=halt", "-g", _PROLOG, "-t", "halt(1)"), ("./main",),
+             version=("{swipl}", "--version"), memory_slack=32 * MIB),
+    Language("ocaml", ("ocaml", "ml"), "main.ml", ("ocamlopt", "x86_64-linux-gnu-as", "x86_64-linux-gnu-gcc", "ld", "/bin/sh"),
+             "ocaml-nox",
+             ("{ocamlopt}", "-o", "main", "main.ml", "-ccopt", "-pipe"), ("./main",),
+             version=("{ocamlopt}", "-version"), native=True, env=(("TMPDIR", "."),)),
 )}
 
 _TAGS = {tag: lang for lang in LANGUAGES.values() for tag in (lang.name, *lang.tags)}
