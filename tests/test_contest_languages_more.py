@@ -1,5 +1,5 @@
-"""The languages DOMjudge runs beyond the big judges' common set (AWK, Perl, Lua, Fortran, Prolog, OCaml), each as DOMjudge's default compile
-script runs it, in the same sandbox as every other language.
+"""The languages DOMjudge runs beyond the big judges' common set (AWK, Perl, Lua, Fortran, Prolog, OCaml), each as
+DOMjudge's default compile script runs it, in the same sandbox as every other language.
 
 DOMjudge's example problem ``hello`` (``tests/data/contest/domjudge/hello``, GPL-2.0, ``SOURCE.md``) is imported with
 ``grpo-host``'s Kattis importer and its one-file submissions in these languages judged against their

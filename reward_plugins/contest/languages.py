@@ -324,8 +324,8 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
     Language("prolog", ("prolog", "plg", "swipl"), "main.pl", ("swipl",), "swi-prolog-nox",
              ("{swipl}", "--on-error=halt", "-g", _PROLOG, "-t", "halt(1)"), ("./main",),
              version=("{swipl}", "--version"), memory_slack=32 * MIB),
-    Language("ocaml", ("ocaml", "ml"), "main.ml", ("ocamlopt", "x86_64-linux-gnu-as", "x86_64-linux-gnu-gcc", "ld", "/bin/sh"),
-             "ocaml-nox",
+    Language("ocaml", ("ocaml", "ml"), "main.ml",
+             ("ocamlopt", "x86_64-linux-gnu-as", "x86_64-linux-gnu-gcc", "ld", "/bin/sh"), "ocaml-nox",
              ("{ocamlopt}", "-o", "main", "main.ml", "-ccopt", "-pipe"), ("./main",),
              version=("{ocamlopt}", "-version"), native=True, env=(("TMPDIR", "."),)),
 )}
