@@ -1,4 +1,4 @@
-"""The languages DOMjudge runs beyond the big judges' common set (AWK, Perl, Lua, Fortran, Prolog, OCaml), each as
+"""The languages DOMjudge runs beyond the big judges' common set (AWK, Perl, Lua, Fortran, Prolog, OCaml, R), each as
 DOMjudge's default compile script runs it, in the same sandbox as every other language.
 
 DOMjudge's example problem ``hello`` (``tests/data/contest/domjudge/hello``, GPL-2.0, ``SOURCE.md``) is imported with
@@ -10,6 +10,7 @@ a language whose toolchain is missing skips, naming the package to install.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from reward_plugins.sandbox.bwrap import isolation
 HELLO = Path(__file__).parent / "data" / "contest" / "domjudge" / "hello"
 VERDICTS = {"CORRECT": "AC", "WRONG-ANSWER": "WA", "RUN_TIME_ERROR": "RE", "COMPILER-ERROR": "CE"}
 DEFAULTS = {"time_limit": 1.0, "memory_mb": 256, "output_mb": 16, "compare": "token", "float_tolerance": 1e-6}
-SUFFIXES = {".awk": "awk", ".pl": "perl", ".lua": "lua", ".f95": "fortran", ".plg": "prolog", ".ml": "ocaml"}
+SUFFIXES = {".awk": "awk", ".pl": "perl", ".lua": "lua", ".f95": "fortran", ".plg": "prolog", ".ml": "ocaml", ".R": "r"}
 """DOMjudge's extensions for the languages added here (its ``LanguageFixture``), by our table's name."""
 
 pytestmark = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in "
@@ -56,8 +57,11 @@ def submissions() -> list:
 
 @pytest.mark.parametrize(("path", "name"), submissions())
 def test_domjudges_hello_submissions_get_its_verdicts(path, name):
-    report = judge(Program(LANGUAGES[name], path.read_text()), problem_from_row(kattis(HELLO), **DEFAULTS),
-                   deadline=time.monotonic() + 60)
+    """Compared as DOMjudge's default validator compares (Kattis's: case-insensitive where ``problem.yaml`` does not
+    say ``case_sensitive``; its R hello prints ``Hello World!``); the Kattis importer here compares case-sensitively,
+    so the case is set on the problem."""
+    problem = dataclasses.replace(problem_from_row(kattis(HELLO), **DEFAULTS), case_sensitive=False)
+    report = judge(Program(LANGUAGES[name], path.read_text()), problem, deadline=time.monotonic() + 60)
     assert report.verdicts == [_expected(path)], (report.details, report.compile_log[-300:])
 
 
@@ -71,6 +75,9 @@ PROLOG = "%s :- read_line_to_string(user_input, L), number_string(N, L),\n  fora
          "    number_string(X, A), number_string(Y, B), Z is X + Y, writeln(Z))).\n"
 OCAML = "let () =\n  let n = Scanf.scanf \" %%d\" (fun x -> x) in\n  for _ = 1 to n do\n" \
         "    Scanf.scanf \" %%d %%d\" (fun a b -> print_int (%s); print_newline ())\n  done\n"
+R = "con <- file('stdin', 'r')\nn <- as.integer(readLines(con, 1))\nfor (i in seq_len(n)) {\n" \
+    "  v <- as.numeric(strsplit(readLines(con, 1), ' ')[[1]])\n" \
+    "  cat(format(v[1] + v[2], scientific = FALSE), '\\n', sep = ''%s\n}\n"
 
 # (fence tag, accepted program, rejected program, the rejected one's verdict: WA as a score of 0, or CE)
 PROGRAMS = {
@@ -82,6 +89,7 @@ PROGRAMS = {
     "fortran": ("fortran", FORTRAN % "a + b", FORTRAN % "a - b", "WA"),
     "prolog": ("prolog", PROLOG % "main", PROLOG % "solve", "CE"),  # no main/0: DOMjudge's compile.plg refuses it
     "ocaml": ("ocaml", OCAML % "a + b", OCAML % "a +. b", "CE"),
+    "r": ("r", R % ")", R % "", "CE"),  # a missing parenthesis: R's parse() fails
 }
 
 
@@ -103,7 +111,7 @@ def test_each_language_accepts_a_right_program_and_rejects_a_wrong_one(name):
 
 @pytest.mark.parametrize(("name", "first"), [("awk", "GNU Awk"), ("perl", "This is perl 5"), ("lua", "Lua 5."),
                                            ("fortran", "GNU Fortran"), ("prolog", "SWI-Prolog version"),
-                                           ("ocaml", "4.")])
+                                           ("ocaml", "4."), ("r", "R version 4.")])
 def test_each_language_reports_its_version(name, first):
     if missing(LANGUAGES[name]):
         pytest.skip(str(missing(LANGUAGES[name])))
@@ -126,6 +134,7 @@ REACH = {
               "  forall((member(P, Ps), exists_file(P)), format(\"reached ~w~n\", [P])), writeln(done).\n",
     "ocaml": "let () = List.iter (fun p -> if Sys.file_exists p then print_endline (\"reached \" ^ p))\n"
              "  (String.split_on_char ' ' \"%s\"); print_endline \"done\"\n",
+    "r": "for (p in strsplit('%s', ' ')[[1]]) if (file.exists(p)) cat(paste0('reached ', p, '\\n'))\ncat('done\\n')\n",
 }
 
 

@@ -79,6 +79,9 @@ class Language:
     time_factor: float = 1.0
     files: int = 64
     env: tuple[tuple[str, str], ...] = ()
+    scratch: bool = False
+    """The runtime writes files of its own at start (R's session folder, ``R_TempDir``, without which it will not
+    start): the program's folder is then its own and writable (``TMPDIR`` is that folder), as file I/O makes it."""
     reads: tuple[str, ...] = ()
     """Further paths the toolchain reads (headers, a configuration file, a runtime's home), bound read-only where
     they exist, with the targets of the links under them."""
@@ -230,6 +233,7 @@ _PROLOG = ("consult('main.pl'), (current_predicate(main/0) -> true ; format(user
            "halt(3)), qsave_program(main, [goal((main, halt)), toplevel(halt(1)), stand_alone(true)]), halt")
 """DOMjudge's ``plg/compile.plg`` as one goal (the sandbox has no file of ours to run): load the program, refuse one
 without ``main/0``, save a stand-alone executable that runs ``main`` and halts (status 1 if it fails)."""
+_R = "/usr/lib/R/bin/exec/R"  # Debian's r-base-core: Rscript and /usr/bin/R start it through a shell script
 _COREUTILS = (
     "[", "arch", "b2sum", "base32", "base64", "basename", "basenc", "cat", "chgrp", "chmod", "chown", "cksum", "comm",
     "cp", "csplit", "cut", "date", "dd", "df", "dir", "dircolors", "dirname", "du", "echo", "env", "expand", "expr",
@@ -328,6 +332,13 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
              ("ocamlopt", "x86_64-linux-gnu-as", "x86_64-linux-gnu-gcc", "ld", "/bin/sh"), "ocaml-nox",
              ("{ocamlopt}", "-o", "main", "main.ml", "-ccopt", "-pipe"), ("./main",),
              version=("{ocamlopt}", "-version"), native=True, env=(("TMPDIR", "."),)),
+    Language("r", ("r", "rscript"), "main.R", (_R, "/bin/sh"), "r-base-core",
+             ("{R}", "--no-echo", "--no-restore", "-e", "invisible(parse('main.R'))"),
+             ("{R}", "--no-echo", "--no-restore", "--file=main.R"), version=("{R}", "--version"),
+             memory_slack=64 * MIB, scratch=True, files=256, processes=8, env=(("R_HOME", "/usr/lib/R"),),
+             reads=("/etc/R", "/usr/share/R", "/etc/alternatives/libblas.so.3-x86_64-linux-gnu",
+                    "/etc/alternatives/liblapack.so.3-x86_64-linux-gnu",  # the BLAS Debian links in /etc
+                    "/usr/bin/which", *_SHELL_TOOLS)),  # R's utils finds programs with which, cleans up with rm
 )}
 
 _TAGS = {tag: lang for lang in LANGUAGES.values() for tag in (lang.name, *lang.tags)}
@@ -387,7 +398,8 @@ def version(lang: Language) -> str | None:
         return None
     argv = [part.format(**tools) for part in lang.version]
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=60, check=False, env={"PATH": SYSTEM_PATH})
+        done = subprocess.run(argv, capture_output=True, timeout=60, check=False,
+                              env={"PATH": SYSTEM_PATH, **dict(lang.env)})  # R's R_HOME
     except (OSError, subprocess.TimeoutExpired):
         return None
     lines = (done.stdout + done.stderr).decode("utf-8", "replace").strip().splitlines()
