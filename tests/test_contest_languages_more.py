@@ -1,4 +1,4 @@
-"""The languages DOMjudge runs beyond the big judges' common set (AWK, Perl, Lua, Fortran, Prolog, OCaml, R), each as
+"""The languages DOMjudge runs beyond the big judges' common set (AWK, Perl, Lua, Fortran, Prolog, OCaml, R, Ada), each
 DOMjudge's default compile script runs it, in the same sandbox as every other language.
 
 DOMjudge's example problem ``hello`` (``tests/data/contest/domjudge/hello``, GPL-2.0, ``SOURCE.md``) is imported with
@@ -27,7 +27,8 @@ from reward_plugins.sandbox.bwrap import isolation
 HELLO = Path(__file__).parent / "data" / "contest" / "domjudge" / "hello"
 VERDICTS = {"CORRECT": "AC", "WRONG-ANSWER": "WA", "RUN_TIME_ERROR": "RE", "COMPILER-ERROR": "CE"}
 DEFAULTS = {"time_limit": 1.0, "memory_mb": 256, "output_mb": 16, "compare": "token", "float_tolerance": 1e-6}
-SUFFIXES = {".awk": "awk", ".pl": "perl", ".lua": "lua", ".f95": "fortran", ".plg": "prolog", ".ml": "ocaml", ".R": "r"}
+SUFFIXES = {".awk": "awk", ".pl": "perl", ".lua": "lua", ".f95": "fortran", ".plg": "prolog", ".ml": "ocaml", ".R": "r",
+            ".adb": "ada"}
 """DOMjudge's extensions for the languages added here (its ``LanguageFixture``), by our table's name."""
 
 pytestmark = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in "
@@ -78,6 +79,9 @@ OCAML = "let () =\n  let n = Scanf.scanf \" %%d\" (fun x -> x) in\n  for _ = 1 t
 R = "con <- file('stdin', 'r')\nn <- as.integer(readLines(con, 1))\nfor (i in seq_len(n)) {\n" \
     "  v <- as.numeric(strsplit(readLines(con, 1), ' ')[[1]])\n" \
     "  cat(format(v[1] + v[2], scientific = FALSE), '\\n', sep = ''%s\n}\n"
+ADA = "with Ada.Text_IO; use Ada.Text_IO;\nwith Ada.Long_Long_Integer_Text_IO; use Ada.Long_Long_Integer_Text_IO;\n" \
+      "procedure Main is\n   N, A, B : Long_Long_Integer;\nbegin\n   Get (N);\n   for I in 1 .. N loop\n" \
+      "      Get (A);\n      Get (B);\n      Put (%s, Width => 0);\n      New_Line;\n   end loop;\nend Main;\n"
 
 # (fence tag, accepted program, rejected program, the rejected one's verdict: WA as a score of 0, or CE)
 PROGRAMS = {
@@ -90,6 +94,7 @@ PROGRAMS = {
     "prolog": ("prolog", PROLOG % "main", PROLOG % "solve", "CE"),  # no main/0: DOMjudge's compile.plg refuses it
     "ocaml": ("ocaml", OCAML % "a + b", OCAML % "a +. b", "CE"),
     "r": ("r", R % ")", R % "", "CE"),  # a missing parenthesis: R's parse() fails
+    "ada": ("ada", ADA % "A + B", ADA % "A - B", "WA"),
 }
 
 
@@ -111,7 +116,8 @@ def test_each_language_accepts_a_right_program_and_rejects_a_wrong_one(name):
 
 @pytest.mark.parametrize(("name", "first"), [("awk", "GNU Awk"), ("perl", "This is perl 5"), ("lua", "Lua 5."),
                                            ("fortran", "GNU Fortran"), ("prolog", "SWI-Prolog version"),
-                                           ("ocaml", "4."), ("r", "R version 4.")])
+                                           ("ocaml", "4."), ("r", "R version 4."),
+                                           ("ada", "GNATMAKE")])
 def test_each_language_reports_its_version(name, first):
     if missing(LANGUAGES[name]):
         pytest.skip(str(missing(LANGUAGES[name])))
@@ -130,6 +136,8 @@ REACH = {
     "lua": "for p in ('%s'):gmatch('%%S+') do local f = io.open(p) if f then print('reached ' .. p) f:close() end end\n"
            "print('done')\n",
     "fortran": "program r\n  logical :: e\n%s  write(*, '(A)') 'done'\nend program r\n",
+    "ada": "with Ada.Text_IO; with Ada.Directories;\nprocedure Main is\nbegin\n%s   Ada.Text_IO.Put_Line (\"done\");\n"
+           "end Main;\n",
     "prolog": "main :- split_string(\"%s\", \" \", \"\", Ps),\n"
               "  forall((member(P, Ps), exists_file(P)), format(\"reached ~w~n\", [P])), writeln(done).\n",
     "ocaml": "let () = List.iter (fun p -> if Sys.file_exists p then print_endline (\"reached \" ^ p))\n"
@@ -150,7 +158,11 @@ def test_a_program_reaches_its_own_interpreter_and_no_other(name):
     if name == "perl":
         done = f"done {len([path for path in binds(lang) if path.startswith('/usr/bin/')])}\n"
     problem = Problem((Case("", expected + done),), compare="exact")
-    paths = " ".join(OTHERS) if name != "fortran" else "".join(  # no split in Fortran: a test per path
-        f"  inquire(file='{path}', exist=e)\n  if (e) write(*, '(A)') 'reached {path}'\n" for path in OTHERS)
+    paths = " ".join(OTHERS)  # Fortran and Ada split no string here: a test per path
+    if name == "fortran":
+        paths = "".join(f"  inquire(file='{p}', exist=e)\n  if (e) write(*, '(A)') 'reached {p}'\n" for p in OTHERS)
+    if name == "ada":
+        paths = "".join(f"   if Ada.Directories.Exists (\"{p}\") then Ada.Text_IO.Put_Line (\"reached {p}\"); end if;\n"
+                        for p in OTHERS)
     report = judge(Program(lang, REACH[name] % paths), problem, deadline=time.monotonic() + 60)
     assert report.verdicts == ["AC"], (report.details, report.compile_log[-300:])

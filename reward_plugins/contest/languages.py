@@ -233,6 +233,8 @@ _PROLOG = ("consult('main.pl'), (current_predicate(main/0) -> true ; format(user
            "halt(3)), qsave_program(main, [goal((main, halt)), toplevel(halt(1)), stand_alone(true)]), halt")
 """DOMjudge's ``plg/compile.plg`` as one goal (the sandbox has no file of ours to run): load the program, refuse one
 without ``main/0``, save a stand-alone executable that runs ``main`` and halts (status 1 if it fails)."""
+_GNAT = ("x86_64-linux-gnu-gcc-12", "x86_64-linux-gnu-gnatbind-12", "x86_64-linux-gnu-gnatlink-12")
+"""What gnatmake runs, by these names (Debian 12's gnat: GCC 12), to compile, bind and link."""
 _R = "/usr/lib/R/bin/exec/R"  # Debian's r-base-core: Rscript and /usr/bin/R start it through a shell script
 _COREUTILS = (
     "[", "arch", "b2sum", "base32", "base64", "basename", "basenc", "cat", "chgrp", "chmod", "chown", "cksum", "comm",
@@ -332,6 +334,9 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
              ("ocamlopt", "x86_64-linux-gnu-as", "x86_64-linux-gnu-gcc", "ld", "/bin/sh"), "ocaml-nox",
              ("{ocamlopt}", "-o", "main", "main.ml", "-ccopt", "-pipe"), ("./main",),
              version=("{ocamlopt}", "-version"), native=True, env=(("TMPDIR", "."),)),
+    Language("ada", ("ada", "adb", "gnat"), "main.adb", ("gnatmake", *_GNAT, "as", "ld"), "gnat",
+             ("{gnatmake}", "-o", "main", "main.adb"), ("./main",), version=("{gnatmake}", "--version"),
+             native=True),
     Language("r", ("r", "rscript"), "main.R", (_R, "/bin/sh"), "r-base-core",
              ("{R}", "--no-echo", "--no-restore", "-e", "invisible(parse('main.R'))"),
              ("{R}", "--no-echo", "--no-restore", "--file=main.R"), version=("{R}", "--version"),
