@@ -14,7 +14,13 @@ with coreutils, ``grep``, ``sed``, ``awk`` and ``bc`` to exec, :data:`_SHELL_TOO
 (Kattis) with DOMjudge's ``-Sg -viwn``; C# with
 Mono's ``mcs -optimize+ -r:System.Numerics`` (Kattis); Kotlin ``kotlinc`` run on the JVM with Kattis's flags
 (``-XX:+UseSerialGC -Xss64m -Xmx<limit>m``) from the class with ``main`` (:func:`kotlin_entry`); Haskell
-``ghc -O2 -ferror-spans -threaded -rtsopts`` run with ``+RTS -M<limit>m -RTS`` (Kattis).
+``ghc -O2 -ferror-spans -threaded -rtsopts`` run with ``+RTS -M<limit>m -RTS`` (Kattis).  DOMjudge's further
+languages as its ``awk``, ``pl``, ``lua``, ``f95``, ``plg``, ``ocaml``, ``r`` and ``adb`` scripts run them: AWK
+``gawk`` (syntax checked by ``--pretty-print``, which runs nothing), Perl ``perl -c -W``, Lua ``luac`` to
+``luac.out`` run by ``lua``, Fortran ``gfortran -x f95 -Wall -O2 -cpp``, Prolog ``compile.plg`` as one goal
+(:data:`_PROLOG`), OCaml ``ocamlopt`` (which shells out: ``/bin/sh`` is bound for it), R ``parse()`` then
+``exec/R --file`` (its own folder writable: :attr:`Language.scratch`), Ada ``gnatmake``; natively linked
+dynamically, as C is here.
 
 Toolchains are looked up on the system's own path (``/usr/bin``,
 ``/usr/local/bin``) only, or at a fixed absolute path of Debian's packages (a
@@ -229,7 +235,7 @@ _KOTLIN = "/usr/share/kotlin/kotlinc"  # Debian's kotlin package (its kotlinc is
 _KOTLINC = ("-cp", "{kotlin-preloader}", "org.jetbrains.kotlin.preloading.Preloader", "-cp", "{kotlin-compiler}",
             "org.jetbrains.kotlin.cli.jvm.K2JVMCompiler")  # what Debian's kotlinc runs
 _GHC = "/usr/lib/ghc"  # Debian's ghc: /usr/bin/ghc is a shell launcher of bin/ghc -B<this>
-_PROLOG = ("consult('main.pl'), (current_predicate(main/0) -> true ; format(user_error, 'main/0 not found~n', []), "
+_PROLOG = ("consult('main.plg'), (current_predicate(main/0) -> true ; format(user_error, 'main/0 not found~n', []), "
            "halt(3)), qsave_program(main, [goal((main, halt)), toplevel(halt(1)), stand_alone(true)]), halt")
 """DOMjudge's ``plg/compile.plg`` as one goal (the sandbox has no file of ours to run): load the program, refuse one
 without ``main/0``, save a stand-alone executable that runs ``main`` and halts (status 1 if it fails)."""
@@ -327,7 +333,7 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
     Language("fortran", ("fortran", "f95", "f90", "gfortran"), "main.f95", ("gfortran", "as", "ld"), "gfortran",
              ("{gfortran}", "-x", "f95", "-Wall", "-O2", "-cpp", "-o", "main", "main.f95"), ("./main",),
              version=("{gfortran}", "--version"), native=True),
-    Language("prolog", ("prolog", "plg", "swipl"), "main.pl", ("swipl",), "swi-prolog-nox",
+    Language("prolog", ("prolog", "plg", "swipl"), "main.plg", ("swipl",), "swi-prolog-nox",
              ("{swipl}", "--on-error=halt", "-g", _PROLOG, "-t", "halt(1)"), ("./main",),
              version=("{swipl}", "--version"), memory_slack=32 * MIB),
     Language("ocaml", ("ocaml", "ml"), "main.ml",
