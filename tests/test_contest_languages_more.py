@@ -166,3 +166,32 @@ def test_a_program_reaches_its_own_interpreter_and_no_other(name):
                         for p in OTHERS)
     report = judge(Program(lang, REACH[name] % paths), problem, deadline=time.monotonic() + 60)
     assert report.verdicts == ["AC"], (report.details, report.compile_log[-300:])
+
+
+HOGS = {  # each allocates far past a 64 MiB limit
+    "awk": "BEGIN { for (i = 0; i < 30000000; i++) a[i] = i; print length(a) }\n",
+    "perl": "my $n = 30000000; my @a = (1 .. $n); print scalar(@a), \"\\n\";\n",
+    "lua": "local t = {}\nfor i = 1, 30000000 do t[i] = i end\nprint(#t)\n",
+    "fortran": "program h\n  integer(8), allocatable :: a(:)\n  integer :: i\n  allocate(a(100000000))\n"
+               "  do i = 1, 100000000\n    a(i) = i\n  end do\n  write(*, '(I0)') a(5)\nend program h\n",
+    "prolog": "main :- numlist(1, 30000000, L), length(L, N), writeln(N).\n",
+    "ocaml": "let () = let a = Array.init 100_000_000 (fun i -> i) in print_int a.(5)\n",
+    "r": "x <- numeric(1e8) + 1\ncat(length(x), '\\n')\n",
+    "ada": "with Ada.Text_IO;\nprocedure Main is\n   type Arr is array (Positive range <>) of Long_Long_Integer;\n"
+           "   type Acc is access Arr;\n   A : Acc := new Arr (1 .. 100_000_000);\nbegin\n"
+           "   for I in A'Range loop A (I) := Long_Long_Integer (I); end loop;\n"
+           "   Ada.Text_IO.Put_Line (Long_Long_Integer'Image (A (5)));\nend Main;\n",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=_needs(name)) for name in HOGS])
+def test_each_runtime_past_its_memory_limit_is_mle_and_a_small_program_under_it_is_not(name):
+    """RLIMIT_AS at the limit and the runtime's allowance stop it, and its runtime's own word for a failed allocation
+    (``Language.oom_signs``: Lua's ``not enough memory``, OCaml's ``Out_of_memory``, ...) reads as MLE, not RE; the
+    accepted A+B under the same limit is AC (the allowance lets the runtime start)."""
+    problem = Problem((Case("", "x\n"),), time_limit=10.0, memory=64 << 20)
+    report = judge(Program(LANGUAGES[name], HOGS[name]), problem, deadline=time.monotonic() + 300)
+    assert report.verdicts == ["MLE"], (report.verdicts, report.details, report.compile_log[-500:])
+    small = Problem(tuple(Case(t["input"], t["output"]) for t in TESTS), memory=64 << 20)
+    assert judge(Program(LANGUAGES[name], PROGRAMS[name][1]), small, deadline=time.monotonic() + 300).verdicts == \
+        ["AC", "AC"]

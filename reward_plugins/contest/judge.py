@@ -663,7 +663,7 @@ def classify(outcome: dict, language: Language, problem: Problem) -> Verdict | N
     if outcome.get("start_error"):  # the server's word, on a pipe the program never holds
         return "JE"
     failed = signum is not None or code != 0
-    oom = failed and any(sign in str(outcome.get("stderr", "")) for sign in OOM_SIGNS)
+    oom = failed and any(sign in str(outcome.get("stderr", "")) for sign in OOM_SIGNS + language.oom_signs)
     small = problem.memory < SMALL_MEMORY
     if small and not isinstance(outcome.get("grown"), int):
         return "JE"  # below the floor only the cgroup's growth measures the program, and here there is none

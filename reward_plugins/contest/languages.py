@@ -85,6 +85,9 @@ class Language:
     time_factor: float = 1.0
     files: int = 64
     env: tuple[tuple[str, str], ...] = ()
+    oom_signs: tuple[str, ...] = ()
+    """What the runtime prints when an allocation fails, beside the judge's own list (``judge.OOM_SIGNS``): the run
+    is then MLE, not RE."""
     scratch: bool = False
     """The runtime writes files of its own at start (R's session folder, ``R_TempDir``, without which it will not
     start): the program's folder is then its own and writable (``TMPDIR`` is that folder), as file I/O makes it."""
@@ -327,29 +330,34 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
              version=("{gawk}", "--version")),
     Language("perl", ("perl", "pl"), "main.pl", ("perl",), "perl",
              ("{perl}", "-c", "-W", "main.pl"), ("{perl}", "main.pl"), version=("{perl}", "-v"),
-             memory_slack=32 * MIB, reads=("/usr/share/perl", "/usr/share/perl5", "/etc/perl")),
+             memory_slack=32 * MIB, reads=("/usr/share/perl", "/usr/share/perl5", "/etc/perl"),
+             oom_signs=("Out of memory!",)),
     Language("lua", ("lua",), "main.lua", ("lua", "luac"), "lua5.4",
-             ("{luac}", "-o", "luac.out", "main.lua"), ("{lua}", "luac.out"), version=("{lua}", "-v")),
+             ("{luac}", "-o", "luac.out", "main.lua"), ("{lua}", "luac.out"), version=("{lua}", "-v"),
+             oom_signs=("not enough memory",)),
     Language("fortran", ("fortran", "f95", "f90", "gfortran"), "main.f95", ("gfortran", "as", "ld"), "gfortran",
              ("{gfortran}", "-x", "f95", "-Wall", "-O2", "-cpp", "-o", "main", "main.f95"), ("./main",),
              version=("{gfortran}", "--version"), native=True),
     Language("prolog", ("prolog", "plg", "swipl"), "main.plg", ("swipl",), "swi-prolog-nox",
              ("{swipl}", "--on-error=halt", "-g", _PROLOG, "-t", "halt(1)"), ("./main",),
-             version=("{swipl}", "--version"), memory_slack=32 * MIB),
+             version=("{swipl}", "--version"), memory_slack=32 * MIB,
+             oom_signs=("stack_limit",)),  # its resource error's advice (its stacks hold all its data)
     Language("ocaml", ("ocaml", "ml"), "main.ml",
              ("ocamlopt", "x86_64-linux-gnu-as", "x86_64-linux-gnu-gcc", "ld", "/bin/sh"), "ocaml-nox",
              ("{ocamlopt}", "-o", "main", "main.ml", "-ccopt", "-pipe"), ("./main",),
-             version=("{ocamlopt}", "-version"), native=True, env=(("TMPDIR", "."),)),
+             version=("{ocamlopt}", "-version"), native=True, env=(("TMPDIR", "."),),
+             oom_signs=("Out_of_memory",)),
     Language("ada", ("ada", "adb", "gnat"), "main.adb", ("gnatmake", *_GNAT, "as", "ld"), "gnat",
              ("{gnatmake}", "-o", "main", "main.adb"), ("./main",), version=("{gnatmake}", "--version"),
-             native=True),
+             native=True, oom_signs=("heap exhausted",)),
     Language("r", ("r", "rscript"), "main.R", (_R, "/bin/sh"), "r-base-core",
              ("{R}", "--no-echo", "--no-restore", "-e", "invisible(parse('main.R'))"),
              ("{R}", "--no-echo", "--no-restore", "--file=main.R"), version=("{R}", "--version"),
              memory_slack=64 * MIB, scratch=True, files=256, processes=8, env=(("R_HOME", "/usr/lib/R"),),
              reads=("/etc/R", "/usr/share/R", "/etc/alternatives/libblas.so.3-x86_64-linux-gnu",
                     "/etc/alternatives/liblapack.so.3-x86_64-linux-gnu",  # the BLAS Debian links in /etc
-                    "/usr/bin/which", *_SHELL_TOOLS)),  # R's utils finds programs with which, cleans up with rm
+                    "/usr/bin/which", *_SHELL_TOOLS),  # R's utils finds programs with which, cleans up with rm
+             oom_signs=("cannot allocate vector",)),
 )}
 
 _TAGS = {tag: lang for lang in LANGUAGES.values() for tag in (lang.name, *lang.tags)}
