@@ -1,4 +1,5 @@
-"""The languages DOMjudge runs beyond the big judges' common set (AWK, Perl, Lua, Fortran, Prolog, OCaml, R, Ada), each
+"""The languages DOMjudge runs beyond the big judges' common set (AWK, Perl, Lua, Fortran, Prolog, OCaml, R, Ada) and
+Common Lisp (Kattis's, as DOMjudge has none), each
 DOMjudge's default compile script runs it, in the same sandbox as every other language.
 
 DOMjudge's example problem ``hello`` (``tests/data/contest/domjudge/hello``, GPL-2.0, ``SOURCE.md``) is imported with
@@ -28,7 +29,7 @@ HELLO = Path(__file__).parent / "data" / "contest" / "domjudge" / "hello"
 VERDICTS = {"CORRECT": "AC", "WRONG-ANSWER": "WA", "RUN_TIME_ERROR": "RE", "COMPILER-ERROR": "CE"}
 DEFAULTS = {"time_limit": 1.0, "memory_mb": 256, "output_mb": 16, "compare": "token", "float_tolerance": 1e-6}
 SUFFIXES = {".awk": "awk", ".pl": "perl", ".lua": "lua", ".f95": "fortran", ".plg": "prolog", ".ml": "ocaml", ".R": "r",
-            ".adb": "ada"}
+            ".adb": "ada", ".lisp": "lisp"}
 """DOMjudge's extensions for the languages added here (its ``LanguageFixture``), by our table's name."""
 
 pytestmark = pytest.mark.skipif(isolation().mode != "root", reason=f"the contest judge needs the code sandbox in "
@@ -82,6 +83,7 @@ R = "con <- file('stdin', 'r')\nn <- as.integer(readLines(con, 1))\nfor (i in se
 ADA = "with Ada.Text_IO; use Ada.Text_IO;\nwith Ada.Long_Long_Integer_Text_IO; use Ada.Long_Long_Integer_Text_IO;\n" \
       "procedure Main is\n   N, A, B : Long_Long_Integer;\nbegin\n   Get (N);\n   for I in 1 .. N loop\n" \
       "      Get (A);\n      Get (B);\n      Put (%s, Width => 0);\n      New_Line;\n   end loop;\nend Main;\n"
+LISP = "(let ((n (read)))\n  (dotimes (i n)\n    (let ((a (read)) (b (read)))\n      (format t \"~D~%%\" (+ a b))))%s\n"
 
 # (fence tag, accepted program, rejected program, the rejected one's verdict: WA as a score of 0, or CE)
 PROGRAMS = {
@@ -95,6 +97,7 @@ PROGRAMS = {
     "ocaml": ("ocaml", OCAML % "a + b", OCAML % "a +. b", "CE"),
     "r": ("r", R % ")", R % "", "CE"),  # a missing parenthesis: R's parse() fails
     "ada": ("ada", ADA % "A + B", ADA % "A - B", "WA"),
+    "lisp": ("lisp", LISP % ")", LISP % "", "CE"),  # an unclosed form: compile-file fails
 }
 
 
@@ -117,7 +120,7 @@ def test_each_language_accepts_a_right_program_and_rejects_a_wrong_one(name):
 @pytest.mark.parametrize(("name", "first"), [("awk", "GNU Awk"), ("perl", "This is perl 5"), ("lua", "Lua 5."),
                                            ("fortran", "GNU Fortran"), ("prolog", "SWI-Prolog version"),
                                            ("ocaml", "4."), ("r", "R version 4."),
-                                           ("ada", "GNATMAKE")])
+                                           ("ada", "GNATMAKE"), ("lisp", "SBCL 2.")])
 def test_each_language_reports_its_version(name, first):
     if missing(LANGUAGES[name]):
         pytest.skip(str(missing(LANGUAGES[name])))
@@ -136,6 +139,7 @@ REACH = {
     "lua": "for p in ('%s'):gmatch('%%S+') do local f = io.open(p) if f then print('reached ' .. p) f:close() end end\n"
            "print('done')\n",
     "fortran": "program r\n  logical :: e\n%s  write(*, '(A)') 'done'\nend program r\n",
+    "lisp": "(dolist (p '(%s)) (when (probe-file p) (format t \"reached ~A~%%\" p)))\n(format t \"done~%%\")\n",
     "ada": "with Ada.Text_IO; with Ada.Directories;\nprocedure Main is\nbegin\n%s   Ada.Text_IO.Put_Line (\"done\");\n"
            "end Main;\n",
     "prolog": "main :- split_string(\"%s\", \" \", \"\", Ps),\n"
@@ -161,6 +165,8 @@ def test_a_program_reaches_its_own_interpreter_and_no_other(name):
     paths = " ".join(OTHERS)  # Fortran and Ada split no string here: a test per path
     if name == "fortran":
         paths = "".join(f"  inquire(file='{p}', exist=e)\n  if (e) write(*, '(A)') 'reached {p}'\n" for p in OTHERS)
+    if name == "lisp":
+        paths = " ".join(f'"{p}"' for p in OTHERS)
     if name == "ada":
         paths = "".join(f"   if Ada.Directories.Exists (\"{p}\") then Ada.Text_IO.Put_Line (\"reached {p}\"); end if;\n"
                         for p in OTHERS)
@@ -181,6 +187,7 @@ HOGS = {  # each allocates far past a 64 MiB limit
            "   type Acc is access Arr;\n   A : Acc := new Arr (1 .. 100_000_000);\nbegin\n"
            "   for I in A'Range loop A (I) := Long_Long_Integer (I); end loop;\n"
            "   Ada.Text_IO.Put_Line (Long_Long_Integer'Image (A (5)));\nend Main;\n",
+    "lisp": "(let ((a (make-array 100000000 :element-type 'fixnum :initial-element 1))) (print (aref a 5)))\n",
 }
 
 

@@ -20,7 +20,8 @@ languages as its ``awk``, ``pl``, ``lua``, ``f95``, ``plg``, ``ocaml``, ``r`` an
 ``luac.out`` run by ``lua``, Fortran ``gfortran -x f95 -Wall -O2 -cpp``, Prolog ``compile.plg`` as one goal
 (:data:`_PROLOG`), OCaml ``ocamlopt`` (which shells out: ``/bin/sh`` is bound for it), R ``parse()`` then
 ``exec/R --file`` (its own folder writable: :attr:`Language.scratch`), Ada ``gnatmake``; natively linked
-dynamically, as C is here.
+dynamically, as C is here.  Common Lisp, which DOMjudge lacks, as Kattis runs it: SBCL's ``compile-file`` as the
+check, then the source loaded, with ``--dynamic-space-size`` at the limit (SBCL reserves its whole heap).
 
 Toolchains are looked up on the system's own path (``/usr/bin``,
 ``/usr/local/bin``) only, or at a fixed absolute path of Debian's packages (a
@@ -350,6 +351,12 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
     Language("ada", ("ada", "adb", "gnat"), "main.adb", ("gnatmake", *_GNAT, "as", "ld"), "gnat",
              ("{gnatmake}", "-o", "main", "main.adb"), ("./main",), version=("{gnatmake}", "--version"),
              native=True, oom_signs=("heap exhausted",)),
+    Language("lisp", ("lisp", "commonlisp", "cl", "sbcl"), "main.lisp", ("sbcl",), "sbcl",
+             ("{sbcl}", "--noinform", "--noprint", "--non-interactive", "--eval", "(require :asdf)", "--eval",
+              '(if (equal (compile-file "main.lisp") NIL) (sb-ext:exit :code 1) ())'),
+             ("{sbcl}", "--dynamic-space-size", "{memory_mb}MB", "--control-stack-size", "64", "--noinform",
+              "--non-interactive", "--load", "main.lisp"), version=("{sbcl}", "--version"),
+             heap_flag=True, memory_slack=64 * MIB),
     Language("r", ("r", "rscript"), "main.R", (_R, "/bin/sh"), "r-base-core",
              ("{R}", "--no-echo", "--no-restore", "-e", "invisible(parse('main.R'))"),
              ("{R}", "--no-echo", "--no-restore", "--file=main.R"), version=("{R}", "--version"),
