@@ -18,10 +18,14 @@ done
 # 9 / 64 MB, mono-mcs (C#, with mono-runtime) 7 / 25 MB: about 39 MB to download in all.  Kotlin (kotlin: 87 / 355
 # MB) and Haskell (ghc: 73 / 795 MB, the largest toolchain here by far, and its tests compile for seconds each)
 # only with SYSTEM_DEPS_HEAVY=1: their tests skip, naming the package, without them.  Bash and the coreutils, grep,
-# sed and awk its programs run are in every Debian; bc (0.1 MB) is not always.
+# sed and awk its programs run are in every Debian; bc (0.1 MB) is not always.  DOMjudge's further languages,
+# installed size with their dependencies on Debian 12: gawk (AWK) 3 MB, perl (its modules and libperl beside perl-base) 47 MB,
+# lua5.4 0.5 MB, swi-prolog-nox (Prolog) 15 MB, gfortran 43 MB, r-base-core (R, with BLAS and LAPACK) 50 MB, sbcl (Common Lisp) 59 MB; OCaml
+# (ocaml-nox: 437 MB with its compiler libraries) and Ada (gnat: 99 MB) only with SYSTEM_DEPS_HEAVY=1.
 lean=()
-langs="pypy3:pypy3 ruby:ruby php:php-cli fpc:fp-compiler /usr/lib/mono/4.5/mcs.exe:mono-mcs bc:bc"
-[ "${SYSTEM_DEPS_HEAVY:-0}" = 1 ] && langs="$langs kotlinc:kotlin ghc:ghc"
+langs="pypy3:pypy3 ruby:ruby php:php-cli fpc:fp-compiler /usr/lib/mono/4.5/mcs.exe:mono-mcs bc:bc gawk:gawk"
+langs="$langs /usr/share/perl:perl lua5.4:lua5.4 swipl:swi-prolog-nox gfortran:gfortran /usr/lib/R/bin/exec/R:r-base-core sbcl:sbcl"
+[ "${SYSTEM_DEPS_HEAVY:-0}" = 1 ] && langs="$langs kotlinc:kotlin ghc:ghc ocamlopt:ocaml-nox gnatmake:gnat"
 for pair in $langs; do
   tool=${pair%%:*}
   case $tool in /*) [ -e "$tool" ] ;; *) [ -x "/usr/bin/$tool" ] || [ -x "/usr/local/bin/$tool" ] ;; esac \

@@ -663,7 +663,7 @@ def classify(outcome: dict, language: Language, problem: Problem) -> Verdict | N
     if outcome.get("start_error"):  # the server's word, on a pipe the program never holds
         return "JE"
     failed = signum is not None or code != 0
-    oom = failed and any(sign in str(outcome.get("stderr", "")) for sign in OOM_SIGNS)
+    oom = failed and any(sign in str(outcome.get("stderr", "")) for sign in OOM_SIGNS + language.oom_signs)
     small = problem.memory < SMALL_MEMORY
     if small and not isinstance(outcome.get("grown"), int):
         return "JE"  # below the floor only the cgroup's growth measures the program, and here there is none
@@ -924,7 +924,7 @@ def _one(run: _Run, test: Case) -> tuple[Verdict, float, str]:
             "op": "interact", "key": run.key, "argv": run.argv, "limits": limits, "judge_key": run.keys["interactor"],
             "judge_argv": problem.interactor.run_argv(), "judge_limits": JUDGE_LIMITS,
             "protocol": problem.interactor.protocol,
-            "env": dict(lang.env), "writable": problem.writable, "keep_output": checked}
+            "env": dict(lang.env), "writable": problem.writable or lang.scratch, "keep_output": checked}
         outcome, _ = run.ask(header, data, _bound(limits) + JUDGE_LIMITS["wall"], memory * 2,
                              limits["processes"] + JUDGE_LIMITS["processes"])
         judged: dict[str, Any] = (outcome["judge"] if isinstance(outcome.get("judge"), dict)
@@ -952,8 +952,8 @@ def _batch(run: _Run, data: list[bytes], memory: int, feedback: dict | None = No
     problem, lang, limits = run.problem, run.language, run.limits
     checked = problem.checker is not None
     header = {"op": "run", "key": run.key, "argv": run.argv, "limits": limits, "return_output": not checked,
-              "keep_output": checked, "env": dict(lang.env), "writable": problem.writable, "truncate": run.truncate,
-              "input_file": problem.input_file, "output_file": problem.output_file}
+              "keep_output": checked, "env": dict(lang.env), "writable": problem.writable or lang.scratch,
+              "truncate": run.truncate, "input_file": problem.input_file, "output_file": problem.output_file}
     n = 1
     if problem.two_steps:  # CMS's TwoSteps: two instances at once (jail.do_two_steps)
         header["op"], n = "two_steps", 2
@@ -997,7 +997,7 @@ def _communicate(run: _Run, data: bytes, memory: int) -> tuple[Verdict, float, s
     assert problem.manager is not None
     header = {"op": "communicate", "key": run.key, "argv": run.argv, "limits": limits,
               "judge_key": run.keys["manager"], "judge_argv": problem.manager.run_argv(), "judge_limits": JUDGE_LIMITS,
-              "env": dict(lang.env), "writable": problem.writable, "user_io": problem.user_io,
+              "env": dict(lang.env), "writable": problem.writable or lang.scratch, "user_io": problem.user_io,
               "processes": problem.processes}
     n = problem.processes
     outcome, _ = run.ask(header, [data], _bound(limits) * n + JUDGE_LIMITS["wall"], memory * (n + 1),

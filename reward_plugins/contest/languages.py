@@ -14,7 +14,14 @@ with coreutils, ``grep``, ``sed``, ``awk`` and ``bc`` to exec, :data:`_SHELL_TOO
 (Kattis) with DOMjudge's ``-Sg -viwn``; C# with
 Mono's ``mcs -optimize+ -r:System.Numerics`` (Kattis); Kotlin ``kotlinc`` run on the JVM with Kattis's flags
 (``-XX:+UseSerialGC -Xss64m -Xmx<limit>m``) from the class with ``main`` (:func:`kotlin_entry`); Haskell
-``ghc -O2 -ferror-spans -threaded -rtsopts`` run with ``+RTS -M<limit>m -RTS`` (Kattis).
+``ghc -O2 -ferror-spans -threaded -rtsopts`` run with ``+RTS -M<limit>m -RTS`` (Kattis).  DOMjudge's further
+languages as its ``awk``, ``pl``, ``lua``, ``f95``, ``plg``, ``ocaml``, ``r`` and ``adb`` scripts run them: AWK
+``gawk`` (syntax checked by ``--pretty-print``, which runs nothing), Perl ``perl -c -W``, Lua ``luac`` to
+``luac.out`` run by ``lua``, Fortran ``gfortran -x f95 -Wall -O2 -cpp``, Prolog ``compile.plg`` as one goal
+(:data:`_PROLOG`), OCaml ``ocamlopt`` (which shells out: ``/bin/sh`` is bound for it), R ``parse()`` then
+``exec/R --file`` (its own folder writable: :attr:`Language.scratch`), Ada ``gnatmake``; natively linked
+dynamically, as C is here.  Common Lisp, which DOMjudge lacks, as Kattis runs it: SBCL's ``compile-file`` as the
+check, then the source loaded, with ``--dynamic-space-size`` at the limit (SBCL reserves its whole heap).
 
 Toolchains are looked up on the system's own path (``/usr/bin``,
 ``/usr/local/bin``) only, or at a fixed absolute path of Debian's packages (a
@@ -79,6 +86,12 @@ class Language:
     time_factor: float = 1.0
     files: int = 64
     env: tuple[tuple[str, str], ...] = ()
+    oom_signs: tuple[str, ...] = ()
+    """What the runtime prints when an allocation fails, beside the judge's own list (``judge.OOM_SIGNS``): the run
+    is then MLE, not RE."""
+    scratch: bool = False
+    """The runtime writes files of its own at start (R's session folder, ``R_TempDir``, without which it will not
+    start): the program's folder is then its own and writable (``TMPDIR`` is that folder), as file I/O makes it."""
     reads: tuple[str, ...] = ()
     """Further paths the toolchain reads (headers, a configuration file, a runtime's home), bound read-only where
     they exist, with the targets of the links under them."""
@@ -226,6 +239,13 @@ _KOTLIN = "/usr/share/kotlin/kotlinc"  # Debian's kotlin package (its kotlinc is
 _KOTLINC = ("-cp", "{kotlin-preloader}", "org.jetbrains.kotlin.preloading.Preloader", "-cp", "{kotlin-compiler}",
             "org.jetbrains.kotlin.cli.jvm.K2JVMCompiler")  # what Debian's kotlinc runs
 _GHC = "/usr/lib/ghc"  # Debian's ghc: /usr/bin/ghc is a shell launcher of bin/ghc -B<this>
+_PROLOG = ("consult('main.plg'), (current_predicate(main/0) -> true ; format(user_error, 'main/0 not found~n', []), "
+           "halt(3)), qsave_program(main, [goal((main, halt)), toplevel(halt(1)), stand_alone(true)]), halt")
+"""DOMjudge's ``plg/compile.plg`` as one goal (the sandbox has no file of ours to run): load the program, refuse one
+without ``main/0``, save a stand-alone executable that runs ``main`` and halts (status 1 if it fails)."""
+_GNAT = ("x86_64-linux-gnu-gcc-12", "x86_64-linux-gnu-gnatbind-12", "x86_64-linux-gnu-gnatlink-12")
+"""What gnatmake runs, by these names (Debian 12's gnat: GCC 12), to compile, bind and link."""
+_R = "/usr/lib/R/bin/exec/R"  # Debian's r-base-core: Rscript and /usr/bin/R start it through a shell script
 _COREUTILS = (
     "[", "arch", "b2sum", "base32", "base64", "basename", "basenc", "cat", "chgrp", "chmod", "chown", "cksum", "comm",
     "cp", "csplit", "cut", "date", "dd", "df", "dir", "dircolors", "dirname", "du", "echo", "env", "expand", "expr",
@@ -306,6 +326,45 @@ LANGUAGES: dict[str, Language] = {lang.name: lang for lang in (
              "ghc", ("{ghc}", f"-B{_GHC}", "-O2", "-ferror-spans", "-threaded", "-rtsopts", "-o", "main", "main.hs"),
              ("./main", "+RTS", "-M{memory_mb}m", "-RTS"), version=("{ghc}", f"-B{_GHC}", "--version"),
              heap_flag=True, memory_slack=32 * MIB, processes=16, reads=(_GHC, "/var/lib/ghc", "/usr/include")),
+    Language("awk", ("awk", "gawk"), "main.awk", ("gawk",), "gawk",
+             ("{gawk}", "--pretty-print=/dev/null", "-f", "main.awk"), ("{gawk}", "-f", "main.awk"),
+             version=("{gawk}", "--version")),
+    Language("perl", ("perl", "pl"), "main.pl", ("perl",), "perl",
+             ("{perl}", "-c", "-W", "main.pl"), ("{perl}", "main.pl"), version=("{perl}", "-v"),
+             memory_slack=32 * MIB, reads=("/usr/share/perl", "/usr/share/perl5", "/etc/perl"),
+             oom_signs=("Out of memory!",)),
+    Language("lua", ("lua",), "main.lua", ("lua", "luac"), "lua5.4",
+             ("{luac}", "-o", "luac.out", "main.lua"), ("{lua}", "luac.out"), version=("{lua}", "-v"),
+             oom_signs=("not enough memory",)),
+    Language("fortran", ("fortran", "f95", "f90", "gfortran"), "main.f95", ("gfortran", "as", "ld"), "gfortran",
+             ("{gfortran}", "-x", "f95", "-Wall", "-O2", "-cpp", "-o", "main", "main.f95"), ("./main",),
+             version=("{gfortran}", "--version"), native=True),
+    Language("prolog", ("prolog", "plg", "swipl"), "main.plg", ("swipl",), "swi-prolog-nox",
+             ("{swipl}", "--on-error=halt", "-g", _PROLOG, "-t", "halt(1)"), ("./main",),
+             version=("{swipl}", "--version"), memory_slack=32 * MIB,
+             oom_signs=("stack_limit",)),  # its resource error's advice (its stacks hold all its data)
+    Language("ocaml", ("ocaml", "ml"), "main.ml",
+             ("ocamlopt", "x86_64-linux-gnu-as", "x86_64-linux-gnu-gcc", "ld", "/bin/sh"), "ocaml-nox",
+             ("{ocamlopt}", "-o", "main", "main.ml", "-ccopt", "-pipe"), ("./main",),
+             version=("{ocamlopt}", "-version"), native=True, env=(("TMPDIR", "."),),
+             oom_signs=("Out_of_memory",)),
+    Language("ada", ("ada", "adb", "gnat"), "main.adb", ("gnatmake", *_GNAT, "as", "ld"), "gnat",
+             ("{gnatmake}", "-o", "main", "main.adb"), ("./main",), version=("{gnatmake}", "--version"),
+             native=True, oom_signs=("heap exhausted",)),
+    Language("lisp", ("lisp", "commonlisp", "cl", "sbcl"), "main.lisp", ("sbcl",), "sbcl",
+             ("{sbcl}", "--noinform", "--noprint", "--non-interactive", "--eval", "(require :asdf)", "--eval",
+              '(if (equal (compile-file "main.lisp") NIL) (sb-ext:exit :code 1) ())'),
+             ("{sbcl}", "--dynamic-space-size", "{memory_mb}MB", "--control-stack-size", "64", "--noinform",
+              "--non-interactive", "--load", "main.lisp"), version=("{sbcl}", "--version"),
+             heap_flag=True, memory_slack=64 * MIB),
+    Language("r", ("r", "rscript"), "main.R", (_R, "/bin/sh"), "r-base-core",
+             ("{R}", "--no-echo", "--no-restore", "-e", "invisible(parse('main.R'))"),
+             ("{R}", "--no-echo", "--no-restore", "--file=main.R"), version=("{R}", "--version"),
+             memory_slack=64 * MIB, scratch=True, files=256, processes=8, env=(("R_HOME", "/usr/lib/R"),),
+             reads=("/etc/R", "/usr/share/R", "/etc/alternatives/libblas.so.3-x86_64-linux-gnu",
+                    "/etc/alternatives/liblapack.so.3-x86_64-linux-gnu",  # the BLAS Debian links in /etc
+                    "/usr/bin/which", *_SHELL_TOOLS),  # R's utils finds programs with which, cleans up with rm
+             oom_signs=("cannot allocate vector",)),
 )}
 
 _TAGS = {tag: lang for lang in LANGUAGES.values() for tag in (lang.name, *lang.tags)}
@@ -365,7 +424,8 @@ def version(lang: Language) -> str | None:
         return None
     argv = [part.format(**tools) for part in lang.version]
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=60, check=False, env={"PATH": SYSTEM_PATH})
+        done = subprocess.run(argv, capture_output=True, timeout=60, check=False,
+                              env={"PATH": SYSTEM_PATH, **dict(lang.env)})  # R's R_HOME
     except (OSError, subprocess.TimeoutExpired):
         return None
     lines = (done.stdout + done.stderr).decode("utf-8", "replace").strip().splitlines()

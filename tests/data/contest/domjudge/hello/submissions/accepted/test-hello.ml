@@ -1,0 +1,1 @@
+print_endline "Hello world!"

@@ -1,0 +1,7 @@
+# This should give CORRECT on the default problem 'hello'.
+#
+# @EXPECTED_RESULTS@: CORRECT
+
+print "Hello world!\n";
+
+exit;
