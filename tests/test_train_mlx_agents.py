@@ -80,7 +80,7 @@ def undecided(tmp_path_factory, packs):
 def test_the_reward_rises_after_the_warm_up(undecided, tmp_path, packs, env):
     """GRPO through the agent loop teaches the undecided policy to open with its tool call: the share of episodes
     calling ``read`` (``seen_tools``) over the last 3 of 10 steps is above the first 3's by 0.2 or more (seeds 1, 2
-    and 3 rose by 0.54, 0.33 and ..., benchmarks/agents.md)."""
+    and 3 rose by 0.54, 0.33 and 0.62: benchmarks/agents.md)."""
     from grpo_host.runs.record import read_record
 
     write_jsonl(tmp_path / "rows.jsonl", ROWS)
@@ -233,3 +233,44 @@ def test_the_policy_gradient_comes_from_the_generated_tokens_only(warm):
         assert mx.allclose(ours[key], value, atol=1e-5, rtol=1e-3).item(), key
     unmasked = grads(lambda m: theirs(m, lambda e: [1] * len(e.ids)))  # tool results trained on: another gradient
     assert not all(mx.allclose(unmasked[k], v, atol=1e-5, rtol=1e-3).item() for k, v in reference.items())
+
+
+def test_kept_kv_caches_leave_the_episodes_as_they_were(warm, packs):
+    """The agent loop's sampler keeps each episode's KV cache across its turns and shares each prompt's prefill
+    across its group: greedy episodes (two turns each) have the tokens, masks and messages of a sampler that reads
+    the whole context at every turn, as the loop did before."""
+    import mlx.core as mx
+    from mlx_lm import load
+    from mlx_lm.generate import generate_step
+    from mlx_lm.sample_utils import make_sampler
+
+    from grpo_host.discovery.plugins import load_plugins
+    from grpo_host.training.agent_loop import ChatTools, run_episode
+    from grpo_host.training.backends.mlx_agents import _sampling
+
+    sys.path.insert(0, str(packs["agentpack"]))
+    try:
+        notes = load_plugins(env={"GRPO_HOST_LOAD_PLUGINS": "agentpack"}).registry.environment("notes")
+    finally:
+        sys.path.remove(str(packs["agentpack"]))
+    model, tokenizer = load(str(warm))
+    chat, greedy, stops = ChatTools(tokenizer._tokenizer), make_sampler(0.0), set(tokenizer.eos_token_ids)
+
+    def uncached(context: list[int], budget: int) -> list[int]:
+        out: list[int] = []
+        for token, _ in generate_step(mx.array(context), model, max_tokens=budget, sampler=greedy):
+            out.append(int(token))
+            if out[-1] in stops:
+                break
+        return out
+
+    prompts: dict = {}
+    for row_id, row in enumerate(ROWS):
+        for _ in range(2):  # the second episode of a prompt starts from the first one's prefill
+            kept, plain = (run_episode(chat, notes.session_class()(rows=[{"answer": "1"}] * 2), row["prompt"], row_id,
+                                       generate, max_tokens=120, max_tool_calls=2)
+                           for generate in (_sampling(model, greedy, stops, [], prompts), uncached))
+            assert kept.calls >= 1 and len(kept.messages) >= 3  # a call, its result, another turn
+            assert (kept.prompt_ids, kept.ids, kept.mask, kept.messages) == (
+                plain.prompt_ids, plain.ids, plain.mask, plain.messages)
+    assert len(prompts) == len(ROWS)
