@@ -79,8 +79,8 @@ def undecided(tmp_path_factory, packs):
 
 def test_the_reward_rises_after_the_warm_up(undecided, tmp_path, packs, env):
     """GRPO through the agent loop teaches the undecided policy to open with its tool call: the share of episodes
-    calling ``read`` (``seen_tools``) over the last 3 of 10 steps is above the first 3's by 0.2 or more (seeds 1, 2
-    and 3 rose by 0.54, 0.33 and 0.62: benchmarks/agents.md)."""
+    calling ``read`` (``seen_tools``) over the last 3 of 10 steps is above the first 3's by 0.2 or more (seeds 1 to 5
+    rose by 0.54, 0.33, 0.62, 0.33 and 0.50: benchmarks/agents.md)."""
     from grpo_host.runs.record import read_record
 
     write_jsonl(tmp_path / "rows.jsonl", ROWS)
