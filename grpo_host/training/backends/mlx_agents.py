@@ -11,7 +11,8 @@ afterwards, also when the run fails:
 * ``generate_grpo`` (rollouts) becomes :meth:`AgentRollouts.generate`:
   ``group_size`` episodes per prompt through
   :func:`grpo_host.training.agent_loop.run_episode`, sampling with mlx-lm's
-  ``generate_step`` and the trainer's own sampler settings.  It returns, as
+  ``generate_step`` and the trainer's own sampler settings (each episode's
+  KV cache kept across its turns, each prompt prefilled once per group).  It returns, as
   the trainer expects, the completion tokens (generated and tool-result
   tokens, after the episode's own prompt) and, where the trainer has the
   decoded text, the trajectory as a message list: that is what reaches the
@@ -128,6 +129,7 @@ class AgentRollouts:
         completions, trajectories, indices, sessions = [], [], [], []
         episodes: list[Episode] = []
         counts: dict[str | None, int] = {}
+        prompts: dict[tuple[int, ...], Any] = {}  # each prompt's KV cache, prefilled once for its group
         calls = failures = 0
         try:
             for index, row_id in enumerate(row_ids):
@@ -136,7 +138,7 @@ class AgentRollouts:
                     slot = counts[name] = counts.get(name, -1) + 1
                     session = self._session(name, slot)
                     episode = run_episode(self.chat, session, self.job.rows[row_id].data["prompt"], row_id,
-                                          _sampling(model, sampler, stops, end), max_tokens=max_tokens,
+                                          _sampling(model, sampler, stops, end, prompts), max_tokens=max_tokens,
                                           max_tool_calls=self.job.config.max_tool_calls, context=self.context)
                     if len(episode.prompt_ids) < len(prompt_tokens[index]):
                         raise RuntimeError(f"{self.job.rows[row_id].where}: the episode's prompt is shorter than the "
@@ -198,19 +200,58 @@ def loss_inputs(episodes: Sequence[Episode]) -> tuple[Any, Any, Any]:
     return inputs, mx.array(mask, dtype=mx.bool_), lengths
 
 
-def _sampling(model: Any, sampler: Any, stops: set[int], end: list[int]) -> Callable[[list[int], int], list[int]]:
-    """mlx-lm's ``generate_step`` as the agent loop's ``generate``: stop at EOS or the end token, within the budget."""
+def _sampling(model: Any, sampler: Any, stops: set[int], end: list[int],
+              prompts: dict[tuple[int, ...], Any] | None = None) -> Callable[[list[int], int], list[int]]:
+    """mlx-lm's ``generate_step`` as one episode's ``generate``: stop at EOS or the end token, within the budget.
+
+    The episode's KV cache is kept from turn to turn, so a turn after a tool
+    result reads only the result's tokens, not the whole context again.  With
+    ``prompts`` (one dict for a batch's episodes), an episode's first turn
+    starts from a copy of the cache of its prompt, prefilled once for every
+    episode of that prompt, as mlx-lm-lora's ``generate_grpo`` shares it
+    within a group.  The tokens are those without the caches, up to float
+    rounding in the attention sums.
+    """
     import mlx.core as mx
     from mlx_lm.generate import generate_step
+    from mlx_lm.models.cache import can_trim_prompt_cache, trim_prompt_cache
+    from mlx_lm_lora.trainer.online_rl_utils import build_shared_prompt_cache, fork_prompt_cache
+
+    cache: list[Any] | None = None
+    held: list[int] = []  # the tokens whose keys and values the cache holds
+
+    def start(context: list[int]) -> tuple[list[Any] | None, list[int]]:
+        if prompts is None:
+            return None, []
+        key = tuple(context)
+        if key not in prompts:
+            prompts[key] = build_shared_prompt_cache(model, context)
+        forked = fork_prompt_cache(model, prompts[key])
+        return (forked, context[:-1]) if forked is not None else (None, [])
 
     def generate(context: list[int], budget: int) -> list[int]:
+        nonlocal cache, held
         out: list[int] = []
         if budget < 1:
             return out
-        for token, _ in generate_step(mx.array(context), model, max_tokens=budget, sampler=sampler):
+        if cache is None or len(held) >= len(context) or context[:len(held)] != held:
+            cache, held = start(context)
+        if cache is None:
+            from mlx_lm.models.cache import make_prompt_cache
+
+            cache, held = make_prompt_cache(model), []
+        for token, _ in generate_step(mx.array(context[len(held):]), model, max_tokens=budget, sampler=sampler,
+                                      prompt_cache=cache):
             out.append(int(token))
             if out[-1] in stops or (end and out[-len(end):] == end):
                 break
+        seen, offset = context + out, cache[0].offset  # generate_step may have read the last token in already
+        if offset > len(seen) and can_trim_prompt_cache(cache):
+            trim_prompt_cache(cache, offset - len(seen))
+            offset = len(seen)
+        held = seen[:offset] if offset <= len(seen) else []
+        if not held:
+            cache = None
         return out
 
     return generate
