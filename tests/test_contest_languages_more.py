@@ -11,7 +11,6 @@ a language whose toolchain is missing skips, naming the package to install.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import time
@@ -61,9 +60,8 @@ def submissions() -> list:
 @pytest.mark.parametrize(("path", "name"), submissions())
 def test_domjudges_hello_submissions_get_its_verdicts(path, name):
     """Compared as DOMjudge's default validator compares (Kattis's: case-insensitive where ``problem.yaml`` does not
-    say ``case_sensitive``; its R hello prints ``Hello World!``); the Kattis importer here compares case-sensitively,
-    so the case is set on the problem."""
-    problem = dataclasses.replace(problem_from_row(kattis(HELLO), **DEFAULTS), case_sensitive=False)
+    say ``case_sensitive``; its R hello prints ``Hello World!``), as the importer's row says."""
+    problem = problem_from_row(kattis(HELLO), **DEFAULTS)
     report = judge(Program(LANGUAGES[name], path.read_text()), problem, deadline=time.monotonic() + 60)
     assert report.verdicts == [_expected(path)], (report.details, report.compile_log[-300:])
 

@@ -21,8 +21,10 @@ from conftest import HERE, run_cli
 
 from grpo_host import DataError
 from grpo_host.testing import data_check, score_rows
+from reward_plugins.contest.judge import token_match
 from reward_plugins.contest.languages import LANGUAGES, missing
 from reward_plugins.contest.packages import cms, kattis
+from reward_plugins.contest.rows import problem_from_row
 from reward_plugins.sandbox.bwrap import isolation
 
 KATTIS = HERE / "data" / "contest" / "kattis"
@@ -417,3 +419,22 @@ def test_an_imported_cms_communication_task_scores_cms_own_submissions_as_tests_
     rows = [{**row, "completion": f"```python\n{(CMS / 'code' / name).read_text()}\n```"}
             for name in ("communication-stubbed-correct.py", "communication-stubbed-incorrect.py")]
     assert score_rows("contest", rows) == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(("flags", "cased"), [("", False), ("validator_flags: case_sensitive\n", True),
+                                              ("validator_flags: float_tolerance 1e-6\n", False)])
+def test_the_default_validator_ignores_case_unless_the_package_says_case_sensitive(tmp_path, flags, cased):
+    """problemtools' default validator (and DOMjudge's compare) compare letters ignoring case by default: a row
+    that compared them exactly would reject what the judge accepts (DOMjudge's R hello prints ``Hello World!``)."""
+    row = kattis(kattis_package(tmp_path / "toy", "name: Toy\n" + flags))
+    assert row["case_sensitive"] is cased
+    problem = problem_from_row(row, time_limit=1.0, memory_mb=256, output_mb=16, compare="token",
+                               float_tolerance=1e-6)
+    assert token_match("Hello World!\n", "Hello world!\n", problem) is not cased
+    assert not token_match("Hello there!\n", "Hello world!\n", problem)
+
+
+def test_a_case_sensitive_column_that_is_not_a_boolean_is_named(tmp_path):
+    row = {**kattis(kattis_package(tmp_path / "toy", "name: Toy\n")), "case_sensitive": "no"}
+    with pytest.raises(ValueError, match=r"column 'case_sensitive': 'no' is not true or false"):
+        problem_from_row(row, time_limit=1.0, memory_mb=256, output_mb=16, compare="token", float_tolerance=1e-6)

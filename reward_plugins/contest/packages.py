@@ -255,9 +255,12 @@ def _validator(package: _Package) -> dict[str, str] | None:
 
 
 def _default_validator(package: _Package, flags: list[str]) -> dict[str, Any]:
-    """The row's built-in comparison for the default validator's flags (a case-sensitive one: stricter)."""
+    """The row's built-in comparison for the default validator's flags: case ignored unless ``case_sensitive``
+    (problemtools' default validator), spaces unless ``space_change_sensitive`` (then byte-exact lines, and
+    case-sensitive: stricter than the judge)."""
     tolerances: dict[str, float] = {}
     space = False
+    cased = "case_sensitive" in flags
     i = 0
     while i < len(flags):
         flag = flags[i]
@@ -273,7 +276,7 @@ def _default_validator(package: _Package, flags: list[str]) -> dict[str, Any]:
             raise package.refuse(f"the default validator's flag {flag!r}")
         i += 1
     if not tolerances:
-        return {"compare": "exact" if space else "token"}
+        return {"compare": "exact"} if space else {"compare": "token", "case_sensitive": cased}
     if space:
         raise package.refuse("a float tolerance together with space_change_sensitive")
     both = tolerances.get("float_tolerance")
@@ -281,7 +284,7 @@ def _default_validator(package: _Package, flags: list[str]) -> dict[str, Any]:
     absolute = tolerances.get("float_absolute_tolerance", both)
     if relative is None or absolute is None:  # the row's tolerance is both; one alone would accept more
         raise package.refuse("a float tolerance that is only relative or only absolute")
-    return {"compare": "float", "float_tolerance": min(relative, absolute)}
+    return {"compare": "float", "float_tolerance": min(relative, absolute), "case_sensitive": cased}
 
 
 def _cases(package: _Package, relative: str, interactive: bool = False) -> Iterator[dict[str, str]]:

@@ -25,6 +25,8 @@ Columns (all but the tests optional):
   ``checker_flags`` (``-D``/``-U`` flags for a C or C++ judge);
 * ``compare`` (``token``, ``lines``, ``exact``, ``float``, or DMOJ's ``easy``,
   ``linecount``, ``sorted``, ``unordered``, ``rstripped``, ``identical``), ``float_tolerance``;
+  ``case_sensitive`` (default true; false: ``token`` and ``float`` compare
+  letters ignoring case, as Kattis's default validator and DOMjudge's compare do by default);
 * ``subtasks``: ``[{"points": 30, "tests": [0, 1, 2], "aggregate": "min"}, ...]``
   (``aggregate``: ``min``, the default, ``mul`` or ``sum``);
 * ``file_io``: true when the task reads or writes files of its own (its
@@ -293,6 +295,9 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
     writable = False if row.get("file_io") is None else row["file_io"]
     if not isinstance(writable, bool):
         raise RowProblem(f"column 'file_io': {writable!r} is not true or false")
+    case_sensitive = True if row.get("case_sensitive") is None else row["case_sensitive"]
+    if not isinstance(case_sensitive, bool):
+        raise RowProblem(f"column 'case_sensitive': {case_sensitive!r} is not true or false")
     output_only = False if row.get("output_only") is None else row["output_only"]
     if not isinstance(output_only, bool):
         raise RowProblem(f"column 'output_only': {output_only!r} is not true or false")
@@ -320,6 +325,7 @@ def problem_from_row(row: Mapping[str, Any], *, time_limit: float, memory_mb: in
                          "(checker_protocol kattis) and a batch task (no interactor, manager or output_only)")
     return Problem(tuple(tests), seconds, memory, output_mb * MIB, mode, tolerance, tolerance,  # type: ignore[arg-type]
                    checker=checker, interactor=interactor, groups=groups, writable=writable,
+                   case_sensitive=case_sensitive,
                    score_max=float(score_max), grader=grader, submission_name=submission_name,
                    input_file=named.get("input_file"), output_file=named.get("output_file"),
                    output_only=output_only, manager=manager, passes=passes,
