@@ -20,12 +20,13 @@ Why it is laid out this way:
   evaluation was (model, data hash, rewards, k, sampling) so a resume cannot
   mix two evaluations.
 * **Generation is the engine's own.**  transformers' ``generate`` (batched,
-  ``num_return_sequences=k``) on CPU or CUDA; mlx-lm's ``generate`` where
-  mlx-lm is installed; an endpoint through httpx, one request per sample (so
-  a server without ``n`` works and every sample has its own seed), bounded
-  by a concurrency.  Prompts are rendered as the training backends render
-  them: a message list through the tokenizer's chat template with the
-  generation prompt, a string as it is.
+  ``num_return_sequences=k``) on CPU or CUDA; mlx-lm's ``batch_generate``
+  (batched the same way: the batch's prompts, each k times, left-padded)
+  where mlx-lm is installed; an endpoint through httpx, one request per
+  sample (so a server without ``n`` works and every sample has its own
+  seed), bounded by a concurrency.  Prompts are rendered as the training
+  backends render them: a message list through the tokenizer's chat
+  template with the generation prompt, a string as it is.
 """
 
 from __future__ import annotations
@@ -343,11 +344,16 @@ def load_mlx(path: str, s: EvalSettings) -> tuple[Any, Any, Any]:
 
 
 def mlx_generator(path: str, s: EvalSettings) -> Generate:
-    """mlx-lm's ``stream_generate`` with its sampler, one sample at a time (Apple silicon, or ``mlx[cpu]`` on
-    Linux); the tokens are decoded as transformers' are, without special tokens, up to EOS or the pad token."""
+    """mlx-lm's ``batch_generate`` with its sampler (Apple silicon, or ``mlx[cpu]`` on Linux): the batch's prompts,
+    each ``k`` times, left-padded into one batch, as transformers' path does; the tokens are decoded as transformers'
+    are, without special tokens, up to EOS or the pad token.
+
+    One seed per batch (``mx.random.seed``), as on transformers: the batch's samples are draws from one stream, so a
+    sample depends on the batch it was drawn in (``--batch-size``, and which prompts a resume left), not only on its
+    prompt."""
     model, tokenizer, sampler = load_mlx(path, s)  # first: without mlx-lm, it says what to install
     import mlx.core as mx
-    from mlx_lm import stream_generate
+    from mlx_lm import batch_generate
 
     most = s.max_completion_length
     assert most is not None  # (filled)
@@ -355,19 +361,17 @@ def mlx_generator(path: str, s: EvalSettings) -> Generate:
 
     def generate(prompts: Sequence[Any], k: int, seed: int) -> list[list[Sample]]:
         mx.random.seed(seed)
-        samples: list[list[Sample]] = []
-        for prompt in prompts:
-            ids_in = tokenizer.encode(_render(tokenizer, prompt), add_special_tokens=False)
-            got = []
-            for _ in range(k):
-                ids = []
-                for step in stream_generate(model, tokenizer, ids_in, max_tokens=most,
-                                            sampler=sampler):
-                    if step.token in stops:
-                        break
-                    ids.append(int(step.token))
-                got.append(Sample(str(tokenizer.decode(ids, skip_special_tokens=True)), ids, len(ids)))
-            samples.append(got)
+        ids_in = [tokenizer.encode(_render(tokenizer, p), add_special_tokens=False) for p in prompts]
+        wide = len(ids_in) * k  # every sequence in one prefill and one decoding batch, as transformers' generate
+        out = batch_generate(model, tokenizer, [ids for ids in ids_in for _ in range(k)], max_tokens=most,
+                             sampler=sampler, return_token_ids=True, prefill_batch_size=wide,
+                             completion_batch_size=wide)
+        assert out.token_ids is not None  # (return_token_ids)
+        samples: list[list[Sample]] = [[] for _ in prompts]
+        for i, row in enumerate(out.token_ids):  # it stops at EOS; a pad token ends a completion as well
+            ids = [int(t) for t in row]
+            ids = ids[: next((j for j, t in enumerate(ids) if t in stops), len(ids))]
+            samples[i // k].append(Sample(str(tokenizer.decode(ids, skip_special_tokens=True)), ids, len(ids)))
         return samples
 
     return generate
