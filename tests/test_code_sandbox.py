@@ -409,9 +409,11 @@ def outside(root_secret):
         assert listeners.connections() == 0, "a sandboxed program reached a listener"
     finally:
         listeners.close()
-    test_user = str(pwd.getpwnam(USER).pw_uid) if USER in {e.pw_name for e in pwd.getpwall()} else None
-    # (runuser's PAM session gives the test user one new session keyring per driver run: not the sandbox's)
-    grown = {uid: n for uid, n in key_counts().items() if n > keys.get(uid, 0) and uid != test_user}
+    # runuser's PAM session gives a test user one new session keyring per driver run: not the sandbox's. Every
+    # xdist worker (and every suite on the machine) has its own test user, USER's prefix, whose drivers run at the
+    # same time as this test, so none of them is counted.
+    test_users = {str(e.pw_uid) for e in pwd.getpwall() if e.pw_name.startswith(USER.rsplit("-", 1)[0] + "-")}
+    grown = {uid: n for uid, n in key_counts().items() if n > keys.get(uid, 0) and uid not in test_users}
     assert not grown, f"keys were added to kernel keyrings: {grown}"
     assert eventually(marked_processes) == [], "a process with the program's marker survived"
     assert eventually(sandbox_uid_processes) == [], "a process of a sandbox's programs' uid survived"
