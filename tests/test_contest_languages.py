@@ -11,6 +11,7 @@ import dataclasses
 import time
 
 import pytest
+from test_contest_languages_more import PROGRAMS as MORE
 
 from grpo_host import get_reward
 from reward_plugins.contest.judge import Case, Compile, Problem, Program, jail_for, judge
@@ -59,6 +60,7 @@ PROGRAMS = {
                 "  mapM_ (\\_ -> getLine >>= print . product . map (read :: String -> Integer) . words) [1..n]\n",
                 "WA"),
 }
+PROGRAMS.update(MORE)  # the languages test_contest_languages_more.py adds, judged by the one test below
 SLOW = {"kotlin", "haskell", "csharp"}  # their compilers start a JVM, Mono or GHC: seconds per program
 
 

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from grpo_host import get_reward
 from reward_plugins.contest.judge import Case, Problem, Program, judge
-from reward_plugins.contest.languages import LANGUAGES, binds, by_tag, missing, version
+from reward_plugins.contest.languages import LANGUAGES, binds, missing, version
 from reward_plugins.contest.packages import kattis
 from reward_plugins.contest.rows import problem_from_row
 from reward_plugins.sandbox.bwrap import isolation
@@ -84,7 +83,8 @@ ADA = "with Ada.Text_IO; use Ada.Text_IO;\nwith Ada.Long_Long_Integer_Text_IO; u
       "      Get (A);\n      Get (B);\n      Put (%s, Width => 0);\n      New_Line;\n   end loop;\nend Main;\n"
 LISP = "(let ((n (read)))\n  (dotimes (i n)\n    (let ((a (read)) (b (read)))\n      (format t \"~D~%%\" (+ a b))))%s\n"
 
-# (fence tag, accepted program, rejected program, the rejected one's verdict: WA as a score of 0, or CE)
+# (fence tag, accepted program, rejected program, the rejected one's verdict: WA as a score of 0, or CE): judged by
+# test_contest_languages.py's test_each_language_accepts_a_right_program_and_rejects_a_wrong_one, with its own
 PROGRAMS = {
     "awk": ("awk", "NR > 1 { print $1 + $2 }\n", "NR > 1 { print $1 - $2 }\n", "WA"),
     "perl": ("perl", "my $n = <STDIN>;\nfor (1 .. $n) { my ($a, $b) = split ' ', <STDIN>; print $a + $b, \"\\n\"; }\n",
@@ -100,20 +100,6 @@ PROGRAMS = {
 }
 
 
-def _scored(tag: str, source: str):
-    reward = get_reward("contest")
-    return reward.fn(f"Here it is.\n```{tag}\n{source}```\n", params=reward.params(), tests=TESTS, time_limit=5.0,
-                     memory_limit=256)
-
-
-@pytest.mark.parametrize("name", [pytest.param(name, marks=_needs(name)) for name in PROGRAMS])
-def test_each_language_accepts_a_right_program_and_rejects_a_wrong_one(name):
-    tag, right, wrong, verdict = PROGRAMS[name]
-    assert by_tag(tag) is LANGUAGES[name]
-    accepted = _scored(tag, right)
-    assert accepted.value == 1.0 and accepted.counts["ac"] == 2, accepted
-    rejected = _scored(tag, wrong)
-    assert rejected.value == 0.0 and rejected.counts[verdict.lower()] >= 1, rejected
 
 
 @pytest.mark.parametrize(("name", "first"), [("awk", "GNU Awk"), ("perl", "This is perl 5"), ("lua", "Lua 5."),
